@@ -1,0 +1,192 @@
+import { check, type CheckContext } from '../harness/check.ts'
+import {
+  expectEqual,
+  expectJsonObject,
+  expectSameSet,
+  expectStatus,
+  expectThat,
+} from '../harness/expect.ts'
+
+const DISCOVERY = '/.well-known/openid-configuration'
+
+/** Fetches the discovery document and checks DISC-01's basics on the way. */
+async function discovery({ http }: CheckContext): Promise<Record<string, unknown>> {
+  const res = await http.get(DISCOVERY)
+  expectStatus(res, 200, 'discovery')
+  return expectJsonObject(res, 'discovery document')
+}
+
+check('DISC-01', async (ctx) => {
+  await discovery(ctx)
+})
+
+check('DISC-02', async (ctx) => {
+  const doc = await discovery(ctx)
+  // OIDC Discovery §4.3: exact string comparison; a trailing slash is a different issuer
+  expectEqual(doc.issuer, ctx.target.baseUrl, 'issuer')
+  const url = new URL(String(doc.issuer))
+  expectEqual(url.protocol, 'https:', 'issuer scheme')
+  expectThat(
+    !url.search &&
+      !url.hash &&
+      !String(doc.issuer).includes('#') &&
+      !String(doc.issuer).includes('?'),
+    'issuer has a query or fragment',
+  )
+})
+
+const ENDPOINTS = {
+  authorization_endpoint: '/auth/authorize',
+  token_endpoint: '/auth/token',
+  userinfo_endpoint: '/auth/user-info',
+  jwks_uri: '/.well-known/jwks.json',
+  end_session_endpoint: '/auth/logout',
+  introspection_endpoint: '/auth/introspect',
+  revocation_endpoint: '/auth/revoke',
+} as const
+
+const ARRAYS = [
+  'response_types_supported',
+  'subject_types_supported',
+  'id_token_signing_alg_values_supported',
+] as const
+
+check('DISC-03', async (ctx) => {
+  const doc = await discovery(ctx)
+  expectThat(typeof doc.issuer === 'string', 'issuer is missing or not a string')
+  for (const [member, path] of Object.entries(ENDPOINTS)) {
+    expectEqual(doc[member], ctx.target.baseUrl + path, member)
+  }
+  for (const member of ARRAYS) {
+    const value = doc[member]
+    expectThat(
+      Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'string'),
+      `${member} must be a non-empty array of strings, got ${JSON.stringify(value)}`,
+    )
+  }
+  for (const [member, value] of Object.entries(doc)) {
+    if (member.endsWith('_supported') && !ARRAYS.includes(member as (typeof ARRAYS)[number])) {
+      const ok = Array.isArray(value) || typeof value === 'boolean'
+      expectThat(ok, `${member} must be an array or a boolean, got ${JSON.stringify(value)}`)
+    }
+  }
+})
+
+check('DISC-04', async (ctx) => {
+  const doc = await discovery(ctx)
+  expectSameSet(doc.response_types_supported, ['code'], 'response_types_supported')
+  expectSameSet(doc.subject_types_supported, ['public'], 'subject_types_supported')
+  const algs = doc.id_token_signing_alg_values_supported
+  expectThat(
+    Array.isArray(algs) && algs.includes('RS256'),
+    `id_token_signing_alg_values_supported must list RS256, got ${JSON.stringify(algs)}`,
+  )
+  expectThat(!algs.includes('none'), 'id_token_signing_alg_values_supported lists "none"')
+})
+
+check('DISC-05', async (ctx) => {
+  const doc = await discovery(ctx)
+  expectSameSet(
+    doc.grant_types_supported,
+    ['authorization_code', 'refresh_token', 'client_credentials'],
+    'grant_types_supported',
+  )
+})
+
+// RFC 6749 App. A.4: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
+const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/
+const USER_CLAIMS = ['sub', 'name', 'picture', 'updated_at', 'email', 'email_verified']
+
+check('DISC-06', async (ctx) => {
+  const doc = await discovery(ctx)
+  const scopes = doc.scopes_supported
+  expectThat(
+    Array.isArray(scopes),
+    `scopes_supported must be an array, got ${JSON.stringify(scopes)}`,
+  )
+  for (const s of ['openid', 'profile', 'email', 'offline_access'])
+    expectThat(scopes.includes(s), `scopes_supported lacks ${s}`)
+  for (const s of scopes)
+    expectThat(
+      typeof s === 'string' && SCOPE_TOKEN.test(s),
+      `scopes_supported holds an invalid scope token ${JSON.stringify(s)}`,
+    )
+  const claims = doc.claims_supported
+  expectThat(
+    Array.isArray(claims),
+    `claims_supported must be an array, got ${JSON.stringify(claims)}`,
+  )
+  for (const c of USER_CLAIMS) expectThat(claims.includes(c), `claims_supported lacks ${c}`)
+})
+
+check('DISC-07', async (ctx) => {
+  const doc = await discovery(ctx)
+  expectSameSet(
+    doc.token_endpoint_auth_methods_supported,
+    ['client_secret_post'],
+    'token_endpoint_auth_methods_supported',
+  )
+  ctx.note(
+    'HTTP Basic client authentication is not supported, as INTERFACE.md decides; RFC 6749 §2.3.1 says an AS MUST support it',
+  )
+})
+
+check('DISC-08', async (ctx) => {
+  const doc = await discovery(ctx)
+  expectSameSet(doc.code_challenge_methods_supported, ['S256'], 'code_challenge_methods_supported')
+})
+
+check('DISC-09', async (ctx) => {
+  const doc = await discovery(ctx)
+  // OIDC Discovery §3: an absent request_uri_parameter_supported means true
+  expectEqual(doc.request_uri_parameter_supported, false, 'request_uri_parameter_supported')
+  for (const member of ['request_parameter_supported', 'claims_parameter_supported']) {
+    expectThat(
+      doc[member] === undefined || doc[member] === false,
+      `${member} must be false or absent, got ${JSON.stringify(doc[member])}`,
+    )
+  }
+  if (doc.response_modes_supported === undefined) {
+    ctx.note('response_modes_supported is absent; its default is [query, fragment]')
+  }
+  expectSameSet(doc.response_modes_supported, ['query'], 'response_modes_supported')
+})
+
+check('DISC-10', async (ctx) => {
+  const doc = await discovery(ctx)
+  for (const member of [
+    'end_session_endpoint',
+    'introspection_endpoint',
+    'revocation_endpoint',
+  ] as const) {
+    expectEqual(doc[member], ctx.target.baseUrl + ENDPOINTS[member], member)
+  }
+  // RFC 8414 §2: absent auth-method members default to client_secret_basic
+  expectSameSet(
+    doc.introspection_endpoint_auth_methods_supported,
+    ['client_secret_post'],
+    'introspection_endpoint_auth_methods_supported',
+  )
+  expectSameSet(
+    doc.revocation_endpoint_auth_methods_supported,
+    ['client_secret_post'],
+    'revocation_endpoint_auth_methods_supported',
+  )
+})
+
+check('DISC-11', async (ctx) => {
+  const doc = await discovery(ctx)
+  const res = await ctx.http.get('/.well-known/oauth-authorization-server')
+  if (res.status !== 200) {
+    ctx.note(`RFC 8414 document not served (HTTP ${res.status})`)
+    expectThat(
+      res.status >= 400 && res.status < 500,
+      `an unserved well-known path must answer 4xx, got ${res.status}`,
+    )
+    return
+  }
+  const oauth = expectJsonObject(res, 'RFC 8414 document')
+  for (const member of ['issuer', ...Object.keys(ENDPOINTS)]) {
+    if (oauth[member] !== undefined) expectEqual(oauth[member], doc[member], `RFC 8414 ${member}`)
+  }
+})

@@ -1,0 +1,43 @@
+import { check } from '../harness/check.ts'
+import { ERROR_CHARS, expectOAuthError, expectThat } from '../harness/expect.ts'
+
+/** Requests that no endpoint takes, and the status each must get. */
+const PROBES = [
+  { path: '/auth/no-such-endpoint', method: 'GET', status: 404 },
+  { path: '/.well-known/no-such-document', method: 'GET', status: 404 },
+  { path: '/.well-known/jwks.json', method: 'POST', status: 405 },
+  { path: '/.well-known/openid-configuration', method: 'DELETE', status: 405 },
+] as const
+
+check('ERR-01', async ({ http }) => {
+  for (const probe of PROBES) {
+    const res = await http.request(probe.path, {
+      method: probe.method,
+      ...(probe.method === 'POST' ? { form: {} } : {}),
+    })
+    expectOAuthError(res, probe.status)
+    if (probe.status === 405) {
+      // RFC 9110 §15.5.6: a 405 MUST carry Allow
+      const allow = res.headers.get('allow')
+      expectThat(
+        allow?.includes('GET'),
+        `${probe.method} ${probe.path}: 405 without an Allow header listing GET (got ${JSON.stringify(allow)})`,
+      )
+    }
+  }
+})
+
+check('ERR-02', async ({ http }) => {
+  for (const probe of PROBES) {
+    const res = await http.request(probe.path, { method: probe.method })
+    const body = expectOAuthError(res, [400, 401, 403, 404, 405])
+    expectThat(
+      ERROR_CHARS.test(String(body.error)),
+      `error ${JSON.stringify(body.error)} has characters outside RFC 6749 App. A.7`,
+    )
+    expectThat(
+      ERROR_CHARS.test(String(body.error_description)),
+      `error_description ${JSON.stringify(body.error_description)} has characters outside RFC 6749 App. A.8`,
+    )
+  }
+})

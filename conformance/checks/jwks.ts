@@ -1,0 +1,71 @@
+import { check, type CheckContext } from '../harness/check.ts'
+import { expectJsonObject, expectStatus, expectThat } from '../harness/expect.ts'
+
+const BASE64URL = /^[A-Za-z0-9_-]+$/
+
+async function jwks({ http }: CheckContext): Promise<Record<string, unknown>[]> {
+  const res = await http.get('/.well-known/jwks.json')
+  expectStatus(res, 200, 'JWKS')
+  const type = res.headers.get('content-type') ?? ''
+  expectThat(
+    /^application\/(jwk-set\+)?json\b/i.test(type),
+    `JWKS: expected application/json or application/jwk-set+json, got ${JSON.stringify(type)}`,
+  )
+  const body = expectJsonObject(res, 'JWKS')
+  const keys = body.keys
+  expectThat(
+    Array.isArray(keys) && keys.length > 0,
+    `JWKS: expected a non-empty "keys" array, got ${JSON.stringify(keys)}`,
+  )
+  for (const k of keys)
+    expectThat(
+      k !== null && typeof k === 'object' && !Array.isArray(k),
+      `JWKS: every key must be an object, got ${JSON.stringify(k)}`,
+    )
+  return keys as Record<string, unknown>[]
+}
+
+check('JWKS-01', async (ctx) => {
+  await jwks(ctx)
+})
+
+check('JWKS-02', async (ctx) => {
+  const keys = await jwks(ctx)
+  const kids = new Set<string>()
+  for (const k of keys) {
+    const label = `key ${JSON.stringify(k.kid)}`
+    expectThat(k.kty === 'RSA', `${label}: kty must be RSA, got ${JSON.stringify(k.kty)}`)
+    expectThat(k.use === 'sig', `${label}: use must be sig, got ${JSON.stringify(k.use)}`)
+    expectThat(k.alg === 'RS256', `${label}: alg must be RS256, got ${JSON.stringify(k.alg)}`)
+    expectThat(
+      typeof k.kid === 'string' && k.kid.length > 0,
+      `${label}: kid must be a non-empty string`,
+    )
+    // RFC 7515 §2: base64url without padding
+    for (const m of ['n', 'e'] as const) {
+      expectThat(
+        typeof k[m] === 'string' && BASE64URL.test(k[m]),
+        `${label}: ${m} must be base64url without padding`,
+      )
+    }
+    expectThat(!kids.has(k.kid), `duplicate kid ${JSON.stringify(k.kid)}`)
+    kids.add(k.kid)
+  }
+})
+
+const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k']
+
+check('JWKS-03', async (ctx) => {
+  const keys = await jwks(ctx)
+  for (const k of keys) {
+    const label = `key ${JSON.stringify(k.kid)}`
+    expectThat(k.kty !== 'oct', `${label}: a symmetric key is published`)
+    for (const m of PRIVATE_MEMBERS)
+      expectThat(!(m in k), `${label}: private member "${m}" is published`)
+    if (k.kty === 'RSA' && typeof k.n === 'string') {
+      const modulus = Buffer.from(k.n, 'base64url')
+      const bits = modulus.length * 8 - Math.clz32(modulus[0] ?? 0) + 24
+      expectThat(bits >= 2048, `${label}: RSA modulus has ${bits} bits, fewer than 2048`)
+    }
+  }
+})

@@ -1,0 +1,96 @@
+import { requirements, type Requirement, type RequirementId } from '../requirements.ts'
+import { createHttp, type Http } from './http.ts'
+import type { Target } from './target.ts'
+import type { CheckResult, Level, Verdict } from './types.ts'
+
+/** What a check body receives. */
+export interface CheckContext {
+  readonly target: Target
+  readonly http: Http
+  /** Records an observation that does not change the verdict. */
+  note(message: string): void
+  /** Ends the check as skipped, with the reason (never counted as a pass). */
+  skip(reason: string): never
+  /** Keeps a PNG screenshot as evidence. */
+  screenshot(name: string, png: Buffer): void
+}
+
+export type CheckBody = (ctx: CheckContext) => Promise<void>
+
+class Skip extends Error {
+  override readonly name = 'Skip'
+}
+
+const registry = new Map<RequirementId, CheckBody>()
+
+/** Registers the check for a catalogue row. Title, level and source come from the catalogue. */
+export function check(id: RequirementId, body: CheckBody): void {
+  if (registry.has(id)) throw new Error(`check ${id} is registered twice`)
+  registry.set(id, body)
+}
+
+/** Every registered check ID, in catalogue order. */
+export function registeredChecks(): RequirementId[] {
+  return (Object.keys(requirements) as RequirementId[]).filter((id) => registry.has(id))
+}
+
+const failedVerdict: Record<Level, Verdict> = { MUST: 'fail', SHOULD: 'warn', MAY: 'info' }
+
+/** How long one check may take before it fails as timed out. */
+export const CHECK_TIMEOUT_MS = 60_000
+
+/** Runs one check against a target and returns its result; never throws. */
+export async function runCheck(
+  id: RequirementId,
+  target: Target,
+  timeoutMs = CHECK_TIMEOUT_MS,
+): Promise<CheckResult> {
+  const body = registry.get(id)
+  const req: Requirement = requirements[id]
+  const http = createHttp(target)
+  const notes: string[] = []
+  const screenshots: { name: string; png: string }[] = []
+  const started = performance.now()
+  const result = (verdict: Verdict, message: string | undefined): CheckResult => ({
+    id,
+    ...req,
+    verdict,
+    message,
+    notes,
+    exchanges: http.exchanges,
+    screenshots,
+    durationMs: Math.round(performance.now() - started),
+  })
+  if (!body) return result('skip', 'no check is registered for this requirement')
+  const ctx: CheckContext = {
+    target,
+    http,
+    note: (m) => notes.push(m),
+    skip: (reason) => {
+      throw new Skip(reason)
+    },
+    screenshot: (name, png) => screenshots.push({ name, png: png.toString('base64') }),
+  }
+  let timer: NodeJS.Timeout | undefined
+  try {
+    await Promise.race([
+      body(ctx),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs)
+      }),
+    ])
+    return result('pass', undefined)
+  } catch (err) {
+    if (err instanceof Skip) return result('skip', err.message)
+    return result(failedVerdict[req.level], describe(err))
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+function describe(err: unknown): string {
+  if (!(err instanceof Error)) return String(err)
+  const cause = (err as Error & { cause?: unknown }).cause
+  const base = err.message.length > 2000 ? `${err.message.slice(0, 2000)}…` : err.message
+  return cause instanceof Error ? `${base} (${cause.message})` : base
+}

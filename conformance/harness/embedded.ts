@@ -1,0 +1,95 @@
+import { createServer as createNetServer } from 'node:net'
+import { clients, users } from '../../fixtures/index.ts'
+import { createServer, type App } from '../../server/app.ts'
+import { loadConfig, type Config } from '../../server/config.ts'
+import type { Fault } from '../../server/deps.ts'
+import { createDevCertificate } from '../../server/tls.ts'
+import { resolveTarget, type Target, type TargetClient } from './target.ts'
+
+/** A free TCP port on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  const srv = createNetServer()
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve))
+  const address = srv.address()
+  await new Promise<void>((resolve) => srv.close(() => resolve()))
+  if (address === null || typeof address === 'string') throw new Error('no port')
+  return address.port
+}
+
+export interface EmbeddedOptions {
+  /** Test-only faults of the reference server (the self-test's broken targets). */
+  readonly faults?: readonly Fault[]
+  /** Configuration overrides (short lifetimes, small rate limits). */
+  readonly config?: Partial<Config>
+}
+
+export interface Embedded {
+  readonly target: Target
+  readonly app: App
+  stop(): Promise<void>
+}
+
+const fixtureClient = (id: (typeof clients)[number]['id']): TargetClient => {
+  const c = clients.find((x) => x.id === id)
+  if (!c) throw new Error(`no fixture client ${id}`)
+  return {
+    id: c.id,
+    secret: c.secret,
+    redirectUri: c.redirectUris[0],
+    postLogoutRedirectUri: c.postLogoutRedirectUris[0],
+  }
+}
+
+/**
+ * Starts the reference server in-process: SQLite in memory, fixtures loaded, a fresh dev CA,
+ * HTTPS on a free loopback port and the plain listener on another, and returns it as a target.
+ */
+export async function startEmbedded(options: EmbeddedOptions = {}): Promise<Embedded> {
+  const [port, httpPort] = [await freePort(), await freePort()]
+  const config = loadConfig(
+    {},
+    {
+      host: '127.0.0.1',
+      port,
+      httpPort,
+      baseUrl: `https://127.0.0.1:${port}`,
+      databaseUrl: 'sqlite::memory:',
+      loadFixtures: true,
+      ...options.config,
+    },
+  )
+  const tls = await createDevCertificate(['127.0.0.1', 'localhost'])
+  const app = await createServer(config, {
+    tls,
+    faults: options.faults ?? [],
+    log: () => undefined,
+  })
+  await app.start()
+  const [alice, bob] = users
+  const target = resolveTarget(
+    {
+      baseUrl: config.baseUrl,
+      ca: tls.ca,
+      clients: {
+        main: fixtureClient('conformance-client'),
+        other: fixtureClient('other-client'),
+        third: fixtureClient('third-client'),
+        service: fixtureClient('service-client'),
+      },
+      users: {
+        primary: { username: alice.username, password: alice.password },
+        secondary: { username: bob.username, password: bob.password },
+      },
+      plainHttpUrl: `http://127.0.0.1:${httpPort}`,
+    },
+    true,
+  )
+  return {
+    target,
+    app,
+    async stop() {
+      await target.dispatcher.close()
+      await app.stop()
+    },
+  }
+}

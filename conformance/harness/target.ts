@@ -1,0 +1,86 @@
+import { rootCertificates } from 'node:tls'
+import { Agent } from 'undici'
+
+/** A client the suite acts as. */
+export interface TargetClient {
+  readonly id: string
+  readonly secret: string
+  readonly redirectUri: string | undefined
+  readonly postLogoutRedirectUri: string | undefined
+}
+
+export interface TargetUser {
+  readonly username: string
+  readonly password: string
+}
+
+/**
+ * What the suite knows about a deployment: the `--config FILE` JSON, or the embedded
+ * reference server's fixtures. Optional members unlock checks; their absence skips those
+ * checks with the reason.
+ */
+export interface TargetConfig {
+  /** The issuer / base URL, without trailing slash. */
+  readonly baseUrl: string
+  /** PEM of the CA to trust in addition to the public roots. */
+  readonly ca?: string | undefined
+  readonly clients: {
+    /** conformance-client: all three grants, redirect and post-logout URIs registered. */
+    readonly main: TargetClient
+    /** A second client sharing the main client's redirect URI (cross-client checks). */
+    readonly other?: TargetClient | undefined
+    /** A client whose redirect URI differs from main's (AUTHZ-04). */
+    readonly third?: TargetClient | undefined
+    /** A client_credentials-only client. */
+    readonly service?: TargetClient | undefined
+  }
+  readonly users: {
+    readonly primary: TargetUser
+    readonly secondary?: TargetUser | undefined
+  }
+  /**
+   * A plain-HTTP URL at which to probe the deployment (TLS-01). Default: the base URL with
+   * the http scheme on port 80.
+   */
+  readonly plainHttpUrl?: string | undefined
+}
+
+/** A resolved target: its config plus a dispatcher that trusts its CA with TLS checks on. */
+export interface Target extends TargetConfig {
+  readonly dispatcher: Agent
+  /** Whether this is the in-process reference server. */
+  readonly embedded: boolean
+}
+
+/**
+ * Builds the undici dispatcher the harness fetches with. TLS verification is never disabled:
+ * a given CA is trusted explicitly, beside the public roots (`connect.ca` replaces them).
+ */
+export function resolveTarget(config: TargetConfig, embedded = false): Target {
+  const dispatcher = new Agent({
+    connect: config.ca ? { ca: [...rootCertificates, config.ca] } : {},
+    keepAliveTimeout: 1000,
+  })
+  return { ...config, baseUrl: config.baseUrl, dispatcher, embedded }
+}
+
+/** The default plain-HTTP probe URL of TLS-01. */
+export function plainHttpUrl(target: TargetConfig): string {
+  if (target.plainHttpUrl) return target.plainHttpUrl
+  const u = new URL(target.baseUrl)
+  u.protocol = 'http:'
+  u.port = ''
+  return u.toString().replace(/\/$/, '')
+}
+
+/**
+ * Node's fetch with an undici dispatcher (its `dispatcher` option is not in the DOM types).
+ * `globalThis.fetch` is looked up per call, so the self-test's msw handlers see every request.
+ */
+export function fetchVia(
+  dispatcher: Agent,
+  input: string | URL | Request,
+  init: RequestInit = {},
+): Promise<Response> {
+  return globalThis.fetch(input, { ...init, dispatcher } as RequestInit)
+}

@@ -1,0 +1,81 @@
+import type { Exchange } from '../harness/types.ts'
+import type { RunReport } from './json.ts'
+
+const esc = (s: string): string => s.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`)
+
+/** Decodes the header and payload of anything that looks like a JWT in a text, for the reader. */
+function decodedJwts(text: string | undefined): string[] {
+  if (!text) return []
+  const found = text.match(/eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+/g) ?? []
+  return [...new Set(found)].map((jwt) => {
+    const [h, p] = jwt.split('.')
+    try {
+      const header = Buffer.from(h ?? '', 'base64url').toString('utf8')
+      const payload = Buffer.from(p ?? '', 'base64url').toString('utf8')
+      return `header ${header}\npayload ${payload}`
+    } catch {
+      return 'undecodable JWT'
+    }
+  })
+}
+
+function exchangeHtml(x: Exchange): string {
+  const reqHeaders = Object.entries(x.requestHeaders)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join('\n')
+  const resHeaders = Object.entries(x.responseHeaders)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join('\n')
+  const jwts = decodedJwts(
+    `${x.requestBody ?? ''} ${x.responseBody ?? ''} ${Object.values(x.responseHeaders).join(' ')}`,
+  )
+  return `<div class="x"><div class="line">${esc(x.method)} ${esc(x.url)} → ${x.status ?? esc(x.error ?? 'no response')} <span class="ms">${Math.round(x.durationMs)} ms</span></div>
+<pre>${esc(reqHeaders)}${x.requestBody ? `\n\n${esc(x.requestBody)}` : ''}</pre>
+<pre>${esc(resHeaders)}${x.responseBody ? `\n\n${esc(x.responseBody)}` : ''}</pre>${jwts.length ? `<pre class="jwt">${esc(jwts.join('\n\n'))}</pre>` : ''}</div>`
+}
+
+/** One self-contained HTML file: summary, verdict filters, and each check's evidence. */
+export function htmlReport(report: RunReport): string {
+  const rows = report.checks
+    .map(
+      (
+        c,
+      ) => `<details class="check ${c.verdict}" data-verdict="${c.verdict}" ${c.verdict === 'fail' ? 'open' : ''}>
+<summary><span class="v">${c.verdict.toUpperCase()}</span> <b>${esc(c.id)}</b> [${c.level}] ${esc(c.title)} <span class="src">${esc(c.source)}</span></summary>
+${c.message ? `<p class="msg">${esc(c.message)}</p>` : ''}${c.notes.map((n) => `<p class="note">${esc(n)}</p>`).join('')}
+${c.screenshots.map((s) => `<figure><img alt="${esc(s.name)}" src="data:image/png;base64,${s.png}"><figcaption>${esc(s.name)}</figcaption></figure>`).join('')}
+${c.exchanges.map(exchangeHtml).join('\n')}
+</details>`,
+    )
+    .join('\n')
+  const c = report.counts
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Conformance report: ${esc(report.target.baseUrl)}</title>
+<style>
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;color:#222}
+h1{font-size:1.3rem}.summary span{margin-right:1rem}
+.check{border:1px solid #ddd;border-radius:4px;margin:.4rem 0;padding:.3rem .6rem}
+.check summary{cursor:pointer}.v{display:inline-block;width:3.2rem;font-weight:bold}
+.pass .v{color:#137333}.fail .v{color:#c5221f}.warn .v{color:#b06000}.info .v{color:#1967d2}.skip .v{color:#5f6368}
+.src{color:#5f6368;font-size:.85em}.msg{color:#c5221f;white-space:pre-wrap}.note{color:#5f6368}
+pre{background:#f6f8fa;padding:.4rem;overflow:auto;white-space:pre-wrap;word-break:break-all;font-size:12px}
+.x{border-top:1px dashed #ccc;margin-top:.4rem}.line{font-family:monospace}.ms{color:#5f6368}
+img{max-width:100%;border:1px solid #ccc}
+</style></head><body>
+<h1>Conformance report</h1>
+<p>Target <code>${esc(report.target.baseUrl)}</code>${report.target.embedded ? ' (embedded reference server)' : ''}; suite ${esc(report.suite.version)}; ${esc(report.startedAt)}.</p>
+<p class="summary" id="summary"><strong>${report.passed ? 'PASSED' : 'FAILED'}</strong>
+<span>${c.pass} passed</span><span>${c.fail} failed</span><span>${c.warn} warned</span><span>${c.info} info</span><span>${c.skip} skipped</span></p>
+<p id="filters">Show: ${(['pass', 'fail', 'warn', 'info', 'skip'] as const).map((v) => `<label><input type="checkbox" value="${v}" checked> ${v}</label>`).join(' ')}</p>
+<section id="checks">
+${rows}
+</section>
+<script>
+for (const box of document.querySelectorAll('#filters input')) box.addEventListener('change', () => {
+  for (const el of document.querySelectorAll('.check[data-verdict="' + box.value + '"]')) el.hidden = !box.checked
+})
+</script>
+</body></html>
+`
+}

@@ -1,0 +1,57 @@
+import type { CheckResult, Verdict } from '../harness/types.ts'
+import { countVerdicts } from './summary.ts'
+
+const LABEL: Record<Verdict, string> = {
+  pass: 'PASS',
+  fail: 'FAIL',
+  warn: 'WARN',
+  info: 'INFO',
+  skip: 'SKIP',
+}
+const COLOR: Record<Verdict, string> = {
+  pass: '32',
+  fail: '31',
+  warn: '33',
+  info: '36',
+  skip: '90',
+}
+
+/** Colour only on a TTY, and never when NO_COLOR is set (https://no-color.org). */
+export const useColor = (
+  stream: { isTTY?: boolean },
+  env: NodeJS.ProcessEnv = process.env,
+): boolean => Boolean(stream.isTTY) && !env.NO_COLOR
+
+/** One line per finished check: verdict, ID, level, title, and why when it did not pass. */
+export function formatResultLine(r: CheckResult, color: boolean): string {
+  const label = color ? `\x1b[${COLOR[r.verdict]}m${LABEL[r.verdict]}\x1b[0m` : LABEL[r.verdict]
+  const why = r.message ? `\n       ${r.message.split('\n').join('\n       ')}` : ''
+  return `${label} ${r.id} [${r.level}] ${r.title} (${r.durationMs} ms)${why}`
+}
+
+/** The closing summary: totals by area and level. */
+export function formatSummary(results: readonly CheckResult[]): string {
+  const lines: string[] = ['', 'Summary by area:']
+  const areas = [...new Set(results.map((r) => r.area))]
+  for (const area of areas) {
+    const c = countVerdicts(results.filter((r) => r.area === area))
+    lines.push(
+      `  ${area.padEnd(20)} ${c.pass} passed, ${c.fail} failed, ${c.warn} warned, ${c.info} info, ${c.skip} skipped`,
+    )
+  }
+  lines.push('Summary by level:')
+  for (const level of ['MUST', 'SHOULD', 'MAY'] as const) {
+    const c = countVerdicts(results.filter((r) => r.level === level))
+    const n = results.filter((r) => r.level === level).length
+    if (n > 0)
+      lines.push(
+        `  ${level.padEnd(20)} ${c.pass}/${n} passed, ${c.fail + c.warn + c.info} not met, ${c.skip} skipped`,
+      )
+  }
+  const c = countVerdicts(results)
+  lines.push(
+    '',
+    `${results.length} checks: ${c.pass} passed, ${c.fail} failed, ${c.warn} warned, ${c.info} info, ${c.skip} skipped`,
+  )
+  return lines.join('\n')
+}

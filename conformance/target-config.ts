@@ -1,0 +1,118 @@
+import { readFileSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import Joi from 'joi'
+import type { TargetConfig } from './harness/target.ts'
+
+/** A usage or configuration error: the CLI prints its message on one line and exits 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError'
+}
+
+const client = Joi.object({
+  id: Joi.string().required(),
+  secret: Joi.string().required(),
+  redirectUri: Joi.string()
+    .uri({ scheme: ['https', 'http'] })
+    .optional(),
+  postLogoutRedirectUri: Joi.string()
+    .uri({ scheme: ['https', 'http'] })
+    .optional(),
+})
+const user = Joi.object({ username: Joi.string().required(), password: Joi.string().required() })
+
+const fileSchema = Joi.object({
+  baseUrl: Joi.string()
+    .uri({ scheme: ['https'] })
+    .optional(),
+  ca: Joi.string().optional(),
+  clients: Joi.object({
+    main: client.required(),
+    other: client,
+    third: client,
+    service: client,
+  }).optional(),
+  users: Joi.object({ primary: user.required(), secondary: user }).optional(),
+  plainHttpUrl: Joi.string()
+    .uri({ scheme: ['http'] })
+    .optional(),
+})
+
+export interface TargetFlags {
+  readonly baseUrl?: string | undefined
+  readonly config?: string | undefined
+  readonly ca?: string | undefined
+}
+
+/**
+ * The target of a run against a deployment: flags win over the environment
+ * (`IDP_BASE_URL`, `IDP_CA`), which wins over the config file. The CA is read as PEM.
+ */
+export function loadTargetConfig(
+  flags: TargetFlags,
+  env: NodeJS.ProcessEnv = process.env,
+): TargetConfig {
+  let file: Record<string, unknown> = {}
+  let fileDir = process.cwd()
+  const configPath = flags.config ?? env.IDP_CONFIG
+  if (configPath) {
+    let text: string
+    try {
+      text = readFileSync(configPath, 'utf8')
+    } catch (err) {
+      throw new UsageError(
+        `cannot read config file ${configPath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      )
+    }
+    try {
+      file = JSON.parse(text) as Record<string, unknown>
+    } catch (err) {
+      throw new UsageError(`config file ${configPath} is not JSON: ${(err as Error).message}`)
+    }
+    const { error } = fileSchema.validate(file, { abortEarly: false })
+    if (error)
+      throw new UsageError(
+        `config file ${configPath}: ${error.details.map((d) => d.message).join('; ')}`,
+      )
+    fileDir = dirname(resolve(configPath))
+  }
+  const baseUrl = flags.baseUrl ?? env.IDP_BASE_URL ?? (file.baseUrl as string | undefined)
+  if (!baseUrl)
+    throw new UsageError(
+      'no target: give --base-url URL (or run without arguments for the embedded server)',
+    )
+  let parsed: URL
+  try {
+    parsed = new URL(baseUrl)
+  } catch {
+    throw new UsageError(`--base-url ${baseUrl} is not a URL`)
+  }
+  if (parsed.protocol !== 'https:')
+    throw new UsageError(`--base-url must be https (INTERFACE.md §1), got ${baseUrl}`)
+  const caPath =
+    flags.ca ?? env.IDP_CA ?? (file.ca ? resolve(fileDir, file.ca as string) : undefined)
+  let ca: string | undefined
+  if (caPath) {
+    try {
+      ca = readFileSync(caPath, 'utf8')
+    } catch (err) {
+      throw new UsageError(
+        `cannot read CA file ${caPath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      )
+    }
+    if (!ca.includes('-----BEGIN CERTIFICATE-----'))
+      throw new UsageError(`CA file ${caPath} holds no PEM certificate`)
+  }
+  const clients = file.clients as TargetConfig['clients'] | undefined
+  const users = file.users as TargetConfig['users'] | undefined
+  if (!clients)
+    throw new UsageError('the config file must name at least clients.main (id and secret)')
+  if (!users)
+    throw new UsageError('the config file must name at least users.primary (username and password)')
+  return {
+    baseUrl,
+    ca,
+    clients,
+    users,
+    plainHttpUrl: file.plainHttpUrl as string | undefined,
+  }
+}

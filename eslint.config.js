@@ -1,0 +1,38 @@
+import js from '@eslint/js'
+import prettier from 'eslint-config-prettier/flat'
+import { defineConfig } from 'eslint/config'
+import tseslint from 'typescript-eslint'
+
+export default defineConfig(
+  {
+    ignores: [
+      '.data/',
+      '.data-*/',
+      'coverage/',
+      'reports/',
+      'test-results/',
+      'node_modules/',
+      'scripts/idp-conformance.js',
+      'eslint.config.js',
+    ],
+  },
+  js.configs.recommended,
+  tseslint.configs.strictTypeChecked,
+  prettier,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      eqeqeq: ['error', 'always', { null: 'ignore' }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': 'error',
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
+      '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true }],
+      '@typescript-eslint/no-confusing-void-expression': 'off',
+    },
+  },
+)

@@ -1,0 +1,16 @@
+#!/usr/bin/env node
+// The package's bin: runs the TypeScript CLI through tsx (Node 20 cannot run .ts by itself).
+import { register } from 'tsx/esm/api'
+
+register()
+const args = process.argv.slice(2)
+if (args[0] === 'serve') {
+  await import('./serve.ts')
+} else {
+  const { main } = await import('../conformance/cli.ts')
+  process.exitCode = await main(args, {
+    out: process.stdout,
+    err: process.stderr,
+    env: process.env,
+  })
+}

@@ -1,0 +1,107 @@
+import { once } from 'node:events'
+import type { Server as HttpServer } from 'node:http'
+import Hapi from '@hapi/hapi'
+import type { Config } from './config.ts'
+import { systemClock, type Clock, type Deps, type Fault } from './deps.ts'
+import { createKeystore, ensureSigningKey } from './keys/keystore.ts'
+import { createPlainListener } from './plain-listener.ts'
+import { oauthErrors } from './plugins/oauth-errors.ts'
+import { transport } from './plugins/transport.ts'
+import { routes } from './routes/index.ts'
+import { createKnexStore, migrate, openDatabase } from './store/knex/index.ts'
+import type { Store } from './store/store.ts'
+import type { TlsMaterial } from './tls.ts'
+import { loadFixtures } from '../fixtures/index.ts'
+
+export interface AppOptions {
+  /** Certificate and key of the HTTPS listener. */
+  readonly tls: TlsMaterial
+  /** A store to use instead of opening `config.databaseUrl`. */
+  readonly store?: Store
+  readonly clock?: Clock
+  /** Test-only faults (see deps.ts). */
+  readonly faults?: Iterable<Fault>
+  readonly log?: Deps['log']
+}
+
+export interface App {
+  readonly server: Hapi.Server
+  readonly deps: Deps
+  /** The plain-HTTP listener, when `config.httpPort` is set. */
+  readonly plain: HttpServer | undefined
+  start(): Promise<void>
+  stop(): Promise<void>
+}
+
+const defaultLog: Deps['log'] = (event, detail) => {
+  if (event === 'error') console.error(JSON.stringify({ event, ...detail }))
+}
+
+/**
+ * Builds the reference server: opens and migrates the store, loads fixtures, makes sure a
+ * signing key exists, and wires every plugin and route. The only place things are wired.
+ */
+export async function createServer(config: Config, options: AppOptions): Promise<App> {
+  let store = options.store
+  if (!store) {
+    const knex = openDatabase(config.databaseUrl)
+    await migrate(knex)
+    store = createKnexStore(knex)
+  }
+  const clock = options.clock ?? systemClock
+  if (config.loadFixtures) await loadFixtures(store)
+  await ensureSigningKey(store.keys, clock())
+
+  const faults = new Set(options.faults ?? [])
+  const deps: Deps = {
+    config,
+    store,
+    keys: createKeystore(store.keys),
+    clock,
+    faults,
+    log: options.log ?? defaultLog,
+  }
+
+  const server = Hapi.server({
+    host: config.host,
+    port: config.port,
+    tls: {
+      cert: options.tls.cert,
+      key: options.tls.key,
+      // RFC 9325 §3.1.1: TLS 1.2 or newer only
+      minVersion: faults.has('weak-tls') ? 'TLSv1' : 'TLSv1.2',
+      ...(faults.has('weak-tls') ? { ciphers: 'DEFAULT:@SECLEVEL=0' } : {}),
+    },
+    router: { stripTrailingSlash: false, isCaseSensitive: true },
+    routes: {
+      payload: { maxBytes: 64 * 1024 },
+      // hapi's default validation/parse errors are rendered by the oauth-errors plugin
+      response: { emptyStatusCode: 204 },
+    },
+  })
+  await server.register([oauthErrors(deps), transport(deps)])
+  server.route(routes(server, deps))
+
+  const plain = config.httpPort !== undefined ? createPlainListener(deps) : undefined
+
+  return {
+    server,
+    deps,
+    plain,
+    async start() {
+      await server.start()
+      if (plain) {
+        plain.listen(config.httpPort, config.host)
+        await once(plain, 'listening')
+      }
+    },
+    async stop() {
+      if (plain) {
+        plain.closeAllConnections()
+        await new Promise<void>((resolve) => plain.close(() => resolve()))
+      }
+      await server.stop({ timeout: 1000 })
+      await store.close()
+    },
+  }
+}

@@ -1,0 +1,93 @@
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, test } from 'vitest'
+import { ConfigError, loadConfig } from './config.ts'
+
+describe('loadConfig', () => {
+  test('applies the documented defaults', () => {
+    const config = loadConfig({})
+    expect(config).toMatchObject({
+      host: '127.0.0.1',
+      port: 8443,
+      baseUrl: 'https://127.0.0.1:8443',
+      dataDir: '.data',
+      databaseUrl: 'sqlite:.data/idp.sqlite',
+      accessTokenTtl: 3600,
+      codeTtl: 60,
+      refreshTokenTtl: 2592000,
+      trustProxy: false,
+    })
+    expect(config.rateLimits.token).toEqual({ limit: 300, window: 60 })
+  })
+
+  test('reads the environment, a config file, and lets the environment win', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cfg-'))
+    const file = join(dir, 'config.json')
+    writeFileSync(
+      file,
+      JSON.stringify({
+        port: 9000,
+        accessTokenTtl: 600,
+        rateLimits: { login: { limit: 3, window: 10 } },
+      }),
+    )
+    const config = loadConfig({
+      CONFIG_FILE: file,
+      PORT: '9443',
+      TRUST_PROXY: 'true',
+      RATE_LIMIT_TOKEN: '5/30',
+    })
+    expect(config.port).toBe(9443)
+    expect(config.baseUrl).toBe('https://127.0.0.1:9443')
+    expect(config.accessTokenTtl).toBe(600)
+    expect(config.trustProxy).toBe(true)
+    expect(config.rateLimits.token).toEqual({ limit: 5, window: 30 })
+    expect(config.rateLimits.login).toEqual({ limit: 3, window: 10 })
+  })
+
+  test('reports every problem together', () => {
+    let error: unknown
+    try {
+      loadConfig({
+        PORT: 'eighty',
+        BASE_URL: 'http://idp.example/',
+        ACCESS_TOKEN_TTL: '-1',
+        TLS_CERT: 'cert.pem',
+        RATE_LIMIT_LOGIN: 'lots',
+        DATABASE_URL: 'mysql://x',
+      })
+    } catch (err) {
+      error = err
+    }
+    expect(error).toBeInstanceOf(ConfigError)
+    const problems = (error as ConfigError).problems.join('\n')
+    expect(problems).toMatch(/port/)
+    expect(problems).toMatch(/baseUrl/)
+    expect(problems).toMatch(/accessTokenTtl/)
+    expect(problems).toMatch(/TLS_CERT and TLS_KEY/)
+    expect(problems).toMatch(/RATE_LIMIT_LOGIN/)
+    expect(problems).toMatch(/databaseUrl/)
+    expect((error as ConfigError).problems.length).toBeGreaterThanOrEqual(6)
+  })
+
+  test('refuses a base URL with a trailing slash, query or fragment', () => {
+    for (const BASE_URL of [
+      'https://idp.example/',
+      'https://idp.example?x=1',
+      'https://idp.example#f',
+    ]) {
+      expect(() => loadConfig({ BASE_URL })).toThrow(ConfigError)
+    }
+    expect(loadConfig({ BASE_URL: 'https://idp.example/tenant' }).baseUrl).toBe(
+      'https://idp.example/tenant',
+    )
+  })
+
+  test('refuses unknown members of a config file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cfg-'))
+    const file = join(dir, 'config.json')
+    writeFileSync(file, JSON.stringify({ acessTokenTtl: 5 }))
+    expect(() => loadConfig({ CONFIG_FILE: file })).toThrow(/acessTokenTtl/)
+  })
+})

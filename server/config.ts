@@ -1,0 +1,251 @@
+import { readFileSync } from 'node:fs'
+import Joi from 'joi'
+
+/** Requests allowed per window for one rate-limit group. */
+export interface RateLimit {
+  readonly limit: number
+  /** Window length, seconds. */
+  readonly window: number
+}
+
+/**
+ * The whole configuration of the reference server. Only this module reads `process.env`;
+ * everything else receives a `Config` (or a `Pick` of it).
+ */
+export interface Config {
+  /** Interface the HTTPS listener binds to. Env `HOST`. Default `127.0.0.1`. */
+  readonly host: string
+  /** HTTPS port. Env `PORT`. Default 8443 (ARCHITECTURE.md contracts). */
+  readonly port: number
+  /**
+   * Public origin: `iss` of every token and base of every discovery URL (INTERFACE.md §2.7).
+   * Env `BASE_URL`. Default `https://HOST:PORT`. Must be https, without query, fragment or
+   * trailing slash, so that the issuer is byte-identical everywhere (OIDC Discovery §4.3).
+   */
+  readonly baseUrl: string
+  /** Where the SQLite file and the dev TLS material live. Env `DATA_DIR`. Default `.data`. */
+  readonly dataDir: string
+  /**
+   * Database. Env `DATABASE_URL`: `postgres://…` for PostgreSQL, `sqlite::memory:` for an
+   * in-memory SQLite database, or `sqlite:PATH`. Default `sqlite:DATA_DIR/idp.sqlite`.
+   */
+  readonly databaseUrl: string
+  /** PEM files of the server certificate and key. Env `TLS_CERT`, `TLS_KEY`. Default: a dev CA. */
+  readonly tlsCert: string | undefined
+  readonly tlsKey: string | undefined
+  /**
+   * Optional plain-HTTP listener that answers every request with a JSON error and serves
+   * nothing (ARCHITECTURE.md, HTTPS only). Env `HTTP_PORT`. Default: none.
+   */
+  readonly httpPort: number | undefined
+  /**
+   * Behind a TLS-terminating proxy: believe `X-Forwarded-Proto` / `X-Forwarded-For`, and
+   * reject requests without `X-Forwarded-Proto: https`. Env `TRUST_PROXY`. Default false.
+   */
+  readonly trustProxy: boolean
+  /** Access token lifetime, seconds (INTERFACE.md §8). Env `ACCESS_TOKEN_TTL`. Default 3600. */
+  readonly accessTokenTtl: number
+  /** ID token lifetime, seconds. Env `ID_TOKEN_TTL`. Default 3600. */
+  readonly idTokenTtl: number
+  /** Refresh token lifetime, seconds. Env `REFRESH_TOKEN_TTL`. Default 30 days. */
+  readonly refreshTokenTtl: number
+  /** Authorization code lifetime, seconds. Env `CODE_TTL`. Default 60 (ARCHITECTURE.md). */
+  readonly codeTtl: number
+  /** Login session lifetime, seconds. Env `SESSION_TTL`. Default 8 hours. */
+  readonly sessionTtl: number
+  /** Load the fixtures of `fixtures/` on first start. Env `LOAD_FIXTURES`. Default true. */
+  readonly loadFixtures: boolean
+  /**
+   * Rate limits per endpoint group (ARCHITECTURE.md). Env `RATE_LIMIT_<GROUP>=LIMIT/WINDOW`,
+   * e.g. `RATE_LIMIT_TOKEN=300/60`. Defaults: token, introspect, revoke 300/60 s per client;
+   * userinfo 600/60 s; login 10/300 s per IP + username; public 600/60 s per IP.
+   */
+  readonly rateLimits: Readonly<Record<RateLimitGroup, RateLimit>>
+}
+
+export const RATE_LIMIT_GROUPS = [
+  'token',
+  'introspect',
+  'revoke',
+  'userinfo',
+  'login',
+  'public',
+] as const
+export type RateLimitGroup = (typeof RATE_LIMIT_GROUPS)[number]
+
+export class ConfigError extends Error {
+  readonly problems: readonly string[]
+  constructor(problems: readonly string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`)
+    this.name = 'ConfigError'
+    this.problems = problems
+  }
+}
+
+const DEFAULT_RATE_LIMITS: Record<RateLimitGroup, RateLimit> = {
+  token: { limit: 300, window: 60 },
+  introspect: { limit: 300, window: 60 },
+  revoke: { limit: 300, window: 60 },
+  userinfo: { limit: 600, window: 60 },
+  login: { limit: 10, window: 300 },
+  public: { limit: 600, window: 60 },
+}
+
+const rateLimit = Joi.object({
+  limit: Joi.number().integer().min(1).required(),
+  window: Joi.number().integer().min(1).required(),
+})
+
+const baseUrl = Joi.string()
+  .uri({ scheme: ['https'] })
+  .custom((value: string, helpers) => {
+    const url = new URL(value)
+    if (url.search || url.hash || value.endsWith('/') || url.username || url.password) {
+      return helpers.error('any.invalid')
+    }
+    return value
+  })
+  .messages({
+    'any.invalid':
+      '"baseUrl" must be an https origin or path without query, fragment or trailing slash',
+  })
+
+const schema = Joi.object<Config>({
+  host: Joi.string().hostname().required(),
+  port: Joi.number().port().required(),
+  baseUrl: baseUrl.required(),
+  dataDir: Joi.string().min(1).required(),
+  databaseUrl: Joi.string()
+    .pattern(/^(postgres(ql)?:\/\/|sqlite:)/)
+    .required()
+    .messages({
+      'string.pattern.base': '"databaseUrl" must start with postgres://, postgresql:// or sqlite:',
+    }),
+  tlsCert: Joi.string().optional(),
+  tlsKey: Joi.string().optional(),
+  httpPort: Joi.number().port().optional(),
+  trustProxy: Joi.boolean().required(),
+  accessTokenTtl: Joi.number().integer().min(1).max(86400).required(),
+  idTokenTtl: Joi.number().integer().min(1).max(86400).required(),
+  refreshTokenTtl: Joi.number().integer().min(1).required(),
+  codeTtl: Joi.number().integer().min(1).max(600).required(),
+  sessionTtl: Joi.number().integer().min(1).required(),
+  loadFixtures: Joi.boolean().required(),
+  rateLimits: Joi.object(
+    Object.fromEntries(RATE_LIMIT_GROUPS.map((g) => [g, rateLimit.required()])),
+  ).required(),
+})
+  .and('tlsCert', 'tlsKey')
+  .messages({ 'object.and': 'TLS_CERT and TLS_KEY must be given together' })
+
+type Input = Record<string, unknown>
+
+const num = (v: string | undefined): unknown =>
+  v === undefined || v === '' ? undefined : Number(v)
+const bool = (v: string | undefined): unknown =>
+  v === undefined || v === ''
+    ? undefined
+    : /^(1|true|yes|on)$/i.test(v)
+      ? true
+      : /^(0|false|no|off)$/i.test(v)
+        ? false
+        : v
+
+function parseRateLimit(
+  name: string,
+  v: string | undefined,
+  problems: string[],
+): RateLimit | undefined {
+  if (v === undefined || v === '') return undefined
+  const m = /^(\d+)\/(\d+)$/.exec(v)
+  if (!m) {
+    problems.push(`${name} must be LIMIT/WINDOW_SECONDS, e.g. 300/60`)
+    return undefined
+  }
+  return { limit: Number(m[1]), window: Number(m[2]) }
+}
+
+/**
+ * Reads the configuration once: defaults, then the JSON file named by `CONFIG_FILE`, then the
+ * environment, then `overrides`. Every problem is reported together in one ConfigError.
+ */
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: Partial<Config> = {},
+): Config {
+  const problems: string[] = []
+  let file: Input = {}
+  if (env.CONFIG_FILE) {
+    try {
+      file = JSON.parse(readFileSync(env.CONFIG_FILE, 'utf8')) as Input
+    } catch (err) {
+      problems.push(`CONFIG_FILE ${env.CONFIG_FILE}: ${(err as Error).message}`)
+    }
+  }
+  const fromEnv: Input = {
+    host: env.HOST || undefined,
+    port: num(env.PORT),
+    baseUrl: env.BASE_URL || undefined,
+    dataDir: env.DATA_DIR || undefined,
+    databaseUrl: env.DATABASE_URL || undefined,
+    tlsCert: env.TLS_CERT || undefined,
+    tlsKey: env.TLS_KEY || undefined,
+    httpPort: num(env.HTTP_PORT),
+    trustProxy: bool(env.TRUST_PROXY),
+    accessTokenTtl: num(env.ACCESS_TOKEN_TTL),
+    idTokenTtl: num(env.ID_TOKEN_TTL),
+    refreshTokenTtl: num(env.REFRESH_TOKEN_TTL),
+    codeTtl: num(env.CODE_TTL),
+    sessionTtl: num(env.SESSION_TTL),
+    loadFixtures: bool(env.LOAD_FIXTURES),
+  }
+  const merged: Input = { ...file }
+  for (const [k, v] of Object.entries(fromEnv)) if (v !== undefined) merged[k] = v
+  for (const [k, v] of Object.entries(overrides) as [string, unknown][]) {
+    if (v !== undefined) merged[k] = v
+  }
+
+  const host = typeof merged.host === 'string' ? merged.host : '127.0.0.1'
+  const port = typeof merged.port === 'number' ? merged.port : (merged.port ?? 8443)
+  const dataDir = typeof merged.dataDir === 'string' ? merged.dataDir : '.data'
+  const fileLimits = (file.rateLimits ?? {}) as Partial<
+    Record<RateLimitGroup, RateLimit | undefined>
+  >
+  const overrideLimits: Partial<Record<RateLimitGroup, RateLimit | undefined>> =
+    overrides.rateLimits ?? {}
+  const rateLimits = Object.fromEntries(
+    RATE_LIMIT_GROUPS.map((g) => [
+      g,
+      overrideLimits[g] ??
+        parseRateLimit(
+          `RATE_LIMIT_${g.toUpperCase()}`,
+          env[`RATE_LIMIT_${g.toUpperCase()}`],
+          problems,
+        ) ??
+        fileLimits[g] ??
+        DEFAULT_RATE_LIMITS[g],
+    ]),
+  )
+  const candidate: Input = {
+    accessTokenTtl: 3600,
+    idTokenTtl: 3600,
+    refreshTokenTtl: 30 * 24 * 3600,
+    codeTtl: 60,
+    sessionTtl: 8 * 3600,
+    trustProxy: false,
+    loadFixtures: true,
+    ...merged,
+    host,
+    port,
+    dataDir,
+    baseUrl:
+      merged.baseUrl ??
+      `https://${host.includes(':') ? `[${host}]` : host}:${typeof port === 'number' ? String(port) : 'invalid-port'}`,
+    databaseUrl: merged.databaseUrl ?? `sqlite:${dataDir}/idp.sqlite`,
+    rateLimits,
+  }
+  const result = schema.validate(candidate, { abortEarly: false, convert: false })
+  if (result.error) problems.push(...result.error.details.map((d) => d.message))
+  if (problems.length > 0) throw new ConfigError(problems)
+  return result.value as Config
+}

@@ -1,0 +1,31 @@
+import { createServer, type Server } from 'node:http'
+import type { Deps } from './deps.ts'
+import { HSTS } from './plugins/transport.ts'
+
+/**
+ * The optional plain-HTTP listener (ARCHITECTURE.md, HTTPS only): every request gets a JSON
+ * error and nothing else, never a document, a token or a redirect. The body of the request is
+ * not read, so a credential sent over plain HTTP is never processed.
+ */
+export function createPlainListener(deps: Pick<Deps, 'faults'>): Server {
+  return createServer((req, res) => {
+    if (deps.faults.has('plain-http-serves-documents')) {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end(JSON.stringify({ issuer: 'served over plain http' }))
+      return
+    }
+    const body = JSON.stringify({
+      error: 'invalid_request',
+      error_description: 'plain HTTP is not served; use https',
+    })
+    res.writeHead(400, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+      'cache-control': 'no-store',
+      'strict-transport-security': HSTS,
+      connection: 'close',
+    })
+    res.end(body)
+    req.resume()
+  })
+}

@@ -1,0 +1,32 @@
+import type { Plugin, Request, ResponseToolkit } from '@hapi/hapi'
+import { invalidRequest } from '../errors.ts'
+import type { Deps } from '../deps.ts'
+
+/** RFC 6797: one year, subdomains included. */
+export const HSTS = 'max-age=31536000; includeSubDomains'
+
+/**
+ * HTTPS-only rules (ARCHITECTURE.md): HSTS on every response; behind a trusted TLS-terminating
+ * proxy, a request that did not arrive over https is refused before any handler reads it.
+ */
+export const transport = (deps: Pick<Deps, 'config'>): Plugin<undefined> => ({
+  name: 'transport',
+  register(server) {
+    if (deps.config.trustProxy) {
+      server.ext('onRequest', (request: Request, h: ResponseToolkit) => {
+        const proto =
+          (request.headers as Record<string, string | undefined>)['x-forwarded-proto'] ?? ''
+        if (proto.split(',')[0]?.trim().toLowerCase() !== 'https') {
+          throw invalidRequest('plain HTTP is not served; use https')
+        }
+        return h.continue
+      })
+    }
+    server.ext('onPreResponse', (request: Request, h: ResponseToolkit) => {
+      const response = request.response
+      if ('isBoom' in response) response.output.headers['strict-transport-security'] = HSTS
+      else response.header('strict-transport-security', HSTS)
+      return h.continue
+    })
+  },
+})

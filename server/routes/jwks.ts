@@ -1,0 +1,15 @@
+import type { ServerRoute } from '@hapi/hapi'
+import type { Deps } from '../deps.ts'
+
+/** The JWK Set (INTERFACE.md §2.8): public members only, every published key. */
+export const jwks = ({ keys, clock }: Pick<Deps, 'keys' | 'clock'>): ServerRoute => ({
+  method: 'GET',
+  path: '/.well-known/jwks.json',
+  options: {
+    handler: async (_request, h) =>
+      h
+        .response(await keys.jwks(clock()))
+        .type('application/json')
+        .header('cache-control', 'public, max-age=60'),
+  },
+})

@@ -1,0 +1,55 @@
+import type { Knex } from 'knex'
+import type { CodeRepository, StoredCode } from '../store.ts'
+
+interface CodeRow {
+  digest: string
+  client_id: string
+  user_id: string
+  redirect_uri: string
+  code_challenge: string
+  scope: string
+  nonce: string | null
+  auth_time: number | string
+  expires_at: number | string
+  consumed_at: number | string | null
+}
+
+const fromRow = (r: CodeRow): StoredCode => ({
+  digest: r.digest,
+  clientId: r.client_id,
+  userId: r.user_id,
+  redirectUri: r.redirect_uri,
+  codeChallenge: r.code_challenge,
+  scope: r.scope,
+  nonce: r.nonce,
+  authTime: Number(r.auth_time),
+  expiresAt: Number(r.expires_at),
+})
+
+export const codeRepository = (knex: Knex): CodeRepository => ({
+  async insert(c) {
+    await knex('auth_codes').insert({
+      digest: c.digest,
+      client_id: c.clientId,
+      user_id: c.userId,
+      redirect_uri: c.redirectUri,
+      code_challenge: c.codeChallenge,
+      scope: c.scope,
+      nonce: c.nonce,
+      auth_time: c.authTime,
+      expires_at: c.expiresAt,
+      consumed_at: null,
+    })
+  },
+  async consume(digest, now) {
+    // One conditional write decides the winner: the affected-row count is 1 for exactly one
+    // of any number of concurrent callers, on SQLite and PostgreSQL alike.
+    const won = await knex('auth_codes')
+      .where({ digest })
+      .whereNull('consumed_at')
+      .update({ consumed_at: now })
+    const row = await knex<CodeRow>('auth_codes').where({ digest }).first()
+    if (!row) return undefined
+    return { code: fromRow(row), firstUse: won === 1 }
+  },
+})

@@ -1,0 +1,55 @@
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import knexFactory, { type Knex } from 'knex'
+import * as initial from './migrations/0001-initial.ts'
+
+interface Migration {
+  up(knex: Knex): Promise<void>
+  down(knex: Knex): Promise<void>
+}
+
+/** The migrations as a static, ordered, type-checked list (STYLE.md §2.3). */
+const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [['0001-initial', initial]]
+
+const migrationSource: Knex.MigrationSource<readonly [string, Migration]> = {
+  getMigrations: () => Promise.resolve([...MIGRATIONS]),
+  getMigrationName: ([name]) => name,
+  getMigration: ([, migration]) => Promise.resolve(migration),
+}
+
+/** Opens the database named by `databaseUrl` (`sqlite::memory:`, `sqlite:PATH`, `postgres://…`). */
+export function openDatabase(databaseUrl: string): Knex {
+  if (databaseUrl.startsWith('sqlite:')) {
+    const filename = databaseUrl.slice('sqlite:'.length)
+    if (filename !== ':memory:') mkdirSync(dirname(filename), { recursive: true })
+    return knexFactory({
+      client: 'sqlite3',
+      connection: { filename },
+      useNullAsDefault: true,
+      // One connection: an in-memory database exists per connection, and SQLite serialises
+      // writers anyway. WAL lets readers of the file proceed during a write.
+      pool: {
+        min: 1,
+        max: 1,
+        afterCreate: (
+          conn: { run: (sql: string, cb: (err: Error | null) => void) => void },
+          done: (err: Error | null) => void,
+        ) => {
+          conn.run(
+            filename === ':memory:' ? 'PRAGMA foreign_keys = ON' : 'PRAGMA journal_mode = WAL',
+            (err) => {
+              if (err) return done(err)
+              conn.run('PRAGMA foreign_keys = ON', done)
+            },
+          )
+        },
+      },
+    })
+  }
+  return knexFactory({ client: 'pg', connection: databaseUrl, pool: { min: 0, max: 10 } })
+}
+
+/** Brings the schema up to date. */
+export async function migrate(knex: Knex): Promise<void> {
+  await knex.migrate.latest({ migrationSource })
+}

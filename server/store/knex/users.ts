@@ -1,0 +1,69 @@
+import type { Knex } from 'knex'
+import type { User, UserRepository } from '../store.ts'
+
+interface UserRow {
+  id: string
+  username: string
+  password_hash: string
+  name: string
+  picture: string
+  email: string
+  email_verified: boolean | number
+  org_id: string
+  updated_at: number | string
+}
+
+const fromRow = (r: UserRow): User => ({
+  id: r.id,
+  username: r.username,
+  passwordHash: r.password_hash,
+  name: r.name,
+  picture: r.picture,
+  email: r.email,
+  emailVerified: Boolean(r.email_verified),
+  orgId: r.org_id,
+  updatedAt: Number(r.updated_at),
+})
+
+export const userRepository = (knex: Knex): UserRepository => ({
+  async get(id) {
+    const row = await knex<UserRow>('users').where({ id }).first()
+    return row && fromRow(row)
+  },
+  async byUsername(username) {
+    const row = await knex<UserRow>('users').where({ username }).first()
+    return row && fromRow(row)
+  },
+  async roles(userId, clientId) {
+    const rows = await knex('user_roles')
+      .where({ user_id: userId, client_id: clientId })
+      .orderBy('role')
+      .select<{ role: string }[]>('role')
+    return rows.map((r) => r.role)
+  },
+  async insertIfAbsent(user, roles) {
+    await knex.transaction(async (trx) => {
+      const inserted = await trx('users')
+        .insert({
+          id: user.id,
+          username: user.username,
+          password_hash: user.passwordHash,
+          name: user.name,
+          picture: user.picture,
+          email: user.email,
+          email_verified: user.emailVerified,
+          org_id: user.orgId,
+          updated_at: user.updatedAt,
+        })
+        .onConflict('id')
+        .ignore()
+        .returning('id')
+      if (inserted.length === 0) return
+      const rows = Object.entries(roles).flatMap(([clientId, rs]) =>
+        rs.map((role) => ({ user_id: user.id, client_id: clientId, role })),
+      )
+      if (rows.length > 0)
+        await trx('user_roles').insert(rows).onConflict(['user_id', 'client_id', 'role']).ignore()
+    })
+  },
+})

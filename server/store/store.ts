@@ -1,0 +1,174 @@
+/**
+ * The storage contracts. One implementation (knex: SQLite by default, PostgreSQL by URL); the
+ * interfaces document what each method promises and let tests switch on a storage fault.
+ * Times are Unix seconds.
+ */
+
+export interface Client {
+  readonly id: string
+  /** SHA-256 hex digest of the client secret. */
+  readonly secretDigest: string
+  readonly name: string
+  readonly redirectUris: readonly string[]
+  readonly postLogoutRedirectUris: readonly string[]
+  readonly grantTypes: readonly string[]
+  /** Scopes the client may be granted. */
+  readonly scopes: readonly string[]
+  /** Scopes of a client_credentials request that names none. */
+  readonly defaultScopes: readonly string[]
+  /** The application's roles and the permissions each grants. */
+  readonly roleDefinitions: Readonly<Record<string, readonly string[]>>
+  /** Roles held by the client itself (client_credentials tokens). */
+  readonly clientRoles: readonly string[]
+}
+
+export interface Branding {
+  readonly logo_url: string
+  readonly brand_color: string
+  readonly application_name: string
+  readonly privacy_policy_url: string
+  readonly terms_of_service_url: string
+}
+
+export interface User {
+  readonly id: string
+  readonly username: string
+  /** scrypt hash, see users/passwords.ts. */
+  readonly passwordHash: string
+  readonly name: string
+  readonly picture: string
+  readonly email: string
+  readonly emailVerified: boolean
+  readonly orgId: string
+  readonly updatedAt: number
+}
+
+export interface SigningKey {
+  readonly kid: string
+  readonly privateJwk: Record<string, unknown>
+  readonly publicJwk: Record<string, unknown>
+  readonly createdAt: number
+  readonly activateAt: number
+  readonly retireAt: number | null
+}
+
+export interface StoredCode {
+  readonly digest: string
+  readonly clientId: string
+  readonly userId: string
+  readonly redirectUri: string
+  readonly codeChallenge: string
+  readonly scope: string
+  readonly nonce: string | null
+  readonly authTime: number
+  readonly expiresAt: number
+}
+
+export type TokenKind = 'access' | 'refresh'
+
+export interface StoredToken {
+  /** jti of an access token, digest of a refresh token. */
+  readonly id: string
+  readonly kind: TokenKind
+  readonly clientId: string
+  readonly subject: string
+  readonly scope: string
+  readonly issuedAt: number
+  readonly expiresAt: number
+  readonly revokedAt: number | null
+  readonly codeDigest: string | null
+  readonly parentId: string | null
+}
+
+export interface Session {
+  readonly digest: string
+  readonly userId: string
+  readonly authTime: number
+  readonly expiresAt: number
+}
+
+export interface Interaction {
+  readonly id: string
+  readonly request: Record<string, unknown>
+  readonly csrfDigest: string
+  readonly expiresAt: number
+}
+
+export interface ClientRepository {
+  get(id: string): Promise<Client | undefined>
+  /** Inserts the client unless one with its id exists. */
+  insertIfAbsent(client: Client, branding: Branding | undefined): Promise<void>
+  branding(id: string): Promise<Branding | undefined>
+}
+
+export interface UserRepository {
+  get(id: string): Promise<User | undefined>
+  byUsername(username: string): Promise<User | undefined>
+  /** Roles the user holds in the client's application. */
+  roles(userId: string, clientId: string): Promise<string[]>
+  /** Inserts the user and their roles unless a user with that id exists. */
+  insertIfAbsent(user: User, roles: Readonly<Record<string, readonly string[]>>): Promise<void>
+}
+
+export interface KeyRepository {
+  /** Every stored key, newest first. */
+  list(): Promise<SigningKey[]>
+  /**
+   * Inserts the key only when the table is empty, in one transaction, so that two processes
+   * booting on an empty database end with one key set. Returns whether it was inserted.
+   */
+  insertIfNone(key: SigningKey): Promise<boolean>
+  insert(key: SigningKey): Promise<void>
+}
+
+export interface CodeRepository {
+  insert(code: StoredCode): Promise<void>
+  /**
+   * Marks the code used. Atomic: of concurrent callers with the same digest exactly one gets
+   * `{ firstUse: true }`. A replay gets `{ firstUse: false }` so the grant can revoke what the
+   * code issued (RFC 6749 §4.1.2). Unknown digest: undefined.
+   */
+  consume(digest: string, now: number): Promise<{ code: StoredCode; firstUse: boolean } | undefined>
+}
+
+export interface TokenRepository {
+  insert(token: StoredToken): Promise<void>
+  get(id: string): Promise<StoredToken | undefined>
+  /** Revokes one token and, for a refresh token, the access tokens minted from it. */
+  revoke(id: string, now: number): Promise<void>
+  /** Revokes every token issued from an authorization code (code replay). */
+  revokeByCode(codeDigest: string, now: number): Promise<void>
+}
+
+export interface SessionRepository {
+  insert(session: Session): Promise<void>
+  /** The live session with this digest (not ended, not expired), or undefined. */
+  get(digest: string, now: number): Promise<Session | undefined>
+  end(digest: string, now: number): Promise<void>
+}
+
+export interface InteractionRepository {
+  insert(interaction: Interaction): Promise<void>
+  get(id: string, now: number): Promise<Interaction | undefined>
+  /** Deletes it; atomic, returns whether this caller deleted it. */
+  take(id: string): Promise<boolean>
+}
+
+export interface RateLimitRepository {
+  /** Adds one hit to the counter of `key` in the window starting at `windowStart`; returns the new count. */
+  hit(key: string, windowStart: number): Promise<number>
+}
+
+export interface Store {
+  readonly clients: ClientRepository
+  readonly users: UserRepository
+  readonly keys: KeyRepository
+  readonly codes: CodeRepository
+  readonly tokens: TokenRepository
+  readonly sessions: SessionRepository
+  readonly interactions: InteractionRepository
+  readonly rateLimits: RateLimitRepository
+  /** A cheap real query, for readiness. */
+  ping(): Promise<void>
+  close(): Promise<void>
+}

@@ -1,0 +1,36 @@
+import { defineConfig } from 'vitest/config'
+
+export default defineConfig({
+  test: {
+    // the JSON report gives .ci/run its closing "N passed, M failed" line
+    reporters: ['default', ['json', { outputFile: 'reports/vitest.json' }]],
+    projects: [
+      {
+        test: {
+          name: 'server',
+          include: ['server/**/*.test.ts', 'fixtures/**/*.test.ts', 'scripts/**/*.test.ts'],
+          testTimeout: 30_000,
+        },
+      },
+      {
+        test: {
+          name: 'conformance',
+          include: ['conformance/**/*.test.ts'],
+          exclude: ['conformance/self-test/**'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        test: {
+          name: 'self-test',
+          include: ['conformance/self-test/**/*.test.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          // msw patches the process's fetch: sabotages run one at a time
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+})
