@@ -1,6 +1,7 @@
 import { once } from 'node:events'
 import type { Server as HttpServer } from 'node:http'
 import Hapi from '@hapi/hapi'
+import Inert from '@hapi/inert'
 import type { Config } from './config.ts'
 import { systemClock, type Clock, type Deps, type Fault } from './deps.ts'
 import { createKeystore, ensureSigningKey } from './keys/keystore.ts'
@@ -8,6 +9,7 @@ import { createPlainListener } from './plain-listener.ts'
 import { oauthErrors } from './plugins/oauth-errors.ts'
 import { transport } from './plugins/transport.ts'
 import { routes } from './routes/index.ts'
+import { registerCookies } from './sessions.ts'
 import { createKnexStore, migrate, openDatabase } from './store/knex/index.ts'
 import type { Store } from './store/store.ts'
 import type { TlsMaterial } from './tls.ts'
@@ -79,7 +81,10 @@ export async function createServer(config: Config, options: AppOptions): Promise
       response: { emptyStatusCode: 204 },
     },
   })
-  await server.register([oauthErrors(deps), transport(deps)])
+  await server.register(oauthErrors(deps))
+  await server.register(transport(deps))
+  await server.register(Inert)
+  registerCookies(server)
   server.route(routes(server, deps))
 
   const plain = config.httpPort !== undefined ? createPlainListener(deps) : undefined

@@ -15,6 +15,8 @@ export type OAuthErrorCode =
   | 'invalid_token'
   | 'insufficient_scope'
   | 'unsupported_token_type'
+  | 'request_not_supported'
+  | 'request_uri_not_supported'
   | 'temporarily_unavailable'
   | 'server_error'
 
@@ -33,6 +35,8 @@ export const STATUS: Readonly<Record<OAuthErrorCode, number>> = {
   invalid_token: 401,
   insufficient_scope: 403,
   unsupported_token_type: 400,
+  request_not_supported: 400,
+  request_uri_not_supported: 400,
   temporarily_unavailable: 503,
   server_error: 500,
 }

@@ -1,0 +1,42 @@
+import type { Request } from '@hapi/hapi'
+import type { Deps } from '../deps.ts'
+import { invalidClient, invalidRequest } from '../errors.ts'
+import { digestsEqual, sha256Hex } from '../protocol/digest.ts'
+import type { Client } from '../store/store.ts'
+
+/** Compared against when the client is unknown, so timing does not reveal which ids exist. */
+const NO_CLIENT_DIGEST = sha256Hex('no such client')
+
+/**
+ * client_secret_post, the only method INTERFACE.md allows (ARCHITECTURE.md, C1). A request
+ * that authenticates with an Authorization header gets 401 invalid_client with a matching
+ * WWW-Authenticate (RFC 6749 §5.2); one that uses two methods at once is invalid_request
+ * (§2.3); credentials in the URL are refused (§2.3.1). Unknown client and wrong secret are
+ * indistinguishable.
+ */
+export async function authenticateClient(
+  request: Request,
+  params: Readonly<Record<string, string>>,
+  deps: Pick<Deps, 'store'>,
+): Promise<Client> {
+  const query = request.query as Record<string, unknown>
+  if ('client_secret' in query)
+    throw invalidRequest('client credentials must not be sent in the URL')
+  const authorization = (request.headers as Record<string, string | undefined>).authorization
+  const inBody = params.client_id !== undefined || params.client_secret !== undefined
+  if (authorization !== undefined) {
+    if (inBody && params.client_secret !== undefined)
+      throw invalidRequest('use exactly one client authentication method')
+    const scheme = /^([A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*)/.exec(authorization)?.[1] ?? 'Basic'
+    throw invalidClient('client authentication must use client_secret_post', {
+      headers: { 'www-authenticate': `${scheme} realm="idp", error="invalid_client"` },
+    })
+  }
+  const id = params.client_id
+  const secret = params.client_secret
+  if (!id || !secret) throw invalidClient('client authentication failed')
+  const client = id.length <= 255 ? await deps.store.clients.get(id) : undefined
+  const matches = digestsEqual(sha256Hex(secret), client?.secretDigest ?? NO_CLIENT_DIGEST)
+  if (!client || !matches) throw invalidClient('client authentication failed')
+  return client
+}

@@ -1,0 +1,135 @@
+import type { Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hapi/hapi'
+import type { Deps } from '../deps.ts'
+import { loginRequired, type OAuthError } from '../errors.ts'
+import { issueCode } from '../grants/issue-code.ts'
+import {
+  clientRedirect,
+  validateAuthorizationRequest,
+  type AuthorizationRequest,
+} from '../protocol/authorization-request.ts'
+import { randomToken, sha256Hex } from '../protocol/digest.ts'
+import { currentSession, INTERACTION_COOKIE } from '../sessions.ts'
+import type { Branding } from '../store/store.ts'
+import { errorPage } from '../views/error.ts'
+import { loginPage } from '../views/login.ts'
+import { newNonce, page } from '../views/respond.ts'
+
+/** How long a rendered login form stays usable, seconds. */
+export const INTERACTION_TTL = 600
+
+/** Redirects to the client; never cached (RFC 6749 §4.1.2 responses carry codes). */
+export function redirectToClient(
+  h: ResponseToolkit,
+  redirectUri: string,
+  params: Record<string, string | undefined>,
+  status: 302 | 303,
+): ResponseObject {
+  return h
+    .redirect(clientRedirect(redirectUri, params))
+    .code(status)
+    .header('cache-control', 'no-store')
+    .header('referrer-policy', 'no-referrer')
+}
+
+export function errorRedirect(
+  h: ResponseToolkit,
+  target: { redirectUri: string; state: string | undefined },
+  error: OAuthError,
+  deps: Pick<Deps, 'config'>,
+  status: 302 | 303 = 302,
+): ResponseObject {
+  return redirectToClient(
+    h,
+    target.redirectUri,
+    {
+      error: error.code,
+      error_description: error.message,
+      state: target.state,
+      iss: deps.config.baseUrl,
+    },
+    status,
+  )
+}
+
+export function errorPageResponse(
+  h: ResponseToolkit,
+  error: OAuthError,
+  branding: Branding | undefined,
+  status = error.status,
+): ResponseObject {
+  const nonce = newNonce()
+  return page(h, errorPage({ error: error.code, description: error.message, branding, nonce }), {
+    nonce,
+    status,
+  })
+}
+
+/** Renders the login page for a validated request, bound to this browser by a cookie. */
+export async function showLogin(
+  h: ResponseToolkit,
+  request: AuthorizationRequest,
+  deps: Pick<Deps, 'store' | 'clock'>,
+): Promise<ResponseObject> {
+  const interaction = randomToken()
+  const csrf = randomToken()
+  await deps.store.interactions.insert({
+    id: interaction,
+    request: { ...request },
+    csrfDigest: sha256Hex(csrf),
+    expiresAt: deps.clock() + INTERACTION_TTL,
+  })
+  const nonce = newNonce()
+  const branding = await deps.store.clients.branding(request.clientId)
+  return page(h, loginPage({ interaction, csrf, branding, nonce }), {
+    nonce,
+    formTargets: [request.redirectUri],
+  }).state(INTERACTION_COOKIE, interaction, { ttl: INTERACTION_TTL * 1000 })
+}
+
+/**
+ * GET and POST /auth/authorize (OIDC Core §3.1.2.1 requires both): validate, then either issue
+ * a code from a live session, answer prompt=none with login_required, or show the login page.
+ */
+export const authorize = (deps: Deps): ServerRoute[] => {
+  const handler = async (request: Request, h: ResponseToolkit) => {
+    const raw = (request.method === 'post' ? request.payload : request.query) as Record<
+      string,
+      unknown
+    > | null
+    const validation = await validateAuthorizationRequest(raw ?? {}, deps.store)
+    if (validation.kind === 'page') return errorPageResponse(h, validation.error, undefined)
+    if (validation.kind === 'redirect') return errorRedirect(h, validation, validation.error, deps)
+    const ar = validation.request
+    const session = await currentSession(request, deps)
+    const now = deps.clock()
+    const reusable =
+      session !== undefined &&
+      !ar.prompt.includes('login') &&
+      (ar.maxAge === undefined || now - session.authTime <= ar.maxAge)
+    if (reusable) {
+      const code = await issueCode(ar, { userId: session.userId, authTime: session.authTime }, deps)
+      return redirectToClient(
+        h,
+        ar.redirectUri,
+        { code, state: ar.state, iss: deps.config.baseUrl },
+        302,
+      )
+    }
+    if (ar.prompt.includes('none')) {
+      // OIDC Core §3.1.2.6: prompt=none never shows UI
+      return errorRedirect(h, ar, loginRequired('the user is not signed in'), deps)
+    }
+    return showLogin(h, ar, deps)
+  }
+  return [
+    { method: 'GET', path: '/auth/authorize', options: { handler } },
+    {
+      method: 'POST',
+      path: '/auth/authorize',
+      options: {
+        handler,
+        payload: { allow: 'application/x-www-form-urlencoded', maxBytes: 16 * 1024 },
+      },
+    },
+  ]
+}
