@@ -1,4 +1,6 @@
 import { requirements, type Requirement, type RequirementId } from '../requirements.ts'
+import type { Browser, BrowserContext } from '@playwright/test'
+import { launchBrowser } from './browser.ts'
 import { createHttp, type Http } from './http.ts'
 import type { Target } from './target.ts'
 import type { CheckResult, Level, Verdict } from './types.ts'
@@ -13,6 +15,25 @@ export interface CheckContext {
   skip(reason: string): never
   /** Keeps a PNG screenshot as evidence. */
   screenshot(name: string, png: Buffer): void
+  /** A fresh browser context (own cookies), closed when the check ends. */
+  newBrowserContext(): Promise<BrowserContext>
+}
+
+/** What the checks of one run share: one browser, launched on first use. */
+export interface RunResources {
+  browser(): Promise<Browser>
+  close(): Promise<void>
+}
+
+export function createRunResources(target: Pick<Target, 'baseUrl' | 'ca'>): RunResources {
+  let browser: Promise<Browser> | undefined
+  return {
+    browser: () => (browser ??= launchBrowser(target)),
+    async close() {
+      if (browser) await (await browser.catch(() => undefined))?.close()
+      browser = undefined
+    },
+  }
 }
 
 export type CheckBody = (ctx: CheckContext) => Promise<void>
@@ -43,6 +64,7 @@ export const CHECK_TIMEOUT_MS = 60_000
 export async function runCheck(
   id: RequirementId,
   target: Target,
+  resources: RunResources,
   timeoutMs = CHECK_TIMEOUT_MS,
 ): Promise<CheckResult> {
   const body = registry.get(id)
@@ -50,6 +72,7 @@ export async function runCheck(
   const http = createHttp(target)
   const notes: string[] = []
   const screenshots: { name: string; png: string }[] = []
+  const contexts: BrowserContext[] = []
   const started = performance.now()
   const result = (verdict: Verdict, message: string | undefined): CheckResult => ({
     id,
@@ -70,6 +93,11 @@ export async function runCheck(
       throw new Skip(reason)
     },
     screenshot: (name, png) => screenshots.push({ name, png: png.toString('base64') }),
+    async newBrowserContext() {
+      const context = await (await resources.browser()).newContext({ ignoreHTTPSErrors: false })
+      contexts.push(context)
+      return context
+    },
   }
   let timer: NodeJS.Timeout | undefined
   try {
@@ -85,6 +113,8 @@ export async function runCheck(
     return result(failedVerdict[req.level], describe(err))
   } finally {
     clearTimeout(timer)
+    await Promise.all(contexts.map((c) => c.close().catch(() => undefined)))
+    target.controls?.resetClock()
   }
 }
 

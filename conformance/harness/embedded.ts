@@ -59,8 +59,11 @@ export async function startEmbedded(options: EmbeddedOptions = {}): Promise<Embe
     },
   )
   const tls = await createDevCertificate(['127.0.0.1', 'localhost'])
+  let offset = 0
+  const clock = (): number => Math.floor(Date.now() / 1000) + offset
   const app = await createServer(config, {
     tls,
+    clock,
     faults: options.faults ?? [],
     log: () => undefined,
   })
@@ -83,6 +86,14 @@ export async function startEmbedded(options: EmbeddedOptions = {}): Promise<Embe
       plainHttpUrl: `http://127.0.0.1:${httpPort}`,
     },
     true,
+    {
+      advanceClock: (seconds) => {
+        offset += seconds
+      },
+      resetClock: () => {
+        offset = 0
+      },
+    },
   )
   return {
     target,

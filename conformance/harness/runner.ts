@@ -1,6 +1,6 @@
 import '../checks/index.ts'
 import type { RequirementId } from '../requirements.ts'
-import { registeredChecks, runCheck } from './check.ts'
+import { createRunResources, registeredChecks, runCheck } from './check.ts'
 import type { Target } from './target.ts'
 import type { CheckResult } from './types.ts'
 
@@ -15,10 +15,15 @@ export interface RunOptions {
 export async function runChecks(target: Target, options: RunOptions = {}): Promise<CheckResult[]> {
   const ids = options.ids ?? registeredChecks()
   const results: CheckResult[] = []
-  for (const id of ids) {
-    const result = await runCheck(id, target)
-    results.push(result)
-    options.onResult?.(result)
+  const resources = createRunResources(target)
+  try {
+    for (const id of ids) {
+      const result = await runCheck(id, target, resources)
+      results.push(result)
+      options.onResult?.(result)
+    }
+  } finally {
+    await resources.close()
   }
   return results
 }

@@ -50,18 +50,34 @@ export interface Target extends TargetConfig {
   readonly dispatcher: Agent
   /** Whether this is the in-process reference server. */
   readonly embedded: boolean
+  /**
+   * Controls only the embedded server offers: moving its clock lets expiry checks run without
+   * waiting. Checks that need them are skipped (with the reason) on other targets.
+   */
+  readonly controls?: TargetControls | undefined
+}
+
+export interface TargetControls {
+  /** Moves the server's clock forward. */
+  advanceClock(seconds: number): void
+  /** Puts the server's clock back to real time (done after every check). */
+  resetClock(): void
 }
 
 /**
  * Builds the undici dispatcher the harness fetches with. TLS verification is never disabled:
  * a given CA is trusted explicitly, beside the public roots (`connect.ca` replaces them).
  */
-export function resolveTarget(config: TargetConfig, embedded = false): Target {
+export function resolveTarget(
+  config: TargetConfig,
+  embedded = false,
+  controls?: TargetControls,
+): Target {
   const dispatcher = new Agent({
     connect: config.ca ? { ca: [...rootCertificates, config.ca] } : {},
     keepAliveTimeout: 1000,
   })
-  return { ...config, baseUrl: config.baseUrl, dispatcher, embedded }
+  return { ...config, baseUrl: config.baseUrl, dispatcher, embedded, controls }
 }
 
 /** The default plain-HTTP probe URL of TLS-01. */

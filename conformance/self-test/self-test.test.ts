@@ -1,6 +1,6 @@
 import { setupServer } from 'msw/node'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { runCheck } from '../harness/check.ts'
+import { createRunResources, runCheck } from '../harness/check.ts'
 import { startEmbedded, type Embedded } from '../harness/embedded.ts'
 import { registeredChecks } from '../harness/runner.ts'
 import type { Verdict } from '../harness/types.ts'
@@ -41,19 +41,23 @@ describe('self-test: every check fails against a broken target', () => {
     const s = sabotage[id]
     if ('handlers' in s) {
       mock.use(...s.handlers(shared.target))
+      const resources = createRunResources(shared.target)
       try {
-        return await runCheck(id, shared.target)
+        return await runCheck(id, shared.target, resources)
       } finally {
         mock.resetHandlers()
+        await resources.close()
       }
     }
     const broken = await startEmbedded({
       faults: s.faults,
       ...(s.config ? { config: s.config } : {}),
     })
+    const resources = createRunResources(broken.target)
     try {
-      return await runCheck(id, broken.target)
+      return await runCheck(id, broken.target, resources)
     } finally {
+      await resources.close()
       await broken.stop()
     }
   }

@@ -34,9 +34,16 @@ export const login = (deps: Deps): ServerRoute => ({
       const form = (request.payload as Record<string, unknown> | null) ?? {}
       const forbidden = (description: string) =>
         errorPageResponse(h, new OAuthError('access_denied', description), undefined, 403)
-      const origin = request.headers.origin
-      if (origin !== undefined && origin !== new URL(deps.config.baseUrl).origin)
+      // Referrer-Policy no-referrer makes browsers send Origin: null on the form post; any
+      // other origin than ours is a cross-site post
+      const origin = (request.headers as Record<string, string | undefined>).origin
+      if (
+        origin !== undefined &&
+        origin !== 'null' &&
+        origin !== new URL(deps.config.baseUrl).origin
+      ) {
         return forbidden('cross-origin sign-in refused')
+      }
       const id = str(form.interaction)
       const csrf = str(form.csrf)
       if (!id || !csrf)
