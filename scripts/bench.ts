@@ -1,0 +1,219 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpus, tmpdir, totalmem } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { freePort } from '../conformance/harness/embedded.ts'
+import { signingBaseline } from './bench/baselines.ts'
+import { clientCredentials, CLIENT, httpTo, mintCode, REDIRECT, signIn } from './bench/http-flow.ts'
+import { cpuSeconds, rssMiB, startNode, stop, waitForLine } from './bench/process.ts'
+import { percentile, pool, runScenario, type ScenarioResult } from './bench/scenarios.ts'
+
+// npm run bench [-- --quick] [--database-url URL]: load from this process against the reference
+// server in its own process, on loopback, bounded in requests and time (issue 9).
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean' },
+    'database-url': { type: 'string' },
+    out: { type: 'string' },
+  },
+})
+const quick = values.quick ?? false
+const seconds = quick ? 3 : 10
+const outDir = values.out ?? 'reports/bench'
+const dataDir = mkdtempSync(join(tmpdir(), 'idp-bench-'))
+const port = await freePort()
+const unlimited = '1000000000/60'
+const server = startNode('scripts/serve.ts', {
+  PORT: String(port),
+  HOST: '127.0.0.1',
+  DATA_DIR: dataDir,
+  CODE_TTL: '600',
+  ...(values['database-url']
+    ? { DATABASE_URL: values['database-url'], DATABASE_SCHEMA: `bench_${process.pid}` }
+    : {}),
+  ...Object.fromEntries(
+    ['TOKEN', 'INTROSPECT', 'REVOKE', 'USERINFO', 'LOGIN', 'PUBLIC'].map((g) => [
+      `RATE_LIMIT_${g}`,
+      unlimited,
+    ]),
+  ),
+})
+const constantPort = await freePort()
+const constant = startNode('scripts/bench/constant-server.ts', { PORT: String(constantPort) })
+try {
+  await waitForLine(server, /listening on/)
+  await waitForLine(constant, /listening on/)
+  const base = `https://127.0.0.1:${port}`
+  const http = httpTo(base, readFileSync(join(dataDir, 'tls', 'ca.pem'), 'utf8'))
+  const pid = server.pid ?? 0
+  const results: ScenarioResult[] = []
+  const ccBody = new URLSearchParams({
+    grant_type: 'client_credentials',
+    client_id: 'service-client',
+    client_secret: 'service-secret',
+  }).toString()
+  const formHeaders = { 'content-type': 'application/x-www-form-urlencoded' }
+
+  console.log(`baselines (${cpus().length} cores)…`)
+  const signing = await signingBaseline(quick ? 1 : 3)
+  const constantRoute = await runScenario('constant Hapi route (baseline)', constant.pid ?? 0, {
+    url: `https://127.0.0.1:${constantPort}/constant`,
+    connections: 16,
+    duration: seconds,
+  })
+
+  const { tokens, session } = await signIn(http)
+  const ccToken = await clientCredentials(http)
+  const run = async (name: string, options: Parameters<typeof runScenario>[2]) => {
+    console.log(`${name}…`)
+    const r = await runScenario(name, pid, {
+      connections: 16,
+      ...(options.amount ? {} : { duration: seconds }),
+      ...options,
+    })
+    results.push(r)
+    return r
+  }
+
+  for (const path of ['/.well-known/openid-configuration', '/.well-known/jwks.json']) {
+    const r = await run(`GET ${path}`, { url: base + path })
+    r.ratio = { to: 'constant Hapi route', value: r.reqPerSec / constantRoute.reqPerSec }
+  }
+  const issuance = await run('client_credentials issuance', {
+    url: `${base}/auth/token`,
+    method: 'POST',
+    headers: formHeaders,
+    body: ccBody,
+  })
+  issuance.ratio = {
+    to: 'raw RS256 signatures/s (jose, all cores)',
+    value: issuance.reqPerSec / signing.jose,
+  }
+  await run('introspection', {
+    url: `${base}/auth/introspect`,
+    method: 'POST',
+    headers: formHeaders,
+    body: new URLSearchParams({
+      token: ccToken,
+      client_id: 'service-client',
+      client_secret: 'service-secret',
+    }).toString(),
+  })
+  await run('user-info', {
+    url: `${base}/auth/user-info`,
+    headers: { authorization: `Bearer ${tokens.access_token ?? ''}` },
+  })
+  await run('refresh', {
+    url: `${base}/auth/token`,
+    method: 'POST',
+    headers: formHeaders,
+    body: new URLSearchParams({
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token ?? '',
+      ...CLIENT,
+    }).toString(),
+  })
+
+  const codeCount = quick ? 300 : 3000
+  console.log(`minting ${codeCount} codes…`)
+  const codes: { code: string; verifier: string }[] = []
+  await pool(codeCount, 8, async () => {
+    codes.push(await mintCode(http, session))
+  })
+  let nextCode = 0
+  const exchange = await run('authorization-code exchange (pre-minted codes)', {
+    url: `${base}/auth/token`,
+    method: 'POST',
+    headers: formHeaders,
+    connections: 32,
+    amount: codes.length,
+    requests: [
+      {
+        setupRequest: (req: Record<string, unknown>) => {
+          const c = codes[nextCode++ % codes.length] ?? { code: '', verifier: '' }
+          return {
+            ...req,
+            body: new URLSearchParams({
+              grant_type: 'authorization_code',
+              code: c.code,
+              code_verifier: c.verifier,
+              redirect_uri: REDIRECT,
+              ...CLIENT,
+            }).toString(),
+          }
+        },
+      },
+    ],
+  } as unknown as Parameters<typeof runScenario>[2])
+  exchange.ratio = {
+    to: 'raw RS256 signatures/s (jose, all cores), 2 signatures each',
+    value: (exchange.reqPerSec * 2) / signing.jose,
+  }
+
+  const flows = quick ? 40 : 300
+  console.log(`${flows} full sign-ins over HTTP…`)
+  const cpu0 = cpuSeconds(pid)
+  const t0 = performance.now()
+  const durations = await pool(flows, 8, async () => {
+    await signIn(http)
+  })
+  const wall = (performance.now() - t0) / 1000
+  results.push({
+    name: 'full sign-in over HTTP (authorize, login, token)',
+    requests: flows * 3,
+    reqPerSec: Math.round(flows / wall),
+    p50Ms: Math.round(percentile(durations, 50)),
+    p99Ms: Math.round(percentile(durations, 99)),
+    errors: 0,
+    non2xx: 0,
+    cpuMsPerRequest: ((cpuSeconds(pid) - cpu0) * 1000) / flows,
+    peakRssMiB: Math.round(rssMiB(pid)),
+  })
+
+  const soakTokens = quick ? 5000 : 100_000
+  console.log(`memory soak: ${soakTokens} issued tokens…`)
+  const rssSamples: number[] = [rssMiB(pid)]
+  const sampler = setInterval(() => rssSamples.push(rssMiB(pid)), 1000)
+  await runScenario('soak', pid, {
+    url: `${base}/auth/token`,
+    method: 'POST',
+    headers: formHeaders,
+    body: ccBody,
+    connections: 16,
+    amount: soakTokens,
+  })
+  clearInterval(sampler)
+  rssSamples.push(rssMiB(pid))
+  // growth between the first and last fifth of the run, so start-up warm-up is not counted
+  const fifth = Math.max(1, Math.floor(rssSamples.length / 5))
+  const early = Math.max(...rssSamples.slice(0, fifth))
+  const late = Math.max(...rssSamples.slice(-fifth))
+
+  const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`
+  const rows = results.map(
+    (r) =>
+      `| ${r.name} | ${r.reqPerSec} | ${r.p50Ms} | ${r.p99Ms} | ${r.errors + r.non2xx} | ${r.cpuMsPerRequest.toFixed(3)} | ${r.peakRssMiB} | ${r.ratio ? `${r.ratio.value.toFixed(2)} × ${r.ratio.to}` : ''} |`,
+  )
+  const md = [
+    `Measured ${new Date().toISOString().slice(0, 10)} on ${machine}${quick ? ' (quick mode)' : ''}; store ${values['database-url'] ? 'PostgreSQL' : 'SQLite'}; load generator (autocannon) on the same machine.`,
+    '',
+    `Baselines: raw RS256 signatures ${Math.round(signing.jose)}/s with jose and ${Math.round(signing.crypto)}/s with node:crypto on ${signing.cores} cores (${((1000 * signing.cores) / signing.jose).toFixed(3)} CPU ms each with jose); constant Hapi route ${constantRoute.reqPerSec} req/s.`,
+    '',
+    '| scenario | req/s | p50 ms | p99 ms | errors | server CPU ms/req | peak RSS MiB | ratio |',
+    '|---|---|---|---|---|---|---|---|',
+    ...rows,
+    '',
+    `Memory soak: ${soakTokens} tokens issued; RSS ${early.toFixed(0)} MiB early, ${late.toFixed(0)} MiB late (${(((late - early) / early) * 100).toFixed(1)} %).`,
+  ].join('\n')
+  mkdirSync(outDir, { recursive: true })
+  writeFileSync(join(outDir, 'bench.md'), `${md}\n`)
+  writeFileSync(
+    join(outDir, 'bench.json'),
+    `${JSON.stringify({ machine, quick, signing, constantRoute, results, soak: { tokens: soakTokens, early, late, samples: rssSamples } }, null, 2)}\n`,
+  )
+  console.log(`\n${md}\n\nwritten to ${outDir}/bench.md and bench.json`)
+} finally {
+  await stop(server)
+  await stop(constant)
+  rmSync(dataDir, { recursive: true, force: true })
+}
