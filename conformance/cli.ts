@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { startEmbedded, type Embedded } from './harness/embedded.ts'
@@ -8,10 +8,12 @@ import type { CheckResult } from './harness/types.ts'
 import { buildReport } from './report/json.ts'
 import { htmlReport } from './report/html.ts'
 import { junitReport } from './report/junit.ts'
-import { runPassed } from './report/summary.ts'
+import { markdownSummary } from './report/markdown.ts'
+import { gate, loadKnownFailures, type KnownFailure } from './gate.ts'
 import { formatResultLine, formatSummary, useColor } from './report/terminal.ts'
 import { requirements, type RequirementId } from './requirements.ts'
 import { loadTargetConfig, UsageError } from './target-config.ts'
+import type { TargetConfig } from './harness/target.ts'
 
 /** Exit codes: the contract CI pipelines rely on. */
 export const EXIT = { ok: 0, failures: 1, usage: 2, unreachable: 3 } as const
@@ -30,7 +32,12 @@ const USAGE = `usage: idp-conformance [run] [options]
   --ca FILE              PEM certificate authority to trust for the target
   --report-dir DIR       write junit.xml, report.json and report.html there
   --only PATTERNS        comma-separated IDs, ID globs (PKCE-*), areas or levels to run
+  --skip PATTERNS        the same, to leave out
   --strict               SHOULD-level warnings fail the run too
+  --known-failures FILE  JSON [{id, reason, expires}]: listed failures do not fail the run
+                         until they expire; a listed check that passes is a stale entry (fails)
+  --allow-skips          skipped checks do not fail the run (by default they do)
+  --print-config         print the resolved target configuration (secrets redacted) and exit
   --list                 list the checks and exit
   -h, --help             this text
 `
@@ -85,7 +92,11 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         ca: { type: 'string' },
         'report-dir': { type: 'string' },
         only: { type: 'string' },
+        skip: { type: 'string' },
         strict: { type: 'boolean' },
+        'known-failures': { type: 'string' },
+        'allow-skips': { type: 'boolean' },
+        'print-config': { type: 'boolean' },
         list: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -104,14 +115,28 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   let embedded: Embedded | undefined
   let target: Target
   let ids: RequirementId[]
+  let knownFailures: KnownFailure[]
   try {
-    ids = selectChecks(values.only)
+    const skipped = values.skip ? new Set(selectChecks(values.skip)) : new Set<RequirementId>()
+    ids = selectChecks(values.only).filter((id) => !skipped.has(id))
+    if (ids.length === 0) throw new UsageError('--only/--skip leave no check to run')
+    knownFailures = values['known-failures'] ? loadKnownFailures(values['known-failures']) : []
     if (values.list) {
       for (const id of ids)
         io.out.write(`${id} [${requirements[id].level}] ${requirements[id].title}\n`)
       return EXIT.ok
     }
     const remote = values['base-url'] ?? values.config ?? io.env.IDP_BASE_URL
+    if (values['print-config']) {
+      const config = remote
+        ? loadTargetConfig(
+            { baseUrl: values['base-url'], config: values.config, ca: values.ca },
+            io.env,
+          )
+        : undefined
+      io.out.write(`${JSON.stringify(redactConfig(config), null, 2)}\n`)
+      return EXIT.ok
+    }
     if (remote) {
       target = resolveTarget(
         loadTargetConfig(
@@ -152,11 +177,27 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     const finishedAt = new Date()
     io.out.write(`${formatSummary(results)}\n`)
     const strict = values.strict ?? false
-    if (values['report-dir'])
-      writeReports(values['report-dir'], results, target, { startedAt, finishedAt, strict })
-    const passed = runPassed(results, strict)
-    io.out.write(passed ? 'Result: PASSED (every MUST check passed)\n' : 'Result: FAILED\n')
-    return passed ? EXIT.ok : EXIT.failures
+    const verdict = gate(results, {
+      strict,
+      allowSkips: values['allow-skips'] ?? false,
+      knownFailures,
+      today: new Date(),
+    })
+    const summary = markdownSummary(results, verdict, target.baseUrl)
+    if (values['report-dir']) {
+      writeReports(values['report-dir'], results, target, {
+        startedAt,
+        finishedAt,
+        passed: verdict.passed,
+      })
+      writeFileSync(join(values['report-dir'], 'summary.md'), summary)
+    }
+    // GitHub Actions shows this file as the job summary
+    if (io.env.GITHUB_STEP_SUMMARY) appendFileSync(io.env.GITHUB_STEP_SUMMARY, `${summary}\n`)
+    for (const line of verdict.excused) io.out.write(`known failure: ${line}\n`)
+    for (const line of verdict.problems) io.out.write(`fails the run: ${line}\n`)
+    io.out.write(verdict.passed ? 'Result: PASSED\n' : 'Result: FAILED\n')
+    return verdict.passed ? EXIT.ok : EXIT.failures
   } finally {
     await embedded?.stop()
     if (!embedded) await target.dispatcher.close()
@@ -185,7 +226,7 @@ function writeReports(
   dir: string,
   results: readonly CheckResult[],
   target: Target,
-  run: { startedAt: Date; finishedAt: Date; strict: boolean },
+  run: { startedAt: Date; finishedAt: Date; passed: boolean },
 ): void {
   mkdirSync(dir, { recursive: true })
   const report = buildReport({
@@ -197,4 +238,16 @@ function writeReports(
   writeFileSync(join(dir, 'junit.xml'), junitReport(results))
   writeFileSync(join(dir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`)
   writeFileSync(join(dir, 'report.html'), htmlReport(report))
+}
+
+/** The resolved configuration with every secret replaced, for --print-config. */
+export function redactConfig(config: TargetConfig | undefined): unknown {
+  if (!config) return { target: 'embedded reference server (no --base-url)' }
+  const clients = Object.fromEntries(
+    Object.entries(config.clients).map(([k, c]) => [k, { ...c, secret: '[redacted]' }]),
+  )
+  const users = Object.fromEntries(
+    Object.entries(config.users).map(([k, u]) => [k, { ...u, password: '[redacted]' }]),
+  )
+  return { ...config, ca: config.ca ? '[PEM certificate]' : undefined, clients, users }
 }

@@ -1,6 +1,22 @@
 import { discovery } from './catalogue/discovery.ts'
 import { errors } from './catalogue/errors.ts'
 import { jwks } from './catalogue/jwks.ts'
+import { authorize } from './catalogue/authorize.ts'
+import { login } from './catalogue/login.ts'
+import { pkce } from './catalogue/pkce.ts'
+import { code } from './catalogue/code.ts'
+import { token } from './catalogue/token.ts'
+import { accessToken } from './catalogue/access-token.ts'
+import { idToken } from './catalogue/id-token.ts'
+import { refresh } from './catalogue/refresh.ts'
+import { clientCredentials } from './catalogue/client-credentials.ts'
+import { userInfo } from './catalogue/user-info.ts'
+import { introspection } from './catalogue/introspection.ts'
+import { revocation } from './catalogue/revocation.ts'
+import { logout } from './catalogue/logout.ts'
+import { branding } from './catalogue/branding.ts'
+import { rateLimit } from './catalogue/rate-limit.ts'
+import { robustness } from './catalogue/robustness.ts'
 import type { Requirement } from './catalogue/requirement.ts'
 import { transport } from './catalogue/transport.ts'
 
@@ -16,6 +32,22 @@ export const requirements = {
   ...jwks,
   ...transport,
   ...errors,
+  ...authorize,
+  ...login,
+  ...pkce,
+  ...code,
+  ...token,
+  ...accessToken,
+  ...idToken,
+  ...refresh,
+  ...clientCredentials,
+  ...userInfo,
+  ...introspection,
+  ...revocation,
+  ...logout,
+  ...branding,
+  ...rateLimit,
+  ...robustness,
 } as const satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements

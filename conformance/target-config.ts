@@ -35,6 +35,7 @@ const fileSchema = Joi.object({
   plainHttpUrl: Joi.string()
     .uri({ scheme: ['http'] })
     .optional(),
+  rateLimitBudget: Joi.number().integer().min(1).optional(),
 })
 
 export interface TargetFlags {
@@ -114,5 +115,6 @@ export function loadTargetConfig(
     clients,
     users,
     plainHttpUrl: file.plainHttpUrl as string | undefined,
+    rateLimitBudget: file.rateLimitBudget as number | undefined,
   }
 }

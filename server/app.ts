@@ -7,6 +7,7 @@ import { systemClock, type Clock, type Deps, type Fault } from './deps.ts'
 import { createKeystore, ensureSigningKey } from './keys/keystore.ts'
 import { createPlainListener } from './plain-listener.ts'
 import { oauthErrors } from './plugins/oauth-errors.ts'
+import { rateLimit } from './plugins/rate-limit.ts'
 import { transport } from './plugins/transport.ts'
 import { routes } from './routes/index.ts'
 import { registerCookies } from './sessions.ts'
@@ -24,6 +25,8 @@ export interface AppOptions {
   /** Test-only faults (see deps.ts). */
   readonly faults?: Iterable<Fault>
   readonly log?: Deps['log']
+  /** Rate limits to use instead of `config.rateLimits` (the embedded target's probe control). */
+  readonly rateLimits?: Deps['rateLimits']
 }
 
 export interface App {
@@ -46,8 +49,8 @@ const defaultLog: Deps['log'] = (event, detail) => {
 export async function createServer(config: Config, options: AppOptions): Promise<App> {
   let store = options.store
   if (!store) {
-    const knex = openDatabase(config.databaseUrl)
-    await migrate(knex)
+    const knex = openDatabase(config.databaseUrl, config.databaseSchema)
+    await migrate(knex, config.databaseSchema)
     store = createKnexStore(knex)
   }
   const clock = options.clock ?? systemClock
@@ -56,6 +59,7 @@ export async function createServer(config: Config, options: AppOptions): Promise
 
   const faults = new Set(options.faults ?? [])
   const deps: Deps = {
+    rateLimits: options.rateLimits ?? (() => config.rateLimits),
     config,
     store,
     keys: createKeystore(store.keys),
@@ -83,6 +87,7 @@ export async function createServer(config: Config, options: AppOptions): Promise
   })
   await server.register(oauthErrors(deps))
   await server.register(transport(deps))
+  await server.register(rateLimit(deps))
   await server.register(Inert)
   registerCookies(server)
   server.route(routes(server, deps))

@@ -30,6 +30,11 @@ export interface Config {
    * in-memory SQLite database, or `sqlite:PATH`. Default `sqlite:DATA_DIR/idp.sqlite`.
    */
   readonly databaseUrl: string
+  /**
+   * PostgreSQL schema to keep the tables in (created if missing), so several deployments or
+   * test runs can share one database. Env `DATABASE_SCHEMA`. Default: the server's search path.
+   */
+  readonly databaseSchema: string | undefined
   /** PEM files of the server certificate and key. Env `TLS_CERT`, `TLS_KEY`. Default: a dev CA. */
   readonly tlsCert: string | undefined
   readonly tlsKey: string | undefined
@@ -121,6 +126,10 @@ const schema = Joi.object<Config>({
     .messages({
       'string.pattern.base': '"databaseUrl" must start with postgres://, postgresql:// or sqlite:',
     }),
+  databaseSchema: Joi.string()
+    .pattern(/^[a-z_][a-z0-9_]{0,62}$/)
+    .optional()
+    .messages({ 'string.pattern.base': '"databaseSchema" must be a lower-case SQL identifier' }),
   tlsCert: Joi.string().optional(),
   tlsKey: Joi.string().optional(),
   httpPort: Joi.number().port().optional(),
@@ -188,6 +197,7 @@ export function loadConfig(
     baseUrl: env.BASE_URL || undefined,
     dataDir: env.DATA_DIR || undefined,
     databaseUrl: env.DATABASE_URL || undefined,
+    databaseSchema: env.DATABASE_SCHEMA || undefined,
     tlsCert: env.TLS_CERT || undefined,
     tlsKey: env.TLS_KEY || undefined,
     httpPort: num(env.HTTP_PORT),

@@ -6,7 +6,36 @@ import type { Store } from './store/store.ts'
  * Faults that only tests switch on, so the suite's self-test can prove a check fails where msw
  * cannot reach (browser traffic, TLS, server-side state). Production code never sets them.
  */
-export type Fault = 'plain-http-serves-documents' | 'weak-tls'
+export type Fault =
+  | 'plain-http-serves-documents'
+  | 'weak-tls'
+  | 'client-credentials-user-subject'
+  | 'refresh-orphans-access-tokens'
+  | 'logout-keeps-session'
+  | 'logout-empty-state'
+  | 'logout-post-reads-query'
+  | 'logout-without-confirmation'
+  | 'rate-limit-keyed-by-ip'
+  | 'pkce-verifier-optional'
+  | 'pkce-plain-fallback'
+  | 'pkce-verifier-syntax-unchecked'
+  | 'pkce-failure-keeps-code'
+  | 'weak-codes'
+  | 'code-expiry-unchecked'
+  | 'authorize-success-drops-state'
+  | 'authorize-truncates-state'
+  | 'authorize-grants-unknown-scope'
+  | 'authorize-drops-nonce'
+  | 'authorize-post-reads-query'
+  | 'authorize-ignores-prompt-login'
+  | 'login-cancel-ignored'
+  | 'login-page-unbranded'
+  | 'login-csrf-unchecked'
+  | 'login-redirect-307'
+  | 'login-reflects-username-raw'
+  | 'login-enumerates-users'
+  | 'access-token-alg-none'
+  | 'hapi-errors-unrendered'
 
 /** Unix seconds. The clock is a dependency so tests can move time. */
 export type Clock = () => number
@@ -17,6 +46,11 @@ export interface Deps {
   readonly keys: Keystore
   readonly clock: Clock
   readonly faults: ReadonlySet<Fault>
+  /**
+   * The rate limits in force: `config.rateLimits`, unless the embedded test target lowers one
+   * for a bounded 429 probe.
+   */
+  readonly rateLimits: () => Config['rateLimits']
   readonly log: (event: string, detail?: Record<string, unknown>) => void
 }
 

@@ -16,3 +16,70 @@ export async function testApp(
   )
   return createServer(cfg, { tls: await tls, log: () => undefined, ...options })
 }
+
+const setCookies = (headers: Record<string, unknown>): string[] => {
+  const set = headers['set-cookie']
+  const list = Array.isArray(set) ? (set as string[]) : typeof set === 'string' ? [set] : []
+  return list.map((c) => c.split(';')[0] ?? '')
+}
+
+/**
+ * Signs a user in through authorize + the login form and redeems the code, all with
+ * `server.inject`. Returns the token response body.
+ */
+export async function signInAndRedeem(
+  app: App,
+  options: {
+    username: string
+    password: string
+    scope: string
+    clientId?: string
+    clientSecret?: string
+  },
+): Promise<Record<string, string>> {
+  const { createHash, randomBytes } = await import('node:crypto')
+  const verifier = randomBytes(32).toString('base64url')
+  const clientId = options.clientId ?? 'conformance-client'
+  const query = new URLSearchParams({
+    client_id: clientId,
+    redirect_uri: 'https://client.example/callback',
+    response_type: 'code',
+    scope: options.scope,
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
+  })
+  const page = await app.server.inject(`/auth/authorize?${query.toString()}`)
+  const field = (name: string) =>
+    new RegExp(`name="${name}" value="([^"]+)"`).exec(page.payload)?.[1] ?? ''
+  const login = await app.server.inject({
+    method: 'POST',
+    url: '/auth/login',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      cookie: setCookies(page.headers).join('; '),
+    },
+    payload: new URLSearchParams({
+      interaction: field('interaction'),
+      csrf: field('csrf'),
+      username: options.username,
+      password: options.password,
+      action: 'login',
+    }).toString(),
+  })
+  const code = new URL(login.headers.location ?? 'https://x.invalid').searchParams.get('code') ?? ''
+  const tokens = await app.server.inject({
+    method: 'POST',
+    url: '/auth/token',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: 'https://client.example/callback',
+      client_id: clientId,
+      client_secret: options.clientSecret ?? 'conformance-secret',
+    }).toString(),
+  })
+  if (tokens.statusCode !== 200) throw new Error(`sign-in failed: ${tokens.payload}`)
+  return JSON.parse(tokens.payload) as Record<string, string>
+}

@@ -21,4 +21,11 @@ export const jwks = {
     title:
       'no private or symmetric key material is published and every modulus has at least 2048 bits',
   },
+  'JWKS-04': {
+    area: 'JWKS',
+    level: 'MUST',
+    source: 'INTERFACE.md §2.3, §5.6; OIDC Core §10.1',
+    title:
+      'the kid of every ID token and access token resolves to exactly one key that verifies it with RS256',
+  },
 } as const satisfies Record<string, Requirement>

@@ -1,5 +1,7 @@
 import { check, type CheckContext } from '../harness/check.ts'
 import { expectJsonObject, expectStatus, expectThat } from '../harness/expect.ts'
+import { tokensFor } from '../harness/flows.ts'
+import { clientCredentials, machineClient, refresh, verifySignature } from './access-token.ts'
 
 const BASE64URL = /^[A-Za-z0-9_-]+$/
 
@@ -68,4 +70,27 @@ check('JWKS-03', async (ctx) => {
       expectThat(bits >= 2048, `${label}: RSA modulus has ${bits} bits, fewer than 2048`)
     }
   }
+})
+
+check('JWKS-04', async (ctx) => {
+  const { main } = ctx.target.clients
+  const { body } = await tokensFor(ctx, { scope: 'openid offline_access' })
+  const tokens: [string, unknown][] = [
+    ['access token (authorization_code)', body.access_token],
+    ['ID token (authorization_code)', body.id_token],
+  ]
+  if (typeof body.refresh_token === 'string') {
+    const refreshed = await refresh(ctx, main, body.refresh_token)
+    tokens.push(['access token (refresh_token)', refreshed.access_token])
+  } else {
+    ctx.note('no refresh_token was issued, so no refreshed access token was cross-checked')
+  }
+  const machine = machineClient(ctx)
+  tokens.push([
+    `access token (client_credentials, ${machine.id})`,
+    (await clientCredentials(ctx, machine)).access_token,
+  ])
+  // OIDC Core §10.1: the kid names exactly one published key, which verifies with RS256 pinned
+  for (const [what, token] of tokens) await verifySignature(ctx, token, what)
+  ctx.note(`cross-checked against the JWKS: ${tokens.map(([what]) => what).join(', ')}`)
 })

@@ -114,7 +114,7 @@ export async function runCheck(
   } finally {
     clearTimeout(timer)
     await Promise.all(contexts.map((c) => c.close().catch(() => undefined)))
-    target.controls?.resetClock()
+    target.controls?.reset()
   }
 }
 

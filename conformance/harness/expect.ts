@@ -6,7 +6,8 @@ export class CheckFailure extends Error {
 }
 
 const show = (v: unknown): string => {
-  const s = JSON.stringify(v)
+  // JSON.stringify(undefined) is undefined: show it as such rather than crash
+  const s = (JSON.stringify(v) as string | undefined) ?? String(v)
   return s.length > 300 ? `${s.slice(0, 300)}…` : s
 }
 

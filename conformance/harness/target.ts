@@ -43,6 +43,12 @@ export interface TargetConfig {
    * the http scheme on port 80.
    */
   readonly plainHttpUrl?: string | undefined
+  /**
+   * The most requests a rate-limit probe may send (RATE-*). Unset, the probes that must
+   * exceed a limit to see a 429 are skipped, so nobody hammers a production deployment by
+   * accident; set, they run only when the advertised X-RateLimit-Limit + 1 fits in it.
+   */
+  readonly rateLimitBudget?: number | undefined
 }
 
 /** A resolved target: its config plus a dispatcher that trusts its CA with TLS checks on. */
@@ -60,8 +66,13 @@ export interface Target extends TargetConfig {
 export interface TargetControls {
   /** Moves the server's clock forward. */
   advanceClock(seconds: number): void
-  /** Puts the server's clock back to real time (done after every check). */
-  resetClock(): void
+  /**
+   * Lowers one rate-limit group's budget so a 429 probe stays bounded (RATE-*); the group
+   * names are the server's (token, introspect, revoke, userinfo, login, public).
+   */
+  setRateLimit(group: string, limit: number, windowSeconds: number): void
+  /** Puts the clock and the rate limits back (done after every check). */
+  reset(): void
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { CheckResult } from '../harness/types.ts'
-import { countVerdicts, runPassed } from './summary.ts'
+import { countVerdicts } from './summary.ts'
 
 /** Bumped on any incompatible change of the report's shape. */
 export const REPORT_SCHEMA_VERSION = 1
@@ -21,7 +21,8 @@ export function buildReport(options: {
   version: string
   startedAt: Date
   finishedAt: Date
-  strict: boolean
+  /** The run's verdict, known failures and the coverage gate included. */
+  passed: boolean
 }): RunReport {
   return {
     schemaVersion: REPORT_SCHEMA_VERSION,
@@ -29,7 +30,7 @@ export function buildReport(options: {
     target: options.target,
     startedAt: options.startedAt.toISOString(),
     finishedAt: options.finishedAt.toISOString(),
-    passed: runPassed(options.results, options.strict),
+    passed: options.passed,
     counts: countVerdicts(options.results),
     checks: options.results,
   }

@@ -7,7 +7,3 @@ export const countVerdicts = (results: readonly CheckResult[]): Counts => {
   for (const r of results) counts[r.verdict]++
   return counts
 }
-
-/** A run passes when no MUST check failed; with `strict`, SHOULD warnings fail it too. */
-export const runPassed = (results: readonly CheckResult[], strict = false): boolean =>
-  results.every((r) => r.verdict !== 'fail' && (!strict || r.verdict !== 'warn'))

@@ -2,6 +2,22 @@ import type { RequirementId } from '../requirements.ts'
 import { discoverySabotage } from './sabotage/discovery.ts'
 import { errorsSabotage } from './sabotage/errors.ts'
 import { jwksSabotage } from './sabotage/jwks.ts'
+import { authorizeSabotage } from './sabotage/authorize.ts'
+import { loginSabotage } from './sabotage/login.ts'
+import { pkceSabotage } from './sabotage/pkce.ts'
+import { codeSabotage } from './sabotage/code.ts'
+import { tokenSabotage } from './sabotage/token.ts'
+import { accessTokenSabotage } from './sabotage/access-token.ts'
+import { idTokenSabotage } from './sabotage/id-token.ts'
+import { refreshSabotage } from './sabotage/refresh.ts'
+import { clientCredentialsSabotage } from './sabotage/client-credentials.ts'
+import { userInfoSabotage } from './sabotage/user-info.ts'
+import { introspectionSabotage } from './sabotage/introspection.ts'
+import { revocationSabotage } from './sabotage/revocation.ts'
+import { logoutSabotage } from './sabotage/logout.ts'
+import { brandingSabotage } from './sabotage/branding.ts'
+import { rateLimitSabotage } from './sabotage/rate-limit.ts'
+import { robustnessSabotage } from './sabotage/robustness.ts'
 import type { Sabotage } from './sabotage/kit.ts'
 import { transportSabotage } from './sabotage/transport.ts'
 
@@ -16,4 +32,20 @@ export const sabotage: Record<RequirementId, Sabotage> = {
   ...jwksSabotage,
   ...transportSabotage,
   ...errorsSabotage,
+  ...authorizeSabotage,
+  ...loginSabotage,
+  ...pkceSabotage,
+  ...codeSabotage,
+  ...tokenSabotage,
+  ...accessTokenSabotage,
+  ...idTokenSabotage,
+  ...refreshSabotage,
+  ...clientCredentialsSabotage,
+  ...userInfoSabotage,
+  ...introspectionSabotage,
+  ...revocationSabotage,
+  ...logoutSabotage,
+  ...brandingSabotage,
+  ...rateLimitSabotage,
+  ...robustnessSabotage,
 }

@@ -1,3 +1,4 @@
+import type { Deps } from '../deps.ts'
 import { invalidGrant, invalidRequest } from '../errors.ts'
 import { sha256Hex } from '../protocol/digest.ts'
 import { required } from '../protocol/params.ts'
@@ -8,6 +9,14 @@ import { permissionsFor, userClaims } from '../tokens/claims.ts'
 import { mintIdToken } from '../tokens/id-token.ts'
 import { issueRefreshToken } from '../tokens/refresh-token.ts'
 import type { Grant } from './grant.ts'
+
+/** Codes whose redemption failed only on PKCE, kept per server for the test-only fault. */
+const pkceFailedCodes = new WeakMap<Deps['store'], Set<string>>()
+const pkceFailed = (deps: Pick<Deps, 'store'>): Set<string> => {
+  let set = pkceFailedCodes.get(deps.store)
+  if (!set) pkceFailedCodes.set(deps.store, (set = new Set()))
+  return set
+}
 
 /** grant_type=authorization_code (RFC 6749 §4.1.3, RFC 7636 §4.5-4.6, OIDC Core §3.1.3). */
 export const authorizationCode = {
@@ -20,27 +29,42 @@ export const authorizationCode = {
     // one conditional write: of concurrent redemptions exactly one wins (CODE-04)
     const consumed = await store.codes.consume(sha256Hex(code), now)
     if (!consumed) throw invalidGrant('the authorization code is invalid')
-    const { code: stored, firstUse } = consumed
+    const { code: stored } = consumed
+    // test-only fault (PKCE-08): a code whose only failure was PKCE stays redeemable
+    const retryable =
+      deps.faults.has('pkce-failure-keeps-code') && pkceFailed(deps).has(stored.digest)
+    const firstUse = consumed.firstUse || retryable
     if (!firstUse) {
       // RFC 6749 §4.1.2: a code used twice MUST be denied and SHOULD revoke its tokens
       await store.tokens.revokeByCode(stored.digest, now)
       throw invalidGrant('the authorization code was already used')
     }
     // from here on the code is spent, so a failed attempt cannot be retried (RFC 9700 §4.8)
-    if (stored.expiresAt <= now) throw invalidGrant('the authorization code has expired')
+    // the test-only fault (CODE-07) lets expired codes through
+    if (stored.expiresAt <= now && !deps.faults.has('code-expiry-unchecked'))
+      throw invalidGrant('the authorization code has expired')
     if (stored.clientId !== client.id)
       throw invalidGrant('the authorization code was issued to another client')
     // RFC 6749 §4.1.3: identical to the authorization request's redirect_uri
     if (stored.redirectUri !== redirectUri)
       throw invalidGrant('redirect_uri does not match the authorization request')
     const verifier = params.code_verifier
-    if (verifier === undefined || verifier === '')
-      throw invalidGrant('code_verifier is required (PKCE)')
-    // RFC 7636 §4.1: 43 to 128 unreserved characters
-    if (!VERIFIER.test(verifier))
-      throw invalidRequest('code_verifier must be 43 to 128 unreserved characters')
-    if (!verifierMatches(verifier, stored.codeChallenge))
-      throw invalidGrant('code_verifier does not match the code_challenge')
+    // test-only fault (PKCE-05): a missing verifier skips PKCE, the classic downgrade
+    const skipPkce = deps.faults.has('pkce-verifier-optional') && !verifier
+    if (!skipPkce) {
+      if (verifier === undefined || verifier === '')
+        throw invalidGrant('code_verifier is required (PKCE)')
+      // RFC 7636 §4.1: 43 to 128 unreserved characters
+      if (!VERIFIER.test(verifier) && !deps.faults.has('pkce-verifier-syntax-unchecked'))
+        throw invalidRequest('code_verifier must be 43 to 128 unreserved characters')
+      // test-only fault (PKCE-06): the challenge itself accepted as a plain verifier
+      const plain = deps.faults.has('pkce-plain-fallback') && verifier === stored.codeChallenge
+      if (!plain && !verifierMatches(verifier, stored.codeChallenge)) {
+        if (deps.faults.has('pkce-failure-keeps-code')) pkceFailed(deps).add(stored.digest)
+        throw invalidGrant('code_verifier does not match the code_challenge')
+      }
+    }
+    if (retryable) pkceFailed(deps).delete(stored.digest)
     const user = await store.users.get(stored.userId)
     if (!user) throw invalidGrant('the user of this authorization code no longer exists')
 

@@ -28,7 +28,8 @@ export const clientCredentials = {
     const scope = formatScope(scopes)
     const access = await mintAccessToken(
       {
-        subject: client.id,
+        // the self-test's CC-04 sabotage: a subject that is not the client
+        subject: deps.faults.has('client-credentials-user-subject') ? 'service-user' : client.id,
         clientId: client.id,
         scope,
         roles: client.clientRoles,

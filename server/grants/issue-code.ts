@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import type { Deps } from '../deps.ts'
 import { randomToken, sha256Hex } from '../protocol/digest.ts'
 import type { AuthorizationRequest } from '../protocol/authorization-request.ts'
@@ -11,9 +12,12 @@ import { formatScope } from '../protocol/scope.ts'
 export async function issueCode(
   request: AuthorizationRequest,
   user: { userId: string; authTime: number },
-  deps: Pick<Deps, 'store' | 'clock' | 'config'>,
+  deps: Pick<Deps, 'store' | 'clock' | 'config' | 'faults'>,
 ): Promise<string> {
-  const code = randomToken()
+  // test-only fault (CODE-10): 32 random bits behind a fixed prefix, long enough to look fine
+  const code = deps.faults.has('weak-codes')
+    ? `code-${randomBytes(4).toString('hex')}-000000000000`
+    : randomToken()
   const now = deps.clock()
   await deps.store.codes.insert({
     digest: sha256Hex(code),

@@ -43,6 +43,8 @@ const fail = (code: OAuthErrorCode, description: string) => new OAuthError(code,
 export async function validateAuthorizationRequest(
   raw: Readonly<Record<string, unknown>>,
   store: Pick<Store, 'clients'>,
+  /** Test-only: the self-test's broken server that grants scopes it does not know. */
+  testFaults: { readonly grantUnknownScopes?: boolean } = {},
 ): Promise<AuthorizeValidation> {
   const page = (code: OAuthErrorCode, description: string): AuthorizeError => ({
     kind: 'page',
@@ -125,7 +127,7 @@ export async function validateAuthorizationRequest(
   if (!scopeParam) return redirect('invalid_scope', 'scope is required')
   const scope = parseScope(scopeParam)
   if (!scope || scope.length === 0) return redirect('invalid_scope', 'scope is malformed')
-  if (!withinScope(scope, client.scopes))
+  if (!testFaults.grantUnknownScopes && !withinScope(scope, client.scopes))
     return redirect(
       'invalid_scope',
       'the requested scope is unknown or not allowed for this client',
@@ -160,5 +162,7 @@ export function clientRedirect(
   // built by concatenation so the registered URI is sent back byte for byte
   const query = new URLSearchParams()
   for (const [k, v] of Object.entries(params)) if (v !== undefined) query.append(k, v)
-  return `${redirectUri}${redirectUri.includes('?') ? '&' : '?'}${query.toString()}`
+  const encoded = query.toString()
+  if (encoded === '') return redirectUri
+  return `${redirectUri}${redirectUri.includes('?') ? '&' : '?'}${encoded}`
 }

@@ -22,7 +22,7 @@ export function redirectToClient(
   h: ResponseToolkit,
   redirectUri: string,
   params: Record<string, string | undefined>,
-  status: 302 | 303,
+  status: 302 | 303 | 307,
 ): ResponseObject {
   return h
     .redirect(clientRedirect(redirectUri, params))
@@ -64,11 +64,28 @@ export function errorPageResponse(
   })
 }
 
+/**
+ * Issues a code for a signed-in user and returns the success redirect's parameters
+ * (RFC 6749 §4.1.2: code and the state exactly as received; RFC 9207 §2: iss).
+ */
+export async function issueCodeParams(
+  ar: AuthorizationRequest,
+  user: { userId: string; authTime: number },
+  deps: Pick<Deps, 'store' | 'clock' | 'config' | 'faults'>,
+): Promise<Record<string, string | undefined>> {
+  const bound = deps.faults.has('authorize-drops-nonce') ? { ...ar, nonce: undefined } : ar
+  const code = await issueCode(bound, user, deps)
+  let state = ar.state
+  if (deps.faults.has('authorize-success-drops-state')) state = undefined
+  else if (deps.faults.has('authorize-truncates-state')) state = state?.slice(0, 64)
+  return { code, state, iss: deps.config.baseUrl }
+}
+
 /** Renders the login page for a validated request, bound to this browser by a cookie. */
 export async function showLogin(
   h: ResponseToolkit,
   request: AuthorizationRequest,
-  deps: Pick<Deps, 'store' | 'clock'>,
+  deps: Pick<Deps, 'store' | 'clock' | 'faults'>,
 ): Promise<ResponseObject> {
   const interaction = randomToken()
   const csrf = randomToken()
@@ -79,7 +96,9 @@ export async function showLogin(
     expiresAt: deps.clock() + INTERACTION_TTL,
   })
   const nonce = newNonce()
-  const branding = await deps.store.clients.branding(request.clientId)
+  const branding = deps.faults.has('login-page-unbranded')
+    ? undefined
+    : await deps.store.clients.branding(request.clientId)
   return page(h, loginPage({ interaction, csrf, branding, nonce }), {
     nonce,
     formTargets: [request.redirectUri],
@@ -92,28 +111,24 @@ export async function showLogin(
  */
 export const authorize = (deps: Deps): ServerRoute[] => {
   const handler = async (request: Request, h: ResponseToolkit) => {
-    const raw = (request.method === 'post' ? request.payload : request.query) as Record<
-      string,
-      unknown
-    > | null
-    const validation = await validateAuthorizationRequest(raw ?? {}, deps.store)
+    const fromBody = request.method === 'post' && !deps.faults.has('authorize-post-reads-query')
+    const raw = (fromBody ? request.payload : request.query) as Record<string, unknown> | null
+    const validation = await validateAuthorizationRequest(raw ?? {}, deps.store, {
+      grantUnknownScopes: deps.faults.has('authorize-grants-unknown-scope'),
+    })
     if (validation.kind === 'page') return errorPageResponse(h, validation.error, undefined)
     if (validation.kind === 'redirect') return errorRedirect(h, validation, validation.error, deps)
     const ar = validation.request
     const session = await currentSession(request, deps)
     const now = deps.clock()
-    const reusable =
-      session !== undefined &&
-      !ar.prompt.includes('login') &&
-      (ar.maxAge === undefined || now - session.authTime <= ar.maxAge)
-    if (reusable) {
-      const code = await issueCode(ar, { userId: session.userId, authTime: session.authTime }, deps)
-      return redirectToClient(
-        h,
-        ar.redirectUri,
-        { code, state: ar.state, iss: deps.config.baseUrl },
-        302,
-      )
+    // OIDC Core §3.1.2.1: prompt=login and an exceeded max_age both demand a new login
+    const forceLogin =
+      !deps.faults.has('authorize-ignores-prompt-login') &&
+      (ar.prompt.includes('login') ||
+        (session !== undefined && ar.maxAge !== undefined && now - session.authTime > ar.maxAge))
+    if (session !== undefined && !forceLogin) {
+      const user = { userId: session.userId, authTime: session.authTime }
+      return redirectToClient(h, ar.redirectUri, await issueCodeParams(ar, user, deps), 302)
     }
     if (ar.prompt.includes('none')) {
       // OIDC Core §3.1.2.6: prompt=none never shows UI

@@ -11,6 +11,9 @@ export const fallback = (server: Server): ServerRoute => ({
   method: '*',
   path: '/{any*}',
   options: {
+    // never parsed: subtext sets up a gzip/deflate decoder before it refuses a multipart body
+    // with 415, and that decoder's later error went unhandled and took the process down
+    payload: { parse: false },
     handler: (request) => {
       const allowed = METHODS.filter((m) => {
         const route = server.match(m, request.path)

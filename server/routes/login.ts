@@ -1,7 +1,12 @@
-import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi'
+import type { Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hapi/hapi'
 import type { Deps } from '../deps.ts'
 import { accessDenied, invalidRequest, OAuthError } from '../errors.ts'
-import { issueCode } from '../grants/issue-code.ts'
+import {
+  clientIp,
+  rateLimitHeaders,
+  tooManyRequests,
+  type RateLimitState,
+} from '../plugins/rate-limit.ts'
 import type { AuthorizationRequest } from '../protocol/authorization-request.ts'
 import { digestsEqual, sha256Hex } from '../protocol/digest.ts'
 import {
@@ -11,14 +16,66 @@ import {
   setSessionCookie,
 } from '../sessions.ts'
 import { DUMMY_HASH, verifyPassword } from '../users/passwords.ts'
+import { SafeHtml } from '../views/html.ts'
 import { loginPage } from '../views/login.ts'
 import { newNonce, page } from '../views/respond.ts'
-import { errorPageResponse, errorRedirect, redirectToClient } from './authorize.ts'
+import { errorPageResponse, errorRedirect, issueCodeParams, redirectToClient } from './authorize.ts'
 
 /** One message for an unknown user and a wrong password: no user enumeration. */
 export const LOGIN_FAILED = 'Incorrect username or password.'
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined)
+
+type LoginDeps = Pick<Deps, 'store' | 'clock' | 'config' | 'faults' | 'rateLimits' | 'log'>
+
+/**
+ * Counts a password check against the login limit, per client IP + username (RFC 6749 §10.10,
+ * ARCHITECTURE.md). Only failures count, so a user who signs in often is never throttled; but
+ * once the failures reach the limit, a correct password is refused too, or throttling would not
+ * slow down guessing. The store's counters only go up, so the failures seen at a success are
+ * the attempts minus the successes.
+ */
+async function countAttempt(
+  request: Request,
+  username: string,
+  succeeded: boolean,
+  deps: LoginDeps,
+): Promise<RateLimitState & { blocked: boolean }> {
+  const { limit, window } = deps.rateLimits().login
+  const now = deps.clock()
+  const windowStart = now - (now % window)
+  const key = `login:${clientIp(request, deps.config.trustProxy)}:${sha256Hex(username)}`
+  const hit = (counter: string) => deps.store.rateLimits.hit(`${key}:${counter}`, windowStart)
+  const attempts = await hit('attempts')
+  // a success does not count as a failure; a failure includes this attempt
+  const failures = succeeded ? attempts - (await hit('successes')) : await hit('failures')
+  return {
+    limit,
+    remaining: Math.max(0, limit - failures),
+    reset: windowStart + window,
+    blocked: succeeded ? failures >= limit : failures > limit,
+  }
+}
+
+/** RFC 6585 §4: 429 with Retry-After; the hosted page for a browser, JSON for anything else. */
+function throttled(
+  request: Request,
+  h: ResponseToolkit,
+  state: RateLimitState,
+  deps: LoginDeps,
+): ResponseObject {
+  const error = tooManyRequests(state, deps.clock())
+  const accept = (request.headers as Record<string, string | undefined>).accept ?? ''
+  if (!accept.includes('text/html')) throw error
+  const res = errorPageResponse(
+    h,
+    new OAuthError('temporarily_unavailable', 'Too many failed sign-in attempts. Try again later.'),
+    undefined,
+    429,
+  )
+  for (const [name, value] of Object.entries(error.headers)) res.header(name, value)
+  return res
+}
 
 /**
  * POST /auth/login: the hosted login form. CSRF-protected three ways (RFC 6749 §10.12): the
@@ -32,12 +89,14 @@ export const login = (deps: Deps): ServerRoute => ({
     payload: { allow: 'application/x-www-form-urlencoded', maxBytes: 16 * 1024 },
     handler: async (request: Request, h: ResponseToolkit) => {
       const form = (request.payload as Record<string, unknown> | null) ?? {}
+      const checkCsrf = !deps.faults.has('login-csrf-unchecked')
       const forbidden = (description: string) =>
         errorPageResponse(h, new OAuthError('access_denied', description), undefined, 403)
       // Referrer-Policy no-referrer makes browsers send Origin: null on the form post; any
       // other origin than ours is a cross-site post
       const origin = (request.headers as Record<string, string | undefined>).origin
       if (
+        checkCsrf &&
         origin !== undefined &&
         origin !== 'null' &&
         origin !== new URL(deps.config.baseUrl).origin
@@ -45,10 +104,10 @@ export const login = (deps: Deps): ServerRoute => ({
         return forbidden('cross-origin sign-in refused')
       }
       const id = str(form.interaction)
-      const csrf = str(form.csrf)
-      if (!id || !csrf)
+      const csrf = str(form.csrf) ?? ''
+      if (!id || (checkCsrf && !csrf))
         return errorPageResponse(h, invalidRequest('the sign-in form is incomplete'), undefined)
-      if (interactionCookie(request) !== id)
+      if (checkCsrf && interactionCookie(request) !== id)
         return forbidden('this sign-in was started in another browser or has expired')
       const interaction = await deps.store.interactions.get(id, deps.clock())
       if (!interaction)
@@ -57,11 +116,11 @@ export const login = (deps: Deps): ServerRoute => ({
           invalidRequest('this sign-in request has expired; start again from the application'),
           undefined,
         )
-      if (!digestsEqual(sha256Hex(csrf), interaction.csrfDigest))
+      if (checkCsrf && !digestsEqual(sha256Hex(csrf), interaction.csrfDigest))
         return forbidden('the sign-in form token is invalid')
       const ar = interaction.request as unknown as AuthorizationRequest
 
-      if (str(form.action) === 'cancel') {
+      if (str(form.action) === 'cancel' && !deps.faults.has('login-cancel-ignored')) {
         await deps.store.interactions.take(id)
         return errorRedirect(
           h,
@@ -73,29 +132,48 @@ export const login = (deps: Deps): ServerRoute => ({
       }
       const username = str(form.username) ?? ''
       const password = str(form.password) ?? ''
-      const user = username.length <= 255 ? await deps.store.users.byUsername(username) : undefined
+      const user =
+        username !== '' && username.length <= 255
+          ? await deps.store.users.byUsername(username)
+          : undefined
       // the hash is checked even for an unknown user, so timing does not tell them apart
       const valid =
         (await verifyPassword(password.slice(0, 1024), user?.passwordHash ?? DUMMY_HASH)) &&
         user !== undefined
+      let limit: (RateLimitState & { blocked: boolean }) | undefined
+      try {
+        limit = await countAttempt(request, username, valid, deps)
+      } catch (err) {
+        // as for the API limits: counters that cannot be written do not take sign-in down
+        deps.log('rate-limit-unavailable', { error: (err as Error).message })
+      }
+      if (limit?.blocked) return throttled(request, h, limit, deps)
+      const withLimit = (res: ResponseObject): ResponseObject => {
+        if (limit)
+          for (const [name, value] of Object.entries(rateLimitHeaders(limit)))
+            res.header(name, value)
+        return res
+      }
       if (!valid) {
         const nonce = newNonce()
         const branding = await deps.store.clients.branding(ar.clientId)
-        return page(
-          h,
-          loginPage({
-            interaction: id,
-            csrf,
-            branding,
-            nonce,
-            username: username.slice(0, 255),
-            error: LOGIN_FAILED,
-          }),
-          {
-            nonce,
-            status: 401,
-            formTargets: [ar.redirectUri],
-          },
+        const message =
+          deps.faults.has('login-enumerates-users') && !user ? 'No such user.' : LOGIN_FAILED
+        return withLimit(
+          page(
+            h,
+            loginPage({
+              interaction: id,
+              csrf,
+              branding,
+              nonce,
+              username: deps.faults.has('login-reflects-username-raw')
+                ? new SafeHtml(username.slice(0, 255))
+                : username.slice(0, 255),
+              error: message,
+            }),
+            { nonce, status: 401, formTargets: [ar.redirectUri] },
+          ),
         )
       }
       // taking the interaction is atomic: a double submission cannot issue two codes
@@ -107,14 +185,14 @@ export const login = (deps: Deps): ServerRoute => ({
         )
       }
       const { cookie, session } = await createSession(user.id, deps)
-      const code = await issueCode(ar, { userId: user.id, authTime: session.authTime }, deps)
-      const response = redirectToClient(
-        h,
-        ar.redirectUri,
-        { code, state: ar.state, iss: deps.config.baseUrl },
-        303,
+      const params = await issueCodeParams(
+        ar,
+        { userId: user.id, authTime: session.authTime },
+        deps,
       )
-      return setSessionCookie(response, cookie, deps).unstate(INTERACTION_COOKIE)
+      const status = deps.faults.has('login-redirect-307') ? 307 : 303
+      const response = redirectToClient(h, ar.redirectUri, params, status)
+      return withLimit(setSessionCookie(response, cookie, deps).unstate(INTERACTION_COOKIE))
     },
   },
 })

@@ -27,6 +27,17 @@ export const token = (deps: Deps): ServerRoute => ({
   path: '/auth/token',
   options: {
     payload: formPayload,
+    ext: {
+      // RFC 6749 §5.2 shows errors with the same no-cache headers as §5.1 successes
+      onPreResponse: {
+        method: (request, h) => {
+          const response = request.response
+          if (response instanceof Error) response.output.headers.pragma = 'no-cache'
+          else response.header('pragma', 'no-cache')
+          return h.continue
+        },
+      },
+    },
     handler: async (request, h) => {
       const params = singleParams(request.payload)
       const client = await authenticateClient(request, params, deps)

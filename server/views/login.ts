@@ -1,12 +1,13 @@
 import type { Branding } from '../store/store.ts'
-import { html } from './html.ts'
+import { html, type SafeHtml } from './html.ts'
 import { layout } from './layout.ts'
 
 export interface LoginView {
   readonly interaction: string
   readonly csrf: string
   readonly branding: Branding | undefined
-  readonly username?: string | undefined
+  /** Escaped when it is a string; SafeHtml only from the self-test's broken server. */
+  readonly username?: string | SafeHtml | undefined
   /** A generic failure message: the same for an unknown user and a wrong password. */
   readonly error?: string | undefined
   readonly nonce: string

@@ -1,4 +1,5 @@
 import type { jwks } from '../../catalogue/jwks.ts'
+import { forgeTokens } from './access-token.ts'
 import { corruptJson, firstKey, JWKS, type Sabotage } from './kit.ts'
 
 /** How to break the target for each JWKS-* check. */
@@ -11,5 +12,9 @@ export const jwksSabotage: Record<keyof typeof jwks, Sabotage> = {
   'JWKS-03': {
     how: 'a private exponent published',
     handlers: corruptJson(JWKS, (b) => (b.keys = [{ ...firstKey(b), d: 'AQAB' }])),
+  },
+  'JWKS-04': {
+    how: 'ID tokens are signed with a key whose kid the JWKS does not publish',
+    handlers: forgeTokens({ id: (jwt) => void (jwt.sign = 'unpublished') }),
   },
 }

@@ -14,6 +14,25 @@ export type Sabotage =
 
 export type Json = Record<string, unknown>
 
+/**
+ * Headers of a real answer that must not be copied into the forged one: the body is already
+ * decoded (length and encoding no longer apply), and msw would replay a Set-Cookie on every
+ * later request of the run.
+ */
+export const DROPPED_HEADERS = new Set([
+  'content-length',
+  'content-encoding',
+  'transfer-encoding',
+  'set-cookie',
+])
+
+/**
+ * The headers as name/value pairs: a Headers object built inside an msw handler is not the
+ * class msw's Response recognises and would be dropped whole.
+ */
+export const headerPairs = (headers: Headers): [string, string][] =>
+  [...headers].filter(([name]) => !DROPPED_HEADERS.has(name.toLowerCase()))
+
 /** Fetches the real answer and returns it after `mutate` has changed its JSON body. */
 export function corruptJson(
   url: string,
@@ -25,9 +44,7 @@ export function corruptJson(
       const real = await fetchVia(target.dispatcher, bypass(request))
       const body = (await real.json()) as Json
       mutate(body)
-      const headers = new Headers(real.headers)
-      headers.delete('content-length')
-      return HttpResponse.json(body, { status: real.status, headers })
+      return HttpResponse.json(body, { status: real.status, headers: headerPairs(real.headers) })
     }),
   ]
 }
@@ -41,10 +58,12 @@ export function corruptHeaders(
   return (target: Target): HttpHandler[] => [
     http[method](target.baseUrl + url, async ({ request }) => {
       const real = await fetchVia(target.dispatcher, bypass(request))
-      const headers = new Headers(real.headers)
-      headers.delete('content-length')
+      const headers = new Headers(headerPairs(real.headers))
       mutate(headers, real.status)
-      return new HttpResponse(await real.text(), { status: real.status, headers })
+      return new HttpResponse(await real.text(), {
+        status: real.status,
+        headers: headerPairs(headers),
+      })
     }),
   ]
 }

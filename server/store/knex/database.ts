@@ -17,8 +17,11 @@ const migrationSource: Knex.MigrationSource<readonly [string, Migration]> = {
   getMigration: ([, migration]) => Promise.resolve(migration),
 }
 
-/** Opens the database named by `databaseUrl` (`sqlite::memory:`, `sqlite:PATH`, `postgres://…`). */
-export function openDatabase(databaseUrl: string): Knex {
+/**
+ * Opens the database named by `databaseUrl` (`sqlite::memory:`, `sqlite:PATH`, `postgres://…`);
+ * for PostgreSQL, `schema` keeps the tables in their own schema.
+ */
+export function openDatabase(databaseUrl: string, schema?: string): Knex {
   if (databaseUrl.startsWith('sqlite:')) {
     const filename = databaseUrl.slice('sqlite:'.length)
     if (filename !== ':memory:') mkdirSync(dirname(filename), { recursive: true })
@@ -46,10 +49,21 @@ export function openDatabase(databaseUrl: string): Knex {
       },
     })
   }
-  return knexFactory({ client: 'pg', connection: databaseUrl, pool: { min: 0, max: 10 } })
+  return knexFactory({
+    client: 'pg',
+    connection: databaseUrl,
+    pool: { min: 0, max: 10 },
+    // a lost database must turn into 503s within seconds, not after knex's default minute
+    acquireConnectionTimeout: 5000,
+    ...(schema ? { searchPath: [schema] } : {}),
+  })
 }
 
-/** Brings the schema up to date. */
-export async function migrate(knex: Knex): Promise<void> {
-  await knex.migrate.latest({ migrationSource })
+/** Brings the schema up to date (creating the PostgreSQL schema first when one is named). */
+export async function migrate(knex: Knex, schema?: string): Promise<void> {
+  if (schema) {
+    // the identifier is validated by the config schema; knex quotes it
+    await knex.raw('create schema if not exists ??', [schema])
+  }
+  await knex.migrate.latest({ migrationSource, ...(schema ? { schemaName: schema } : {}) })
 }

@@ -1,0 +1,504 @@
+import { compactVerify, importJWK, type JWK } from 'jose'
+import { check, type CheckContext } from '../harness/check.ts'
+import { expectJsonObject, expectSameSet, expectStatus, expectThat } from '../harness/expect.ts'
+import { tokensFor } from '../harness/flows.ts'
+import type { HttpResponse } from '../harness/http.ts'
+import type { TargetClient } from '../harness/target.ts'
+
+type Json = Record<string, unknown>
+
+/** A decoded compact JWS. */
+export interface Jws {
+  readonly header: Json
+  readonly payload: Json
+}
+
+const show = (v: unknown): string => (v === undefined ? 'undefined' : JSON.stringify(v))
+
+/**
+ * expectEqual for claims that may be missing: the harness's expectEqual cannot print an
+ * undefined value (JSON.stringify returns undefined), which would hide the real message.
+ */
+export function expectSame(actual: unknown, expected: unknown, what: string): void {
+  expectThat(actual === expected, `${what}: expected ${show(expected)}, got ${show(actual)}`)
+}
+const B64URL = /^[A-Za-z0-9_-]+$/
+
+function decodeSegment(segment: string, what: string): Json {
+  let value: unknown
+  try {
+    value = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'))
+  } catch {
+    value = undefined
+  }
+  expectThat(
+    value !== null && typeof value === 'object' && !Array.isArray(value),
+    `${what} is not a base64url-encoded JSON object`,
+  )
+  return value as Json
+}
+
+/** Splits and decodes a compact JWS (RFC 7515 §7.1) without verifying it. */
+export function decodeJws(token: unknown, what: string): Jws {
+  expectThat(
+    typeof token === 'string' && token.length > 0,
+    `${what}: expected a JWT string, got ${show(token)}`,
+  )
+  const parts = token.split('.')
+  // an empty third segment is an unsigned JWT (alg none)
+  expectThat(
+    parts.length === 3 && parts.every((p) => B64URL.test(p)),
+    `${what}: expected a signed JWS of three non-empty base64url segments, got ${parts.length} segment(s)${parts[2] === '' ? ' with an empty signature' : ''}`,
+  )
+  const [header, payload] = parts as [string, string, string]
+  return {
+    header: decodeSegment(header, `${what} header`),
+    payload: decodeSegment(payload, `${what} payload`),
+  }
+}
+
+const jwksCache = new WeakMap<object, Promise<Json[]>>()
+
+/** The target's published keys, fetched once per check (through the recorder). */
+export function publishedKeys(ctx: Pick<CheckContext, 'http'>): Promise<Json[]> {
+  let keys = jwksCache.get(ctx.http)
+  if (!keys) {
+    keys = (async () => {
+      const res = await ctx.http.get('/.well-known/jwks.json')
+      expectStatus(res, 200, 'JWKS')
+      const body = expectJsonObject(res, 'JWKS')
+      expectThat(Array.isArray(body.keys), `JWKS: expected a keys array, got ${show(body.keys)}`)
+      return (body.keys as unknown[]).filter(
+        (k): k is Json => k !== null && typeof k === 'object' && !Array.isArray(k),
+      )
+    })()
+    jwksCache.set(ctx.http, keys)
+  }
+  return keys
+}
+
+/**
+ * Verifies a token the way INTERFACE.md §5.6 tells a resource server to, independently of
+ * openid-client: alg RS256, a kid that names exactly one published key, and a signature that
+ * verifies with that key with the algorithm pinned. Claims are left to the caller.
+ */
+export async function verifySignature(
+  ctx: Pick<CheckContext, 'http'>,
+  token: unknown,
+  what: string,
+): Promise<Jws> {
+  const jws = decodeJws(token, what)
+  const { alg, kid } = jws.header
+  // RFC 8725 §3.1: the algorithm is pinned, never taken from the token
+  expectSame(alg, 'RS256', `${what} header alg`)
+  expectThat(
+    typeof kid === 'string' && kid.length > 0,
+    `${what}: the header has no kid (got ${show(kid)})`,
+  )
+  const matches = (await publishedKeys(ctx)).filter((k) => k.kid === kid)
+  // OIDC Core §10.1: the kid must identify one key, or verifiers cannot choose
+  expectThat(
+    matches.length === 1,
+    `${what}: kid ${show(kid)} matches ${matches.length} JWKS keys; expected exactly one`,
+  )
+  let key: Awaited<ReturnType<typeof importJWK>>
+  try {
+    key = await importJWK(matches[0] as JWK, 'RS256')
+  } catch (err) {
+    throw new Error(`${what}: JWKS key ${show(kid)} is not a usable RS256 key`, { cause: err })
+  }
+  try {
+    await compactVerify(token as string, key, { algorithms: ['RS256'] })
+  } catch (err) {
+    expectThat(
+      false,
+      `${what}: the signature does not verify with JWKS key ${show(kid)} and RS256 (${(err as Error).message})`,
+    )
+  }
+  return jws
+}
+
+/** A client_credentials token response (a client that may use the grant). */
+export async function clientCredentials(
+  ctx: Pick<CheckContext, 'http'>,
+  client: TargetClient,
+): Promise<Json> {
+  const form = {
+    grant_type: 'client_credentials',
+    client_id: client.id,
+    client_secret: client.secret,
+  }
+  let res = await ctx.http.postForm('/auth/token', form)
+  // RFC 6749 §3.3: a server may refuse an omitted scope rather than grant a default; then ask
+  // for the scope ARCHITECTURE.md's fixtures give the client
+  if (res.status === 400 && (res.json as Json | undefined)?.error === 'invalid_scope') {
+    const scope = client.id === 'service-client' ? 'api:reports' : 'read:documents'
+    res = await ctx.http.postForm('/auth/token', { ...form, scope })
+  }
+  expectStatus(res, 200, `client_credentials token response for ${client.id}`)
+  return expectJsonObject(res, `client_credentials token response for ${client.id}`)
+}
+
+/** The client_credentials client: service when configured, else the main client. */
+export function machineClient(ctx: Pick<CheckContext, 'target'>): TargetClient {
+  return ctx.target.clients.service ?? ctx.target.clients.main
+}
+
+/** A refresh_token grant; the parsed 200 body. */
+export async function refresh(
+  ctx: Pick<CheckContext, 'http'>,
+  client: TargetClient,
+  refreshToken: unknown,
+): Promise<Json> {
+  expectThat(
+    typeof refreshToken === 'string' && refreshToken.length > 0,
+    `the authorization_code grant with offline_access returned no refresh_token (INTERFACE.md §2.2), got ${show(refreshToken)}`,
+  )
+  const res = await ctx.http.postForm('/auth/token', {
+    grant_type: 'refresh_token',
+    refresh_token: refreshToken,
+    client_id: client.id,
+    client_secret: client.secret,
+  })
+  expectStatus(res, 200, 'refresh_token token response')
+  return expectJsonObject(res, 'refresh_token token response')
+}
+
+export function userInfo(
+  ctx: Pick<CheckContext, 'http'>,
+  accessToken: string,
+): Promise<HttpResponse> {
+  return ctx.http.request('/auth/user-info', {
+    headers: { authorization: `Bearer ${accessToken}` },
+  })
+}
+
+const nowSeconds = (): number => Date.now() / 1000
+/** Harness rule: time comparisons allow ±5 min of clock skew. */
+export const SKEW = 300
+
+// ---------------------------------------------------------------------------------------------
+
+check('AT-01', async (ctx) => {
+  const { body } = await tokensFor(ctx, { scope: 'openid' })
+  // RFC 9068 §4: the resource server verifies with the key named by kid, RS256 only
+  await verifySignature(ctx, body.access_token, 'access token (authorization_code)')
+  const cc = await clientCredentials(ctx, machineClient(ctx))
+  await verifySignature(ctx, cc.access_token, 'access token (client_credentials)')
+})
+
+// RFC 9068 §2.1, RFC 7515 §4.1.9: "at+jwt", the "application/" prefix may be written out
+const AT_JWT = /^(application\/)?at\+jwt$/i
+
+check('AT-02', async (ctx) => {
+  const { body } = await tokensFor(ctx, { scope: 'openid' })
+  const tokens = [
+    ['access token (authorization_code)', body.access_token],
+    [
+      'access token (client_credentials)',
+      (await clientCredentials(ctx, machineClient(ctx))).access_token,
+    ],
+  ] as const
+  for (const [what, token] of tokens) {
+    const { header } = await verifySignature(ctx, token, what)
+    expectThat(
+      typeof header.typ === 'string' && AT_JWT.test(header.typ),
+      `${what} header typ: expected "at+jwt", got ${show(header.typ)}`,
+    )
+  }
+  // RFC 9068 §4 (C4): the typ is what tells the two apart, so the ID token must not share it
+  const id = decodeJws(body.id_token, 'ID token')
+  expectThat(
+    !(typeof id.header.typ === 'string' && AT_JWT.test(id.header.typ)),
+    `the ID token header also has typ ${show(id.header.typ)}: an ID token would pass as an access token`,
+  )
+})
+
+async function checkTimes(ctx: CheckContext, body: Json, what: string): Promise<void> {
+  const { payload } = await verifySignature(ctx, body.access_token, what)
+  // INTERFACE.md §2.3, §5.6: iss equals the base URL exactly
+  expectSame(payload.iss, ctx.target.baseUrl, `${what} iss`)
+  const { exp, iat } = payload
+  // RFC 7519 §2 NumericDate: integers here (INTERFACE.md §2.3)
+  expectThat(Number.isInteger(exp), `${what}: exp must be an integer, got ${show(exp)}`)
+  expectThat(Number.isInteger(iat), `${what}: iat must be an integer, got ${show(iat)}`)
+  expectThat(
+    typeof body.expires_in === 'number',
+    `token response expires_in must be a number, got ${show(body.expires_in)}`,
+  )
+  const lifetime = (exp as number) - (iat as number)
+  expectThat(
+    Math.abs(lifetime - body.expires_in) <= 5,
+    `${what}: exp - iat is ${lifetime} s but the token response says expires_in ${body.expires_in}`,
+  )
+  const drift = Math.round((iat as number) - nowSeconds())
+  expectThat(
+    Math.abs(drift) <= SKEW,
+    `${what}: iat is ${drift} s away from the harness clock (more than ${SKEW} s)`,
+  )
+}
+
+check('AT-03', async (ctx) => {
+  const { body } = await tokensFor(ctx, { scope: 'openid' })
+  await checkTimes(ctx, body, 'access token (authorization_code)')
+  await checkTimes(
+    ctx,
+    await clientCredentials(ctx, machineClient(ctx)),
+    'access token (client_credentials)',
+  )
+})
+
+const audienceIs = (aud: unknown, clientId: string): boolean =>
+  aud === clientId || (Array.isArray(aud) && aud.length === 1 && aud[0] === clientId)
+
+check('AT-04', async (ctx) => {
+  const main = ctx.target.clients.main
+  const { body } = await tokensFor(ctx, { scope: 'openid' })
+  const machine = machineClient(ctx)
+  const cc = await clientCredentials(ctx, machine)
+  for (const [what, token, client] of [
+    ['access token (authorization_code)', body.access_token, main],
+    ['access token (client_credentials)', cc.access_token, machine],
+  ] as const) {
+    const { payload } = await verifySignature(ctx, token, what)
+    // INTERFACE.md §2.3 and §5.6: aud is the client identifier
+    expectThat(
+      audienceIs(payload.aud, client.id),
+      `${what} aud: expected ${show(client.id)}, got ${show(payload.aud)}`,
+    )
+  }
+  ctx.note(
+    'aud is the client identifier as INTERFACE.md §2.3 says; RFC 9068 §3 would have it identify the resource server',
+  )
+})
+
+/** Compares two space-separated scope strings as sets; notes a different order. */
+function expectSameScope(ctx: CheckContext, claim: unknown, granted: unknown, what: string): void {
+  // RFC 9068 §2.2.3: a space-separated string, like RFC 6749 §3.3
+  expectThat(
+    typeof claim === 'string' && /^[\x21-\x7e]+( [\x21-\x7e]+)*$/.test(claim),
+    `${what} scope claim: expected a space-separated string, got ${show(claim)}`,
+  )
+  expectThat(
+    typeof granted === 'string',
+    `the token response has no scope string to compare with (INTERFACE.md §2.2), got ${show(granted)}`,
+  )
+  expectSameSet(claim.split(' '), granted.split(' '), `${what} scope claim vs the granted scope`)
+  if (claim !== granted)
+    ctx.note(`${what}: scope ${show(claim)} lists ${show(granted)} in another order`)
+}
+
+check('AT-05', async (ctx) => {
+  const { body } = await tokensFor(ctx, { scope: 'openid profile' })
+  const at = (await verifySignature(ctx, body.access_token, 'access token')).payload
+  const id = (await verifySignature(ctx, body.id_token, 'ID token')).payload
+  expectThat(
+    typeof at.sub === 'string' && at.sub.length > 0,
+    `access token sub: expected a non-empty string, got ${show(at.sub)}`,
+  )
+  // RFC 9068 §2.2: the same subject identifier as the ID token for the same user
+  expectSame(at.sub, id.sub, 'access token sub vs the ID token sub')
+  const ui = await userInfo(ctx, body.access_token as string)
+  if (ui.status === 200 && ui.json !== null && typeof ui.json === 'object') {
+    expectSame(at.sub, (ui.json as Json).sub, 'access token sub vs the user-info sub')
+  } else {
+    ctx.note(
+      `user-info answered HTTP ${ui.status}, so its sub was not compared (UI-01 checks the endpoint)`,
+    )
+  }
+  expectSameScope(ctx, at.scope, body.scope, 'access token (authorization_code)')
+  const cc = await clientCredentials(ctx, machineClient(ctx))
+  const ccAt = (await verifySignature(ctx, cc.access_token, 'access token (client_credentials)'))
+    .payload
+  expectSameScope(ctx, ccAt.scope, cc.scope, 'access token (client_credentials)')
+})
+
+/** The authorization claims INTERFACE.md §2.3 gives their types. */
+interface AuthzClaims {
+  readonly roles: string[]
+  readonly permissions: string[]
+  readonly org_id: string
+}
+
+const stringArray = (v: unknown): v is string[] =>
+  Array.isArray(v) && v.every((x) => typeof x === 'string')
+
+function authzClaims(payload: Json, what: string): AuthzClaims {
+  expectThat(
+    stringArray(payload.roles),
+    `${what} roles: expected an array of strings, got ${show(payload.roles)}`,
+  )
+  expectThat(
+    stringArray(payload.permissions),
+    `${what} permissions: expected an array of strings, got ${show(payload.permissions)}`,
+  )
+  expectThat(
+    typeof payload.org_id === 'string',
+    `${what} org_id: expected a string, got ${show(payload.org_id)}`,
+  )
+  return { roles: payload.roles, permissions: payload.permissions, org_id: payload.org_id }
+}
+
+/**
+ * The fixture users' authorization in conformance-client (REQUIREMENTS.md AT-06; the
+ * permissions are what ARCHITECTURE.md's role definitions grant). Only the embedded target is
+ * known to hold these fixtures.
+ */
+const FIXTURE_AUTHZ: Record<string, AuthzClaims> = {
+  alice: {
+    roles: ['admin'],
+    permissions: ['read:documents', 'write:documents', 'admin:users'],
+    org_id: 'org-1',
+  },
+  bob: { roles: ['viewer'], permissions: ['read:documents'], org_id: 'org-2' },
+}
+
+/** OIDC Core §5.1 user claims and secrets: none belongs in an access token (RFC 9068 §6). */
+const PERSONAL = [
+  'name',
+  'given_name',
+  'family_name',
+  'middle_name',
+  'nickname',
+  'preferred_username',
+  'profile',
+  'picture',
+  'website',
+  'email',
+  'email_verified',
+  'gender',
+  'birthdate',
+  'zoneinfo',
+  'locale',
+  'phone_number',
+  'phone_number_verified',
+  'address',
+  'updated_at',
+  'password',
+  'client_secret',
+  'secret',
+]
+const KNOWN = new Set([
+  'iss',
+  'sub',
+  'aud',
+  'exp',
+  'iat',
+  'nbf',
+  'jti',
+  'client_id',
+  'scope',
+  'roles',
+  'permissions',
+  'org_id',
+  'auth_time',
+  'acr',
+  'amr',
+])
+
+function expectNoPersonalData(
+  ctx: CheckContext,
+  payload: Json,
+  what: string,
+  secrets: readonly string[],
+): void {
+  const personal = PERSONAL.filter((c) => c in payload)
+  expectThat(
+    personal.length === 0,
+    `${what} carries personal data or secrets: ${personal.join(', ')}`,
+  )
+  const text = JSON.stringify(payload)
+  // short values would match by accident
+  for (const secret of secrets.filter((s) => s.length >= 6))
+    expectThat(!text.includes(secret), `${what} contains a password or client secret in a claim`)
+  const extra = Object.keys(payload).filter((c) => !KNOWN.has(c))
+  if (extra.length > 0)
+    ctx.note(`${what} has claims beyond INTERFACE.md §2.3 and RFC 9068: ${extra.join(', ')}`)
+}
+
+function expectSameAuthz(actual: AuthzClaims, expected: AuthzClaims, what: string): void {
+  expectSameSet(actual.roles, expected.roles, `${what} roles`)
+  expectSameSet(actual.permissions, expected.permissions, `${what} permissions`)
+  expectSame(actual.org_id, expected.org_id, `${what} org_id`)
+}
+
+check('AT-06', async (ctx) => {
+  const { main } = ctx.target.clients
+  const { primary, secondary } = ctx.target.users
+  const secrets = [primary.password, main.secret, ...(secondary ? [secondary.password] : [])]
+  const { body } = await tokensFor(ctx, { scope: 'openid offline_access' })
+  const first = (await verifySignature(ctx, body.access_token, 'access token')).payload
+  const claims = authzClaims(first, `access token of ${primary.username}`)
+  expectNoPersonalData(ctx, first, `access token of ${primary.username}`, secrets)
+  const fixture = ctx.target.embedded ? FIXTURE_AUTHZ[primary.username] : undefined
+  if (fixture) expectSameAuthz(claims, fixture, `access token of ${primary.username}`)
+
+  // ARCHITECTURE.md (roles): a refresh re-reads the same assignment
+  const refreshed = await refresh(ctx, main, body.refresh_token)
+  const again = (await verifySignature(ctx, refreshed.access_token, 'refreshed access token'))
+    .payload
+  expectSameAuthz(authzClaims(again, 'refreshed access token'), claims, 'refreshed access token')
+  expectNoPersonalData(ctx, again, 'refreshed access token', secrets)
+
+  if (!secondary) {
+    ctx.note('no secondary user in the target configuration: only the primary user was checked')
+  } else {
+    const other = await tokensFor(ctx, { scope: 'openid', user: secondary })
+    const payload = (await verifySignature(ctx, other.body.access_token, 'access token')).payload
+    const theirs = authzClaims(payload, `access token of ${secondary.username}`)
+    expectNoPersonalData(ctx, payload, `access token of ${secondary.username}`, secrets)
+    const expected = ctx.target.embedded ? FIXTURE_AUTHZ[secondary.username] : undefined
+    if (expected) expectSameAuthz(theirs, expected, `access token of ${secondary.username}`)
+  }
+  if (!ctx.target.embedded)
+    ctx.note(
+      'the exact fixture values (alice: admin, org-1; bob: viewer, org-2) are checked on the embedded target only; here types, stability across refresh and the absence of personal data were checked',
+    )
+})
+
+const TOKENS_FOR_JTI = 50
+
+check('AT-07', async (ctx) => {
+  const { main } = ctx.target.clients
+  const seen = new Map<string, string>()
+  const add = async (token: unknown, client: TargetClient, what: string): Promise<void> => {
+    const { payload } = await verifySignature(ctx, token, what)
+    // RFC 9068 §2.2: client_id names the client the token was issued to
+    expectSame(payload.client_id, client.id, `${what} client_id`)
+    const jti = payload.jti
+    expectThat(
+      typeof jti === 'string' && jti.length > 0,
+      `${what}: jti must be a non-empty string, got ${show(jti)}`,
+    )
+    // RFC 7519 §4.1.7: unique, so that replays and revocations can be told apart
+    const earlier = seen.get(jti)
+    expectThat(earlier === undefined, `${what} repeats the jti ${show(jti)} of ${earlier ?? ''}`)
+    seen.set(jti, what)
+  }
+  // one browser context: after the first login the session skips the login page
+  const context = await ctx.newBrowserContext()
+  let refreshToken: unknown
+  for (let i = 1; i <= 3; i++) {
+    const { body } = await tokensFor(ctx, { scope: 'openid offline_access', context })
+    await add(body.access_token, main, `access token #${seen.size + 1} (authorization_code)`)
+    refreshToken ??= body.refresh_token
+  }
+  if (typeof refreshToken === 'string') {
+    for (let i = 0; i < 17; i++) {
+      const r = await refresh(ctx, main, refreshToken)
+      await add(r.access_token, main, `access token #${seen.size + 1} (refresh_token)`)
+    }
+  } else {
+    ctx.note('no refresh_token was issued: the jti sample uses client_credentials tokens instead')
+  }
+  const machines = [main, ...(ctx.target.clients.service ? [ctx.target.clients.service] : [])]
+  for (let i = 0; seen.size < TOKENS_FOR_JTI; i++) {
+    const client = machines[i % machines.length] ?? main
+    const cc = await clientCredentials(ctx, client)
+    await add(
+      cc.access_token,
+      client,
+      `access token #${seen.size + 1} (client_credentials, ${client.id})`,
+    )
+  }
+})

@@ -1,0 +1,875 @@
+import type { BrowserContext } from '@playwright/test'
+import { browse } from '../harness/browser.ts'
+import { check, type CheckContext } from '../harness/check.ts'
+import { ERROR_CHARS, expectEqual, expectStatus, expectThat } from '../harness/expect.ts'
+import {
+  authorize,
+  authorizeRaw,
+  codeOf,
+  mainClient,
+  redeemRaw,
+  redirectUriOf,
+  tokensFor,
+  verifyJwt,
+} from '../harness/flows.ts'
+import type { HttpResponse } from '../harness/http.ts'
+import { oidc } from '../harness/oidc.ts'
+import type { TargetClient } from '../harness/target.ts'
+
+const AUTHORIZE = '/auth/authorize'
+
+/** RFC 6749 §4.1.2.1 and OIDC Core §3.1.2.6: the codes an authorization error may carry. */
+const AUTHORIZATION_ERRORS = [
+  'invalid_request',
+  'unauthorized_client',
+  'access_denied',
+  'unsupported_response_type',
+  'invalid_scope',
+  'server_error',
+  'temporarily_unavailable',
+  'interaction_required',
+  'login_required',
+  'account_selection_required',
+  'consent_required',
+  'invalid_request_uri',
+  'invalid_request_object',
+  'request_not_supported',
+  'request_uri_not_supported',
+  'registration_not_supported',
+]
+
+/** OIDC Core §3.1.2.6: what prompt=none may answer when it would need the user. */
+const NEEDS_UI_ERRORS = [
+  'login_required',
+  'interaction_required',
+  'consent_required',
+  'account_selection_required',
+]
+
+/** A fresh PKCE pair (S256). */
+export async function pkcePair(): Promise<{ verifier: string; challenge: string }> {
+  const verifier = oidc.randomPKCECodeVerifier()
+  return { verifier, challenge: await oidc.calculatePKCECodeChallenge(verifier) }
+}
+
+// a type, not an interface, so that it stays assignable to a parameter record
+export type AuthorizeParams = {
+  client_id: string
+  redirect_uri: string
+  response_type: string
+  scope: string
+  state: string
+  code_challenge: string
+  code_challenge_method: string
+}
+
+/** The parameters of a valid authorization request (INTERFACE.md §4.1), in the usual order. */
+export async function validParams(
+  ctx: Pick<CheckContext, 'target' | 'skip'>,
+  client: TargetClient = mainClient(ctx),
+): Promise<AuthorizeParams> {
+  const { challenge } = await pkcePair()
+  return {
+    client_id: client.id,
+    redirect_uri: redirectUriOf(ctx, client),
+    response_type: 'code',
+    scope: 'openid',
+    state: oidc.randomState(),
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  }
+}
+
+const isRedirect = (res: HttpResponse): boolean => res.status >= 300 && res.status < 400
+
+/** Every redirect and post-logout URI of the target's clients: none may be redirected to here. */
+function clientUris(ctx: Pick<CheckContext, 'target'>): string[] {
+  const clients = Object.values(ctx.target.clients as Record<string, TargetClient | undefined>)
+  return clients.flatMap((c) =>
+    c ? [c.redirectUri, c.postLogoutRedirectUri].filter((u): u is string => Boolean(u)) : [],
+  )
+}
+
+/** A tiny cookie jar for following same-origin redirects with the raw client. */
+function cookiesFrom(res: HttpResponse, jar: Map<string, string>): void {
+  for (const line of res.headers.getSetCookie()) {
+    const [pair] = line.split(';')
+    const eq = pair?.indexOf('=') ?? -1
+    if (pair && eq > 0) jar.set(pair.slice(0, eq).trim(), pair.slice(eq + 1).trim())
+  }
+}
+
+/**
+ * Follows the IdP's own redirects (at most five), failing as soon as one leaves its origin or
+ * points at a client URI: the harness's "no redirect" rule.
+ */
+export async function followAtIdp(
+  ctx: Pick<CheckContext, 'target' | 'http'>,
+  first: HttpResponse,
+  what: string,
+): Promise<HttpResponse> {
+  const origin = new URL(ctx.target.baseUrl).origin
+  const jar = new Map<string, string>()
+  let res = first
+  for (let hop = 0; isRedirect(res); hop++) {
+    cookiesFrom(res, jar)
+    const raw = res.headers.get('location')
+    expectThat(raw, `${what}: HTTP ${res.status} without a Location header`)
+    const location = new URL(raw, res.url)
+    for (const uri of clientUris(ctx)) {
+      expectThat(
+        !location.href.startsWith(uri),
+        `${what}: redirected to the client URI ${location.href}`,
+      )
+    }
+    expectThat(location.origin === origin, `${what}: redirected off the IdP to ${location.href}`)
+    expectThat(hop < 5, `${what}: more than five redirects at the IdP`)
+    const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ')
+    res = await ctx.http.request(location.href, {
+      headers: { accept: 'text/html', ...(cookie ? { cookie } : {}) },
+    })
+  }
+  return res
+}
+
+const hasPasswordField = (html: string): boolean =>
+  /<input\b[^>]*\btype\s*=\s*["']?password\b/i.test(html)
+
+/**
+ * RFC 6749 §4.1.2.1, §3.1.2.4: the error is shown to the user at the IdP, never redirected.
+ * The page must be an error (4xx), not the login form, which would redirect after sign-in.
+ */
+export async function expectErrorPage(
+  ctx: Pick<CheckContext, 'target' | 'http'>,
+  res: HttpResponse,
+  what: string,
+): Promise<HttpResponse> {
+  const final = await followAtIdp(ctx, res, what)
+  expectThat(
+    final.status >= 400 && final.status < 500,
+    `${what}: expected an error page (HTTP 4xx) at the IdP, got HTTP ${final.status}`,
+  )
+  expectThat(!hasPasswordField(final.text), `${what}: the login form was shown instead of an error`)
+  return final
+}
+
+/** The login page (INTERFACE.md §4.1), possibly behind same-origin redirects. */
+export async function expectLoginPage(
+  ctx: Pick<CheckContext, 'target' | 'http'>,
+  res: HttpResponse,
+  what: string,
+): Promise<HttpResponse> {
+  const final = await followAtIdp(ctx, res, what)
+  expectThat(
+    final.status < 400,
+    `${what}: expected the login page, got HTTP ${final.status}: ${describe(final)}`,
+  )
+  expectStatus(final, 200, `${what}: the login page`)
+  expectThat(
+    /^text\/html\b/i.test(final.headers.get('content-type') ?? ''),
+    `${what}: the login page is not text/html (${final.headers.get('content-type') ?? 'none'})`,
+  )
+  expectThat(hasPasswordField(final.text), `${what}: the page has no password field`)
+  return final
+}
+
+/** The text a reader would see in an HTML page (rough: tags, scripts and styles removed). */
+export function visibleText(html: string): string {
+  return html
+    .replace(/<(script|style)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, ' ')
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/&(amp|lt|gt|quot|#39|#x27|#96|nbsp);/g, (_m, e: string) => ENTITIES[e] ?? ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+}
+
+const ENTITIES: Record<string, string> = {
+  amp: '&',
+  lt: '<',
+  gt: '>',
+  quot: '"',
+  '#39': "'",
+  '#x27': "'",
+  '#96': '`',
+  nbsp: ' ',
+}
+
+const describe = (res: HttpResponse): string => {
+  const location = res.headers.get('location')
+  if (location) return `Location ${location}`
+  const text = visibleText(res.text)
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text
+}
+
+/**
+ * The response redirects to `redirectUri` (its query kept, no fragment) and returns the URL.
+ * RFC 6749 §4.1.2: parameters go in the query component of the redirect URI.
+ */
+export function expectRedirectTo(res: HttpResponse, redirectUri: string, what: string): URL {
+  expectThat(
+    [302, 303, 307].includes(res.status),
+    `${what}: expected a redirect to ${redirectUri}, got HTTP ${res.status} (${describe(res)})`,
+  )
+  const raw = res.headers.get('location') ?? ''
+  expectThat(!raw.includes('#'), `${what}: the redirect carries a fragment: ${raw}`)
+  const location = new URL(raw, res.url)
+  const registered = new URL(redirectUri)
+  expectEqual(
+    `${location.origin}${location.pathname}`,
+    `${registered.origin}${registered.pathname}`,
+    `${what}: redirect target`,
+  )
+  for (const [k, v] of registered.searchParams) {
+    expectThat(
+      location.searchParams.getAll(k).includes(v),
+      `${what}: the redirect lost the registered query parameter ${k}`,
+    )
+  }
+  return location
+}
+
+/** An error redirect with one of `codes`, the echoed state (when sent), and no code or token. */
+export function expectErrorRedirect(
+  res: HttpResponse,
+  redirectUri: string,
+  what: string,
+  codes: readonly string[],
+  state: string | undefined,
+): URLSearchParams {
+  const p = expectRedirectTo(res, redirectUri, what).searchParams
+  const error = p.get('error')
+  expectThat(
+    error !== null && codes.includes(error),
+    `${what}: expected error=${codes.join(' or ')}, got ${error === null ? 'no error' : `error=${error}`} (${p.get('error_description') ?? ''})`,
+  )
+  for (const name of ['code', 'access_token', 'id_token'])
+    expectThat(!p.has(name), `${what}: the error redirect carries ${name}`)
+  if (state !== undefined) expectEqual(p.get('state'), state, `${what}: state`)
+  return p
+}
+
+/** Records the IdP's redirects to `redirectUri` as the browser sees them (Location, unredacted). */
+function watchRedirects(context: BrowserContext, redirectUri: string): string[] {
+  const seen: string[] = []
+  const base = redirectUri.split(/[?#]/)[0] ?? redirectUri
+  context.on('response', (res) => {
+    const location = res.headers().location
+    if (res.status() >= 300 && res.status() < 400 && location?.startsWith(base)) seen.push(location)
+  })
+  return seen
+}
+
+/** Redeems a code for `client` with a raw request and returns the 200 JSON body. */
+async function redeem(
+  ctx: CheckContext,
+  code: string,
+  verifier: string,
+  client: TargetClient,
+  what: string,
+): Promise<Record<string, unknown>> {
+  const res = await redeemRaw(ctx, {
+    code,
+    verifier,
+    client,
+    redirectUri: redirectUriOf(ctx, client),
+  })
+  expectStatus(res, 200, `${what}: token response`)
+  return res.json as Record<string, unknown>
+}
+
+const scopeSet = (value: unknown): Set<string> =>
+  new Set(typeof value === 'string' ? value.split(' ').filter(Boolean) : [])
+
+/** An authorization URL with exactly these parameters in this order. */
+function authorizeUrl(ctx: Pick<CheckContext, 'target'>, params: [string, string][]): string {
+  return `${ctx.target.baseUrl}${AUTHORIZE}?${new URLSearchParams(params).toString()}`
+}
+
+check('AUTHZ-01', async (ctx) => {
+  const params = await validParams(ctx)
+  const res = await authorizeRaw(ctx, params)
+  // OIDC Core §3.1.2.3: the user is authenticated before anything goes back to the client
+  await expectLoginPage(ctx, res, 'valid authorization request')
+})
+
+check('AUTHZ-02', async (ctx) => {
+  const context = await ctx.newBrowserContext()
+  const redirects = watchRedirects(context, redirectUriOf(ctx, mainClient(ctx)))
+  const auth = await authorize(ctx, { context })
+  codeOf(auth)
+  // the IdP's own Location header: the browser never shows a fragment to the client's server
+  const location = redirects.at(-1)
+  expectThat(location, 'the browser saw no redirect response to the client')
+  expectThat(!location.includes('#'), `the success redirect carries a fragment: ${location}`)
+  const callback = new URL(location)
+  const registered = new URL(auth.redirectUri)
+  expectEqual(
+    `${callback.origin}${callback.pathname}`,
+    `${registered.origin}${registered.pathname}`,
+    'redirect target',
+  )
+  // RFC 6749 §4.1.2: code, and state exactly as the client sent it
+  expectThat(callback.searchParams.get('code'), 'no code in the success redirect')
+  expectEqual(callback.searchParams.get('state'), auth.state, 'state in the redirect')
+  // tokens never travel through the browser in the code flow (RFC 9700 §2.1.2)
+  for (const name of ['access_token', 'id_token', 'token_type', 'error'])
+    expectThat(!callback.searchParams.has(name), `the success redirect carries ${name}`)
+})
+
+check('AUTHZ-03', async (ctx) => {
+  const base = await validParams(ctx)
+  const { client_id: _omitted, ...withoutClient } = base
+  await expectErrorPage(ctx, await authorizeRaw(ctx, withoutClient), 'no client_id')
+  const unknown = { ...base, client_id: `unknown-${oidc.randomState().slice(0, 12)}` }
+  await expectErrorPage(ctx, await authorizeRaw(ctx, unknown), 'unknown client_id')
+  const service = ctx.target.clients.service
+  if (!service) {
+    ctx.note('no service (client_credentials-only) client configured: that case was not run')
+    return
+  }
+  // the service client has no redirect URI of its own, so no redirect is safe (RFC 6749
+  // §4.1.2.1): not to the main client's URI, which it does not own
+  const res = await authorizeRaw(ctx, { ...base, client_id: service.id })
+  if (isRedirect(res) && service.redirectUri) {
+    const location = res.headers.get('location') ?? ''
+    if (location.startsWith(service.redirectUri)) {
+      expectErrorRedirect(
+        res,
+        service.redirectUri,
+        'client without the code flow',
+        ['unauthorized_client'],
+        undefined,
+      )
+      return
+    }
+  }
+  await expectErrorPage(ctx, res, `client ${service.id} (client_credentials only)`)
+})
+
+check('AUTHZ-04', async (ctx) => {
+  const base = await validParams(ctx)
+  // RFC 6749 §3.1.2.4: never redirect to an unverified URI
+  await expectErrorPage(
+    ctx,
+    await authorizeRaw(ctx, { ...base, redirect_uri: 'https://evil.example/cb' }),
+    'redirect_uri https://evil.example/cb',
+  )
+  const third = ctx.target.clients.third
+  if (!third?.redirectUri)
+    return ctx.skip(
+      'the unregistered-URI case passed; the cross-client case needs a third client whose redirect URI differs from the main one',
+    )
+  expectThat(
+    third.redirectUri !== base.redirect_uri,
+    'the third client must have a redirect URI different from the main client',
+  )
+  // a URI registered for another client is just as unregistered for this one
+  await expectErrorPage(
+    ctx,
+    await authorizeRaw(ctx, { ...base, redirect_uri: third.redirectUri }),
+    `redirect_uri ${third.redirectUri} (registered only for ${third.id})`,
+  )
+})
+
+/** Near variants of a redirect URI that simple string comparison tells apart (RFC 9700 §4.1.3). */
+function redirectVariants(uri: string): string[] {
+  const u = new URL(uri)
+  const path = u.pathname
+  const variants = [
+    `${uri}/extra`,
+    path.endsWith('/') ? uri.replace(/\/(?=$|\?)/, '') : `${u.origin}${path}/${u.search}`,
+    `${u.origin}${path.toUpperCase()}${u.search}`,
+    `${uri}${u.search ? '&' : '?'}foo=bar`,
+    `${uri}#frag`,
+    `${u.protocol === 'https:' ? 'http:' : 'https:'}//${u.host}${path}${u.search}`,
+    `https://${u.hostname}.evil.example${path}`,
+    `https://${u.hostname}@evil.example${path}`,
+    `${u.origin}${path}/../x`,
+    `${u.origin}/x/..${path}`,
+    `${u.origin}/x/%2e%2e${path}`,
+    `${u.origin}/x/%252e%252e${path}`,
+    // an unreserved character percent-encoded: equal after RFC 3986 normalisation only
+    `${u.origin}${path.replace(/[a-z]/i, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}${u.search}`,
+  ]
+  if (!u.port)
+    variants.push(
+      `${u.protocol}//${u.hostname}:${u.protocol === 'https:' ? 443 : 80}${path}${u.search}`,
+    )
+  return [...new Set(variants)].filter((v) => v !== uri)
+}
+
+check('AUTHZ-05', async (ctx) => {
+  const base = await validParams(ctx)
+  for (const variant of redirectVariants(base.redirect_uri)) {
+    // RFC 9700 §2.1: exact string matching, so each variant is an unregistered URI
+    await expectErrorPage(
+      ctx,
+      await authorizeRaw(ctx, { ...base, redirect_uri: variant }),
+      `redirect_uri ${variant}`,
+    )
+  }
+})
+
+check('AUTHZ-06', async (ctx) => {
+  const { redirect_uri: _omitted, ...params } = await validParams(ctx)
+  // OIDC Core §3.1.2.1: redirect_uri REQUIRED; guessing one would redirect unverified
+  await expectErrorPage(ctx, await authorizeRaw(ctx, params), 'no redirect_uri')
+})
+
+check('AUTHZ-07', async (ctx) => {
+  const base = await validParams(ctx)
+  const { response_type: _omitted, ...missing } = base
+  const cases: [string, Record<string, string>][] = [
+    ['no response_type', missing],
+    ...['token', 'id_token', 'code id_token', 'code token', 'code id_token token'].map(
+      (rt): [string, Record<string, string>] => [
+        `response_type=${rt}`,
+        { ...base, response_type: rt },
+      ],
+    ),
+  ]
+  for (const [what, params] of cases) {
+    const state = oidc.randomState()
+    const res = await authorizeRaw(ctx, { ...params, state })
+    // RFC 6749 §4.1.2.1: an error about the request goes back to the verified redirect URI
+    expectErrorRedirect(
+      res,
+      base.redirect_uri,
+      what,
+      ['unsupported_response_type', 'invalid_request'],
+      state,
+    )
+  }
+})
+
+const CLAIMS = JSON.stringify({
+  userinfo: { name: { essential: true } },
+  id_token: { auth_time: { essential: true } },
+})
+
+check('AUTHZ-08', async (ctx) => {
+  const base = await validParams(ctx)
+  // RFC 6749 §3.1: unknown parameters MUST be ignored; OIDC Core §15.1: these are understood
+  const optional: Record<string, string>[] = [
+    { extra: 'foobar' },
+    { display: 'page' },
+    { display: 'popup' },
+    { ui_locales: 'fr-CA fr en' },
+    { claims_locales: 'fr-CA en' },
+    { login_hint: ctx.target.users.primary.username },
+    { acr_values: 'urn:mace:incommon:iap:silver' },
+    { claims: CLAIMS },
+  ]
+  for (const extra of optional) {
+    const what = Object.entries(extra)
+      .map(([k, v]) => `${k}=${v}`)
+      .join('&')
+    await expectLoginPage(ctx, await authorizeRaw(ctx, { ...base, ...extra }), what)
+  }
+
+  // RFC 6749 §3.1: parameters MUST NOT be included more than once
+  const dup = await authorizeRaw(ctx, { ...base, state: [base.state, 'second'] })
+  expectErrorRedirect(
+    dup,
+    base.redirect_uri,
+    'two state parameters',
+    ['invalid_request'],
+    undefined,
+  )
+
+  // order of parameters and of scope tokens does not matter (RFC 6749 §3.3)
+  const context = await ctx.newBrowserContext()
+  const forward = await tokensFor(ctx, { context, scope: 'openid profile email' })
+  const idToken = forward.body.id_token
+  expectThat(typeof idToken === 'string', 'the token response has no id_token')
+  const { verifier, challenge } = await pkcePair()
+  const state = oidc.randomState()
+  const reversed: [string, string][] = [
+    ['code_challenge_method', 'S256'],
+    ['code_challenge', challenge],
+    ['state', state],
+    ['scope', 'email profile openid'],
+    ['response_type', 'code'],
+    ['redirect_uri', base.redirect_uri],
+    ['client_id', base.client_id],
+  ]
+  const outcome = await browse(context, ctx.target, authorizeUrl(ctx, reversed), ctx.http, {
+    user: ctx.target.users.primary,
+  })
+  expectThat(outcome.callback, 'the reversed-order request never came back to the client')
+  const callback = new URL(outcome.callback)
+  const code = callback.searchParams.get('code')
+  expectThat(
+    code,
+    `the reversed-order request failed: error=${callback.searchParams.get('error') ?? 'none'}`,
+  )
+  expectEqual(callback.searchParams.get('state'), state, 'state of the reversed-order request')
+  const body = await redeem(ctx, code, verifier, mainClient(ctx), 'reversed order')
+  const [a, b] = [scopeSet(forward.body.scope), scopeSet(body.scope)]
+  expectThat(
+    a.size === b.size && [...a].every((s) => b.has(s)),
+    `reversed order granted "${String(body.scope)}", the usual order "${String(forward.body.scope)}"`,
+  )
+
+  // OIDC Core §3.1.2.1: id_token_hint with prompt=none and a live session succeeds
+  const hinted = await authorize(ctx, {
+    context,
+    params: { prompt: 'none', id_token_hint: idToken },
+    user: null,
+  })
+  codeOf(hinted)
+})
+
+/** 128 characters with the reserved characters, a space and UTF-8 (RFC 6749 App. A.5: VSCHAR). */
+function awkwardState(): string {
+  const head = 'a+b/c=d%20e&f g?h#i;j:k@l€ü漢😀'
+  const filler = oidc.randomState().replace(/[^A-Za-z0-9]/g, 'x')
+  // counted in code points, so the emoji is one character
+  const chars = Array.from(head)
+  while (chars.length < 128) chars.push(...Array.from(filler))
+  return chars.slice(0, 128).join('')
+}
+
+check('AUTHZ-09', async (ctx) => {
+  const context = await ctx.newBrowserContext()
+  const state = awkwardState()
+  const auth = await authorize(ctx, { context, params: { state } })
+  codeOf(auth)
+  // RFC 6749 §4.1.2: the exact value received from the client
+  expectEqual(auth.callback?.searchParams.get('state') ?? null, state, 'state after decoding')
+
+  const { challenge } = await pkcePair()
+  const base = await validParams(ctx)
+  const withoutState: [string, string][] = Object.entries({
+    ...base,
+    code_challenge: challenge,
+  }).filter(([k]) => k !== 'state')
+  const outcome = await browse(context, ctx.target, authorizeUrl(ctx, withoutState), ctx.http, {
+    user: ctx.target.users.primary,
+  })
+  const callback = outcome.callback ? new URL(outcome.callback) : undefined
+  // FAPI2 tolerates a request without state (INFO): record what happened, fail nothing
+  if (!callback?.searchParams.get('code')) {
+    ctx.note(
+      `a request without state was not granted (error=${callback?.searchParams.get('error') ?? 'no redirect'}); INFO only`,
+    )
+  } else if (callback.searchParams.has('state')) {
+    ctx.note(`a request without state came back with state=${callback.searchParams.get('state')}`)
+  }
+})
+
+check('AUTHZ-10', async (ctx) => {
+  const { scope: _omitted, ...params } = await validParams(ctx)
+  const res = await authorizeRaw(ctx, params)
+  expectThat(res.status < 500, `no scope: HTTP ${res.status}; never a 5xx for bad input`)
+  if (isRedirect(res) && (res.headers.get('location') ?? '').startsWith(params.redirect_uri)) {
+    // RFC 6749 §3.3: without a default scope the request fails with invalid_scope
+    expectErrorRedirect(res, params.redirect_uri, 'no scope', ['invalid_scope'], params.state)
+  } else {
+    await expectLoginPage(ctx, res, 'no scope (a default scope would show the login page)')
+    ctx.note('a request without scope shows the login page: a default scope applies')
+  }
+
+  // a plain OAuth request (no openid) is not an OpenID request: no ID token (OIDC Core §3.1.2.1)
+  const { body } = await tokensFor(ctx, { scope: 'read:documents', nonce: false })
+  expectThat(!('id_token' in body), 'scope=read:documents without openid returned an id_token')
+  expectThat(
+    !scopeSet(body.scope).has('openid'),
+    `scope=read:documents was granted "${String(body.scope)}"`,
+  )
+  ctx.note('that this access token is refused by user-info is checked by UI-08')
+})
+
+check('AUTHZ-11', async (ctx) => {
+  const base = await validParams(ctx)
+  let context: BrowserContext | undefined
+  for (const [scope, foreign] of [
+    ['openid foo:bar', 'foo:bar'],
+    ['openid api:reports', 'api:reports'],
+  ] as const) {
+    const what = `scope="${scope}"`
+    const res = await authorizeRaw(ctx, { ...base, scope })
+    if (isRedirect(res) && (res.headers.get('location') ?? '').startsWith(base.redirect_uri)) {
+      expectErrorRedirect(res, base.redirect_uri, what, ['invalid_scope'], base.state)
+      continue
+    }
+    // OIDC Core §3.1.2.1: values not understood are ignored, so the grant must leave them out
+    await expectLoginPage(ctx, res, `${what} (neither refused nor shown the login page)`)
+    context ??= await ctx.newBrowserContext()
+    const { body } = await tokensFor(ctx, { context, scope })
+    expectThat(
+      !scopeSet(body.scope).has(foreign),
+      `${what}: the token response grants ${foreign} ("${String(body.scope)}")`,
+    )
+    const at = body.access_token
+    expectThat(typeof at === 'string', `${what}: no access_token`)
+    const { payload } = await verifyJwt(ctx, at)
+    expectThat(
+      !scopeSet(payload.scope).has(foreign),
+      `${what}: the access token's scope claim grants ${foreign} ("${String(payload.scope)}")`,
+    )
+    ctx.note(`${what} was accepted and ${foreign} left out of the grant`)
+  }
+})
+
+check('AUTHZ-12', async (ctx) => {
+  const context = await ctx.newBrowserContext()
+  const client = mainClient(ctx)
+  const withNonce = await tokensFor(ctx, { context })
+  const idToken = withNonce.body.id_token
+  expectThat(typeof idToken === 'string', 'the token response has no id_token')
+  const { payload } = await verifyJwt(ctx, idToken, { audience: client.id })
+  // OIDC Core §3.1.3.7 step 11: the nonce claim equals the value sent
+  // `?? null`: expectEqual cannot print undefined
+  expectEqual(payload.nonce ?? null, withNonce.auth.nonce ?? null, 'nonce in the ID token')
+
+  // OIDC Core §3.1.2.1: nonce is OPTIONAL in the code flow
+  const without = await tokensFor(ctx, { context, nonce: false })
+  const second = without.body.id_token
+  expectThat(typeof second === 'string', 'without nonce: the token response has no id_token')
+  const { payload: p2 } = await verifyJwt(ctx, second, { audience: client.id })
+  expectThat(!('nonce' in p2), `without nonce: the ID token carries nonce=${String(p2.nonce)}`)
+})
+
+check('AUTHZ-13', async (ctx) => {
+  const context = await ctx.newBrowserContext()
+  const client = mainClient(ctx)
+  const { verifier, challenge } = await pkcePair()
+  const params = { ...(await validParams(ctx)), code_challenge: challenge }
+  const endpoint = `${ctx.target.baseUrl}${AUTHORIZE}`
+  let posted = false
+  // the browser's navigation to the endpoint is turned into the form POST of OIDC Core §3.1.2.1
+  await context.route(
+    endpoint,
+    async (route) => {
+      posted = true
+      await route.continue({
+        method: 'POST',
+        postData: new URLSearchParams(params).toString(),
+        headers: {
+          ...route.request().headers(),
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+      })
+    },
+    { times: 1 },
+  )
+  const outcome = await browse(context, ctx.target, endpoint, ctx.http, {
+    user: ctx.target.users.primary,
+  })
+  expectThat(posted, 'the authorization request was never sent')
+  expectThat(outcome.loginShown, 'the POSTed authorization request did not show the login page')
+  expectThat(outcome.callback, 'the POSTed authorization request never came back to the client')
+  const callback = new URL(outcome.callback)
+  const code = callback.searchParams.get('code')
+  expectThat(
+    code,
+    `the POSTed request failed: error=${callback.searchParams.get('error') ?? 'none'} (${callback.searchParams.get('error_description') ?? ''})`,
+  )
+  expectEqual(callback.searchParams.get('state'), params.state, 'state')
+  await redeem(ctx, code, verifier, client, 'code from the POSTed request')
+})
+
+check('AUTHZ-14', async (ctx) => {
+  const base = await validParams(ctx)
+  // OIDC Core §3.1.2.6: without a session prompt=none answers with an error, never a page
+  const res = await authorizeRaw(ctx, { ...base, prompt: 'none' })
+  expectErrorRedirect(
+    res,
+    base.redirect_uri,
+    'prompt=none without a session',
+    NEEDS_UI_ERRORS,
+    base.state,
+  )
+
+  const context = await ctx.newBrowserContext()
+  codeOf(await authorize(ctx, { context }))
+  const statuses: number[] = []
+  context.on('response', (r) => {
+    if (r.url().startsWith(`${ctx.target.baseUrl}${AUTHORIZE}`)) statuses.push(r.status())
+  })
+  const silent = await authorize(ctx, { context, params: { prompt: 'none' }, user: null })
+  expectThat(!silent.outcome.loginShown, 'prompt=none with a session showed the login page')
+  codeOf(silent)
+  expectThat(
+    statuses.length > 0 && statuses.every((s) => s >= 300 && s < 400),
+    `prompt=none with a session: the authorization endpoint answered ${statuses.join(', ')} instead of a redirect`,
+  )
+})
+
+/** The ID token's auth_time (OIDC Core §2: REQUIRED when max_age was requested). */
+async function authTimeOf(ctx: CheckContext, body: Record<string, unknown>, what: string) {
+  const idToken = body.id_token
+  expectThat(typeof idToken === 'string', `${what}: the token response has no id_token`)
+  const { payload } = await verifyJwt(ctx, idToken, { audience: mainClient(ctx).id })
+  expectThat(
+    typeof payload.auth_time === 'number',
+    `${what}: the ID token has no numeric auth_time (${String(payload.auth_time)})`,
+  )
+  return payload.auth_time
+}
+
+check('AUTHZ-15', async (ctx) => {
+  const context = await ctx.newBrowserContext()
+  const client = mainClient(ctx)
+  const first = await tokensFor(ctx, { context })
+  const t1 = await authTimeOf(ctx, first.body, 'first login')
+
+  // OIDC Core §3.1.2.1 prompt=login: reauthenticate even with a session
+  const again = await authorize(ctx, { context, params: { prompt: 'login' } })
+  expectThat(
+    again.outcome.loginShown,
+    'prompt=login with a live session did not show the login page',
+  )
+  codeOf(again)
+
+  if (ctx.target.controls) ctx.target.controls.advanceClock(2)
+  else await new Promise((r) => setTimeout(r, 2100))
+  // max_age=1 and a login older than that: reauthenticate
+  const aged = await authorize(ctx, { context, params: { max_age: '1' } })
+  expectThat(aged.outcome.loginShown, 'max_age=1, 2 s after the login, did not show the login page')
+  const agedBody = await redeem(ctx, codeOf(aged), aged.verifier, client, 'max_age=1')
+  const t3 = await authTimeOf(ctx, agedBody, 'max_age=1')
+  expectThat(t3 > t1, `auth_time after the new login (${t3}) is not later than the first (${t1})`)
+
+  // a recent enough login is reused without UI
+  const recent = await authorize(ctx, { context, params: { max_age: '10000' }, user: null })
+  expectThat(!recent.outcome.loginShown, 'max_age=10000 right after a login showed the login page')
+  const recentBody = await redeem(ctx, codeOf(recent), recent.verifier, client, 'max_age=10000')
+  expectEqual(await authTimeOf(ctx, recentBody, 'max_age=10000'), t3, 'auth_time (max_age=10000)')
+})
+
+const CANCEL = 'button[value=cancel], button:has-text("Cancel"), a:has-text("Cancel")'
+
+check('AUTHZ-16', async (ctx) => {
+  const context = await ctx.newBrowserContext()
+  const form = await authorize(ctx, { context, user: null })
+  expectThat(form.outcome.loginShown, 'no login page was shown')
+  if ((await form.outcome.page.locator(CANCEL).count()) === 0)
+    ctx.skip('the login page has no cancel control (INFO: the user cannot deny from it)')
+  const cancelled = await authorize(ctx, { context, cancel: true })
+  expectThat(cancelled.callback, 'cancelling did not send the browser back to the client')
+  const p = cancelled.callback.searchParams
+  // RFC 6749 §4.1.2.1: access_denied, with the state, and no code
+  expectEqual(p.get('error'), 'access_denied', 'error after cancel')
+  expectEqual(p.get('state'), cancelled.state, 'state after cancel')
+  expectThat(!p.has('code'), 'a code was issued although the user cancelled')
+})
+
+/** An unsigned request object (OIDC Core §6.1, alg none). */
+function unsignedRequestObject(claims: Record<string, unknown>): string {
+  const part = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url')
+  return `${part({ alg: 'none', typ: 'oauth-authz-req+jwt' })}.${part(claims)}.`
+}
+
+check('AUTHZ-17', async (ctx) => {
+  const client = mainClient(ctx)
+  const { verifier, challenge } = await pkcePair()
+  const full = { ...(await validParams(ctx)), code_challenge: challenge, nonce: oidc.randomNonce() }
+  const doc = (await ctx.http.get('/.well-known/openid-configuration')).json as
+    Record<string, unknown> | undefined
+  // state and PKCE travel only inside the object: a server that ignores it cannot succeed
+  const outer = {
+    client_id: full.client_id,
+    redirect_uri: full.redirect_uri,
+    response_type: 'code',
+    scope: 'openid',
+  }
+  const object = unsignedRequestObject({
+    ...full,
+    iss: client.id,
+    aud: ctx.target.baseUrl,
+  })
+  const byValue = await authorizeRaw(ctx, { ...outer, request: object })
+  if (
+    isRedirect(byValue) &&
+    (byValue.headers.get('location') ?? '').startsWith(outer.redirect_uri)
+  ) {
+    const p = expectErrorRedirect(
+      byValue,
+      outer.redirect_uri,
+      'request object by value',
+      ['request_not_supported', 'invalid_request_object'],
+      undefined,
+    )
+    if (p.get('error') === 'request_not_supported') {
+      // OIDC Discovery §3: request_parameter_supported must not claim support
+      expectThat(
+        doc?.request_parameter_supported !== true,
+        'request_not_supported, yet discovery says request_parameter_supported: true',
+      )
+    } else ctx.note('the unsigned request object was refused as invalid_request_object')
+  } else {
+    await expectLoginPage(ctx, byValue, 'request object by value')
+    const outcome = await browse(
+      await ctx.newBrowserContext(),
+      ctx.target,
+      authorizeUrl(ctx, Object.entries({ ...outer, request: object })),
+      ctx.http,
+      { user: ctx.target.users.primary },
+    )
+    expectThat(outcome.callback, 'the request-object flow never came back to the client')
+    const callback = new URL(outcome.callback)
+    const code = callback.searchParams.get('code')
+    expectThat(code, `the request-object flow failed: ${callback.search}`)
+    expectEqual(callback.searchParams.get('state'), full.state, 'state from the request object')
+    await redeem(ctx, code, verifier, client, 'request object')
+  }
+
+  const byUri = await authorizeRaw(ctx, {
+    ...outer,
+    request_uri: `${new URL(outer.redirect_uri).origin}/request-objects/${oidc.randomState()}`,
+  })
+  const p = expectErrorRedirect(
+    byUri,
+    outer.redirect_uri,
+    'request_uri',
+    ['request_uri_not_supported', 'invalid_request_uri'],
+    undefined,
+  )
+  if (p.get('error') === 'request_uri_not_supported') {
+    // request_uri_parameter_supported defaults to true, so refusing it must be stated
+    expectEqual(
+      doc?.request_uri_parameter_supported ?? 'absent (defaults to true)',
+      false,
+      'discovery request_uri_parameter_supported while request_uri is refused',
+    )
+  } else ctx.note('request_uri answered invalid_request_uri: the harness hosts no request object')
+})
+
+check('AUTHZ-18', async (ctx) => {
+  const base = await validParams(ctx)
+  const { code_challenge: _c, code_challenge_method: _m, ...noPkce } = base
+  const cases: [string, Record<string, string>][] = [
+    ['response_type=token', { ...base, response_type: 'token' }],
+    ['prompt=none without a session', { ...base, prompt: 'none' }],
+    ['no code_challenge', noPkce],
+    ['scope=openid foo:bar', { ...base, scope: 'openid foo:bar' }],
+    ['prompt=bogus', { ...base, prompt: 'bogus' }],
+  ]
+  let examined = 0
+  for (const [what, params] of cases) {
+    const state = `s-${oidc.randomState()}`
+    const res = await authorizeRaw(ctx, { ...params, state })
+    if (!isRedirect(res) || !(res.headers.get('location') ?? '').startsWith(base.redirect_uri)) {
+      ctx.note(`${what}: not an error redirect (HTTP ${res.status}); not examined here`)
+      continue
+    }
+    examined++
+    const p = expectErrorRedirect(res, base.redirect_uri, what, AUTHORIZATION_ERRORS, state)
+    const description = p.get('error_description')
+    // RFC 6749 App. A.8: error_description is limited to %x20-21 / %x23-5B / %x5D-7E
+    expectThat(description, `${what}: no error_description`)
+    expectThat(
+      ERROR_CHARS.test(description),
+      `${what}: error_description has characters outside RFC 6749 App. A.8: ${JSON.stringify(description)}`,
+    )
+    // RFC 9207 §2: iss, when present, is the issuer identifier exactly
+    const iss = p.get('iss')
+    if (iss !== null) expectEqual(iss, ctx.target.baseUrl, `${what}: iss`)
+    const expected = new Set(['error', 'error_description', 'error_uri', 'state', 'iss'])
+    const extra = [...p.keys()].filter((k) => !expected.has(k))
+    if (extra.length > 0) ctx.note(`${what}: unexpected parameters ${extra.join(', ')}`)
+  }
+  expectThat(examined > 0, 'none of the invalid requests produced an error redirect')
+})

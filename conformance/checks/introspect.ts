@@ -1,0 +1,221 @@
+import { check, type CheckContext } from '../harness/check.ts'
+import { expectJsonObject, expectOAuthError, expectStatus, expectThat } from '../harness/expect.ts'
+import { authorize, codeOf, redeemRaw, verifyJwt } from '../harness/flows.ts'
+import type { HttpResponse } from '../harness/http.ts'
+import { oidc } from '../harness/oidc.ts'
+import {
+  about,
+  expectNoTokenData,
+  credentials,
+  expectActive,
+  expectInactive,
+  expectIs,
+  expectRevoked,
+  expectScope,
+  expireTokens,
+  forgeries,
+  idTokenOf,
+  INTROSPECT,
+  introspectRaw,
+  otherClient,
+  probeBasic,
+  refreshTokenOf,
+  revokeRaw,
+  signIn,
+  someAccessToken,
+  within,
+} from '../harness/tokens.ts'
+
+const isInt = (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v)
+
+/** RFC 7662 §2.2: token_type is the RFC 6749 §5.1 type; "access_token" is a known deviation. */
+function checkTokenType(ctx: CheckContext, value: unknown): void {
+  if (value === 'access_token') {
+    ctx.note('WARN: token_type is "access_token"; RFC 7662 §2.2 means the RFC 6749 type, Bearer')
+    return
+  }
+  expectThat(
+    typeof value === 'string' && value.toLowerCase() === 'bearer',
+    `token_type: expected "Bearer", got ${JSON.stringify(value)}`,
+  )
+}
+
+check('INTRO-01', async (ctx) => {
+  const main = ctx.target.clients.main
+  const set = await signIn(ctx, { scope: 'openid profile offline_access' })
+  const { payload } = await verifyJwt(ctx, set.accessToken, { audience: main.id })
+  const raw = expectActive(await introspectRaw(ctx, set.accessToken), 'an access token')
+  const viaClient = await oidc.tokenIntrospection(set.auth.config, set.accessToken)
+  for (const [what, body] of [
+    ['introspection', raw],
+    ['introspection through openid-client', viaClient as Record<string, unknown>],
+  ] as const) {
+    // INTERFACE.md §2.5: active, scope, client_id, token_type, exp, iat, sub, equal to the claims
+    expectIs(body.active, true, `${what}: active`)
+    expectScope(body.scope, String(payload.scope), `${what}: scope (the token's scope claim)`)
+    expectIs(body.client_id, main.id, `${what}: client_id`)
+    checkTokenType(ctx, body.token_type)
+    expectThat(isInt(body.exp), `${what}: exp must be an integer, got ${JSON.stringify(body.exp)}`)
+    expectThat(isInt(body.iat), `${what}: iat must be an integer, got ${JSON.stringify(body.iat)}`)
+    expectIs(body.exp, payload.exp, `${what}: exp (the token's exp)`)
+    expectIs(body.iat, payload.iat, `${what}: iat (the token's iat)`)
+    expectIs(body.sub, payload.sub, `${what}: sub (the token's sub)`)
+  }
+})
+
+check('INTRO-02', async (ctx) => {
+  const main = ctx.target.clients.main
+  const set = await signIn(ctx, { scope: 'openid profile offline_access' })
+  const sub = (await verifyJwt(ctx, set.accessToken, { audience: main.id })).payload.sub
+  // INTERFACE.md §4.5 accepts both kinds, so introspection knows refresh tokens too (RFC 7662 §2.1)
+  const body = expectActive(
+    await introspectRaw(ctx, refreshTokenOf(set), { hint: 'refresh_token' }),
+    'a refresh token',
+  )
+  expectIs(body.client_id, main.id, 'refresh token introspection: client_id')
+  expectScope(body.scope, set.scope, 'refresh token introspection: scope (the original grant)')
+  expectIs(body.sub, sub, 'refresh token introspection: sub')
+  for (const claim of ['exp', 'iat'])
+    expectThat(
+      isInt(body[claim]),
+      `refresh token introspection: ${claim} must be an integer, got ${JSON.stringify(body[claim])}`,
+    )
+  const plain = expectActive(
+    await introspectRaw(ctx, refreshTokenOf(set)),
+    'a refresh token without a hint',
+  )
+  expectIs(plain.client_id, main.id, 'refresh token introspection without a hint: client_id')
+})
+
+/** Redeems a code twice; returns the access token of the first redemption. */
+async function reuseCode(
+  ctx: CheckContext,
+  context: Awaited<ReturnType<CheckContext['newBrowserContext']>>,
+): Promise<{ accessToken: string; reuse: () => Promise<HttpResponse> }> {
+  const auth = await authorize(ctx, { scope: 'openid offline_access', context })
+  const form = {
+    code: codeOf(auth),
+    verifier: auth.verifier,
+    client: auth.client,
+    redirectUri: auth.redirectUri,
+  }
+  const first = await redeemRaw(ctx, form)
+  expectStatus(first, 200, 'first redemption of the code')
+  const accessToken = String(expectJsonObject(first, 'token response').access_token)
+  return { accessToken, reuse: () => redeemRaw(ctx, form) }
+}
+
+check('INTRO-03', async (ctx) => {
+  const context = await ctx.newBrowserContext()
+  const set = await signIn(ctx, { scope: 'openid offline_access', context })
+  // the same token is active, so the refusals below are about what was changed
+  expectActive(await introspectRaw(ctx, set.accessToken), 'the genuine access token')
+  for (const [what, token] of await forgeries(ctx, set.accessToken)) {
+    expectInactive(await introspectRaw(ctx, token), what)
+  }
+  // RFC 9068 §4: an ID token is not an access token, although both are JWTs of this issuer
+  expectInactive(await introspectRaw(ctx, idTokenOf(set)), 'the ID token')
+
+  const revoked = await signIn(ctx, { scope: 'openid offline_access', context })
+  expectRevoked(await revokeRaw(ctx, revoked.accessToken), 'an access token')
+  expectInactive(await introspectRaw(ctx, revoked.accessToken), 'a revoked access token')
+  expectRevoked(await revokeRaw(ctx, refreshTokenOf(revoked)), 'a refresh token')
+  expectInactive(await introspectRaw(ctx, refreshTokenOf(revoked)), 'a revoked refresh token')
+
+  const reused = await reuseCode(ctx, context)
+  expectStatus(await reused.reuse(), 400, 'second redemption of the same code')
+  const res = await introspectRaw(ctx, reused.accessToken)
+  // RFC 6749 §4.1.2 SHOULD revoke; ARCHITECTURE.md decides it does
+  if ((res.json as { active?: unknown } | undefined)?.active === true)
+    ctx.note('the access token of a reused code is still active (CODE-03 reports it)')
+  else expectInactive(res, 'the access token of a reused code')
+
+  if (expireTokens(ctx, set.body.expires_in, 'an expired access token'))
+    expectInactive(await introspectRaw(ctx, set.accessToken), 'an expired access token')
+})
+
+check('INTRO-04', async (ctx) => {
+  const { token, client } = await someAccessToken(ctx)
+  const cases: [string, Record<string, string>][] = [
+    ['no client credentials', { token }],
+    ['a client_id without a secret', { token, client_id: client.id }],
+    ['a wrong client secret', { token, client_id: client.id, client_secret: `${client.secret}x` }],
+    ['an unknown client', { token, client_id: 'no-such-client', client_secret: client.secret }],
+  ]
+  for (const [what, form] of cases) {
+    // RFC 7662 §2.1: the endpoint MUST require authorization; INTERFACE.md §4.4: client_secret_post
+    expectNoTokenData(await introspectRaw(ctx, token, { form }), `introspection with ${what}`)
+  }
+  expectActive(await introspectRaw(ctx, token, { client }), 'the token with the right secret')
+  await probeBasic(ctx, INTROSPECT, token, client)
+})
+
+check('INTRO-05', async (ctx) => {
+  const main = ctx.target.clients.main
+  const missing = await ctx.http.postForm(INTROSPECT, credentials(main))
+  // RFC 7662 §2.1: token is REQUIRED; a request without it is invalid_request (RFC 6749 §5.2)
+  about('introspection without a token', () => expectOAuthError(missing, 400, 'invalid_request'))
+  const get = await ctx.http.get(INTROSPECT)
+  expectStatus(get, [400, 405], 'GET /auth/introspect (RFC 7662 §2.1: POST)')
+
+  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  const rt = refreshTokenOf(set)
+  // RFC 7662 §2.1: a wrong hint must not stop the server from finding the token
+  const hinted: [string, string, string][] = [
+    ['the access token hinted as a refresh token', set.accessToken, 'refresh_token'],
+    ['the refresh token hinted as an access token', rt, 'access_token'],
+    ['the access token with an unknown hint', set.accessToken, 'no_such_hint'],
+    ['the refresh token with an unknown hint', rt, 'no_such_hint'],
+  ]
+  for (const [what, token, hint] of hinted) {
+    expectActive(await introspectRaw(ctx, token, { hint }), what)
+  }
+})
+
+check('INTRO-06', async (ctx) => {
+  const other = otherClient(ctx)
+  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  const rt = refreshTokenOf(set)
+  for (const [what, token] of [
+    ['the access token', set.accessToken],
+    ['the refresh token', rt],
+  ] as const) {
+    // ARCHITECTURE.md: a client sees only its own tokens (RFC 7662 §4 leaves the policy open)
+    expectInactive(await introspectRaw(ctx, token, { client: other }), `${what} of another client`)
+    expectActive(await introspectRaw(ctx, token), `${what} by its own client`)
+  }
+})
+
+check('INTRO-07', async (ctx) => {
+  const context = await ctx.newBrowserContext()
+  const set = await signIn(ctx, { scope: 'openid offline_access', context })
+  const rt = refreshTokenOf(set)
+  for (const token of [set.accessToken, set.accessToken, rt]) {
+    const res = await introspectRaw(ctx, token)
+    expectActive(res, 'a fresh token')
+    // RFC 7662 §4 (hardening): an introspection answer is not to be stored
+    if (!/no-store/i.test(res.headers.get('cache-control') ?? ''))
+      ctx.note('an introspection answer lacks Cache-Control: no-store')
+  }
+  const inactive = async (token: string): Promise<boolean> => {
+    const body = (await introspectRaw(ctx, token)).json as { active?: unknown } | undefined
+    return body?.active === false
+  }
+  expectRevoked(await revokeRaw(ctx, set.accessToken), 'the access token')
+  // RFC 7662 §4: a cached answer must not outlive a revocation
+  expectThat(
+    await within(1000, () => inactive(set.accessToken)),
+    'the revoked access token still introspects active after 1 s',
+  )
+  expectRevoked(await revokeRaw(ctx, rt), 'the refresh token')
+  expectThat(
+    await within(1000, () => inactive(rt)),
+    'the revoked refresh token still introspects active after 1 s',
+  )
+  const reused = await reuseCode(ctx, context)
+  expectActive(await introspectRaw(ctx, reused.accessToken), 'the access token of a code')
+  expectActive(await introspectRaw(ctx, reused.accessToken), 'the access token of a code')
+  expectStatus(await reused.reuse(), 400, 'second redemption of the same code')
+  if (!(await within(1000, () => inactive(reused.accessToken))))
+    ctx.note('the access token of a reused code is still active after 1 s (CODE-03)')
+})

@@ -1,0 +1,501 @@
+import type { BrowserContext, Page } from '@playwright/test'
+import { fillLogin } from '../harness/browser.ts'
+import { check, type CheckContext } from '../harness/check.ts'
+import { expectJsonObject, expectStatus, expectThat } from '../harness/expect.ts'
+import {
+  authorize,
+  authorizeRaw,
+  mainClient,
+  redirectUriOf,
+  type AuthorizeResult,
+} from '../harness/flows.ts'
+import type { HttpResponse } from '../harness/http.ts'
+import { oidc } from '../harness/oidc.ts'
+import type { TargetUser } from '../harness/target.ts'
+import {
+  expectErrorPage,
+  expectLoginPage,
+  expectRedirectTo,
+  validParams,
+  visibleText,
+} from './authorize.ts'
+
+/** The hosted login form as a browser got it: where it posts, and what it carries. */
+interface LoginForm {
+  /** Absolute URL the form posts to. */
+  readonly action: string
+  /** The hidden fields (interaction, anti-CSRF token, …). */
+  readonly fields: Readonly<Record<string, string>>
+  readonly usernameField: string
+  readonly passwordField: string
+  /** The sign-in button's own name and value, when it has them. */
+  readonly submit: Readonly<Record<string, string>>
+  /** Cookie header for the IdP: the browser's cookies when the form was shown. */
+  readonly cookie: string
+  readonly auth: AuthorizeResult
+}
+
+/**
+ * Opens the login page in a fresh browser and reads its form and cookies, so that the raw
+ * client can replay and tamper with the credential POST (no login steps beyond username and
+ * password are assumed).
+ */
+async function captureLoginForm(ctx: CheckContext, context?: BrowserContext): Promise<LoginForm> {
+  const browser = context ?? (await ctx.newBrowserContext())
+  const auth = await authorize(ctx, { context: browser, user: null })
+  expectThat(auth.outcome.loginShown, 'the authorization request showed no login form')
+  const form = await auth.outcome.page
+    .locator('form:has(input[type=password])')
+    .first()
+    // no helper functions in here: the bundler would wrap them in a __name() the page lacks
+    .evaluate((el) => {
+      const f = el as HTMLFormElement
+      const hidden = Array.from(f.querySelectorAll<HTMLInputElement>('input[type=hidden]'))
+      const submit = f.querySelector<HTMLButtonElement>(
+        'button[type=submit]:not([value=cancel]), input[type=submit]',
+      )
+      const username = f.querySelector<HTMLInputElement>(
+        'input[autocomplete=username], input[name=username], input[type=email], input[name=login]',
+      )
+      return {
+        // not f.action: a control named "action" shadows the property
+        action: new URL(f.getAttribute('action') ?? '', document.baseURI).href,
+        hidden: hidden.filter((i) => i.name).map((i) => [i.name, i.value] as const),
+        username: username?.name ?? '',
+        password: f.querySelector<HTMLInputElement>('input[type=password]')?.name ?? '',
+        submit: submit?.name ? [[submit.name, submit.value] as const] : [],
+      }
+    })
+  expectThat(form.username && form.password, 'the login form has no named username or password')
+  const cookies = await browser.cookies(ctx.target.baseUrl)
+  return {
+    action: form.action,
+    fields: Object.fromEntries(form.hidden),
+    usernameField: form.username,
+    passwordField: form.password,
+    submit: Object.fromEntries(form.submit),
+    cookie: cookies.map((c) => `${c.name}=${c.value}`).join('; '),
+    auth,
+  }
+}
+
+interface PostOptions {
+  /** Hidden fields to send instead of the form's own. */
+  readonly fields?: Readonly<Record<string, string>>
+  /** Cookie header instead of the form's; null for none. */
+  readonly cookie?: string | null
+  /** Origin header instead of the IdP's own origin. */
+  readonly origin?: string
+}
+
+/** Replays the credential POST of `form` with the raw client (no redirect is followed). */
+function postLogin(
+  ctx: CheckContext,
+  form: LoginForm,
+  user: TargetUser,
+  options: PostOptions = {},
+): Promise<HttpResponse> {
+  const cookie = options.cookie === undefined ? form.cookie : options.cookie
+  return ctx.http.request(form.action, {
+    method: 'POST',
+    form: {
+      ...(options.fields ?? form.fields),
+      ...form.submit,
+      [form.usernameField]: user.username,
+      [form.passwordField]: user.password,
+    },
+    headers: {
+      accept: 'text/html',
+      origin: options.origin ?? new URL(ctx.target.baseUrl).origin,
+      ...(cookie ? { cookie } : {}),
+    },
+  })
+}
+
+const wrongPassword = (user: TargetUser): TargetUser => ({
+  username: user.username,
+  password: `${user.password}-wrong-${oidc.randomState().slice(0, 6)}`,
+})
+
+/** Every Set-Cookie of a response that sets a value (clearing ones are left out). */
+const cookiesSet = (res: HttpResponse): string[] =>
+  res.headers
+    .getSetCookie()
+    .filter((c) => !/^[^=]+=\s*(;|$)/.test(c) && !/;\s*max-age=0\b/i.test(c))
+
+check('LOGIN-01', async (ctx) => {
+  const client = mainClient(ctx)
+  const res = await ctx.http.get('/auth/branding', { client_id: client.id })
+  expectStatus(res, 200, 'GET /auth/branding')
+  const branding = expectJsonObject(res, 'branding record')
+  const auth = await authorize(ctx, { user: null, screenshot: true })
+  expectThat(auth.outcome.loginShown, 'the authorization request showed no login page')
+  const page = auth.outcome.page
+  // INTERFACE.md §2.6: the page is branded from this record; DCR §2: logo and policy links
+  // are shown to the user. Text and resolved URLs come from the DOM, so escaping is honoured.
+  const name = String(branding.application_name)
+  const text = await page.locator('body').innerText()
+  expectThat(text.includes(name), `the login page does not show the application name "${name}"`)
+  const images = await page
+    .locator('img[src]')
+    .evaluateAll((els) => els.map((e) => (e as HTMLImageElement).src))
+  const links = await page
+    .locator('a[href]')
+    .evaluateAll((els) => els.map((e) => (e as HTMLAnchorElement).href))
+  const same = (a: string, b: unknown) =>
+    typeof b === 'string' && URL.canParse(b) && a === new URL(b).href
+  expectThat(
+    images.some((src) => same(src, branding.logo_url)),
+    `no image shows logo_url ${String(branding.logo_url)} (images: ${images.join(', ') || 'none'})`,
+  )
+  for (const member of ['privacy_policy_url', 'terms_of_service_url'] as const) {
+    expectThat(
+      links.some((href) => same(href, branding[member])),
+      `no link to ${member} ${String(branding[member])} (links: ${links.join(', ') || 'none'})`,
+    )
+  }
+})
+
+/** RFC 9700 §4.16: what keeps a page out of other sites' frames, or why nothing does. */
+function framing(res: HttpResponse): { csp: boolean; xfo: boolean } {
+  // several policies are joined by commas, and each one is enforced
+  const directives = (res.headers.get('content-security-policy') ?? '')
+    .split(',')
+    .flatMap((policy) => policy.split(';'))
+    .map((d) => d.trim().split(/\s+/))
+  const csp = directives.some(
+    ([name, ...sources]) =>
+      name?.toLowerCase() === 'frame-ancestors' &&
+      sources.length > 0 &&
+      !sources.some((s) => s === '*' || /^[a-z][a-z0-9+.-]*:$/i.test(s)),
+  )
+  const xfo = /^\s*(deny|sameorigin)\s*$/i.test(res.headers.get('x-frame-options') ?? '')
+  return { csp, xfo }
+}
+
+function expectUnframeable(ctx: CheckContext, res: HttpResponse, what: string): void {
+  const { csp, xfo } = framing(res)
+  // RFC 9700 §4.16: the AS MUST prevent clickjacking; either header does it in current browsers
+  expectThat(
+    csp || xfo,
+    `${what}: neither Content-Security-Policy frame-ancestors nor X-Frame-Options DENY/SAMEORIGIN (got CSP ${JSON.stringify(res.headers.get('content-security-policy'))}, X-Frame-Options ${JSON.stringify(res.headers.get('x-frame-options'))})`,
+  )
+  if (!csp) ctx.note(`${what}: no CSP frame-ancestors (RFC 9700 §4.16 SHOULD use CSP)`)
+  if (!xfo) ctx.note(`${what}: no X-Frame-Options for older browsers`)
+}
+
+check('LOGIN-02', async (ctx) => {
+  const params = await validParams(ctx)
+  const login = await expectLoginPage(ctx, await authorizeRaw(ctx, params), 'login page')
+  expectUnframeable(ctx, login, 'login page (GET /auth/authorize)')
+
+  const form = await captureLoginForm(ctx)
+  const failed = await postLogin(ctx, form, wrongPassword(ctx.target.users.primary))
+  expectThat(
+    failed.status < 300 || failed.status >= 400,
+    `a wrong password was answered with HTTP ${failed.status}`,
+  )
+  expectUnframeable(ctx, failed, 'page after a failed login')
+
+  const unknown = { ...params, client_id: `unknown-${oidc.randomState().slice(0, 8)}` }
+  const error = await expectErrorPage(ctx, await authorizeRaw(ctx, unknown), 'error page')
+  expectUnframeable(ctx, error, 'error page (unknown client)')
+
+  const logout = await ctx.http.request('/auth/logout', { headers: { accept: 'text/html' } })
+  if (logout.status === 200 && /html/i.test(logout.headers.get('content-type') ?? ''))
+    expectUnframeable(ctx, logout, 'logout page')
+  else ctx.note(`GET /auth/logout answered HTTP ${logout.status}: no logout page to examine`)
+  ctx.note('no consent page appears in these flows, so none was examined')
+})
+
+/** The hidden field that looks like the anti-CSRF token, if one does. */
+const csrfField = (form: LoginForm): string | undefined =>
+  Object.keys(form.fields).find((k) => /csrf|xsrf|authenticity|request.?token/i.test(k))
+
+function expectRefused(res: HttpResponse, redirectUri: string, what: string): void {
+  const location = res.headers.get('location') ?? ''
+  expectThat(
+    !location.startsWith(redirectUri),
+    `${what}: the sign-in went through to the client (${location})`,
+  )
+  // RFC 6749 §10.12: a forged credential post is refused outright
+  expectThat(
+    res.status >= 400 && res.status < 500,
+    `${what}: expected the post to be refused with HTTP 4xx, got ${res.status}`,
+  )
+}
+
+check('LOGIN-03', async (ctx) => {
+  const user = ctx.target.users.primary
+  const redirectUri = redirectUriOf(ctx, mainClient(ctx))
+  const one = await captureLoginForm(ctx)
+  const two = await captureLoginForm(ctx)
+  const token = csrfField(one)
+  let without: Record<string, string> = {}
+  if (token) {
+    const { [token]: _dropped, ...rest } = one.fields
+    without = rest
+  } else ctx.note('no hidden field is named like an anti-CSRF token: every hidden field dropped')
+  expectRefused(
+    await postLogin(ctx, one, user, { fields: without }),
+    redirectUri,
+    'credentials without the anti-CSRF field',
+  )
+  if (token && two.fields[token] !== undefined) {
+    expectRefused(
+      await postLogin(ctx, one, user, { fields: { ...one.fields, [token]: two.fields[token] } }),
+      redirectUri,
+      "another session's anti-CSRF token",
+    )
+  }
+  // login CSRF: a form obtained elsewhere, posted from this browser, must not sign it in
+  expectRefused(
+    await postLogin(ctx, one, user, { fields: two.fields }),
+    redirectUri,
+    "another session's whole form posted with this browser's cookies",
+  )
+  expectRefused(
+    await postLogin(ctx, one, user, { origin: 'https://evil.example' }),
+    redirectUri,
+    'Origin: https://evil.example',
+  )
+  const bare = await postLogin(ctx, one, user, { cookie: null })
+  if (bare.status < 400 || bare.status >= 500)
+    ctx.note(`the form posted without any cookie was answered HTTP ${bare.status}`)
+
+  // the control: the same kind of post, untampered, signs in (so the refusals were not luck)
+  const three = await captureLoginForm(ctx)
+  const ok = await postLogin(ctx, three, user)
+  const location = expectRedirectTo(ok, redirectUri, 'the untampered credential post')
+  expectThat(location.searchParams.get('code'), 'the untampered credential post brought no code')
+})
+
+check('LOGIN-04', async (ctx) => {
+  const auth = await authorize(ctx)
+  expectThat(auth.callback?.searchParams.get('code'), 'the sign-in did not reach the client')
+  const status = auth.outcome.loginPostStatus
+  // RFC 9700 §4.12: a 307 would make the browser re-POST the credentials to the client
+  expectThat(
+    status === 302 || status === 303,
+    `the credential POST was answered with HTTP ${String(status)}; expected 302 or 303`,
+  )
+})
+
+const SAFE_REFERRER = [
+  'no-referrer',
+  'same-origin',
+  'strict-origin',
+  'strict-origin-when-cross-origin',
+]
+
+/** Sub-resources a page loads, from its DOM and from the browser's requests. */
+async function subresources(page: Page, requested: readonly string[]) {
+  const fromDom = await page.evaluate(() => {
+    const urls: [string, string][] = []
+    for (const s of Array.from(document.querySelectorAll<HTMLScriptElement>('script[src]')))
+      urls.push(['script', s.src])
+    for (const l of Array.from(document.querySelectorAll<HTMLLinkElement>('link[href]')))
+      if (/stylesheet|preload|modulepreload|icon/i.test(l.rel)) urls.push([l.rel, l.href])
+    for (const i of Array.from(document.querySelectorAll<HTMLImageElement>('img[src]')))
+      urls.push(['image', i.src])
+    for (const f of Array.from(document.querySelectorAll<HTMLIFrameElement>('iframe[src]')))
+      urls.push(['frame', f.src])
+    return urls
+  })
+  return [...fromDom, ...requested.map((r): [string, string] => ['request', r])]
+}
+
+check('LOGIN-05', async (ctx) => {
+  const res = await expectLoginPage(
+    ctx,
+    await authorizeRaw(ctx, await validParams(ctx)),
+    'login page',
+  )
+  // RFC 9700 §4.2.4: the authorization request URL must not leak through Referer
+  const header = (res.headers.get('referrer-policy') ?? '')
+    .split(',')
+    .map((p) => p.trim().toLowerCase())
+    .filter(Boolean)
+    .at(-1)
+  const meta = /<meta\b[^>]*\bname=["']?referrer["']?[^>]*\bcontent=["']?([\w-]+)/i
+    .exec(res.text)?.[1]
+    ?.toLowerCase()
+  const policy = meta ?? header
+  expectThat(
+    policy !== undefined && SAFE_REFERRER.includes(policy),
+    `login page: Referrer-Policy ${policy ?? 'absent'}; expected no-referrer or a strict-origin policy`,
+  )
+  const cache = res.headers.get('cache-control') ?? ''
+  expectThat(/\bno-store\b/i.test(cache), `login page: Cache-Control "${cache}" lacks no-store`)
+
+  // third-party scripts and styles on the page that takes the password
+  const branding = await ctx.http.get('/auth/branding', { client_id: mainClient(ctx).id })
+  const logo = (branding.json as Record<string, unknown> | undefined)?.logo_url
+  const context = await ctx.newBrowserContext()
+  const requested: string[] = []
+  context.on('request', (r) => {
+    if (r.resourceType() !== 'document') requested.push(r.url())
+  })
+  const auth = await authorize(ctx, { context, user: null })
+  expectThat(auth.outcome.loginShown, 'no login page was shown')
+  await auth.outcome.page.waitForLoadState('load').catch(() => undefined)
+  const origin = new URL(ctx.target.baseUrl).origin
+  for (const [kind, url] of await subresources(auth.outcome.page, requested)) {
+    if (!/^https?:/i.test(url) || new URL(url).origin === origin) continue
+    const isLogo = typeof logo === 'string' && URL.canParse(logo) && new URL(logo).href === url
+    expectThat(isLogo, `login page loads a third-party ${kind}: ${url}`)
+  }
+
+  // OWASP ASVS V3.4: the cookies of the sign-in are Secure, HttpOnly and SameSite
+  const form = await captureLoginForm(ctx)
+  const signedIn = await postLogin(ctx, form, ctx.target.users.primary)
+  expectRedirectTo(signedIn, redirectUriOf(ctx, mainClient(ctx)), 'the credential post')
+  const cookies = [...cookiesSet(res), ...cookiesSet(signedIn)]
+  expectThat(cookies.length > 0, 'the sign-in set no cookie at all (how is the session kept?)')
+  for (const cookie of cookies) {
+    const name = cookie.split('=')[0] ?? cookie
+    expectThat(/;\s*secure\s*(;|$)/i.test(cookie), `cookie ${name} is not Secure`)
+    expectThat(/;\s*httponly\s*(;|$)/i.test(cookie), `cookie ${name} is not HttpOnly`)
+    expectThat(
+      /;\s*samesite=(lax|strict)\s*(;|$)/i.test(cookie),
+      `cookie ${name} is not SameSite=Lax or Strict`,
+    )
+  }
+})
+
+const MARK = 'idp-xss'
+
+/** Elements the payloads would have created had they not been escaped. */
+function injected(page: Page): Promise<string[]> {
+  return page.evaluate((mark) => {
+    const hits: string[] = []
+    for (const el of Array.from(document.querySelectorAll('*'))) {
+      for (const attr of Array.from(el.attributes)) {
+        if (/^on/i.test(attr.name) && attr.value.includes(mark))
+          hits.push(`<${el.tagName.toLowerCase()} ${attr.name}="${attr.value}">`)
+      }
+      if (el.tagName === 'SCRIPT' && el.textContent.includes(mark))
+        hits.push(`<script>${el.textContent}</script>`)
+    }
+    return hits
+  }, MARK)
+}
+
+async function expectNoInjection(page: Page, dialogs: string[], what: string): Promise<void> {
+  await page.waitForLoadState('load').catch(() => undefined)
+  const hits = await injected(page)
+  // RFC 6749 §10.14: reflected values are output-encoded, never markup
+  expectThat(hits.length === 0, `${what}: the payload became markup: ${hits.join(' ')}`)
+  expectThat(dialogs.length === 0, `${what}: injected script ran (${dialogs.join(', ')})`)
+}
+
+check('LOGIN-06', async (ctx) => {
+  const params = {
+    state: `<script>alert("${MARK}-state")</script>`,
+    login_hint: `"><svg onload=alert("${MARK}-hint")>`,
+    ui_locales: `en" onmouseover="alert('${MARK}-locale')" x='`,
+  }
+  const context = await ctx.newBrowserContext()
+  const dialogs: string[] = []
+  context.on('dialog', (d) => {
+    dialogs.push(d.message())
+    void d.dismiss().catch(() => undefined)
+  })
+  const auth = await authorize(ctx, { context, user: null, params })
+  expectThat(auth.outcome.loginShown, 'the request with the payloads showed no login page')
+  const page = auth.outcome.page
+  await expectNoInjection(page, dialogs, 'login page')
+
+  // the username is echoed back after a failed login on many pages
+  const loaded = page.waitForEvent('load', { timeout: 10_000 }).catch(() => undefined)
+  await fillLogin(page, {
+    username: `"><svg onload=alert("${MARK}-user")><script>alert("${MARK}-user")</script>`,
+    password: `wrong-${oidc.randomState().slice(0, 8)}`,
+  })
+  await loaded
+  await expectNoInjection(page, dialogs, 'page after a failed login')
+
+  const error = await context.newPage()
+  const unknown = new URL(auth.url)
+  unknown.searchParams.set('client_id', `${MARK}"><svg onload=alert("${MARK}-client")>`)
+  await error.goto(unknown.toString()).catch(() => undefined)
+  await expectNoInjection(error, dialogs, 'error page (unknown client)')
+})
+
+check('LOGIN-07', async (ctx) => {
+  const user = ctx.target.users.primary
+  const redirectUri = redirectUriOf(ctx, mainClient(ctx))
+  const form = await captureLoginForm(ctx)
+  const nobody: TargetUser = {
+    username: `nobody-${oidc
+      .randomState()
+      .slice(0, 10)
+      .replace(/[^A-Za-z0-9]/g, 'x')}`,
+    password: user.password,
+  }
+  const samples: Record<'wrong' | 'unknown', { status: number; text: string; ms: number }[]> = {
+    wrong: [],
+    unknown: [],
+  }
+  // interleaved, so that a warming server does not favour one side
+  for (let i = 0; i < 3; i++) {
+    for (const kind of ['wrong', 'unknown'] as const) {
+      const who = kind === 'wrong' ? wrongPassword(user) : nobody
+      const started = performance.now()
+      const res = await postLogin(ctx, form, who)
+      const ms = performance.now() - started
+      const location = res.headers.get('location') ?? ''
+      expectThat(!location.startsWith(redirectUri), `${kind}: a failed login reached the client`)
+      expectThat(res.status !== 429, `${kind}: throttled after ${i + 1} failures already`)
+      const text = visibleText(res.text).split(who.username).join('<username>')
+      samples[kind].push({ status: res.status, text, ms })
+    }
+  }
+  const [w, u] = [samples.wrong[0], samples.unknown[0]]
+  expectThat(w && u, 'no samples')
+  // RFC 6749 §10.10 / OWASP ASVS V2.2: nothing tells an unknown user from a wrong password
+  expectThat(
+    w.status === u.status,
+    `wrong password → HTTP ${w.status}, unknown user → HTTP ${u.status}`,
+  )
+  expectThat(
+    w.text === u.text,
+    `wrong password and unknown user get different pages:\n  "${w.text}"\n  "${u.text}"`,
+  )
+  const ms = (k: 'wrong' | 'unknown') => samples[k].map((s) => s.ms)
+  const [slow, fast] =
+    Math.min(...ms('wrong')) > Math.max(...ms('unknown'))
+      ? [ms('wrong'), ms('unknown')]
+      : [ms('unknown'), ms('wrong')]
+  const round = (xs: number[]) => xs.map((x) => Math.round(x)).join('/')
+  ctx.note(`timing ms: wrong password ${round(ms('wrong'))}, unknown user ${round(ms('unknown'))}`)
+  // only a gap that no noise explains: every sample of one side far above every sample of the other
+  expectThat(
+    !(Math.min(...slow) > 4 * Math.max(...fast) && Math.min(...slow) - Math.max(...fast) > 25),
+    `timing tells an unknown user from a wrong password: ${round(slow)} ms vs ${round(fast)} ms`,
+  )
+
+  const controls = ctx.target.controls
+  if (!ctx.target.embedded || !controls) {
+    ctx.note('throttling was not probed: only the embedded server can lower its login limit')
+    return
+  }
+  // a small budget keeps the probe bounded; the harness restores the limit after the check
+  const limit = 3
+  controls.setRateLimit('login', limit, 300)
+  let throttled: HttpResponse | undefined
+  for (let i = 0; i < limit + 2 && !throttled; i++) {
+    const res = await postLogin(ctx, form, wrongPassword(user))
+    if (res.status === 429) throttled = res
+  }
+  expectThat(throttled, `${limit + 2} failed logins in a row were never throttled (no HTTP 429)`)
+  // RFC 6585 §4: Retry-After says when to come back
+  expectThat(throttled.headers.get('retry-after'), 'the 429 has no Retry-After header')
+  // throttling that a correct password slips through would not slow guessing at all
+  const right = await postLogin(ctx, form, user)
+  const location = right.headers.get('location') ?? ''
+  expectThat(
+    !location.startsWith(redirectUri),
+    'while throttled, the correct password still signed in',
+  )
+})

@@ -1,0 +1,336 @@
+import { randomBytes } from 'node:crypto'
+import type { BrowserContext } from '@playwright/test'
+import { fillLogin } from '../harness/browser.ts'
+import { check, type CheckContext } from '../harness/check.ts'
+import {
+  CheckFailure,
+  expectEqual,
+  expectOAuthError,
+  expectStatus,
+  expectThat,
+} from '../harness/expect.ts'
+import { authorize, tokensFor } from '../harness/flows.ts'
+import type { HttpResponse } from '../harness/http.ts'
+import {
+  clientCredentialsRaw,
+  INTROSPECT,
+  introspectRaw,
+  REVOKE,
+  revokeRaw,
+  TOKEN,
+  userInfoRaw,
+} from '../harness/tokens.ts'
+
+/** The limit the embedded server is lowered to for a probe: a 429 after four requests. */
+const PROBE_LIMIT = 3
+/** An odd window length, so a probe's counters never share a window with other checks' traffic. */
+const PROBE_WINDOW = 97
+/** Clock skew the harness allows between itself and the target (REQUIREMENTS.md). */
+const SKEW = 300
+
+const show = (v: unknown): string => JSON.stringify(v)
+
+/** One response of a probe, from the raw client or the browser. */
+interface Probe {
+  readonly status: number
+  header(name: string): string | null
+  /** The raw response, when it came from the raw client (the browser's bodies are not kept). */
+  readonly raw?: HttpResponse
+}
+
+const fromHttp = (res: HttpResponse): Probe => ({
+  status: res.status,
+  header: (name) => res.headers.get(name),
+  raw: res,
+})
+
+interface RateHeaders {
+  readonly limit: number
+  readonly remaining: number
+  readonly reset: number
+}
+
+/** INTERFACE.md §8: the three headers, each a non-negative integer. */
+function rateHeaders(res: Probe, what: string): RateHeaders {
+  const value = (name: string): number => {
+    const raw = res.header(name)
+    expectThat(raw !== null, `${what}: no ${name} header (INTERFACE.md §8)`)
+    expectThat(
+      /^\d+$/.test(raw.trim()),
+      `${what}: ${name} must be a non-negative integer, got ${show(raw)}`,
+    )
+    return Number(raw.trim())
+  }
+  const headers = {
+    limit: value('x-ratelimit-limit'),
+    remaining: value('x-ratelimit-remaining'),
+    reset: value('x-ratelimit-reset'),
+  }
+  expectThat(
+    headers.remaining <= headers.limit,
+    `${what}: X-RateLimit-Remaining ${headers.remaining} exceeds X-RateLimit-Limit ${headers.limit}`,
+  )
+  return headers
+}
+
+const randomId = (prefix: string): string => `${prefix}-${randomBytes(8).toString('hex')}`
+
+/** A token request that fails client authentication, counted against `clientId` alone. */
+const badSecret = (ctx: CheckContext, path: string, clientId: string) => async (): Promise<Probe> =>
+  fromHttp(
+    await ctx.http.postForm(path, {
+      ...(path === TOKEN
+        ? { grant_type: 'client_credentials' }
+        : { token: 'not-a-token-of-this-server' }),
+      client_id: clientId,
+      client_secret: `wrong-${randomBytes(6).toString('hex')}`,
+    }),
+  )
+
+/**
+ * Sends `send` until it is answered 429, bounded: the embedded server's group is lowered to
+ * PROBE_LIMIT first; elsewhere the probe runs only when the target config's rateLimitBudget
+ * covers X-RateLimit-Limit + 1 requests, and is skipped with the reason otherwise.
+ */
+async function burst(
+  ctx: CheckContext,
+  group: string,
+  what: string,
+  send: () => Promise<Probe>,
+): Promise<{ limited: Probe; first: Probe; sent: number }> {
+  const controls = ctx.target.controls
+  controls?.setRateLimit(group, PROBE_LIMIT, PROBE_WINDOW)
+  const budget = controls ? PROBE_LIMIT + 1 : ctx.target.rateLimitBudget
+  if (budget === undefined)
+    ctx.skip(
+      `${what}: the 429 probe is off because the target config sets no rateLimitBudget (the most requests a probe may send)`,
+    )
+  const first = await send()
+  if (first.status === 429) return { limited: first, first, sent: 1 }
+  const advertised = first.header('x-ratelimit-limit')
+  const limit = advertised !== null ? rateHeaders(first, what).limit : controls ? PROBE_LIMIT : NaN
+  if (Number.isNaN(limit))
+    ctx.skip(
+      `${what}: no X-RateLimit-Limit header, so the probe cannot tell that its budget suffices`,
+    )
+  if (limit + 1 > budget)
+    ctx.skip(
+      `${what}: X-RateLimit-Limit is ${limit}, so a 429 takes ${limit + 1} requests, more than the rateLimitBudget of ${budget}`,
+    )
+  let sent = 1
+  while (sent < limit + 1) {
+    const res = await send()
+    sent++
+    if (res.status === 429) return { limited: res, first, sent }
+  }
+  throw new CheckFailure(
+    `${what}: no 429 after ${sent} requests, though X-RateLimit-Limit is ${limit} (INTERFACE.md §7)`,
+  )
+}
+
+/** RFC 6585 §4 and INTERFACE.md §8: a 429 with the three headers, Remaining 0. */
+function expectLimited(ctx: CheckContext, res: Probe, what: string): RateHeaders {
+  expectEqual(res.status, 429, `${what}: status past the limit`)
+  const headers = rateHeaders(res, `${what}, the 429`)
+  expectEqual(headers.remaining, 0, `${what}: X-RateLimit-Remaining of the 429`)
+  // RFC 6585 §4: Retry-After MAY be sent (a note); when sent it is seconds or an HTTP date
+  const retryAfter = res.header('retry-after')
+  if (retryAfter === null) ctx.note(`${what}: the 429 has no Retry-After (RFC 6585 §4: MAY)`)
+  else if (!/^\d+$/.test(retryAfter) && Number.isNaN(Date.parse(retryAfter)))
+    ctx.note(`${what}: Retry-After ${show(retryAfter)} is neither seconds nor an HTTP date`)
+  else ctx.note(`${what}: Retry-After ${retryAfter}`)
+  return headers
+}
+
+/**
+ * A sender that fails a login as `username` on the hosted login page, in the browser: the page
+ * is opened once and its form filled again after each refusal.
+ */
+async function loginAttempts(
+  ctx: CheckContext,
+  context: BrowserContext,
+  username: string,
+): Promise<() => Promise<Probe>> {
+  const { outcome } = await authorize(ctx, { context, user: null })
+  expectThat(outcome.loginShown, `the authorization request did not show the login page`)
+  const page = outcome.page
+  return async () => {
+    const posted = page.waitForResponse(
+      (r) => r.request().isNavigationRequest() && r.request().method() === 'POST',
+      { timeout: 10_000 },
+    )
+    await fillLogin(page, { username, password: `wrong-${randomBytes(6).toString('hex')}` })
+    const res = await posted
+    const headers = await res.allHeaders()
+    await page.waitForLoadState('load', { timeout: 10_000 }).catch(() => undefined)
+    return { status: res.status(), header: (name) => headers[name] ?? null }
+  }
+}
+
+check('RATE-01', async (ctx) => {
+  // INTERFACE.md §7: HTTP 429 past the limit, in the JSON error shape, with the §8 headers
+  const token = await burst(
+    ctx,
+    'token',
+    'token endpoint',
+    badSecret(ctx, TOKEN, randomId('rate-probe')),
+  )
+  expectLimited(ctx, token.limited, 'token endpoint')
+  if (token.limited.raw) expectOAuthError(token.limited.raw, 429)
+  // RFC 6749 §10.10: the password form is what guessing targets first
+  const context = await ctx.newBrowserContext()
+  const login = await burst(
+    ctx,
+    'login',
+    'login form',
+    await loginAttempts(ctx, context, randomId('nobody')),
+  )
+  expectLimited(ctx, login.limited, 'login form')
+})
+
+check('RATE-02', async (ctx) => {
+  const controls = ctx.target.controls
+  controls?.setRateLimit('token', PROBE_LIMIT, PROBE_WINDOW)
+  const send = badSecret(ctx, TOKEN, randomId('rate-probe'))
+  // Remaining drops by one within a window; a window boundary between the two is retried once
+  let a: RateHeaders | undefined
+  let b: RateHeaders | undefined
+  for (let attempt = 0; attempt < 2 && (!a || !b || a.reset !== b.reset); attempt++) {
+    a = rateHeaders(await send(), 'token endpoint, first request')
+    b = rateHeaders(await send(), 'token endpoint, second request')
+  }
+  expectThat(a && b, 'no two token responses to compare')
+  const now = Math.floor(Date.now() / 1000)
+  for (const h of [a, b]) {
+    // INTERFACE.md §8: Reset is a Unix time in seconds, in the future
+    expectThat(
+      h.reset > now - SKEW,
+      `X-RateLimit-Reset ${h.reset} is not a future Unix time (now ${now}): seconds until the reset are not what INTERFACE.md §8 says`,
+    )
+    expectThat(
+      h.reset < now + 366 * 86400,
+      `X-RateLimit-Reset ${h.reset} is more than a year away: not Unix seconds (milliseconds?)`,
+    )
+    expectThat(h.limit > 0, `X-RateLimit-Limit is ${h.limit}`)
+  }
+  expectEqual(b.limit, a.limit, 'X-RateLimit-Limit of the next request')
+  expectEqual(
+    b.remaining,
+    Math.max(0, a.remaining - 1),
+    'X-RateLimit-Remaining of the next request',
+  )
+  if (!controls) {
+    const budget = ctx.target.rateLimitBudget
+    if (budget === undefined || b.remaining + 1 > budget)
+      ctx.skip(
+        `the headers' meaning was verified; the 429 part (a 429 carries no token, the limit lifts after Reset) needs a rateLimitBudget of at least ${b.remaining + 1}, and the target config gives ${budget ?? 'none'}`,
+      )
+  }
+  let limited: Probe | undefined
+  for (let i = 0; i <= b.remaining && !limited; i++) {
+    const res = await send()
+    if (res.status === 429) limited = res
+  }
+  expectThat(limited, `no 429 after X-RateLimit-Remaining ${b.remaining} more requests`)
+  const reset = expectLimited(ctx, limited, 'token endpoint').reset
+  // a 429 with valid credentials must not have issued a token (on the embedded server only, so a
+  // configured client of a real deployment is not throttled for the rest of the run)
+  if (controls) {
+    const client = ctx.target.clients.service ?? ctx.target.clients.main
+    let valid: HttpResponse | undefined
+    for (let i = 0; i <= PROBE_LIMIT && valid?.status !== 429; i++)
+      valid = await clientCredentialsRaw(ctx, client)
+    expectThat(valid?.status === 429, `valid client_credentials requests were never limited`)
+    expectThat(
+      !/access_token|refresh_token|id_token/.test(valid.text),
+      `a 429 to valid client credentials carries a token: ${valid.text.slice(0, 200)}`,
+    )
+  } else {
+    ctx.note('a 429 to valid credentials was only looked for in the random client answers')
+  }
+  // after Reset the limit lifts
+  const wait = reset - Math.floor(Date.now() / 1000) + 1
+  if (controls) controls.advanceClock(Math.max(1, wait))
+  else if (wait <= 15) await new Promise((resolve) => setTimeout(resolve, wait * 1000))
+  else
+    ctx.skip(
+      `the headers and the 429 were verified; waiting ${wait} s for the reset is longer than a check may take`,
+    )
+  const after = await send()
+  expectThat(after.status !== 429, `after X-RateLimit-Reset ${reset} the request is still limited`)
+  const fresh = rateHeaders(after, 'token endpoint after the reset')
+  expectThat(
+    fresh.reset > reset && fresh.remaining === fresh.limit - 1,
+    `after the reset expected a new window (Reset > ${reset}, Remaining ${fresh.limit - 1}), got ${show(fresh)}`,
+  )
+  if (controls) {
+    const client = ctx.target.clients.service ?? ctx.target.clients.main
+    const res = await clientCredentialsRaw(ctx, client)
+    expectStatus(res, 200, 'valid client credentials after the reset')
+  }
+})
+
+const CLIENT_KEYED = [
+  { group: 'token', path: TOKEN, what: 'token endpoint (invalid_client)' },
+  { group: 'introspect', path: INTROSPECT, what: 'introspection endpoint' },
+  { group: 'revoke', path: REVOKE, what: 'revocation endpoint' },
+] as const
+
+check('RATE-03', async (ctx) => {
+  // RFC 6749 §2.3.1, §10.10: client secrets and passwords must not be open to guessing, and
+  // the limit hits the guesser, not every client behind the same address
+  for (const { group, path, what } of CLIENT_KEYED) {
+    const a = randomId('rate-probe-a')
+    const { limited } = await burst(ctx, group, `${what}, client ${a}`, badSecret(ctx, path, a))
+    expectEqual(limited.status, 429, `${what}: status past the limit`)
+    const b = randomId('rate-probe-b')
+    const other = await badSecret(ctx, path, b)()
+    expectThat(
+      other.status !== 429,
+      `${what}: after client ${a} was limited, client ${b} is limited too (429): the limit is not counted per client_id`,
+    )
+    const headers = rateHeaders(other, `${what}, client ${b}`)
+    expectThat(
+      headers.remaining > 0,
+      `${what}: client ${b} starts with X-RateLimit-Remaining 0 after client ${a} was limited`,
+    )
+  }
+  const context = await ctx.newBrowserContext()
+  const guessed = randomId('nobody-a')
+  const { limited } = await burst(
+    ctx,
+    'login',
+    `login form, user ${guessed}`,
+    await loginAttempts(ctx, context, guessed),
+  )
+  expectEqual(limited.status, 429, 'login form: status past the limit')
+  const another = await (await loginAttempts(ctx, context, randomId('nobody-b')))()
+  ctx.note(
+    another.status === 429
+      ? 'the login form limit is counted per address only: one guesser locks every user out behind it'
+      : 'the login form limit is counted per user name (and address)',
+  )
+})
+
+check('RATE-04', async (ctx) => {
+  const responses: [string, HttpResponse][] = []
+  const { body, res } = await tokensFor(ctx, { scope: 'openid' })
+  responses.push(['token endpoint (authorization_code)', res])
+  const accessToken = String(body.access_token)
+  responses.push(['user-info', await userInfoRaw(ctx, accessToken)])
+  responses.push(['introspection', await introspectRaw(ctx, accessToken)])
+  const client = ctx.target.clients.service ?? ctx.target.clients.main
+  responses.push(['token endpoint (client_credentials)', await clientCredentialsRaw(ctx, client)])
+  responses.push(['discovery', await ctx.http.get('/.well-known/openid-configuration')])
+  responses.push(['JWKS', await ctx.http.get('/.well-known/jwks.json')])
+  responses.push([
+    'branding',
+    await ctx.http.get('/auth/branding', { client_id: ctx.target.clients.main.id }),
+  ])
+  responses.push(['revocation', await revokeRaw(ctx, accessToken)])
+  // INTERFACE.md §8: the headers are "sent on responses", the successful ones included
+  for (const [what, response] of responses) {
+    expectStatus(response, 200, what)
+    rateHeaders(fromHttp(response), what)
+  }
+})

@@ -1,0 +1,184 @@
+import { check, type CheckContext } from '../harness/check.ts'
+import { expectJsonObject, expectOAuthError, expectStatus, expectThat } from '../harness/expect.ts'
+import { oidc } from '../harness/oidc.ts'
+import {
+  about,
+  credentials,
+  expectActive,
+  expectBearerChallenge,
+  expectInactive,
+  expectNoTokenData,
+  expectRevoked,
+  expireTokens,
+  idTokenOf,
+  introspectRaw,
+  otherClient,
+  probeBasic,
+  refreshRaw,
+  refreshTokenOf,
+  REVOKE,
+  revokeRaw,
+  signIn,
+  someAccessToken,
+  userInfoRaw,
+} from '../harness/tokens.ts'
+
+/** Whether the token introspects active (any other answer counts as not active). */
+async function isActive(ctx: CheckContext, token: string): Promise<boolean> {
+  const body = (await introspectRaw(ctx, token)).json as { active?: unknown } | undefined
+  return body?.active === true
+}
+
+check('REV-01', async (ctx) => {
+  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  expectActive(await introspectRaw(ctx, set.accessToken), 'the access token before revocation')
+  expectStatus(await userInfoRaw(ctx, set.accessToken), 200, 'user-info before revocation')
+  const res = await revokeRaw(ctx, set.accessToken, { hint: 'access_token' })
+  // RFC 7009 §2.2; INTERFACE.md §4.5: 200 with a message
+  expectRevoked(res, 'the access token')
+  // INTERFACE.md §3: revoked means inactive, for introspection and for user-info alike
+  expectInactive(await introspectRaw(ctx, set.accessToken), 'the revoked access token')
+  expectBearerChallenge(
+    await userInfoRaw(ctx, set.accessToken),
+    401,
+    'invalid_token',
+    'user-info with the revoked access token',
+  )
+})
+
+check('REV-02', async (ctx) => {
+  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  const rt = refreshTokenOf(set)
+  expectActive(await introspectRaw(ctx, rt), 'the refresh token before revocation')
+  await oidc.tokenRevocation(set.auth.config, rt, { token_type_hint: 'refresh_token' })
+  // RFC 7009 §2.1: the token is invalidated at once; INTERFACE.md §7: invalid_grant
+  const refreshed = await refreshRaw(ctx, rt)
+  about('refresh with the revoked refresh token', () =>
+    expectOAuthError(refreshed, 400, 'invalid_grant'),
+  )
+  expectInactive(await introspectRaw(ctx, rt), 'the revoked refresh token')
+})
+
+check('REV-03', async (ctx) => {
+  const context = await ctx.newBrowserContext()
+  const set = await signIn(ctx, { scope: 'openid offline_access', context })
+  const rt = refreshTokenOf(set)
+  const minted = await refreshRaw(ctx, rt)
+  expectStatus(minted, 200, 'refresh')
+  const refreshed = String(expectJsonObject(minted, 'refresh response').access_token)
+  const grant: [string, string][] = [
+    ['the access token issued with the refresh token', set.accessToken],
+    ['an access token minted from the refresh token', refreshed],
+  ]
+  for (const [what, token] of grant) expectActive(await introspectRaw(ctx, token), what)
+  expectRevoked(await revokeRaw(ctx, rt, { hint: 'refresh_token' }), 'the refresh token')
+  // RFC 7009 §2.1: revoking a refresh token SHOULD also invalidate the grant's access tokens
+  for (const [what, token] of grant) {
+    expectInactive(await introspectRaw(ctx, token), `${what}, after revoking it`)
+    expectBearerChallenge(
+      await userInfoRaw(ctx, token),
+      401,
+      'invalid_token',
+      `user-info with ${what}, after revoking it`,
+    )
+  }
+  // RFC 7009 §2.1 (MAY): revoking an access token may take its refresh token along
+  const second = await signIn(ctx, { scope: 'openid offline_access', context })
+  expectRevoked(await revokeRaw(ctx, second.accessToken), 'an access token')
+  ctx.note(
+    (await isActive(ctx, refreshTokenOf(second)))
+      ? 'revoking an access token leaves its refresh token active'
+      : 'revoking an access token also revoked its refresh token',
+  )
+})
+
+check('REV-04', async (ctx) => {
+  // INTERFACE.md §3: inactive or unknown tokens get the same 200, so tokens cannot be probed
+  expectRevoked(await revokeRaw(ctx, 'not-a-token-0123456789'), 'a garbage token')
+  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  const rt = refreshTokenOf(set)
+  const minted = await refreshRaw(ctx, rt)
+  expectStatus(minted, 200, 'refresh')
+  const body = expectJsonObject(minted, 'refresh response')
+  const other = String(body.access_token)
+  for (const n of [1, 2]) {
+    expectRevoked(await revokeRaw(ctx, set.accessToken), `the access token (time ${n})`)
+    expectRevoked(await revokeRaw(ctx, rt), `the refresh token (time ${n})`)
+  }
+  expectInactive(await introspectRaw(ctx, rt), 'the revoked refresh token')
+  if (expireTokens(ctx, body.expires_in, 'an expired token'))
+    expectRevoked(await revokeRaw(ctx, other), 'an expired access token')
+})
+
+check('REV-05', async (ctx) => {
+  const { token, client } = await someAccessToken(ctx)
+  const cases: [string, Record<string, string>][] = [
+    ['no client credentials', { token }],
+    ['a client_id without a secret', { token, client_id: client.id }],
+    ['a wrong client secret', { token, client_id: client.id, client_secret: `${client.secret}x` }],
+  ]
+  for (const [what, form] of cases) {
+    // RFC 7009 §2.1: the client MUST authenticate; §2.2.1: invalid_client
+    expectNoTokenData(await revokeRaw(ctx, token, { form }), `revocation with ${what}`)
+    expectActive(
+      await introspectRaw(ctx, token, { client }),
+      `the token after a revocation with ${what}`,
+    )
+  }
+  // last, because a server that honours Basic revokes the token
+  await probeBasic(ctx, REVOKE, token, client)
+})
+
+check('REV-06', async (ctx) => {
+  const other = otherClient(ctx)
+  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  const rt = refreshTokenOf(set)
+  for (const [what, token] of [
+    ['access token', set.accessToken],
+    ['refresh token', rt],
+  ] as const) {
+    const res = await revokeRaw(ctx, token, { client: other })
+    // ARCHITECTURE.md: a silent 200; RFC 7009 §2.1 also allows an error
+    if (res.status === 200) expectRevoked(res, `another client's ${what}`)
+    else expectOAuthError(res, [400, 401, 403])
+    // RFC 7009 §2.1: the server MUST verify the token was issued to the requesting client
+    expectActive(await introspectRaw(ctx, token), `the ${what} after another client revoked it`)
+  }
+  expectStatus(await refreshRaw(ctx, rt), 200, 'refresh after another client revoked it')
+})
+
+check('REV-07', async (ctx) => {
+  const main = ctx.target.clients.main
+  const missing = await ctx.http.postForm(REVOKE, credentials(main))
+  // RFC 7009 §2.1: token is REQUIRED
+  about('revocation without a token', () => expectOAuthError(missing, 400, 'invalid_request'))
+  expectStatus(await ctx.http.get(REVOKE), [400, 405], 'GET /auth/revoke (RFC 7009 §2.1: POST)')
+
+  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  const idRes = await revokeRaw(ctx, idTokenOf(set))
+  // RFC 7009 §2.2.1: a kind the server does not revoke is a no-op or unsupported_token_type
+  if (idRes.status === 200) expectRevoked(idRes, 'the ID token')
+  else
+    about('revocation of an ID token', () => expectOAuthError(idRes, 400, 'unsupported_token_type'))
+  expectThat(
+    await isActive(ctx, set.accessToken),
+    'revoking the ID token revoked the access token of the same grant',
+  )
+  // RFC 7009 §2.1: an unknown hint is ignored, and the server searches every kind
+  expectRevoked(
+    await revokeRaw(ctx, set.accessToken, { hint: 'no_such_hint' }),
+    'the access token with an unknown hint',
+  )
+  expectInactive(
+    await introspectRaw(ctx, set.accessToken),
+    'the token revoked with an unknown hint',
+  )
+  expectRevoked(
+    await revokeRaw(ctx, refreshTokenOf(set), { hint: 'access_token' }),
+    'the refresh token hinted as an access token',
+  )
+  expectInactive(
+    await introspectRaw(ctx, refreshTokenOf(set)),
+    'the refresh token revoked with the wrong hint',
+  )
+})

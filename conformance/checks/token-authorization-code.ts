@@ -1,0 +1,392 @@
+import { randomBytes } from 'node:crypto'
+import { decodeJwt } from 'jose'
+import { check, type CheckContext } from '../harness/check.ts'
+import {
+  expectEqual,
+  expectJsonObject,
+  expectOAuthError,
+  expectStatus,
+  expectThat,
+} from '../harness/expect.ts'
+import {
+  authorize,
+  codeOf,
+  mainClient,
+  redeemRaw,
+  redirectUriOf,
+  tokensFor,
+  verifyJwt,
+} from '../harness/flows.ts'
+import type { HttpResponse } from '../harness/http.ts'
+import type { TargetClient } from '../harness/target.ts'
+
+export const TOKEN = '/auth/token'
+
+/** The space-separated tokens of a scope value (RFC 6749 §3.3), or undefined if not a string. */
+export const scopeTokens = (scope: unknown): string[] | undefined =>
+  typeof scope === 'string' ? scope.split(' ').filter(Boolean) : undefined
+
+/** The client authentication of INTERFACE.md §5.3 (client_secret_post). */
+export const credentials = (client: TargetClient): Record<string, string> => ({
+  client_id: client.id,
+  client_secret: client.secret,
+})
+
+/** A refresh_token grant request (RFC 6749 §6). */
+export const refreshRaw = (
+  ctx: Pick<CheckContext, 'http'>,
+  client: TargetClient,
+  refreshToken: string,
+): Promise<HttpResponse> =>
+  ctx.http.postForm(TOKEN, {
+    grant_type: 'refresh_token',
+    refresh_token: refreshToken,
+    ...credentials(client),
+  })
+
+/** How varied a position must look, relative to what `n` samples can show, to count as random. */
+const RANDOM_LOOKING = 0.75
+
+/**
+ * A black-box estimate of the entropy of each of `samples`, in bits. Positions are compared
+ * across the samples: a position as varied as that many random draws can look is credited with
+ * the full size of the observed alphabet; a less varied one (fixed prefixes, counters,
+ * timestamps) only with its measured Shannon entropy. Characters past the shortest sample are
+ * not counted, so the estimate errs low.
+ */
+export function estimateEntropyBits(samples: readonly string[]): number {
+  if (samples.length < 2) return 0
+  const length = Math.min(...samples.map((s) => s.length))
+  const alphabet = new Set(samples.join('')).size
+  if (alphabet < 2) return 0
+  const perSymbol = Math.log2(alphabet)
+  const ceiling = Math.log2(Math.min(samples.length, alphabet))
+  let bits = 0
+  for (let i = 0; i < length; i++) {
+    const counts = new Map<string, number>()
+    for (const s of samples) counts.set(s.charAt(i), (counts.get(s.charAt(i)) ?? 0) + 1)
+    let h = 0
+    for (const c of counts.values()) h -= (c / samples.length) * Math.log2(c / samples.length)
+    bits += h >= RANDOM_LOOKING * ceiling ? perSymbol : h
+  }
+  return bits
+}
+
+check('CODE-01', async (ctx) => {
+  const requested = ['openid', 'profile', 'email', 'offline_access']
+  const { body, auth } = await tokensFor(ctx, { scope: requested.join(' ') })
+  const client = auth.client
+  // INTERFACE.md §2.2, RFC 6749 §5.1
+  expectThat(
+    typeof body.access_token === 'string' && body.access_token.length > 0,
+    `access_token: expected a non-empty string, got ${JSON.stringify(body.access_token)}`,
+  )
+  // RFC 6749 §5.1, §7.1: the token type is case-insensitive
+  expectThat(
+    typeof body.token_type === 'string' && body.token_type.toLowerCase() === 'bearer',
+    `token_type: expected Bearer, got ${JSON.stringify(body.token_type)}`,
+  )
+  // INTERFACE.md §2.2, §8: the default access token lifetime is one hour
+  expectEqual(body.expires_in, 3600, 'expires_in')
+  expectThat(
+    typeof body.id_token === 'string',
+    `id_token: expected a JWT for scope openid (OIDC Core §3.1.3.3), got ${JSON.stringify(body.id_token)}`,
+  )
+  const { payload } = await verifyJwt(ctx, body.id_token, { audience: client.id })
+  expectEqual(payload.nonce, auth.nonce, 'ID token nonce')
+  const granted = scopeTokens(body.scope)
+  expectThat(granted, `scope: expected a string, got ${JSON.stringify(body.scope)}`)
+  expectThat(granted.includes('openid'), `scope: openid missing from ${String(body.scope)}`)
+  if (granted.includes('offline_access')) {
+    // INTERFACE.md §2.2: the authorization_code grant returns a refresh token
+    expectThat(
+      typeof body.refresh_token === 'string' && body.refresh_token.length > 0,
+      `offline_access was granted but no refresh_token came back (${JSON.stringify(body.refresh_token)})`,
+    )
+  } else {
+    ctx.note(`offline_access was requested but not granted (scope ${String(body.scope)})`)
+  }
+})
+
+check('CODE-02', async (ctx) => {
+  const { auth } = await tokensFor(ctx, { scope: 'openid' })
+  const code = codeOf(auth)
+  const again = () =>
+    redeemRaw(ctx, {
+      code,
+      verifier: auth.verifier,
+      client: auth.client,
+      redirectUri: auth.redirectUri,
+    })
+  // RFC 6749 §4.1.2: the client MUST NOT use the code more than once; §5.2: invalid_grant
+  const replay = await again()
+  expectThat(replay.status !== 200, 'the code was redeemed a second time (HTTP 200)')
+  expectOAuthError(replay, 400, 'invalid_grant')
+  const controls = ctx.target.controls
+  if (!controls) {
+    ctx.note('the replay 30 s later runs only on the embedded target (clock control)')
+    return
+  }
+  controls.advanceClock(30)
+  const later = await again()
+  expectThat(later.status !== 200, 'the code was redeemed again 30 s later (HTTP 200)')
+  expectOAuthError(later, 400, 'invalid_grant')
+})
+
+/** A probe of an endpoint that may not exist: undefined unless it answers JSON 2xx/4xx. */
+function jsonAnswer(res: HttpResponse): Record<string, unknown> | undefined {
+  if (res.status >= 500 || res.status < 200 || res.status === 404 || res.status === 405)
+    return undefined
+  const ok = /[/+]json\b/i.test(res.headers.get('content-type') ?? '')
+  return ok && res.json !== null && typeof res.json === 'object'
+    ? (res.json as Record<string, unknown>)
+    : undefined
+}
+
+check('CODE-03', async (ctx) => {
+  const { body, auth } = await tokensFor(ctx, { scope: 'openid offline_access' })
+  const client = auth.client
+  const code = codeOf(auth)
+  const accessToken = String(body.access_token)
+  const issued = body.refresh_token
+  expectThat(
+    typeof issued === 'string',
+    'no refresh_token for offline_access, so revocation cannot be observed (see CODE-01)',
+  )
+  // baselines: each token works before the replay, so a later refusal is the revocation
+  let refreshToken = issued
+  const baseline = await refreshRaw(ctx, client, refreshToken)
+  expectStatus(baseline, 200, 'refresh before the replay')
+  const rotated = expectJsonObject(baseline, 'refresh response').refresh_token
+  if (typeof rotated === 'string') refreshToken = rotated
+  const userInfo = () =>
+    ctx.http.request('/auth/user-info', { headers: { authorization: `Bearer ${accessToken}` } })
+  const introspect = () =>
+    ctx.http.postForm('/auth/introspect', { token: accessToken, ...credentials(client) })
+  const uiBefore = await userInfo()
+  const uiLive = uiBefore.status === 200 && jsonAnswer(uiBefore) !== undefined
+  if (!uiLive) ctx.note(`user-info answered ${uiBefore.status} before the replay: not checked`)
+  const introBefore = jsonAnswer(await introspect())
+  const introLive = introBefore?.active === true
+  if (!introLive) ctx.note('introspection did not report the token active before: not checked')
+
+  const replay = await redeemRaw(ctx, {
+    code,
+    verifier: auth.verifier,
+    client,
+    redirectUri: auth.redirectUri,
+  })
+  expectThat(replay.status !== 200, 'the replayed code was redeemed again (see CODE-02)')
+  // RFC 6749 §4.1.2, RFC 9700 §4.2.4: the tokens issued from a replayed code SHOULD be revoked
+  const refreshed = await refreshRaw(ctx, client, refreshToken)
+  expectThat(refreshed.status !== 200, 'the refresh token still works after the code replay')
+  expectOAuthError(refreshed, 400, 'invalid_grant')
+  if (uiLive) {
+    const ui = await userInfo()
+    expectEqual(ui.status, 401, 'user-info with the access token after the code replay')
+  }
+  if (introLive) {
+    const after = await introspect()
+    expectStatus(after, 200, 'introspection after the code replay')
+    expectEqual(expectJsonObject(after).active, false, 'introspection active after the replay')
+  }
+})
+
+/** How many redemptions of one code CODE-04 sends at once. */
+const CONCURRENT = 5
+
+check('CODE-04', async (ctx) => {
+  const auth = await authorize(ctx)
+  const code = codeOf(auth)
+  const responses = await Promise.all(
+    Array.from({ length: CONCURRENT }, () =>
+      redeemRaw(ctx, {
+        code,
+        verifier: auth.verifier,
+        client: auth.client,
+        redirectUri: auth.redirectUri,
+      }),
+    ),
+  )
+  const wins = responses.filter((r) => r.status === 200).length
+  // RFC 6749 §4.1.2: a code is used once, however the requests interleave
+  expectEqual(wins, 1, `successful redemptions of ${CONCURRENT} concurrent ones`)
+  for (const r of responses.filter((x) => x.status !== 200))
+    expectOAuthError(r, 400, 'invalid_grant')
+})
+
+check('CODE-05', async (ctx) => {
+  const context = await ctx.newBrowserContext()
+  ctx.note(
+    'another registered redirect URI of the main client is not in the target configuration: not tried',
+  )
+  const variants = [
+    // RFC 6749 §4.1.3: "identical", i.e. a simple string comparison (RFC 3986 §6.2.1)
+    { what: 'redirect_uri with a trailing slash', uri: (r: string) => `${r}/`, omitted: false },
+    { what: 'redirect_uri omitted', uri: () => undefined, omitted: true },
+  ]
+  for (const v of variants) {
+    const auth = await authorize(ctx, { context })
+    const res = await redeemRaw(ctx, {
+      code: codeOf(auth),
+      verifier: auth.verifier,
+      client: auth.client,
+      redirectUri: v.uri(auth.redirectUri),
+    })
+    expectThat(res.status !== 200, `${v.what}: the code was redeemed (HTTP 200)`)
+    expectOAuthError(res, 400, v.omitted ? ['invalid_grant', 'invalid_request'] : 'invalid_grant')
+  }
+})
+
+check('CODE-06', async (ctx) => {
+  const other = ctx.target.clients.other
+  if (!other) return ctx.skip('no second client (clients.other) in the target configuration')
+  const auth = await authorize(ctx)
+  const code = codeOf(auth)
+  const stolen = await redeemRaw(ctx, {
+    code,
+    verifier: auth.verifier,
+    client: other,
+    redirectUri: auth.redirectUri,
+  })
+  // RFC 6749 §4.1.3: the code was issued to the authenticated client, or it is refused
+  expectThat(
+    stolen.status !== 200,
+    `client ${other.id} redeemed a code issued to ${auth.client.id}`,
+  )
+  expectOAuthError(stolen, 400, 'invalid_grant')
+  const own = await redeemRaw(ctx, {
+    code,
+    verifier: auth.verifier,
+    client: auth.client,
+    redirectUri: auth.redirectUri,
+  })
+  ctx.note(
+    own.status === 200
+      ? `${auth.client.id} could still redeem its code after ${other.id}'s attempt`
+      : `${other.id}'s attempt burned the code: ${auth.client.id} then got HTTP ${own.status}`,
+  )
+})
+
+check('CODE-07', async (ctx) => {
+  const controls = ctx.target.controls
+  if (!controls)
+    return ctx.skip(
+      'code expiry needs clock control (embedded target); waiting 10 min is not bounded',
+    )
+  const context = await ctx.newBrowserContext()
+  const redeemAfter = async (seconds: number) => {
+    const auth = await authorize(ctx, { context })
+    const code = codeOf(auth)
+    controls.advanceClock(seconds)
+    return redeemRaw(ctx, {
+      code,
+      verifier: auth.verifier,
+      client: auth.client,
+      redirectUri: auth.redirectUri,
+    })
+  }
+  const probe = await redeemAfter(61)
+  ctx.note(
+    probe.status === 200
+      ? 'a code was still accepted 61 s after issue: its lifetime is over a minute'
+      : `a code was refused 61 s after issue (HTTP ${probe.status}): its lifetime is at most 61 s`,
+  )
+  // RFC 6749 §4.1.2: codes MUST expire shortly after issue; a 10 min maximum is RECOMMENDED
+  const late = await redeemAfter(601)
+  expectThat(late.status !== 200, 'a code was still accepted 601 s after issue')
+  expectOAuthError(late, 400, 'invalid_grant')
+})
+
+check('CODE-08', async (ctx) => {
+  const client = mainClient(ctx)
+  const redirectUri = redirectUriOf(ctx, client)
+  const verifier = randomBytes(48).toString('base64url')
+  const cases = [
+    {
+      what: 'a random code',
+      code: randomBytes(32).toString('base64url'),
+      codes: ['invalid_grant'],
+    },
+    {
+      what: 'a code with spaces and symbols',
+      code: 'not a "code" +/=%',
+      codes: ['invalid_grant', 'invalid_request'],
+    },
+    {
+      what: 'a 4096-character code',
+      code: 'A'.repeat(4096),
+      codes: ['invalid_grant', 'invalid_request'],
+    },
+  ]
+  for (const c of cases) {
+    const res = await redeemRaw(ctx, { code: c.code, verifier, client, redirectUri })
+    // RFC 6749 §5.2: an invalid authorization grant is invalid_grant
+    expectThat(res.status !== 200, `${c.what} was redeemed (HTTP 200)`)
+    expectOAuthError(res, 400, c.codes)
+  }
+  // RFC 6749 §5.2: a missing required parameter is invalid_request
+  const missing = await ctx.http.postForm(TOKEN, {
+    grant_type: 'authorization_code',
+    redirect_uri: redirectUri,
+    code_verifier: verifier,
+    ...credentials(client),
+  })
+  expectOAuthError(missing, 400, 'invalid_request')
+})
+
+check('CODE-09', async (ctx) => {
+  const auth = await authorize(ctx, { scope: 'openid' })
+  const widened = ['email', 'write:documents']
+  const res = await redeemRaw(ctx, {
+    code: codeOf(auth),
+    verifier: auth.verifier,
+    client: auth.client,
+    redirectUri: auth.redirectUri,
+    extra: { scope: ['openid', ...widened].join(' ') },
+  })
+  if (res.status !== 200) {
+    // refusing the parameter is allowed; INTERFACE.md §4.2 says it is not used
+    expectOAuthError(res, 400)
+    ctx.note(`the scope parameter was refused: HTTP ${res.status}`)
+    return
+  }
+  const body = expectJsonObject(res, 'token response')
+  // RFC 6749 §3.3, §4.1.3: the grant is the scope authorized at the authorization endpoint
+  if (body.scope !== undefined) {
+    const granted = scopeTokens(body.scope) ?? []
+    expectThat(
+      granted.length > 0 && granted.every((s) => s === 'openid'),
+      `a code for scope=openid came back with scope=${JSON.stringify(body.scope)}`,
+    )
+  }
+  const { payload } = await verifyJwt(ctx, String(body.access_token))
+  const atScope = scopeTokens(payload.scope) ?? []
+  expectThat(
+    !widened.some((s) => atScope.includes(s)),
+    `the access token scope was widened to ${JSON.stringify(payload.scope)}`,
+  )
+  if (typeof body.id_token === 'string') {
+    const idt = decodeJwt(body.id_token)
+    expectThat(!('email' in idt), 'the ID token carries email, which scope=openid does not allow')
+  }
+})
+
+/** How many codes CODE-10 collects (the row's 20). */
+const CODES = 20
+
+check('CODE-10', async (ctx) => {
+  const context = await ctx.newBrowserContext()
+  const codes: string[] = []
+  for (let i = 0; i < CODES; i++) {
+    const auth = await authorize(ctx, { context })
+    codes.push(codeOf(auth))
+  }
+  expectEqual(new Set(codes).size, CODES, `distinct codes among ${CODES}`)
+  // RFC 6749 §10.10: guessing probability ≤ 2^-128; OIDF asks for 128-bit codes
+  const short = codes.find((c) => c.length < 16)
+  expectThat(short === undefined, `a code of ${short?.length} characters (at least 16 expected)`)
+  const bits = estimateEntropyBits(codes)
+  ctx.note(`estimated entropy per code: ${Math.round(bits)} bits`)
+  expectThat(bits >= 96, `codes carry an estimated ${Math.round(bits)} bits of entropy (< 96)`)
+})

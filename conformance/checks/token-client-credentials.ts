@@ -1,0 +1,134 @@
+import { check } from '../harness/check.ts'
+import { expectJsonObject, expectOAuthError, expectStatus, expectThat } from '../harness/expect.ts'
+import { verifyJwt } from '../harness/flows.ts'
+import { oidc, oidcConfig } from '../harness/oidc.ts'
+import {
+  about,
+  expectIs,
+  claimsOf,
+  clientCredentialsRaw,
+  expectNoStore,
+  expectScope,
+  scopeList,
+  serviceClient,
+} from '../harness/tokens.ts'
+
+/** The service client's custom scope (REQUIREMENTS.md fixtures: S may have api:reports). */
+const SCOPE = 'api:reports'
+
+/** Scopes a client acting for itself never gets (INTERFACE.md §2.1: they describe a user). */
+const USER_SCOPES = ['openid', 'profile', 'email', 'offline_access']
+
+check('CC-01', async (ctx) => {
+  const service = serviceClient(ctx)
+  const config = await oidcConfig(ctx, service)
+  const tokens = await oidc.clientCredentialsGrant(config, { scope: SCOPE })
+  // RFC 6749 §4.4.3, §5.1; INTERFACE.md §4.2: access_token, token_type, expires_in, scope
+  expectThat(tokens.access_token !== '', 'empty access_token')
+  expectIs(tokens.token_type.toLowerCase(), 'bearer', 'token_type (case-insensitive)')
+  expectThat(
+    typeof tokens.expires_in === 'number' &&
+      Number.isInteger(tokens.expires_in) &&
+      tokens.expires_in > 0,
+    `expires_in: expected a positive integer, got ${JSON.stringify(tokens.expires_in)}`,
+  )
+  expectScope(tokens.scope, SCOPE, 'scope of the client_credentials response')
+
+  const res = await clientCredentialsRaw(ctx, service, SCOPE)
+  expectStatus(res, 200, 'client_credentials response')
+  const body = expectJsonObject(res, 'client_credentials response')
+  expectIs(String(body.token_type).toLowerCase(), 'bearer', 'token_type of the raw response')
+  expectScope(body.scope, SCOPE, 'scope of the raw client_credentials response')
+  // RFC 6749 §5.1: token responses MUST NOT be cached
+  expectNoStore(res, 'client_credentials response')
+})
+
+check('CC-02', async (ctx) => {
+  const service = serviceClient(ctx)
+  for (const scope of [SCOPE, undefined]) {
+    const res = await clientCredentialsRaw(ctx, service, scope)
+    const what = `client_credentials response (${scope === undefined ? 'no scope' : `scope ${scope}`})`
+    if (scope === undefined && res.status === 400) continue
+    expectStatus(res, 200, what)
+    const body = expectJsonObject(res, what)
+    // INTERFACE.md §4.2: no ID token, there is no end-user (OIDC Core §2)
+    expectThat(!('id_token' in body), `${what} carries an id_token`)
+    // INTERFACE.md §2.2 (RFC 6749 §4.4.3: SHOULD NOT): no refresh token for client_credentials
+    expectThat(!('refresh_token' in body), `${what} carries a refresh_token`)
+  }
+})
+
+check('CC-03', async (ctx) => {
+  const service = serviceClient(ctx)
+  const none = await clientCredentialsRaw(ctx, service)
+  if (none.status === 200) {
+    const body = expectJsonObject(none, 'client_credentials without scope')
+    const granted = scopeList(body.scope)
+    expectThat(granted.length > 0, 'client_credentials without scope: no scope in the response')
+    expectThat(
+      !granted.some((s) => USER_SCOPES.includes(s)),
+      `client_credentials without scope granted a user scope: "${String(body.scope)}"`,
+    )
+    ctx.note(`no scope requested: the default "${String(body.scope)}" was granted`)
+  } else {
+    about('client_credentials without scope', () => expectOAuthError(none, 400, 'invalid_scope'))
+  }
+
+  const forbidden = [...USER_SCOPES, 'no-such:scope', 'write:documents']
+  const requests = [
+    ...forbidden.map((s) => ({ scope: `${SCOPE} ${s}`, bad: s })),
+    { scope: 'openid', bad: 'openid' },
+  ]
+  for (const { scope, bad } of requests) {
+    const res = await clientCredentialsRaw(ctx, service, scope)
+    const what = `client_credentials with scope "${scope}"`
+    if (res.status !== 200) {
+      // RFC 6749 §5.2: a scope the client may not have is invalid_scope
+      about(what, () => expectOAuthError(res, 400, 'invalid_scope'))
+      continue
+    }
+    const body = expectJsonObject(res, what)
+    // RFC 6749 §3.3: the server may drop what it will not grant, and says so in scope
+    expectThat(typeof body.scope === 'string', `${what}: 200 without a scope in the response`)
+    expectThat(!scopeList(body.scope).includes(bad), `${what}: "${bad}" was granted`)
+    const claim = claimsOf(String(body.access_token)).scope
+    expectThat(!scopeList(claim).includes(bad), `${what}: the access token carries "${bad}"`)
+    ctx.note(`${what}: "${bad}" was dropped (granted "${body.scope}")`)
+  }
+})
+
+check('CC-04', async (ctx) => {
+  const service = serviceClient(ctx)
+  const res = await clientCredentialsRaw(ctx, service, SCOPE)
+  expectStatus(res, 200, 'client_credentials response')
+  const token = String(expectJsonObject(res, 'client_credentials response').access_token)
+  const { payload } = await verifyJwt(ctx, token, { audience: service.id })
+  // RFC 9068 §2.2: without a resource owner, sub is the client's own identifier
+  expectIs(payload.sub, service.id, 'sub of a client_credentials access token')
+  // INTERFACE.md §2.3: aud is the client identifier
+  const aud = Array.isArray(payload.aud) ? payload.aud : [payload.aud]
+  expectThat(
+    aud.length === 1 && aud[0] === service.id,
+    `aud: expected "${service.id}", got ${JSON.stringify(payload.aud)}`,
+  )
+  for (const claim of ['name', 'email', 'email_verified', 'picture', 'updated_at']) {
+    expectThat(!(claim in payload), `a client_credentials token carries the user claim ${claim}`)
+  }
+})
+
+check('CC-05', async (ctx) => {
+  const service = serviceClient(ctx)
+  const config = await oidcConfig(ctx, service)
+  const tokens = await oidc.clientCredentialsGrant(config, { scope: SCOPE })
+  const claims = claimsOf(tokens.access_token)
+  const result = await oidc.tokenIntrospection(config, tokens.access_token)
+  // RFC 7662 §2.2; INTERFACE.md §2.5: the full field set for an active token
+  expectIs(result.active, true, 'active')
+  expectIs(result.client_id, service.id, 'client_id')
+  expectScope(result.scope, tokens.scope ?? SCOPE, 'scope (the granted scope)')
+  expectIs(result.sub, claims.sub, 'sub (the access token sub)')
+  expectIs(result.exp, claims.exp, 'exp')
+  expectIs(result.iat, claims.iat, 'iat')
+  if (result.sub !== service.id)
+    ctx.note(`sub is "${String(result.sub)}", not the client id (CC-04)`)
+})

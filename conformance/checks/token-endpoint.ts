@@ -1,0 +1,314 @@
+import { randomBytes } from 'node:crypto'
+import { check, type CheckContext } from '../harness/check.ts'
+import { expectJsonObject, expectOAuthError, expectStatus, expectThat } from '../harness/expect.ts'
+import { tokensFor, verifyJwt } from '../harness/flows.ts'
+import type { HttpResponse } from '../harness/http.ts'
+import type { TargetClient } from '../harness/target.ts'
+import {
+  credentials,
+  estimateEntropyBits,
+  refreshRaw,
+  scopeTokens,
+  TOKEN,
+} from './token-authorization-code.ts'
+
+/** A client_credentials request of the main client, which INTERFACE.md allows all grants. */
+const clientCredentialsRaw = (
+  ctx: Pick<CheckContext, 'http'>,
+  client: TargetClient,
+  extra: Record<string, string> = {},
+): Promise<HttpResponse> =>
+  ctx.http.postForm(TOKEN, { grant_type: 'client_credentials', ...credentials(client), ...extra })
+
+/** One successful token response per grant of INTERFACE.md §4.2. */
+async function oneResponsePerGrant(
+  ctx: CheckContext,
+): Promise<{ grant: string; res: HttpResponse }[]> {
+  const { body, res, auth } = await tokensFor(ctx, { scope: 'openid profile offline_access' })
+  const refreshToken = body.refresh_token
+  expectThat(
+    typeof refreshToken === 'string',
+    'no refresh_token for scope offline_access, so the refresh grant cannot be tried',
+  )
+  const refreshed = await refreshRaw(ctx, auth.client, refreshToken)
+  expectStatus(refreshed, 200, 'refresh_token grant')
+  const cc = await clientCredentialsRaw(ctx, ctx.target.clients.main)
+  expectStatus(cc, 200, 'client_credentials grant')
+  return [
+    { grant: 'authorization_code', res },
+    { grant: 'refresh_token', res: refreshed },
+    { grant: 'client_credentials', res: cc },
+  ]
+}
+
+/** The comma-separated directives of a header, lower-cased. */
+const directives = (res: HttpResponse, name: string): string[] =>
+  (res.headers.get(name) ?? '')
+    .toLowerCase()
+    .split(',')
+    .map((d) => d.trim())
+
+check('TOK-01', async (ctx) => {
+  for (const { grant, res } of await oneResponsePerGrant(ctx)) {
+    // RFC 6749 §5.1: MUST include Cache-Control: no-store and Pragma: no-cache
+    expectThat(
+      directives(res, 'cache-control').includes('no-store'),
+      `${grant}: Cache-Control ${JSON.stringify(res.headers.get('cache-control'))} lacks no-store`,
+    )
+    expectThat(
+      directives(res, 'pragma').includes('no-cache'),
+      `${grant}: Pragma ${JSON.stringify(res.headers.get('pragma'))} is not no-cache`,
+    )
+  }
+  // RFC 6749 §5.2 shows the same headers on errors: a SHOULD, so only noted
+  const error = await clientCredentialsRaw(ctx, {
+    ...ctx.target.clients.main,
+    secret: `${ctx.target.clients.main.secret}-wrong`,
+  })
+  const errorCached =
+    !directives(error, 'cache-control').includes('no-store') ||
+    !directives(error, 'pragma').includes('no-cache')
+  if (errorCached)
+    ctx.note(
+      `error responses lack Cache-Control: no-store / Pragma: no-cache (HTTP ${error.status})`,
+    )
+})
+
+/** RFC 6749 §3.3: scope = scope-token *( SP scope-token ), scope-token = 1*NQCHAR. */
+const SCOPE = /^[\x21\x23-\x5B\x5D-\x7E]+( [\x21\x23-\x5B\x5D-\x7E]+)*$/
+
+check('TOK-02', async (ctx) => {
+  for (const { grant, res } of await oneResponsePerGrant(ctx)) {
+    // RFC 6749 §5.1: application/json
+    const body = expectJsonObject(res, `${grant} token response`)
+    // RFC 6749 §5.1, §7.1: token_type is compared case-insensitively
+    expectThat(
+      typeof body.token_type === 'string' && body.token_type.toLowerCase() === 'bearer',
+      `${grant}: token_type ${JSON.stringify(body.token_type)} is not Bearer`,
+    )
+    if (body.token_type !== 'Bearer')
+      ctx.note(`${grant}: token_type is ${JSON.stringify(body.token_type)}, the seed says Bearer`)
+    const expiresIn = body.expires_in
+    expectThat(
+      typeof expiresIn === 'number' && Number.isInteger(expiresIn),
+      `${grant}: expires_in ${JSON.stringify(expiresIn)} is not a JSON integer`,
+    )
+    expectThat(
+      expiresIn > 0 && expiresIn <= 31_536_000,
+      `${grant}: expires_in ${expiresIn} is outside 1 s to one year`,
+    )
+    if (expiresIn !== 3600) ctx.note(`${grant}: expires_in ${expiresIn}, the seed default is 3600`)
+    expectThat(
+      typeof body.scope === 'string' && SCOPE.test(body.scope),
+      `${grant}: scope ${JSON.stringify(body.scope)} is not a space-delimited scope string`,
+    )
+    // the granted scope is what the access token carries
+    const { payload } = await verifyJwt(ctx, String(body.access_token))
+    const granted = new Set(scopeTokens(payload.scope) ?? [])
+    const said = scopeTokens(body.scope) ?? []
+    expectThat(
+      said.length === granted.size && said.every((s) => granted.has(s)),
+      `${grant}: response scope ${JSON.stringify(body.scope)} differs from the access token's ${JSON.stringify(payload.scope)}`,
+    )
+  }
+})
+
+check('TOK-03', async (ctx) => {
+  const main = ctx.target.clients.main
+  // the control: the same request with the right secret gets tokens
+  expectStatus(await clientCredentialsRaw(ctx, main), 200, 'control with the right secret')
+  const unknownId = `no-such-client-${randomBytes(6).toString('hex')}`
+  const cases: { what: string; form: Record<string, string> }[] = [
+    { what: 'a wrong secret', form: { client_id: main.id, client_secret: `${main.secret}x` } },
+    { what: 'an unknown client_id', form: { client_id: unknownId, client_secret: main.secret } },
+    { what: 'an empty secret', form: { client_id: main.id, client_secret: '' } },
+    { what: 'no secret', form: { client_id: main.id } },
+  ]
+  const bodies: string[] = []
+  for (const c of cases) {
+    const res = await ctx.http.postForm(TOKEN, { grant_type: 'client_credentials', ...c.form })
+    expectThat(res.status !== 200, `${c.what} got tokens (HTTP 200)`)
+    // RFC 6749 §5.2: invalid_client, 401 (400 tolerated when no Authorization header was sent)
+    const body = expectOAuthError(res, [400, 401], 'invalid_client')
+    if (res.status === 400) ctx.note(`${c.what}: 400 instead of 401 for invalid_client (WARN)`)
+    bodies.push(`${res.status} ${JSON.stringify(body)}`)
+  }
+  // an unknown client and a wrong secret must not be told apart (no client enumeration)
+  expectThat(
+    bodies[0] === bodies[1],
+    `wrong secret and unknown client answer differently: ${bodies[0]} vs ${bodies[1]}`,
+  )
+})
+
+/** RFC 6749 §2.3.1: form-urlencode id and secret, then Base64 of "id:secret". */
+const basic = (client: TargetClient): string =>
+  `Basic ${Buffer.from(
+    `${encodeURIComponent(client.id)}:${encodeURIComponent(client.secret)}`,
+  ).toString('base64')}`
+
+check('TOK-04', async (ctx) => {
+  const main = ctx.target.clients.main
+  const res = await ctx.http.postForm(
+    TOKEN,
+    { grant_type: 'client_credentials' },
+    { authorization: basic(main) },
+  )
+  if (res.status === 200) {
+    const body = expectJsonObject(res, 'token response')
+    expectThat(typeof body.access_token === 'string', 'a 200 without an access_token')
+    ctx.note('HTTP Basic client authentication is supported')
+    return
+  }
+  // RFC 6749 §5.2: an Authorization header that fails gets 401 and a matching WWW-Authenticate
+  expectOAuthError(res, 401, 'invalid_client')
+  const challenge = res.headers.get('www-authenticate')
+  expectThat(
+    challenge !== null && /^Basic(\s|$)/i.test(challenge.trim()),
+    `401 to a Basic request without WWW-Authenticate: Basic (got ${JSON.stringify(challenge)})`,
+  )
+  ctx.note('HTTP Basic is not supported, which RFC 6749 §2.3.1 requires (ARCHITECTURE.md C1)')
+})
+
+check('TOK-05', async (ctx) => {
+  const main = ctx.target.clients.main
+  expectStatus(await clientCredentialsRaw(ctx, main), 200, 'control: a well-formed request')
+  const noTokens = (res: HttpResponse, what: string) =>
+    expectThat(
+      res.status !== 200 && !/access_token/.test(res.text),
+      `${what}: tokens were issued (HTTP ${res.status})`,
+    )
+
+  // RFC 6749 §2.3: the client MUST NOT use more than one authentication method per request
+  const both = await ctx.http.postForm(
+    TOKEN,
+    { grant_type: 'client_credentials', ...credentials(main) },
+    { authorization: basic(main) },
+  )
+  noTokens(both, 'Basic header plus body credentials')
+  const bothBody = expectOAuthError(both, [400, 401], ['invalid_request', 'invalid_client'])
+  expectThat(
+    (both.status === 400) === (bothBody.error === 'invalid_request'),
+    `Basic header plus body credentials: ${both.status} with ${String(bothBody.error)}`,
+  )
+
+  // RFC 6749 §2.3.1: credentials MUST NOT be included in the request URI
+  const inUrl = await ctx.http.request(TOKEN, {
+    method: 'POST',
+    query: credentials(main),
+    form: { grant_type: 'client_credentials' },
+  })
+  noTokens(inUrl, 'client_id and client_secret in the query string')
+  expectOAuthError(inUrl, [400, 401])
+
+  // RFC 6749 §3.2: the client MUST use POST
+  const get = await ctx.http.get(TOKEN, { grant_type: 'client_credentials', ...credentials(main) })
+  noTokens(get, 'GET /auth/token')
+  expectStatus(get, [405, 400], 'GET /auth/token')
+
+  // RFC 6749 §4.1.3, App. B: the body is application/x-www-form-urlencoded
+  const json = await ctx.http.request(TOKEN, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ grant_type: 'client_credentials', ...credentials(main) }),
+  })
+  noTokens(json, 'a JSON body')
+  expectOAuthError(json, 400, 'invalid_request')
+
+  // RFC 6749 §3.2: request parameters MUST NOT be included more than once
+  const repeated = await ctx.http.postForm(TOKEN, {
+    grant_type: ['client_credentials', 'client_credentials'],
+    ...credentials(main),
+  })
+  noTokens(repeated, 'grant_type sent twice')
+  expectOAuthError(repeated, 400, 'invalid_request')
+})
+
+check('TOK-06', async (ctx) => {
+  const main = ctx.target.clients.main
+  const missing = await ctx.http.postForm(TOKEN, { ...credentials(main) })
+  // RFC 6749 §5.2: a missing required parameter is invalid_request
+  expectOAuthError(missing, 400, 'invalid_request')
+
+  const user = ctx.target.users.primary
+  const random = () => randomBytes(32).toString('base64url')
+  const unsupported: Record<string, Record<string, string>> = {
+    // RFC 9700 §2.4: the password grant MUST NOT be used; a working one would issue tokens here
+    password: { username: user.username, password: user.password, scope: 'openid' },
+    implicit: {},
+    'urn:ietf:params:oauth:grant-type:device_code': { device_code: random() },
+    'urn:ietf:params:oauth:grant-type:jwt-bearer': { assertion: random() },
+  }
+  for (const [grantType, extra] of Object.entries(unsupported)) {
+    const res = await ctx.http.postForm(TOKEN, {
+      grant_type: grantType,
+      ...extra,
+      ...credentials(main),
+    })
+    expectThat(res.status !== 200, `grant_type=${grantType} issued tokens`)
+    expectOAuthError(res, 400, 'unsupported_grant_type')
+  }
+
+  const service = ctx.target.clients.service
+  if (!service) {
+    ctx.note('no client_credentials-only client (clients.service): unauthorized_client not tried')
+    return
+  }
+  const disallowed: Record<string, Record<string, string>> = {
+    authorization_code: {
+      code: random(),
+      redirect_uri: main.redirectUri ?? 'https://client.example/callback',
+      code_verifier: random(),
+    },
+    refresh_token: { refresh_token: random() },
+  }
+  for (const [grantType, extra] of Object.entries(disallowed)) {
+    const res = await ctx.http.postForm(TOKEN, {
+      grant_type: grantType,
+      ...extra,
+      ...credentials(service),
+    })
+    // RFC 6749 §5.2: a client not authorized for this grant type is unauthorized_client
+    const body = expectOAuthError(res, 400, ['unauthorized_client', 'invalid_grant'])
+    if (body.error === 'invalid_grant')
+      ctx.note(
+        `${service.id} with grant_type=${grantType}: invalid_grant, not unauthorized_client (WARN)`,
+      )
+  }
+})
+
+/** How many refresh tokens TOK-07 collects (the row's 20). */
+const ISSUANCES = 20
+/** How far below its true value the entropy estimate of 128 random bits can land. */
+const ESTIMATE_MARGIN = 8
+/** RFC 6749 App. A.12, A.17: access-token and refresh-token = 1*VSCHAR (%x20-7E). */
+const VSCHAR = /^[\x20-\x7E]+$/
+
+check('TOK-07', async (ctx) => {
+  const context = await ctx.newBrowserContext()
+  const refreshTokens: string[] = []
+  for (let i = 0; i < ISSUANCES; i++) {
+    const { body } = await tokensFor(ctx, { context, scope: 'openid offline_access' })
+    const { access_token: at, refresh_token: rt } = body
+    expectThat(
+      typeof at === 'string' && VSCHAR.test(at),
+      `access_token outside %x20-7E: ${String(at)}`,
+    )
+    expectThat(
+      typeof rt === 'string' && VSCHAR.test(rt),
+      `refresh_token missing or outside %x20-7E: ${JSON.stringify(rt)}`,
+    )
+    refreshTokens.push(rt)
+  }
+  expectThat(
+    new Set(refreshTokens).size === ISSUANCES,
+    `only ${new Set(refreshTokens).size} distinct refresh tokens among ${ISSUANCES}`,
+  )
+  // RFC 6749 §10.10: guessing probability ≤ 2^-128. On 20 samples the estimate of a token of
+  // exactly 128 random bits lands between about 123 and 128, hence the margin.
+  const bits = estimateEntropyBits(refreshTokens)
+  ctx.note(`estimated entropy per refresh token: ${Math.round(bits)} bits`)
+  expectThat(
+    bits >= 128 - ESTIMATE_MARGIN,
+    `refresh tokens carry an estimated ${Math.round(bits)} bits (128 required)`,
+  )
+})

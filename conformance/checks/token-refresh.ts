@@ -1,0 +1,334 @@
+import { check, type CheckContext } from '../harness/check.ts'
+import { expectJsonObject, expectOAuthError, expectStatus, expectThat } from '../harness/expect.ts'
+import { authorize, codeOf, redeemRaw, redeemWithClient, verifyJwt } from '../harness/flows.ts'
+import { oidc } from '../harness/oidc.ts'
+import {
+  about,
+  expectIs,
+  expectNoStore,
+  expectRevoked,
+  expectScope,
+  idTokenOf,
+  otherClient,
+  refreshRaw,
+  refreshTokenOf,
+  revokeRaw,
+  scopeList,
+  signIn,
+  TOKEN,
+  type TokenSet,
+} from '../harness/tokens.ts'
+
+/** The grant of RT-04/RT-05: every user scope plus a custom one. */
+const FULL = 'openid profile email offline_access read:documents'
+const NARROW = 'openid read:documents'
+
+/** The access token's scope claim, verified as an RS256 access token of the main client. */
+async function accessTokenScope(ctx: CheckContext, token: string): Promise<unknown> {
+  const { payload } = await verifyJwt(ctx, token, { audience: ctx.target.clients.main.id })
+  return payload.scope
+}
+
+/** A 200 refresh response body, with what every refresh response must hold. */
+function refreshBody(res: Awaited<ReturnType<typeof refreshRaw>>, what: string) {
+  expectStatus(res, 200, what)
+  const body = expectJsonObject(res, what)
+  expectThat(
+    typeof body.access_token === 'string' && body.access_token !== '',
+    `${what}: no access_token in ${JSON.stringify(Object.keys(body))}`,
+  )
+  return body as Record<string, unknown> & { access_token: string }
+}
+
+check('RT-01', async (ctx) => {
+  const context = await ctx.newBrowserContext()
+  const plain = await signIn(ctx, { scope: 'openid', context })
+  // INTERFACE.md §2.1: offline_access is what enables refresh token issuance (OIDC Core §11)
+  expectThat(
+    plain.refreshToken === undefined,
+    'a refresh_token was issued for scope "openid", which does not include offline_access',
+  )
+  const offline = await signIn(ctx, { scope: 'openid offline_access', context })
+  expectThat(
+    scopeList(offline.scope).includes('offline_access'),
+    `offline_access was requested but not granted (scope "${offline.scope}")`,
+  )
+  refreshTokenOf(offline)
+})
+
+check('RT-02', async (ctx) => {
+  const auth = await authorize(ctx, {
+    scope: 'openid offline_access',
+    params: { prompt: 'consent' },
+  })
+  let callback = auth.callback
+  if (!callback) {
+    // OIDC Core §11: the OP may show a consent screen for offline access; accept it
+    const page = auth.outcome.page
+    const consent = page
+      .locator(
+        'button[value=allow], button[value=accept], button:has-text("Allow"), button:has-text("Accept"), button:has-text("Continue")',
+      )
+      .first()
+    expectThat(
+      (await consent.count()) > 0,
+      `prompt=consent with offline_access neither redirected back nor showed a consent form (page at ${page.url()})`,
+    )
+    await consent.click()
+    await page.waitForURL((u) => u.toString().startsWith(auth.redirectUri), { timeout: 10_000 })
+    callback = new URL(page.url())
+    ctx.note('a consent screen was shown for offline_access and accepted')
+  } else {
+    ctx.note(
+      'no consent screen was shown: offline access is pre-consented for this client (OIDC Core §11 allows other conditions)',
+    )
+  }
+  // OIDC Core §11: prompt=consent is how an RP asks for offline access; it must not be an error
+  codeOf({ ...auth, callback })
+  const tokens = await redeemWithClient({ ...auth, callback })
+  expectThat(
+    scopeList(tokens.scope).includes('offline_access'),
+    `prompt=consent: offline_access was not granted (scope "${tokens.scope ?? ''}")`,
+  )
+  expectThat(
+    typeof tokens.refresh_token === 'string' && tokens.refresh_token !== '',
+    'prompt=consent with offline_access: no refresh_token in the token response',
+  )
+})
+
+check('RT-03', async (ctx) => {
+  const set = await signIn(ctx, { scope: 'openid profile offline_access' })
+  const rt = refreshTokenOf(set)
+  const main = ctx.target.clients.main
+  const original = await verifyJwt(ctx, set.accessToken, { audience: main.id })
+
+  const first = await oidc.refreshTokenGrant(set.auth.config, rt)
+  // INTERFACE.md §4.2: refresh_token grant answers access_token, token_type, expires_in, scope
+  expectThat(first.access_token !== set.accessToken, 'the refresh returned the old access token')
+  expectIs(first.token_type.toLowerCase(), 'bearer', 'token_type (case-insensitive)')
+  expectThat(
+    typeof first.expires_in === 'number' &&
+      Number.isInteger(first.expires_in) &&
+      first.expires_in > 0,
+    `expires_in: expected a positive integer, got ${JSON.stringify(first.expires_in)}`,
+  )
+  expectScope(first.scope, set.scope, 'scope of the refresh response (the original grant)')
+  // INTERFACE.md §2.2: the refresh_token grant returns no new refresh token
+  expectThat(
+    first.refresh_token === undefined,
+    'the refresh response carries a refresh_token, which INTERFACE.md §2.2 rules out',
+  )
+  if (first.id_token !== undefined) await compareRefreshedIdToken(ctx, set, first.id_token)
+
+  const renewed = await verifyJwt(ctx, first.access_token, { audience: main.id })
+  expectIs(renewed.payload.sub, original.payload.sub, 'sub of the refreshed access token')
+  expectScope(renewed.payload.scope, set.scope, 'scope claim of the refreshed access token')
+
+  // RFC 6749 §6: without rotation, the same refresh token keeps working
+  const again = await refreshRaw(ctx, rt)
+  const body = refreshBody(again, 'second refresh with the same refresh token')
+  // RFC 6749 §5.1: token responses MUST NOT be cached
+  expectNoStore(again, 'refresh response')
+  expectThat(
+    body.access_token !== first.access_token && body.access_token !== set.accessToken,
+    'the second refresh returned an access token already issued',
+  )
+  expectThat(!('refresh_token' in body), 'the second refresh response carries a refresh_token')
+  expectThat(
+    !('id_token' in body) || typeof body.id_token === 'string',
+    'id_token in the refresh response is not a string',
+  )
+})
+
+/** OIDC Core §12.2: an ID token from a refresh keeps iss, sub, aud and auth_time. */
+async function compareRefreshedIdToken(
+  ctx: CheckContext,
+  set: TokenSet,
+  idToken: string,
+): Promise<void> {
+  ctx.note('the refresh response carries an id_token (OIDC Core §12.2 allows it)')
+  const main = ctx.target.clients.main
+  const before = (await verifyJwt(ctx, idTokenOf(set), { audience: main.id })).payload
+  const after = (await verifyJwt(ctx, idToken, { audience: main.id })).payload
+  expectIs(after.sub, before.sub, 'sub of the refreshed ID token')
+  expectIs(after.iss, before.iss, 'iss of the refreshed ID token')
+  expectIs(after.auth_time, before.auth_time, 'auth_time of the refreshed ID token')
+  expectThat(
+    typeof after.iat === 'number' && typeof before.iat === 'number' && after.iat >= before.iat,
+    'iat of the refreshed ID token is older than the original',
+  )
+  if (after.nonce !== undefined && after.nonce !== before.nonce)
+    ctx.note('the refreshed ID token carries a new nonce (OIDC Core §12.2: SHOULD NOT)')
+}
+
+check('RT-04', async (ctx) => {
+  const set = await signIn(ctx, { scope: FULL })
+  const rt = refreshTokenOf(set)
+  expectScope(set.scope, FULL, 'scope of the code grant (the original grant)')
+  const narrowed = await oidc.refreshTokenGrant(set.auth.config, rt, { scope: NARROW })
+  // RFC 6749 §6: the requested scope is what the new access token carries
+  expectScope(narrowed.scope, NARROW, 'scope of the narrowed refresh response')
+  expectScope(
+    await accessTokenScope(ctx, narrowed.access_token),
+    NARROW,
+    'scope claim of the narrowed access token',
+  )
+})
+
+check('RT-05', async (ctx) => {
+  const set = await signIn(ctx, { scope: FULL })
+  const rt = refreshTokenOf(set)
+  const narrowed = refreshBody(await refreshRaw(ctx, rt, { scope: NARROW }), 'narrowed refresh')
+  expectScope(narrowed.scope, NARROW, 'scope of the narrowed refresh response')
+  // RFC 6749 §6: an omitted scope is the scope originally granted, not the last one asked
+  const whole = await oidc.refreshTokenGrant(set.auth.config, rt)
+  expectScope(whole.scope, FULL, 'scope of a refresh without scope after narrowing')
+  expectScope(
+    await accessTokenScope(ctx, whole.access_token),
+    FULL,
+    'scope claim of the access token from a refresh without scope after narrowing',
+  )
+})
+
+check('RT-06', async (ctx) => {
+  const granted = 'openid offline_access read:documents'
+  const set = await signIn(ctx, { scope: granted })
+  const rt = refreshTokenOf(set)
+  const attempts = [
+    `${granted} write:documents`,
+    'openid no-such:scope',
+    'openid write:documents',
+    'openid profile',
+  ]
+  for (const scope of attempts) {
+    const res = await refreshRaw(ctx, rt, { scope })
+    const what = `refresh with scope "${scope}" (granted "${set.scope}")`
+    expectThat(
+      res.status !== 200,
+      `${what}: 200, granting "${String((res.json as { scope?: unknown } | undefined)?.scope)}"`,
+    )
+    // RFC 6749 §6: the scope MUST NOT include anything not originally granted (§5.2 invalid_scope)
+    about(what, () => expectOAuthError(res, 400, 'invalid_scope'))
+  }
+  const still = refreshBody(await refreshRaw(ctx, rt), 'refresh without scope after the refusals')
+  expectScope(still.scope, set.scope, 'scope after the refused widenings')
+})
+
+check('RT-07', async (ctx) => {
+  const other = otherClient(ctx)
+  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  const rt = refreshTokenOf(set)
+  // RFC 6749 §6, §10.4: the refresh token is bound to the client it was issued to
+  const stolen = await refreshRaw(ctx, rt, { client: other })
+  expectOAuthError(stolen, 400, 'invalid_grant')
+  refreshBody(await refreshRaw(ctx, rt), 'refresh by the rightful client afterwards')
+})
+
+check('RT-08', async (ctx) => {
+  const main = ctx.target.clients.main
+  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  const rt = refreshTokenOf(set)
+  const base = { grant_type: 'refresh_token', refresh_token: rt, client_id: main.id }
+  const cases: [string, Record<string, string>][] = [
+    ['no client_secret', base],
+    ['an empty client_secret', { ...base, client_secret: '' }],
+    ['a wrong client_secret', { ...base, client_secret: `${main.secret}-wrong` }],
+  ]
+  for (const [what, form] of cases) {
+    const res = await ctx.http.postForm(TOKEN, form)
+    // RFC 6749 §6: a confidential client MUST authenticate; INTERFACE.md §7: invalid_client
+    about(`refresh with ${what}`, () => expectOAuthError(res, 401, 'invalid_client'))
+  }
+  refreshBody(await refreshRaw(ctx, rt), 'refresh with the right secret')
+})
+
+check('RT-09', async (ctx) => {
+  const garbage = await refreshRaw(ctx, 'garbage-refresh-token-0123456789abcdef')
+  // INTERFACE.md §7: an invalid, expired or revoked refresh token is invalid_grant
+  expectOAuthError(garbage, 400, 'invalid_grant')
+
+  const context = await ctx.newBrowserContext()
+  const set = await signIn(ctx, { scope: 'openid offline_access', context })
+  const rt = refreshTokenOf(set)
+  refreshBody(await refreshRaw(ctx, rt), 'refresh before revocation')
+  expectRevoked(await revokeRaw(ctx, rt, { hint: 'refresh_token' }), 'the refresh token')
+  const revoked = await refreshRaw(ctx, rt)
+  about('refresh with a revoked refresh token', () =>
+    expectOAuthError(revoked, 400, 'invalid_grant'),
+  )
+
+  const auth = await authorize(ctx, { scope: 'openid offline_access', context })
+  const code = codeOf(auth)
+  const form = { code, verifier: auth.verifier, client: auth.client, redirectUri: auth.redirectUri }
+  const first = await redeemRaw(ctx, form)
+  expectStatus(first, 200, 'first redemption of the code')
+  const reused = (expectJsonObject(first, 'token response') as { refresh_token?: unknown })
+    .refresh_token
+  expectThat(typeof reused === 'string', 'no refresh_token from the first redemption')
+  expectStatus(await redeemRaw(ctx, form), 400, 'second redemption of the same code')
+  // RFC 6749 §4.1.2 (SHOULD, reported at that level by CODE-03): a reused code revokes what it
+  // issued; ARCHITECTURE.md decides it does, so a refusal must be invalid_grant
+  const afterReuse = await refreshRaw(ctx, reused)
+  if (afterReuse.status === 200) {
+    ctx.note('WARN: the refresh token of a reused code still refreshes (RFC 6749 §4.1.2 SHOULD)')
+    return
+  }
+  about('refresh with the refresh token of a reused code', () =>
+    expectOAuthError(afterReuse, 400, 'invalid_grant'),
+  )
+})
+
+check('RT-10', async (ctx) => {
+  const main = ctx.target.clients.main
+  const context = await ctx.newBrowserContext()
+  const set = await signIn(ctx, { scope: 'openid offline_access', context })
+  const rt = refreshTokenOf(set)
+  const refreshed = refreshBody(await refreshRaw(ctx, rt), 'refresh')
+  const rotates = typeof refreshed.refresh_token === 'string'
+  const discovery = await ctx.http.get('/.well-known/openid-configuration')
+  const doc = expectJsonObject(discovery, 'discovery document')
+  // RFC 8414 §2: the default when the member is omitted is client_secret_basic
+  const methods = Array.isArray(doc.token_endpoint_auth_methods_supported)
+    ? (doc.token_endpoint_auth_methods_supported as unknown[])
+    : ['client_secret_basic']
+  if (rotates) {
+    ctx.note('refresh tokens rotate: the refresh response carries a new refresh_token')
+  } else {
+    // RFC 9700 §4.14.2: without rotation or sender-constraining, public clients MUST NOT hold them
+    expectThat(
+      !methods.includes('none'),
+      'refresh tokens do not rotate, yet discovery advertises token_endpoint_auth_method "none" (public clients)',
+    )
+    const secretless = await ctx.http.postForm(TOKEN, {
+      grant_type: 'refresh_token',
+      refresh_token: rt,
+      client_id: main.id,
+    })
+    expectThat(
+      secretless.status !== 200,
+      'a refresh token that does not rotate refreshed with no client secret, as a public client',
+    )
+    expectOAuthError(secretless, [400, 401], 'invalid_client')
+  }
+  // OIDC Core §11 (INFO): offline access is meant to outlive the login session
+  const idToken = set.idToken
+  if (!idToken) {
+    ctx.note('no id_token to end the session with; the logout part is left out')
+    return
+  }
+  const page = await context.newPage()
+  const logout = await page
+    .goto(`${ctx.target.baseUrl}/auth/logout?id_token_hint=${encodeURIComponent(idToken)}`)
+    .catch(() => null)
+  const status = logout?.status()
+  if (status === undefined || status >= 400) {
+    ctx.note(`logout answered ${String(status)}; whether offline tokens survive it is not recorded`)
+    return
+  }
+  const after = await refreshRaw(ctx, rt)
+  ctx.note(
+    after.status === 200
+      ? 'after logout the offline refresh token still refreshes'
+      : `after logout the offline refresh token no longer refreshes (HTTP ${after.status})`,
+  )
+})

@@ -1,0 +1,317 @@
+import { check, type CheckContext } from '../harness/check.ts'
+import { expectJsonObject, expectStatus, expectThat } from '../harness/expect.ts'
+import { verifyJwt } from '../harness/flows.ts'
+import type { HttpResponse } from '../harness/http.ts'
+import { oidc } from '../harness/oidc.ts'
+import {
+  clientCredentialsRaw,
+  expectIs,
+  expectBearerChallenge,
+  expectRevoked,
+  expireTokens,
+  forgeries,
+  idTokenOf,
+  parseChallenge,
+  refreshTokenOf,
+  revokeRaw,
+  signIn,
+  USER_INFO,
+  userInfoRaw,
+} from '../harness/tokens.ts'
+
+/** INTERFACE.md §2.4: the user claims, by the scope that releases them. */
+const CLAIMS = {
+  openid: ['sub'],
+  profile: ['name', 'picture', 'updated_at'],
+  email: ['email', 'email_verified'],
+} as const
+
+/** A 200 user-info answer, as a JSON object. */
+function claimsOf(res: HttpResponse, what: string): Record<string, unknown> {
+  expectStatus(res, 200, what)
+  return expectJsonObject(res, what)
+}
+
+/** The verified ID token's sub. */
+async function idTokenSub(ctx: CheckContext, idToken: string): Promise<unknown> {
+  const { payload } = await verifyJwt(ctx, idToken, { audience: ctx.target.clients.main.id })
+  return payload.sub
+}
+
+check('UI-01', async (ctx) => {
+  const set = await signIn(ctx, { scope: 'openid profile email' })
+  const sub = await idTokenSub(ctx, idTokenOf(set))
+  expectThat(typeof sub === 'string', 'the ID token has no sub')
+  // OIDC Core §5.3.2: the user-info sub MUST equal the ID token's sub (openid-client checks it)
+  const claims = await oidc.fetchUserInfo(set.auth.config, set.accessToken, sub)
+  expectIs(claims.sub, sub, 'sub from openid-client')
+  const raw = claimsOf(await userInfoRaw(ctx, set.accessToken), 'GET user-info')
+  expectIs(raw.sub, sub, 'user-info sub (the ID token sub)')
+})
+
+check('UI-02', async (ctx) => {
+  const set = await signIn(ctx, { scope: 'openid profile email' })
+  const viaGet = claimsOf(await userInfoRaw(ctx, set.accessToken), 'GET user-info')
+  // OIDC Core §5.3.1: the OP MUST support GET and POST
+  const res = await ctx.http.request(USER_INFO, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${set.accessToken}` },
+  })
+  const viaPost = claimsOf(res, 'POST user-info with an empty body')
+  expectIs(JSON.stringify(sorted(viaPost)), JSON.stringify(sorted(viaGet)), 'POST claims vs GET')
+})
+
+const sorted = (o: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)))
+
+check('UI-03', async (ctx) => {
+  const set = await signIn(ctx, { scope: 'openid' })
+  const token = set.accessToken
+  // RFC 6750 §2.2 (MAY): the form-encoded body parameter
+  const body = await ctx.http.postForm(USER_INFO, { access_token: token })
+  if (body.status === 200) ctx.note('a form-body access_token is accepted (RFC 6750 §2.2)')
+  else {
+    expectStatus(body, [400, 401], 'POST with a form-body access_token')
+    ctx.note(`a form-body access_token is refused with HTTP ${body.status}`)
+  }
+  // RFC 6750 §2.3 (SHOULD NOT), RFC 9700 §4.3.2: tokens in URLs leak
+  const query = await ctx.http.get(USER_INFO, { access_token: token })
+  expectThat(
+    [200, 400, 401].includes(query.status),
+    `GET with ?access_token: expected 400 or 401, got ${query.status}`,
+  )
+  if (query.status === 200)
+    ctx.note('WARN: a token in the query string is accepted (RFC 6750 §2.3 SHOULD NOT)')
+  // RFC 6750 §2, §3.1: more than one method in a request is invalid_request (400)
+  const both = await ctx.http.request(USER_INFO, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}` },
+    form: { access_token: token },
+  })
+  const what = 'a token in the Authorization header and the body at once'
+  expectStatus(both, 400, what)
+  const error =
+    (both.json as { error?: unknown } | undefined)?.error ??
+    parseChallenge(both.headers.get('www-authenticate'))?.params.error
+  expectIs(error, 'invalid_request', `${what}: error`)
+})
+
+check('UI-04', async (ctx) => {
+  const context = await ctx.newBrowserContext()
+  const cases = [
+    ['openid', ['openid']],
+    ['openid profile', ['openid', 'profile']],
+    ['openid email', ['openid', 'email']],
+    ['openid profile email', ['openid', 'profile', 'email']],
+  ] as const satisfies readonly (readonly [string, readonly (keyof typeof CLAIMS)[]])[]
+  for (const [scope, scopes] of cases) {
+    const released: readonly (keyof typeof CLAIMS)[] = scopes
+    const set = await signIn(ctx, { scope, context })
+    const claims = claimsOf(await userInfoRaw(ctx, set.accessToken), `user-info for "${scope}"`)
+    const allowed = new Set<string>(released.flatMap((s) => CLAIMS[s]))
+    // OIDC Core §5.4; INTERFACE.md §2.4: only what the granted scopes release
+    const extra = Object.keys(claims).filter((c) => !allowed.has(c))
+    expectThat(
+      extra.length === 0,
+      `user-info for "${scope}" returned claims its scopes do not allow: ${extra.join(', ')}`,
+    )
+    const needed = ['sub', ...(released.includes('profile') ? ['name'] : [])]
+    needed.push(...(released.includes('email') ? ['email', 'email_verified'] : []))
+    for (const claim of needed)
+      expectThat(claim in claims, `user-info for "${scope}" lacks ${claim}`)
+    const absent = [...allowed].filter((c) => !(c in claims))
+    if (absent.length > 0)
+      ctx.note(`user-info for "${scope}" has no ${absent.join(', ')} for this user`)
+  }
+})
+
+/** OIDC Core §5.1 claim types, and §5.3.2's SHOULD against null or empty values. */
+function checkTypes(ctx: CheckContext, claims: Record<string, unknown>, who: string): void {
+  for (const [name, value] of Object.entries(claims)) {
+    if (value === null || value === '')
+      ctx.note(`${who}: ${name} is ${JSON.stringify(value)} (OIDC Core §5.3.2: SHOULD be omitted)`)
+  }
+  const { updated_at: updatedAt, email_verified: verified, picture } = claims
+  expectThat(
+    typeof updatedAt === 'number' && Number.isInteger(updatedAt) && updatedAt > 0,
+    `${who}: updated_at must be a JSON number of seconds, got ${JSON.stringify(updatedAt)}`,
+  )
+  expectThat(
+    typeof verified === 'boolean',
+    `${who}: email_verified must be a JSON boolean, got ${JSON.stringify(verified)}`,
+  )
+  for (const name of ['sub', 'name', 'email'])
+    expectThat(
+      !(name in claims) || typeof claims[name] === 'string',
+      `${who}: ${name} must be a string, got ${JSON.stringify(claims[name])}`,
+    )
+  if (picture !== undefined) {
+    let url: URL | undefined
+    try {
+      url = typeof picture === 'string' ? new URL(picture) : undefined
+    } catch {
+      url = undefined
+    }
+    expectThat(
+      typeof picture === 'string' && (url?.protocol === 'https:' || url?.protocol === 'http:'),
+      `${who}: picture must be an absolute URL, got ${JSON.stringify(picture)}`,
+    )
+  }
+}
+
+check('UI-05', async (ctx) => {
+  const scope = 'openid profile email'
+  const primary = await signIn(ctx, { scope })
+  checkTypes(
+    ctx,
+    claimsOf(await userInfoRaw(ctx, primary.accessToken), 'user-info'),
+    'primary user',
+  )
+  const secondary = ctx.target.users.secondary
+  if (!secondary) {
+    ctx.note('no secondary user configured: only the primary user was checked')
+    return
+  }
+  const other = await signIn(ctx, {
+    scope,
+    user: secondary,
+    context: await ctx.newBrowserContext(),
+  })
+  const claims = claimsOf(await userInfoRaw(ctx, other.accessToken), 'user-info (secondary)')
+  checkTypes(ctx, claims, 'secondary user')
+  if (claims.email_verified !== false)
+    ctx.note('the secondary user has a verified e-mail, so email_verified=false was not seen')
+})
+
+check('UI-06', async (ctx) => {
+  const res = await userInfoRaw(ctx, undefined)
+  // RFC 6750 §3: a request without credentials gets 401 and a Bearer challenge
+  const params = expectBearerChallenge(res, 401, undefined, 'user-info without a token')
+  // RFC 6750 §3.1: it SHOULD NOT carry an error code
+  if (params.error !== undefined)
+    ctx.note(`the challenge carries error="${params.error}" (RFC 6750 §3.1: SHOULD NOT)`)
+})
+
+check('UI-07', async (ctx) => {
+  const context = await ctx.newBrowserContext()
+  const set = await signIn(ctx, { scope: 'openid', context })
+  claimsOf(await userInfoRaw(ctx, set.accessToken), 'user-info with the genuine token')
+  // RFC 6750 §3.1; INTERFACE.md §5.6: RS256 only, a published key, an untouched signature
+  for (const [what, token] of await forgeries(ctx, set.accessToken)) {
+    const res = await userInfoRaw(ctx, token)
+    expectBearerChallenge(res, 401, 'invalid_token', `user-info with ${what}`)
+  }
+  const revoked = await signIn(ctx, { scope: 'openid', context })
+  claimsOf(await userInfoRaw(ctx, revoked.accessToken), 'user-info before revocation')
+  expectRevoked(await revokeRaw(ctx, revoked.accessToken), 'the access token')
+  // INTERFACE.md §3: a revoked token is inactive (ARCHITECTURE.md: honoured by jti)
+  expectBearerChallenge(
+    await userInfoRaw(ctx, revoked.accessToken),
+    401,
+    'invalid_token',
+    'user-info with a revoked token',
+  )
+  if (expireTokens(ctx, set.body.expires_in, 'an expired token')) {
+    // INTERFACE.md §3: holders must reject expired tokens
+    expectBearerChallenge(
+      await userInfoRaw(ctx, set.accessToken),
+      401,
+      'invalid_token',
+      'user-info with an expired token',
+    )
+  }
+})
+
+check('UI-08', async (ctx) => {
+  const tokens: [string, string][] = []
+  const service = ctx.target.clients.service
+  if (service) {
+    const res = await clientCredentialsRaw(ctx, service)
+    if (res.status === 200)
+      tokens.push([
+        'a client_credentials token',
+        String(expectJsonObject(res, 'client_credentials').access_token),
+      ])
+  }
+  // AUTHZ-10: plain OAuth, no openid
+  const plain = await signIn(ctx, { scope: 'read:documents' })
+  tokens.push(['a token without openid', plain.accessToken])
+  for (const [what, token] of tokens) {
+    const res = await userInfoRaw(ctx, token)
+    const label = `user-info with ${what}`
+    expectThat(res.status !== 200, `${label}: 200, but the token lacks the openid scope`)
+    if (res.status === 401) {
+      expectBearerChallenge(res, 401, 'invalid_token', label)
+      ctx.note(`${label}: 401 invalid_token (tolerated; 403 insufficient_scope expected)`)
+      continue
+    }
+    // RFC 6750 §3.1: insufficient_scope is 403 with a challenge
+    expectBearerChallenge(res, 403, 'insufficient_scope', label)
+  }
+})
+
+check('UI-09', async (ctx) => {
+  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  claimsOf(await userInfoRaw(ctx, set.accessToken), 'user-info with the access token')
+  // RFC 8725 §3.11, RFC 9068 §4: an ID token shares iss, sub, aud and kid, but is not an access token
+  expectBearerChallenge(
+    await userInfoRaw(ctx, idTokenOf(set)),
+    401,
+    'invalid_token',
+    'user-info with the ID token as a bearer token',
+  )
+  expectBearerChallenge(
+    await userInfoRaw(ctx, refreshTokenOf(set)),
+    401,
+    'invalid_token',
+    'user-info with the refresh token as a bearer token',
+  )
+})
+
+check('UI-10', async (ctx) => {
+  const set = await signIn(ctx, { scope: 'openid' })
+  // RFC 9110 §11.1: the auth-scheme is case-insensitive
+  for (const scheme of ['bearer', 'BEARER', 'Bearer']) {
+    const res = await userInfoRaw(ctx, set.accessToken, { scheme })
+    const claims = claimsOf(res, `user-info with "Authorization: ${scheme} …"`)
+    expectThat(typeof claims.sub === 'string', `user-info with scheme ${scheme}: no sub`)
+  }
+})
+
+check('UI-11', async (ctx) => {
+  const origin = 'https://rp.example'
+  const preflight = await ctx.http.request(USER_INFO, {
+    method: 'OPTIONS',
+    headers: {
+      origin,
+      'access-control-request-method': 'GET',
+      'access-control-request-headers': 'authorization',
+    },
+  })
+  expectThat(
+    preflight.status >= 200 && preflight.status < 300,
+    `CORS preflight: expected 2xx, got ${preflight.status}`,
+  )
+  const allowOrigin = preflight.headers.get('access-control-allow-origin')
+  // OIDC Core §5.3.1: user-info SHOULD support CORS so browser-based clients can call it
+  expectThat(
+    allowOrigin === '*' || allowOrigin === origin,
+    `CORS preflight: Access-Control-Allow-Origin ${JSON.stringify(allowOrigin)}`,
+  )
+  // Fetch Standard: "*" in Allow-Headers never covers Authorization, so it must be named
+  const allowHeaders = (preflight.headers.get('access-control-allow-headers') ?? '').toLowerCase()
+  expectThat(
+    allowHeaders.split(',').some((h) => h.trim() === 'authorization'),
+    `CORS preflight: Access-Control-Allow-Headers does not name Authorization (${JSON.stringify(allowHeaders)})`,
+  )
+  const set = await signIn(ctx, { scope: 'openid' })
+  const res = await ctx.http.request(USER_INFO, {
+    headers: { origin, authorization: `Bearer ${set.accessToken}` },
+  })
+  expectStatus(res, 200, 'user-info with an Origin')
+  const actual = res.headers.get('access-control-allow-origin')
+  expectThat(
+    actual === '*' || actual === origin,
+    `user-info response: Access-Control-Allow-Origin ${JSON.stringify(actual)}`,
+  )
+})

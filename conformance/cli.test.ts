@@ -1,0 +1,80 @@
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, test } from 'vitest'
+import { EXIT, main, selectChecks } from './cli.ts'
+
+function run(argv: string[], env: NodeJS.ProcessEnv = {}) {
+  let out = ''
+  let err = ''
+  const io = {
+    out: { write: (s: string) => (out += s), isTTY: false },
+    err: { write: (s: string) => (err += s) },
+    env,
+  }
+  return main(argv, io).then((code) => ({ code, out, err }))
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'cli-'))
+const config = join(dir, 'target.json')
+writeFileSync(
+  config,
+  JSON.stringify({
+    clients: { main: { id: 'app', secret: 's3cret', redirectUri: 'https://app.example/cb' } },
+    users: { primary: { username: 'u', password: 'pa55' } },
+  }),
+)
+
+describe('idp-conformance CLI', () => {
+  test('--help and --list exit 0', async () => {
+    expect((await run(['--help'])).out).toMatch(/usage: idp-conformance/)
+    const list = await run(['--list', '--only', 'DISC-0*'])
+    expect(list.code).toBe(EXIT.ok)
+    expect(list.out.split('\n')[0]).toMatch(/^DISC-01 \[MUST\]/)
+  })
+
+  test('usage and configuration errors exit 2 with one line and no stack trace', async () => {
+    for (const argv of [
+      ['--bogus'],
+      ['--base-url', 'http://idp.example', '--config', config],
+      ['--base-url', 'https://idp.example'],
+      ['--base-url', 'https://idp.example', '--config', join(dir, 'missing.json')],
+      ['--only', 'NOPE-*'],
+      ['--known-failures', join(dir, 'missing.json'), '--list'],
+    ]) {
+      const r = await run(argv)
+      expect(r.code, argv.join(' ')).toBe(EXIT.usage)
+      expect(r.err).toMatch(/^idp-conformance: /)
+      expect(r.err).not.toMatch(/\n\s+at /)
+    }
+  })
+
+  test('an unreachable target exits 3', async () => {
+    const r = await run(['--base-url', 'https://127.0.0.1:1', '--config', config])
+    expect(r.code).toBe(EXIT.unreachable)
+    expect(r.err).toMatch(/unreachable/)
+  })
+
+  test('flags win over the environment, and --print-config redacts secrets', async () => {
+    const r = await run(
+      ['--print-config', '--base-url', 'https://flag.example', '--config', config],
+      { IDP_BASE_URL: 'https://env.example' },
+    )
+    expect(r.code).toBe(EXIT.ok)
+    const printed = JSON.parse(r.out) as { baseUrl: string }
+    expect(printed.baseUrl).toBe('https://flag.example')
+    expect(r.out).not.toContain('s3cret')
+    expect(r.out).not.toContain('pa55')
+    const fromEnv = JSON.parse(
+      (await run(['--print-config', '--config', config], { IDP_BASE_URL: 'https://env.example' }))
+        .out,
+    ) as { baseUrl: string }
+    expect(fromEnv.baseUrl).toBe('https://env.example')
+  })
+
+  test('selects checks by ID glob, area and level', () => {
+    expect(selectChecks('DISC-01')).toEqual(['DISC-01'])
+    expect(selectChecks('jwks').every((id) => id.startsWith('JWKS-'))).toBe(true)
+    expect(selectChecks('MAY').length).toBeGreaterThan(0)
+  })
+})

@@ -1,0 +1,84 @@
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, test } from 'vitest'
+import { gate, loadKnownFailures } from './gate.ts'
+import type { CheckResult, Level, Verdict } from './harness/types.ts'
+import { markdownSummary } from './report/markdown.ts'
+
+const result = (id: string, verdict: Verdict, level: Level = 'MUST'): CheckResult => ({
+  id,
+  title: `title of ${id}`,
+  level,
+  source: 'RFC 6749',
+  area: 'Area',
+  verdict,
+  message: verdict === 'pass' ? undefined : `why ${id}`,
+  notes: [],
+  exchanges: [],
+  screenshots: [],
+  durationMs: 1,
+})
+const options = {
+  strict: false,
+  allowSkips: false,
+  knownFailures: [],
+  today: new Date('2026-11-22'),
+}
+
+describe('gate', () => {
+  test('passes when every MUST passes; a SHOULD warning fails only with strict', () => {
+    const results = [
+      result('A-01', 'pass'),
+      result('A-02', 'warn', 'SHOULD'),
+      result('A-03', 'info', 'MAY'),
+    ]
+    expect(gate(results, options).passed).toBe(true)
+    expect(gate(results, { ...options, strict: true }).problems).toEqual([
+      'A-02 [SHOULD] warn: why A-02',
+    ])
+  })
+
+  test('a known failure is excused until it expires; a stale or expired entry fails the run', () => {
+    const knownFailures = [{ id: 'A-01', reason: 'bug 12', expires: '2026-12-31' }]
+    const failing = gate([result('A-01', 'fail')], { ...options, knownFailures })
+    expect(failing).toEqual({
+      passed: true,
+      problems: [],
+      excused: ['A-01: bug 12 (until 2026-12-31)'],
+    })
+    expect(gate([result('A-01', 'pass')], { ...options, knownFailures }).problems[0]).toMatch(
+      /stale entry/,
+    )
+    const expired = gate([result('A-01', 'fail')], {
+      ...options,
+      knownFailures,
+      today: new Date('2027-01-01'),
+    })
+    expect(expired.passed).toBe(false)
+    expect(expired.problems[0]).toMatch(/expired on 2026-12-31/)
+  })
+
+  test('skipped checks fail the run unless allowed', () => {
+    expect(gate([result('A-01', 'skip')], options).passed).toBe(false)
+    expect(gate([result('A-01', 'skip')], { ...options, allowSkips: true }).passed).toBe(true)
+  })
+
+  test('loads a known-failures file and refuses malformed entries', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kf-'))
+    const good = join(dir, 'good.json')
+    writeFileSync(good, JSON.stringify([{ id: 'A-01', reason: 'r', expires: '2026-12-31' }]))
+    expect(loadKnownFailures(good)).toEqual([{ id: 'A-01', reason: 'r', expires: '2026-12-31' }])
+    const bad = join(dir, 'bad.json')
+    writeFileSync(bad, JSON.stringify([{ id: 'A-01', reason: '', expires: 'soon' }]))
+    expect(() => loadKnownFailures(bad)).toThrow(/entry 0/)
+  })
+
+  test('the markdown summary lists what did not pass and why the run failed', () => {
+    const results = [result('A-01', 'pass'), result('A-02', 'fail')]
+    const md = markdownSummary(results, gate(results, options), 'https://idp.example')
+    expect(md).toContain('## Conformance: FAILED')
+    expect(md).toContain('| A-02 title of A-02 | MUST | fail | why A-02 |')
+    expect(md).not.toContain('A-01 title')
+  })
+})

@@ -1,0 +1,206 @@
+import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
+import type { authorize } from '../../catalogue/authorize.ts'
+import { fetchVia, type Target, type TargetClient } from '../../harness/target.ts'
+import { corruptJson, type Sabotage } from './kit.ts'
+
+const HOP_HEADERS = new Set([
+  'content-length',
+  'content-encoding',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'set-cookie',
+])
+
+export interface AuthorizeChange {
+  /** Returns the URL to forward instead of the harness's own (the server misreads it). */
+  readonly request?: (url: URL, target: Target) => URL | undefined
+  /** Changes the real answer's headers (name/value pairs, lower-case names). */
+  readonly headers?: (headers: [string, string][], sent: URL) => [string, string][]
+  /** Returns an answer instead of the real one (the server misbehaves). */
+  readonly respond?: (real: Response, sent: URL, target: Target) => Response | undefined
+}
+
+/**
+ * Intercepts the raw GET /auth/authorize requests of the harness (never the browser's). The
+ * real headers are copied as name/value pairs: a Headers object made here is not the class
+ * msw's Response knows, and would be dropped whole.
+ */
+export function onAuthorize(change: AuthorizeChange) {
+  return (target: Target): HttpHandler[] => [
+    http.get(`${target.baseUrl}/auth/authorize`, async ({ request }) => {
+      const sent = new URL(request.url)
+      const forwarded = change.request?.(new URL(sent), target) ?? sent
+      const real = await fetchVia(target.dispatcher, bypass(new Request(forwarded, request)))
+      // the body is already decoded, so its length and encoding no longer apply; and msw would
+      // replay a Set-Cookie on every later request of the run, which the harness never does
+      const headers = [...real.headers].filter(([name]) => !HOP_HEADERS.has(name))
+      const copy = new HttpResponse(await real.text(), {
+        status: real.status,
+        headers: change.headers?.(headers, sent) ?? headers,
+      })
+      return change.respond?.(copy, sent, target) ?? copy
+    }),
+  ]
+}
+
+const redirect = (location: string) =>
+  new HttpResponse(null, { status: 302, headers: { location, 'cache-control': 'no-store' } })
+
+/** The client's URI plus parameters, as the broken server would build it. */
+const toClient = (redirectUri: string, params: Record<string, string | null>) => {
+  const q = new URLSearchParams()
+  for (const [k, v] of Object.entries(params)) if (v !== null) q.set(k, v)
+  return redirect(`${redirectUri}?${q.toString()}`)
+}
+
+const mainUri = (target: Target): string => target.clients.main.redirectUri ?? ''
+
+/** How to break the target for each AUTHZ-* check. */
+export const authorizeSabotage: Record<keyof typeof authorize, Sabotage> = {
+  'AUTHZ-01': {
+    how: 'a valid request is answered with a code before any login',
+    handlers: onAuthorize({
+      respond: (real, sent) => {
+        const uri = sent.searchParams.get('redirect_uri')
+        if (real.status !== 200 || !uri) return undefined
+        return toClient(uri, { code: 'sabotage-code', state: sent.searchParams.get('state') })
+      },
+    }),
+  },
+  'AUTHZ-02': {
+    how: 'the success redirect after login leaves state out',
+    faults: ['authorize-success-drops-state'],
+  },
+  'AUTHZ-03': {
+    how: 'an unknown or missing client_id is taken to be the main client',
+    handlers: onAuthorize({
+      request: (url, target) => {
+        const id = url.searchParams.get('client_id')
+        const clients = Object.values(target.clients as Record<string, TargetClient | undefined>)
+        const known = clients.some((c) => c?.id === id)
+        if (!known || id === target.clients.service?.id)
+          url.searchParams.set('client_id', target.clients.main.id)
+        return url
+      },
+    }),
+  },
+  'AUTHZ-04': {
+    how: 'the error page for an unregistered redirect_uri becomes an error redirect to it',
+    handlers: onAuthorize({
+      respond: (real, sent) => {
+        const uri = sent.searchParams.get('redirect_uri')
+        if (real.status < 400 || !uri) return undefined
+        return toClient(uri, { error: 'invalid_request', state: sent.searchParams.get('state') })
+      },
+    }),
+  },
+  'AUTHZ-05': {
+    how: 'redirect_uri is matched by prefix (anything starting with the registered URI passes)',
+    handlers: onAuthorize({
+      request: (url, target) => {
+        const uri = url.searchParams.get('redirect_uri')
+        if (uri?.startsWith(mainUri(target))) url.searchParams.set('redirect_uri', mainUri(target))
+        return url
+      },
+    }),
+  },
+  'AUTHZ-06': {
+    how: 'a missing redirect_uri defaults to the registered one',
+    handlers: onAuthorize({
+      request: (url, target) => {
+        if (!url.searchParams.has('redirect_uri'))
+          url.searchParams.set('redirect_uri', mainUri(target))
+        return url
+      },
+    }),
+  },
+  'AUTHZ-07': {
+    how: 'response_type is ignored (treated as code)',
+    handlers: onAuthorize({
+      request: (url) => {
+        url.searchParams.set('response_type', 'code')
+        return url
+      },
+    }),
+  },
+  'AUTHZ-08': {
+    how: 'an unknown parameter is refused with invalid_request',
+    handlers: onAuthorize({
+      respond: (_real, sent) => {
+        const uri = sent.searchParams.get('redirect_uri')
+        if (!sent.searchParams.has('extra') || !uri) return undefined
+        return toClient(uri, {
+          error: 'invalid_request',
+          error_description: 'unknown parameter extra',
+          state: sent.searchParams.get('state'),
+        })
+      },
+    }),
+  },
+  'AUTHZ-09': {
+    how: 'state is cut to 64 characters in the success redirect',
+    faults: ['authorize-truncates-state'],
+  },
+  'AUTHZ-10': {
+    how: 'the token response has an id_token although openid was not requested',
+    handlers: corruptJson(
+      '/auth/token',
+      (b) => {
+        if (typeof b.access_token === 'string' && !('id_token' in b)) b.id_token = 'e30.e30.'
+      },
+      'all',
+    ),
+  },
+  'AUTHZ-11': {
+    how: 'unknown and foreign scopes are granted as requested',
+    faults: ['authorize-grants-unknown-scope'],
+  },
+  'AUTHZ-12': {
+    how: 'the code is issued without the request nonce, so the ID token has none',
+    faults: ['authorize-drops-nonce'],
+  },
+  'AUTHZ-13': {
+    how: 'a POSTed authorization request is read from the (empty) query string',
+    faults: ['authorize-post-reads-query'],
+  },
+  'AUTHZ-14': {
+    how: 'prompt=none is ignored and the login page is shown',
+    handlers: onAuthorize({
+      request: (url) => {
+        url.searchParams.delete('prompt')
+        return url
+      },
+    }),
+  },
+  'AUTHZ-15': {
+    how: 'prompt=login and max_age are ignored when a session exists',
+    faults: ['authorize-ignores-prompt-login'],
+  },
+  'AUTHZ-16': {
+    how: 'the cancel button is treated as a failed login',
+    faults: ['login-cancel-ignored'],
+  },
+  'AUTHZ-17': {
+    how: 'request and request_uri are silently ignored',
+    handlers: onAuthorize({
+      request: (url) => {
+        url.searchParams.delete('request')
+        url.searchParams.delete('request_uri')
+        return url
+      },
+    }),
+  },
+  'AUTHZ-18': {
+    how: 'error redirects carry iss of another issuer',
+    handlers: onAuthorize({
+      respond: (real) => {
+        const location = real.headers.get('location')
+        if (!location?.includes('error=')) return undefined
+        const url = new URL(location)
+        url.searchParams.set('iss', 'https://evil.example')
+        return redirect(url.toString())
+      },
+    }),
+  },
+}

@@ -1,0 +1,50 @@
+import type { clientCredentials } from '../../catalogue/client-credentials.ts'
+import type { Sabotage } from './kit.ts'
+import { onForm, replaced, TOKEN, withJson } from './refresh.ts'
+
+const isClientCredentials = (form: URLSearchParams): boolean =>
+  form.get('grant_type') === 'client_credentials'
+
+/** How to break the target for each CC-* check. */
+export const clientCredentialsSabotage: Record<keyof typeof clientCredentials, Sabotage> = {
+  'CC-01': {
+    how: 'client_credentials answers a wider scope than asked',
+    handlers: onForm(TOKEN, async ({ form, forward }) => {
+      if (!isClientCredentials(form)) return undefined
+      return withJson(await forward(), (b) => {
+        if (typeof b.access_token === 'string') b.scope = 'api:reports read:documents'
+      })
+    }),
+  },
+  'CC-02': {
+    how: 'client_credentials answers an id_token',
+    handlers: onForm(TOKEN, async ({ form, forward }) => {
+      if (!isClientCredentials(form)) return undefined
+      return withJson(await forward(), (b) => {
+        if (typeof b.access_token === 'string') b.id_token = b.access_token
+      })
+    }),
+  },
+  'CC-03': {
+    how: 'client_credentials grants openid and every other scope asked for',
+    handlers: onForm(TOKEN, async ({ form, forward }) => {
+      const asked = form.get('scope')
+      if (!isClientCredentials(form) || asked === null) return undefined
+      return withJson(await forward(replaced(form, { scope: 'api:reports' })), (b) => {
+        if (typeof b.access_token === 'string') b.scope = asked
+      })
+    }),
+  },
+  'CC-04': {
+    how: 'the client_credentials token names a subject other than the client',
+    faults: ['client-credentials-user-subject'],
+  },
+  'CC-05': {
+    how: 'introspection of an active token names another client_id',
+    handlers: onForm('/auth/introspect', async ({ forward }) =>
+      withJson(await forward(), (b) => {
+        if (b.active === true) b.client_id = 'someone-else'
+      }),
+    ),
+  },
+}

@@ -1,0 +1,114 @@
+import { http, HttpResponse, type HttpHandler } from 'msw'
+import type { code } from '../../catalogue/code.ts'
+import type { Target } from '../../harness/target.ts'
+import type { Sabotage } from './kit.ts'
+import { corruptTokenJson, forward, headerPairs, rewriteTokenForm, TOKEN } from './token.ts'
+
+interface Answer {
+  readonly status: number
+  readonly headers: [string, string][]
+  readonly body: string
+}
+
+/**
+ * A token endpoint that remembers codes: `onRepeat` decides how a code seen before is answered
+ * (given the first answer), which is how a non-atomic, non-single-use code store looks.
+ */
+function rememberCodes(onRepeat: (first: Answer) => Answer) {
+  return (target: Target): HttpHandler[] => {
+    const first = new Map<string, Promise<Answer>>()
+    return [
+      http.post(target.baseUrl + TOKEN, async ({ request }) => {
+        const text = await request.text()
+        const form = new URLSearchParams(text)
+        const code = form.get('grant_type') === 'authorization_code' ? form.get('code') : null
+        const earlier = code === null ? undefined : first.get(code)
+        if (earlier) {
+          const answer = onRepeat(await earlier)
+          return new HttpResponse(answer.body, answer)
+        }
+        const pending = forward(target, request, { body: text }).then(
+          async (real): Promise<Answer> => ({
+            status: real.status,
+            headers: headerPairs(real.headers),
+            body: await real.text(),
+          }),
+        )
+        if (code !== null) first.set(code, pending)
+        const answer = await pending
+        return new HttpResponse(answer.body, answer)
+      }),
+    ]
+  }
+}
+
+/** A second redemption of a code gets the first one's 200 again. */
+const replayGetsFirstAnswer = rememberCodes((first) => first)
+
+/** How to break the target for each CODE-* check. */
+export const codeSabotage: Record<keyof typeof code, Sabotage> = {
+  'CODE-01': {
+    how: 'the code grant returns no id_token',
+    handlers: corruptTokenJson((b) => {
+      delete b.id_token
+    }),
+  },
+  'CODE-02': {
+    how: 'a second redemption is answered 200 with the first tokens',
+    handlers: replayGetsFirstAnswer,
+  },
+  'CODE-03': {
+    how: 'a replayed code is refused without revoking its tokens',
+    // the replay never reaches the server, so nothing is revoked
+    handlers: rememberCodes((first) => ({
+      status: 400,
+      headers: [
+        ['content-type', 'application/json'],
+        ['cache-control', 'no-store'],
+        ['pragma', 'no-cache'],
+      ],
+      body: JSON.stringify({
+        error: 'invalid_grant',
+        error_description: first.status === 200 ? 'code already used' : 'invalid code',
+      }),
+    })),
+  },
+  'CODE-04': {
+    how: 'concurrent redemptions of one code all get the winning tokens',
+    handlers: replayGetsFirstAnswer,
+  },
+  'CODE-05': {
+    how: 'the token request redirect_uri is normalised to the registered one',
+    handlers: rewriteTokenForm((form, target) => {
+      if (form.get('grant_type') === 'authorization_code' && target.clients.main.redirectUri)
+        form.set('redirect_uri', target.clients.main.redirectUri)
+    }),
+  },
+  'CODE-06': {
+    how: 'a code is redeemed for whichever client presents it',
+    handlers: rewriteTokenForm((form, target) => {
+      const { main, other } = target.clients
+      if (other && form.get('client_id') === other.id) {
+        form.set('client_id', main.id)
+        form.set('client_secret', main.secret)
+      }
+    }),
+  },
+  'CODE-07': { how: 'the code expiry is not checked', faults: ['code-expiry-unchecked'] },
+  'CODE-08': {
+    how: 'an unknown code crashes the token endpoint (500)',
+    handlers: corruptTokenJson((b, answer) => {
+      if (b.error !== 'invalid_grant') return
+      b.error = 'server_error'
+      answer.status = 500
+    }),
+  },
+  'CODE-09': {
+    how: 'the token endpoint grants the scope parameter of the token request',
+    handlers: corruptTokenJson((b, answer) => {
+      const scope = answer.form.get('scope')
+      if (answer.status === 200 && scope !== null) b.scope = scope
+    }),
+  },
+  'CODE-10': { how: 'codes carry 32 random bits behind a fixed prefix', faults: ['weak-codes'] },
+}

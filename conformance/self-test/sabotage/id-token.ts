@@ -1,0 +1,78 @@
+import type { idToken } from '../../catalogue/id-token.ts'
+import { forgeTokens, halfHash } from './access-token.ts'
+import type { Sabotage } from './kit.ts'
+
+/** How to break the target for each IDT-* check. */
+export const idTokenSabotage: Record<keyof typeof idToken, Sabotage> = {
+  'IDT-01': {
+    how: 'the authorization_code grant returns no id_token',
+    handlers: forgeTokens({
+      body: (body, ex) => {
+        if (ex.form.get('grant_type') === 'authorization_code') delete body.id_token
+      },
+    }),
+  },
+  'IDT-02': {
+    how: 'ID tokens are signed HS256 with the client secret',
+    handlers: forgeTokens({
+      id: (jwt, ex) => {
+        jwt.sign = { hmac: ex.target.clients.main.secret }
+      },
+    }),
+  },
+  'IDT-03': {
+    how: 'ID tokens name a second audience and no azp',
+    handlers: forgeTokens({
+      id: (jwt, ex) => {
+        jwt.payload.aud = [ex.form.get('client_id'), 'https://rs.example']
+        delete jwt.payload.azp
+      },
+    }),
+  },
+  'IDT-04': {
+    how: 'ID tokens carry a pairwise sub (different per client)',
+    handlers: forgeTokens({
+      id: (jwt, ex) => {
+        jwt.payload.sub = halfHash(`${ex.form.get('client_id') ?? ''}:${String(jwt.payload.sub)}`)
+      },
+    }),
+  },
+  'IDT-05': {
+    how: 'ID token exp is in milliseconds',
+    handlers: forgeTokens({
+      id: (jwt) => {
+        jwt.payload.exp = Number(jwt.payload.exp) * 1000
+      },
+    }),
+  },
+  'IDT-06': {
+    how: 'ID tokens carry a stale nonce, whether or not one was sent',
+    handlers: forgeTokens({ id: (jwt) => void (jwt.payload.nonce = 'n-0S6_WzA2Mj-stale') }),
+  },
+  'IDT-07': {
+    how: 'auth_time stays at the first sign-in (re-authentication is not recorded)',
+    handlers: (target) => {
+      let first: unknown
+      return forgeTokens({
+        id: (jwt) => {
+          if ('auth_time' in jwt.payload) jwt.payload.auth_time = first ??= jwt.payload.auth_time
+        },
+      })(target)
+    },
+  },
+  'IDT-08': {
+    how: 'at_hash is the hash of another access token',
+    handlers: forgeTokens({
+      id: (jwt) => void (jwt.payload.at_hash = halfHash('some other access token')),
+    }),
+  },
+  'IDT-09': {
+    how: 'ID tokens carry email claims whatever scope was granted',
+    handlers: forgeTokens({
+      id: (jwt, ex) => {
+        if (String(ex.body.scope).split(' ').includes('email')) jwt.keep = true
+        else Object.assign(jwt.payload, { email: 'alice@example.com', email_verified: true })
+      },
+    }),
+  },
+}

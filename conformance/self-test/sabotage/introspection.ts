@@ -1,0 +1,96 @@
+import { decodeJwt } from 'jose'
+import { HttpResponse } from 'msw'
+import type { introspection } from '../../catalogue/introspection.ts'
+import type { TargetClient } from '../../harness/target.ts'
+import type { Sabotage } from './kit.ts'
+import { onForm, replaceJson, replaced, withJson } from './refresh.ts'
+
+export const INTROSPECT = '/auth/introspect'
+
+const isJwt = (token: string | null): token is string => token?.split('.').length === 3
+
+/** The request's client secret replaced by the right one: the endpoint authenticates nobody. */
+export const unauthenticated = (path: string) =>
+  onForm(path, async ({ form, forward, target }) => {
+    const { main, other, third, service } = target.clients
+    const known = [main, other, third, service].filter((c): c is TargetClient => c !== undefined)
+    const client = known.find((c) => c.id === form.get('client_id')) ?? service
+    if (!client) return undefined
+    return forward(replaced(form, { client_id: client.id, client_secret: client.secret }))
+  })
+
+/** Requests of the `other` client sent on as the main client's. */
+export const asMainClient = (path: string) =>
+  onForm(path, async ({ form, forward, target }) => {
+    if (form.get('client_id') !== target.clients.other?.id) return undefined
+    const main = target.clients.main
+    return forward(replaced(form, { client_id: main.id, client_secret: main.secret }))
+  })
+
+/** How to break the target for each INTRO-* check. */
+export const introspectionSabotage: Record<keyof typeof introspection, Sabotage> = {
+  'INTRO-01': {
+    how: 'introspection answers a sub that is not the token’s',
+    handlers: onForm(INTROSPECT, async ({ forward }) =>
+      withJson(await forward(), (b) => {
+        if (b.active === true) b.sub = `${String(b.sub)}-other`
+      }),
+    ),
+  },
+  'INTRO-02': {
+    how: 'refresh tokens always introspect inactive',
+    handlers: onForm(INTROSPECT, async ({ form }) =>
+      Promise.resolve(isJwt(form.get('token')) ? undefined : HttpResponse.json({ active: false })),
+    ),
+  },
+  'INTRO-03': {
+    how: 'introspection decodes an inactive JWT without verifying it and calls it active',
+    handlers: onForm(INTROSPECT, async ({ form, forward }) => {
+      const token = form.get('token')
+      const real = await forward()
+      if (!isJwt(token)) return real
+      return replaceJson(real, (b) => {
+        if (b.active !== false) return b
+        try {
+          const claims = decodeJwt(token)
+          return { active: true, ...claims, token_type: 'Bearer' }
+        } catch {
+          return b
+        }
+      })
+    }),
+  },
+  'INTRO-04': {
+    how: 'introspection answers without checking the client secret',
+    handlers: unauthenticated(INTROSPECT),
+  },
+  'INTRO-05': {
+    how: 'a token_type_hint that does not match the token makes it inactive',
+    handlers: onForm(INTROSPECT, async ({ form }) => {
+      const hint = form.get('token_type_hint')
+      if (hint === null) return undefined
+      const jwt = isJwt(form.get('token'))
+      const matches = (hint === 'access_token' && jwt) || (hint === 'refresh_token' && !jwt)
+      return Promise.resolve(matches ? undefined : HttpResponse.json({ active: false }))
+    }),
+  },
+  'INTRO-06': {
+    how: "another client's tokens introspect as if it were their owner",
+    handlers: asMainClient(INTROSPECT),
+  },
+  'INTRO-07': {
+    how: 'introspection answers are cached per token for 5 s',
+    handlers: (target) => {
+      const cache = new Map<string, { at: number; body: unknown }>()
+      return onForm(INTROSPECT, async ({ form, forward }) => {
+        const token = form.get('token') ?? ''
+        const hit = cache.get(token)
+        if (hit && performance.now() - hit.at < 5000) return HttpResponse.json(hit.body as object)
+        const real = await forward()
+        const body: unknown = await real.clone().json()
+        cache.set(token, { at: performance.now(), body })
+        return real
+      })(target)
+    },
+  },
+}

@@ -1,0 +1,74 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { http, type HttpHandler } from 'msw'
+import type { pkce } from '../../catalogue/pkce.ts'
+import type { Target } from '../../harness/target.ts'
+import type { Sabotage } from './kit.ts'
+import { forward, relay, rewriteTokenForm } from './token.ts'
+
+const AUTHORIZE = '/auth/authorize'
+
+const validChallenge = (): string =>
+  createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url')
+
+/**
+ * Rewrites the query of raw authorization requests before the real server sees them, so the
+ * server behaves as one that fills in or repairs what PKCE parameters the client sent.
+ */
+function rewriteAuthorizeQuery(mutate: (query: URLSearchParams) => void) {
+  return (target: Target): HttpHandler[] => [
+    http.get(target.baseUrl + AUTHORIZE, async ({ request }) => {
+      const url = new URL(request.url)
+      mutate(url.searchParams)
+      return relay(await forward(target, request, { url: url.toString() }))
+    }),
+  ]
+}
+
+/** How to break the target for each PKCE-* check. */
+export const pkceSabotage: Record<keyof typeof pkce, Sabotage> = {
+  'PKCE-01': {
+    how: 'an authorization request without code_challenge is accepted',
+    handlers: rewriteAuthorizeQuery((q) => {
+      if (q.has('code_challenge')) return
+      q.set('code_challenge', validChallenge())
+      q.set('code_challenge_method', 'S256')
+    }),
+  },
+  'PKCE-02': {
+    how: 'an omitted code_challenge_method is read as S256',
+    handlers: rewriteAuthorizeQuery((q) => {
+      if (!q.has('code_challenge_method')) q.set('code_challenge_method', 'S256')
+    }),
+  },
+  'PKCE-03': {
+    how: 'a malformed code_challenge is accepted',
+    handlers: rewriteAuthorizeQuery((q) => {
+      const challenge = q.get('code_challenge')
+      if (challenge !== null && !/^[A-Za-z0-9_-]{43}$/.test(challenge))
+        q.set('code_challenge', validChallenge())
+    }),
+  },
+  'PKCE-04': {
+    how: 'the server hashes a different string than the verifier sent (rotated by one)',
+    handlers: rewriteTokenForm((form) => {
+      const verifier = form.get('code_verifier')
+      if (verifier) form.set('code_verifier', `${verifier.slice(1)}${verifier.charAt(0)}`)
+    }),
+  },
+  'PKCE-05': {
+    how: 'a token request without code_verifier skips PKCE',
+    faults: ['pkce-verifier-optional'],
+  },
+  'PKCE-06': {
+    how: 'the code_challenge itself is accepted as a plain verifier',
+    faults: ['pkce-plain-fallback'],
+  },
+  'PKCE-07': {
+    how: 'the verifier syntax (43-128 unreserved characters) is not checked',
+    faults: ['pkce-verifier-syntax-unchecked'],
+  },
+  'PKCE-08': {
+    how: 'a code whose redemption failed on PKCE stays redeemable',
+    faults: ['pkce-failure-keeps-code'],
+  },
+}

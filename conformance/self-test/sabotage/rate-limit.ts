@@ -1,0 +1,72 @@
+import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
+import type { rateLimit } from '../../catalogue/rate-limit.ts'
+import { fetchVia, type Target } from '../../harness/target.ts'
+import type { Sabotage } from './kit.ts'
+
+const TOKEN = '/auth/token'
+
+/**
+ * The real answer to `request`, rebuilt so msw can hand it on: headers copied entry by entry
+ * (msw drops a Headers object copied from a fetched response), and without the length and
+ * encoding of the body fetch has already decoded. `edit` may change the headers.
+ */
+export async function relay(
+  target: Target,
+  request: Request,
+  edit: (headers: Headers, status: number) => void = () => undefined,
+  body?: string,
+): Promise<Response> {
+  const real = await fetchVia(target.dispatcher, bypass(request))
+  const headers = new Headers([...real.headers])
+  for (const name of ['content-length', 'content-encoding', 'transfer-encoding', 'connection'])
+    headers.delete(name)
+  edit(headers, real.status)
+  return new HttpResponse(body ?? (await real.arrayBuffer()), { status: real.status, headers })
+}
+
+/** The real answers of `path` (any method) with their headers edited. */
+const editHeaders =
+  (path: string, edit: (headers: Headers, status: number) => void) =>
+  (target: Target): HttpHandler[] => [
+    http.all(target.baseUrl + path, ({ request }) => relay(target, request, edit)),
+  ]
+
+/** How to break the target for each RATE-* check. */
+export const rateLimitSabotage: Record<keyof typeof rateLimit, Sabotage> = {
+  'RATE-01': {
+    how: 'the token endpoint is never limited (its 429 turned into invalid_client)',
+    handlers: (target) => [
+      http.post(target.baseUrl + TOKEN, async ({ request }) => {
+        const res = await relay(target, request, (h, status) => {
+          if (status !== 429) return
+          h.delete('retry-after')
+          h.set('x-ratelimit-remaining', '1')
+        })
+        if (res.status !== 429) return res
+        return HttpResponse.json(
+          { error: 'invalid_client', error_description: 'client authentication failed' },
+          { status: 401, headers: new Headers([...res.headers]) },
+        )
+      }),
+    ],
+  },
+  'RATE-02': {
+    how: 'X-RateLimit-Reset given as seconds until the reset, not a Unix time',
+    handlers: editHeaders(TOKEN, (h) => {
+      const reset = Number(h.get('x-ratelimit-reset'))
+      if (reset) h.set('x-ratelimit-reset', String(reset - Math.floor(Date.now() / 1000)))
+    }),
+  },
+  'RATE-03': {
+    how: 'token, introspection and revocation limits counted per address, not per client_id',
+    faults: ['rate-limit-keyed-by-ip'],
+  },
+  'RATE-04': {
+    how: 'no X-RateLimit headers on successful user-info responses',
+    handlers: editHeaders('/auth/user-info', (h, status) => {
+      if (status !== 200) return
+      for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'])
+        h.delete(name)
+    }),
+  },
+}

@@ -1,0 +1,182 @@
+import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
+import type { refresh } from '../../catalogue/refresh.ts'
+import { fetchVia, type Target } from '../../harness/target.ts'
+import { corruptJson, DISCOVERY, type Json, type Sabotage } from './kit.ts'
+
+/** What a form-posting sabotage sees: the request's form, and the real server behind it. */
+export interface FormExchange {
+  readonly form: URLSearchParams
+  readonly request: Request
+  readonly target: Target
+  /** Sends the request (with `form` instead of the original body) to the real server. */
+  readonly forward: (form?: URLSearchParams) => Promise<Response>
+}
+
+/**
+ * An msw handler for the form POSTs of the token lifecycle endpoints (token, introspect,
+ * revoke, user-info). `fn` returns the answer, or undefined to let the request through.
+ */
+export function onForm(
+  path: string,
+  fn: (x: FormExchange) => Promise<Response | undefined>,
+): (target: Target) => HttpHandler[] {
+  return (target) => [
+    http.post(target.baseUrl + path, async ({ request }) => {
+      const form = new URLSearchParams(await request.clone().text())
+      const forward = (body: URLSearchParams = form): Promise<Response> => {
+        const headers = new Headers(request.headers)
+        headers.delete('content-length')
+        const real = new Request(request.url, {
+          method: 'POST',
+          headers,
+          body: body.toString(),
+        })
+        return fetchVia(target.dispatcher, bypass(real)).then(decoded)
+      }
+      return fn({ form, request, target, forward })
+    }),
+  ]
+}
+
+/**
+ * The real answer's headers for a replacement answer. fetch has already decoded the body, so
+ * the headers that described the encoded one go, or the harness would decode it again. Built
+ * entry by entry: a `new Headers(real.headers)` copy reaches the harness empty through msw.
+ */
+export function plainHeaders(real: Response): Headers {
+  const headers = new Headers()
+  for (const [name, value] of real.headers) {
+    if (name !== 'content-length' && name !== 'content-encoding') headers.append(name, value)
+  }
+  return headers
+}
+
+async function decoded(real: Response): Promise<Response> {
+  return new Response(await real.arrayBuffer(), {
+    status: real.status,
+    headers: plainHeaders(real),
+  })
+}
+
+/** The real answer with its JSON body changed in place. */
+export function withJson(real: Response, mutate: (body: Json) => void) {
+  return replaceJson(real, (body) => {
+    mutate(body)
+    return body
+  })
+}
+
+/** The real answer with its JSON body replaced. */
+export async function replaceJson(real: Response, replace: (body: Json) => Json) {
+  const body = replace((await real.json()) as Json)
+  return HttpResponse.json(body, { status: real.status, headers: plainHeaders(real) })
+}
+
+/** A form with some parameters replaced. */
+export function replaced(form: URLSearchParams, values: Record<string, string>): URLSearchParams {
+  const copy = new URLSearchParams(form)
+  for (const [k, v] of Object.entries(values)) copy.set(k, v)
+  return copy
+}
+
+export const TOKEN = '/auth/token'
+const grant = (form: URLSearchParams, type: string): boolean => form.get('grant_type') === type
+
+/** How to break the target for each RT-* check. */
+export const refreshSabotage: Record<keyof typeof refresh, Sabotage> = {
+  'RT-01': {
+    how: 'a refresh_token is issued without offline_access',
+    handlers: onForm(TOKEN, async ({ form, forward }) => {
+      if (!grant(form, 'authorization_code')) return undefined
+      return withJson(await forward(), (b) => {
+        if (typeof b.access_token === 'string')
+          b.refresh_token ??= 'unasked-refresh-token-0123456789'
+      })
+    }),
+  },
+  'RT-02': {
+    how: 'offline_access is silently dropped from the code grant',
+    handlers: onForm(TOKEN, async ({ form, forward }) => {
+      if (!grant(form, 'authorization_code')) return undefined
+      return withJson(await forward(), (b) => {
+        delete b.refresh_token
+        if (typeof b.scope === 'string') b.scope = b.scope.replace(/\s*offline_access/, '')
+      })
+    }),
+  },
+  'RT-03': {
+    how: 'the refresh response carries a refresh_token',
+    handlers: onForm(TOKEN, async ({ form, forward }) => {
+      if (!grant(form, 'refresh_token')) return undefined
+      return withJson(await forward(), (b) => {
+        if (typeof b.access_token === 'string') b.refresh_token = form.get('refresh_token')
+      })
+    }),
+  },
+  'RT-04': {
+    how: 'a narrowed refresh changes only the response scope, not the token',
+    handlers: onForm(TOKEN, async ({ form, forward }) => {
+      const asked = form.get('scope')
+      if (!grant(form, 'refresh_token') || asked === null) return undefined
+      const without = new URLSearchParams(form)
+      without.delete('scope')
+      return withJson(await forward(without), (b) => {
+        if (typeof b.access_token === 'string') b.scope = asked
+      })
+    }),
+  },
+  'RT-05': {
+    how: 'a narrowed refresh shrinks the grant for later refreshes',
+    handlers: (target) => {
+      const narrowedTo = new Map<string, string>()
+      return onForm(TOKEN, async ({ form, forward }) => {
+        const token = form.get('refresh_token')
+        if (!grant(form, 'refresh_token') || token === null) return undefined
+        const asked = form.get('scope')
+        if (asked !== null) narrowedTo.set(token, asked)
+        const narrowed = narrowedTo.get(token)
+        return asked === null && narrowed !== undefined
+          ? forward(replaced(form, { scope: narrowed }))
+          : forward()
+      })(target)
+    },
+  },
+  'RT-06': {
+    how: 'a refresh scope beyond the grant is silently cut back to the grant',
+    handlers: onForm(TOKEN, async ({ form, forward }) => {
+      if (!grant(form, 'refresh_token') || form.get('scope') === null) return undefined
+      const without = new URLSearchParams(form)
+      without.delete('scope')
+      return forward(without)
+    }),
+  },
+  'RT-07': {
+    how: "a refresh token is accepted from another client (sent on as the owner's)",
+    handlers: onForm(TOKEN, async ({ form, forward, target }) => {
+      const other = target.clients.other
+      if (!grant(form, 'refresh_token') || form.get('client_id') !== other?.id) return undefined
+      const main = target.clients.main
+      return forward(replaced(form, { client_id: main.id, client_secret: main.secret }))
+    }),
+  },
+  'RT-08': {
+    how: 'a refresh with a missing or wrong client secret is accepted',
+    handlers: onForm(TOKEN, async ({ form, forward, target }) => {
+      const main = target.clients.main
+      if (!grant(form, 'refresh_token') || form.get('client_id') !== main.id) return undefined
+      return forward(replaced(form, { client_secret: main.secret }))
+    }),
+  },
+  'RT-09': {
+    how: 'revocation answers 200 but revokes nothing, so a revoked refresh token still works',
+    handlers: onForm('/auth/revoke', () =>
+      Promise.resolve(HttpResponse.json({ message: 'revoked' }, { status: 200 })),
+    ),
+  },
+  'RT-10': {
+    how: 'public clients (token_endpoint_auth_method none) while refresh tokens do not rotate',
+    handlers: corruptJson(DISCOVERY, (b) => {
+      b.token_endpoint_auth_methods_supported = ['client_secret_post', 'none']
+    }),
+  },
+}

@@ -1,0 +1,75 @@
+import { HttpResponse } from 'msw'
+import type { revocation } from '../../catalogue/revocation.ts'
+import type { Sabotage } from './kit.ts'
+import { asMainClient, unauthenticated } from './introspection.ts'
+import { onForm } from './refresh.ts'
+
+const REVOKE = '/auth/revoke'
+
+const isJwt = (token: string | null): boolean => token?.split('.').length === 3
+
+/** A revocation answered 200 without reaching the server. */
+const swallowed = () => HttpResponse.json({ message: 'the token is no longer active' })
+
+/** How to break the target for each REV-* check. */
+export const revocationSabotage: Record<keyof typeof revocation, Sabotage> = {
+  'REV-01': {
+    how: 'revoking an access token answers 200 and revokes nothing',
+    handlers: onForm(REVOKE, ({ form }) =>
+      Promise.resolve(isJwt(form.get('token')) ? swallowed() : undefined),
+    ),
+  },
+  'REV-02': {
+    how: 'revoking a refresh token answers 200 and revokes nothing',
+    handlers: onForm(REVOKE, ({ form }) =>
+      Promise.resolve(isJwt(form.get('token')) ? undefined : swallowed()),
+    ),
+  },
+  'REV-03': {
+    how: 'access tokens minted by a refresh are not linked to their refresh token',
+    faults: ['refresh-orphans-access-tokens'],
+  },
+  'REV-04': {
+    how: 'revoking an inactive or unknown token is 400',
+    handlers: onForm(REVOKE, async ({ form, target, forward }) => {
+      const check = new URLSearchParams(form)
+      check.delete('token_type_hint')
+      const probe = await globalThis.fetch(`${target.baseUrl}/auth/introspect`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: check.toString(),
+        dispatcher: target.dispatcher,
+      } as RequestInit)
+      const state = (await probe.json()) as { active?: unknown }
+      if (state.active === false)
+        return HttpResponse.json(
+          { error: 'invalid_request', error_description: 'the token is not active' },
+          { status: 400 },
+        )
+      return forward()
+    }),
+  },
+  'REV-05': {
+    how: 'revocation works without checking the client secret',
+    handlers: unauthenticated(REVOKE),
+  },
+  'REV-06': {
+    how: "another client's tokens are revoked as if it were their owner",
+    handlers: asMainClient(REVOKE),
+  },
+  'REV-07': {
+    how: 'an unknown token_type_hint is refused and the token left active',
+    handlers: onForm(REVOKE, ({ form }) => {
+      const hint = form.get('token_type_hint')
+      const known = hint === null || hint === 'access_token' || hint === 'refresh_token'
+      return Promise.resolve(
+        known
+          ? undefined
+          : HttpResponse.json(
+              { error: 'unsupported_token_type', error_description: 'unknown hint' },
+              { status: 400 },
+            ),
+      )
+    }),
+  },
+}

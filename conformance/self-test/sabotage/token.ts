@@ -1,0 +1,151 @@
+import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
+import type { token } from '../../catalogue/token.ts'
+import { fetchVia, type Target } from '../../harness/target.ts'
+import type { Json, Sabotage } from './kit.ts'
+
+export const TOKEN = '/auth/token'
+
+/**
+ * Sends `request` on to the real server, never following a redirect, optionally with another
+ * URL or body (the handler has already read the original body).
+ */
+export function forward(
+  target: Target,
+  request: Request,
+  change: { url?: string; body?: string | undefined } = {},
+): Promise<Response> {
+  const headers = new Headers(request.headers)
+  headers.delete('content-length')
+  return fetchVia(
+    target.dispatcher,
+    bypass(change.url ?? request.url, { method: request.method, headers, body: change.body }),
+    { redirect: 'manual' },
+  )
+}
+
+/** The real server's answer as an msw response, with another body or status if given. */
+export async function relay(
+  real: Response,
+  change: { body?: string; status?: number } = {},
+): Promise<HttpResponse<string>> {
+  return new HttpResponse(change.body ?? (await real.text()), {
+    status: change.status ?? real.status,
+    headers: headerPairs(real.headers),
+  })
+}
+
+/**
+ * The headers of a real answer as plain pairs, without the framing ones and without
+ * Set-Cookie. A Headers object would not do: msw's HttpResponse copies it with a Headers class
+ * of another realm, which silently drops every entry. Set-Cookie would land in msw's cookie
+ * store, which then sends the whole attribute string back as a Cookie header that the server
+ * rightly refuses as malformed.
+ */
+export const headerPairs = (headers: Headers): [string, string][] =>
+  [...headers].filter(
+    ([name]) => !['content-length', 'content-encoding', 'set-cookie'].includes(name),
+  )
+
+const isForm = (request: Request): boolean =>
+  (request.headers.get('content-type') ?? '').includes('application/x-www-form-urlencoded')
+
+/**
+ * Rewrites the form of every token request before the real server sees it: the server then
+ * behaves as one that ignores or normalises what the form says.
+ */
+export function rewriteTokenForm(mutate: (form: URLSearchParams, target: Target) => void) {
+  return (target: Target): HttpHandler[] => [
+    http.post(target.baseUrl + TOKEN, async ({ request }) => {
+      const text = await request.text()
+      if (!isForm(request)) return relay(await forward(target, request, { body: text }))
+      const form = new URLSearchParams(text)
+      mutate(form, target)
+      return relay(await forward(target, request, { body: form.toString() }))
+    }),
+  ]
+}
+
+/**
+ * Changes the JSON answers of the token endpoint; `mutate` also sees the request form and may
+ * change the status.
+ */
+export function corruptTokenJson(
+  mutate: (body: Json, answer: { status: number; readonly form: URLSearchParams }) => void,
+) {
+  return (target: Target): HttpHandler[] => [
+    http.post(target.baseUrl + TOKEN, async ({ request }) => {
+      const text = await request.text()
+      const real = await forward(target, request, { body: text })
+      const answer = await real.text()
+      let body: Json
+      try {
+        body = JSON.parse(answer) as Json
+      } catch {
+        return relay(real, { body: answer })
+      }
+      const changed = { status: real.status, form: new URLSearchParams(text) }
+      mutate(body, changed)
+      return relay(real, { body: JSON.stringify(body), status: changed.status })
+    }),
+  ]
+}
+
+/** Removes one header from every token endpoint answer. */
+function dropTokenHeader(name: string) {
+  return (target: Target): HttpHandler[] => [
+    http.post(target.baseUrl + TOKEN, async ({ request }) => {
+      const real = await forward(target, request, { body: await request.text() })
+      return new HttpResponse(await real.text(), {
+        status: real.status,
+        headers: headerPairs(real.headers).filter(([n]) => n !== name),
+      })
+    }),
+  ]
+}
+
+/** How to break the target for each TOK-* check. */
+export const tokenSabotage: Record<keyof typeof token, Sabotage> = {
+  'TOK-01': {
+    how: 'token responses lack Cache-Control',
+    handlers: dropTokenHeader('cache-control'),
+  },
+  'TOK-02': {
+    how: 'token responses say token_type "mac"',
+    handlers: corruptTokenJson((b) => {
+      if (b.access_token !== undefined) b.token_type = 'mac'
+    }),
+  },
+  'TOK-03': {
+    how: 'the client secret is not verified',
+    handlers: rewriteTokenForm((form, target) => {
+      if (form.get('client_id') === target.clients.main.id)
+        form.set('client_secret', target.clients.main.secret)
+    }),
+  },
+  'TOK-04': {
+    how: 'the 401 to a Basic request has no WWW-Authenticate',
+    handlers: dropTokenHeader('www-authenticate'),
+  },
+  'TOK-05': {
+    how: 'a repeated form parameter is read as its last value',
+    handlers: rewriteTokenForm((form) => {
+      for (const name of new Set(form.keys())) form.set(name, form.getAll(name).at(-1) ?? '')
+    }),
+  },
+  'TOK-06': {
+    how: 'unsupported grant types are answered invalid_request',
+    handlers: corruptTokenJson((b) => {
+      if (b.error === 'unsupported_grant_type') b.error = 'invalid_request'
+    }),
+  },
+  'TOK-07': {
+    how: 'refresh tokens are a counter behind a fixed prefix',
+    handlers: (target) => {
+      let issued = 0
+      return corruptTokenJson((b) => {
+        if (typeof b.refresh_token === 'string')
+          b.refresh_token = `refresh-token-${String(++issued).padStart(6, '0')}`
+      })(target)
+    },
+  },
+}

@@ -1,0 +1,132 @@
+import { decodeJwt, decodeProtectedHeader } from 'jose'
+import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
+import type { userInfo } from '../../catalogue/user-info.ts'
+import { fetchVia, type Target } from '../../harness/target.ts'
+import type { Sabotage } from './kit.ts'
+import { onForm, plainHeaders, withJson } from './refresh.ts'
+
+const USER_INFO = '/auth/user-info'
+
+/** The real user-info answer with its headers changed. */
+const userInfoHeaders = (mutate: (headers: Headers) => void) =>
+  onUserInfo(async (_request, real) => {
+    const res = await real()
+    const headers = plainHeaders(res)
+    mutate(headers)
+    return new Response(await res.arrayBuffer(), { status: res.status, headers })
+  })
+
+/** A user-info handler for every method: `fn` answers, or undefined lets the request through. */
+function onUserInfo(
+  fn: (request: Request, real: () => Promise<Response>) => Promise<Response | undefined>,
+): (target: Target) => HttpHandler[] {
+  return (target) => [
+    http.all(target.baseUrl + USER_INFO, ({ request }) =>
+      fn(request, async () => {
+        const real = await fetchVia(target.dispatcher, bypass(request))
+        return new Response(await real.arrayBuffer(), {
+          status: real.status,
+          headers: plainHeaders(real),
+        })
+      }),
+    ),
+  ]
+}
+
+const bearer = (request: Request): string | undefined =>
+  /^\S+\s+(\S+)$/.exec(request.headers.get('authorization') ?? '')?.[1]
+
+/** How to break the target for each UI-* check. */
+export const userInfoSabotage: Record<keyof typeof userInfo, Sabotage> = {
+  'UI-01': {
+    how: 'user-info answers another sub',
+    handlers: onUserInfo(async (_request, real) =>
+      withJson(await real(), (b) => {
+        if (typeof b.sub === 'string') b.sub = `${b.sub}-other`
+      }),
+    ),
+  },
+  'UI-02': {
+    how: 'POST to user-info is 405',
+    handlers: onUserInfo((request) =>
+      Promise.resolve(
+        request.method === 'POST'
+          ? HttpResponse.json(
+              { error: 'invalid_request', error_description: 'method not allowed' },
+              { status: 405, headers: { allow: 'GET' } },
+            )
+          : undefined,
+      ),
+    ),
+  },
+  'UI-03': {
+    how: 'a token in the header and the body at once is accepted (the body is ignored)',
+    handlers: onForm(USER_INFO, async ({ form, forward }) => {
+      if (!form.has('access_token')) return undefined
+      const without = new URLSearchParams(form)
+      without.delete('access_token')
+      return forward(without)
+    }),
+  },
+  'UI-04': {
+    how: 'user-info releases email whatever the scope',
+    handlers: onUserInfo(async (_request, real) =>
+      withJson(await real(), (b) => {
+        if (typeof b.sub === 'string') b.email ??= 'leaked@example.com'
+      }),
+    ),
+  },
+  'UI-05': {
+    how: 'email_verified is the string "true"/"false"',
+    handlers: onUserInfo(async (_request, real) =>
+      withJson(await real(), (b) => {
+        if (typeof b.email_verified === 'boolean') b.email_verified = String(b.email_verified)
+      }),
+    ),
+  },
+  'UI-06': {
+    how: 'a 401 from user-info has no WWW-Authenticate',
+    handlers: userInfoHeaders((h) => h.delete('www-authenticate')),
+  },
+  'UI-07': {
+    how: 'a refused token gets a challenge without error="invalid_token"',
+    handlers: userInfoHeaders((h) => {
+      if (h.has('www-authenticate')) h.set('www-authenticate', 'Bearer realm="idp"')
+    }),
+  },
+  'UI-08': {
+    how: 'a token without openid gets claims (403 turned into 200)',
+    handlers: onUserInfo(async (request, real) => {
+      const res = await real()
+      const token = bearer(request)
+      if (res.status !== 403 || !token) return res
+      return HttpResponse.json({ sub: String(decodeJwt(token).sub) })
+    }),
+  },
+  'UI-09': {
+    how: 'user-info accepts any JWT of the issuer, ID tokens included',
+    handlers: onUserInfo(async (request, real) => {
+      const token = bearer(request)
+      if (!token || token.split('.').length !== 3) return undefined
+      if (decodeProtectedHeader(token).typ === 'at+jwt') return real()
+      return HttpResponse.json({ sub: String(decodeJwt(token).sub) })
+    }),
+  },
+  'UI-10': {
+    how: 'the Bearer scheme is matched case-sensitively',
+    handlers: onUserInfo((request) =>
+      Promise.resolve(
+        /^Bearer /.test(request.headers.get('authorization') ?? 'Bearer ')
+          ? undefined
+          : HttpResponse.json(
+              { error: 'invalid_token', error_description: 'not a Bearer token' },
+              { status: 401, headers: { 'www-authenticate': 'Bearer error="invalid_token"' } },
+            ),
+      ),
+    ),
+  },
+  'UI-11': {
+    how: 'no Access-Control-Allow-Origin on user-info',
+    handlers: userInfoHeaders((h) => h.delete('access-control-allow-origin')),
+  },
+}

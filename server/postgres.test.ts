@@ -1,0 +1,77 @@
+import { randomBytes } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import type { App } from './app.ts'
+import { openDatabase } from './store/knex/index.ts'
+import { signInAndRedeem, testApp } from './test-helpers.ts'
+
+const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+const schema = `app_${process.pid}_${randomBytes(4).toString('hex')}`
+
+async function reachable(): Promise<boolean> {
+  const knex = openDatabase(PG_URL)
+  try {
+    await knex.raw('select 1')
+    return true
+  } catch {
+    return false
+  } finally {
+    await knex.destroy()
+  }
+}
+const pgUp = await reachable()
+if (!pgUp && process.env.REQUIRE_POSTGRES === '1')
+  throw new Error(`PostgreSQL is required but unreachable at ${PG_URL}`)
+
+describe.skipIf(!pgUp)('the reference server on PostgreSQL', () => {
+  let app: App
+  beforeAll(async () => {
+    app = await testApp({ databaseUrl: PG_URL, databaseSchema: schema })
+  })
+  afterAll(async () => {
+    await app.stop()
+    const knex = openDatabase(PG_URL)
+    await knex.raw('drop schema if exists ?? cascade', [schema])
+    await knex.destroy()
+  })
+
+  const post = (url: string, form: Record<string, string>) =>
+    app.server.inject({
+      method: 'POST',
+      url,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams(form).toString(),
+    })
+  const client = { client_id: 'conformance-client', client_secret: 'conformance-secret' }
+
+  test('signs in, refreshes, introspects and revokes with the same behaviour as on SQLite', async () => {
+    const tokens = await signInAndRedeem(app, {
+      username: 'alice',
+      password: 'wonderland',
+      scope: 'openid offline_access read:documents',
+    })
+    const refreshed = await post('/auth/token', {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token ?? '',
+      scope: 'read:documents',
+      ...client,
+    })
+    expect(refreshed.statusCode).toBe(200)
+    expect(JSON.parse(refreshed.payload)).toMatchObject({ scope: 'read:documents' })
+    const active = JSON.parse(
+      (await post('/auth/introspect', { token: tokens.refresh_token ?? '', ...client })).payload,
+    ) as Record<string, unknown>
+    expect(active).toMatchObject({ active: true, scope: 'openid offline_access read:documents' })
+    await post('/auth/revoke', { token: tokens.refresh_token ?? '', ...client })
+    expect(
+      JSON.parse(
+        (await post('/auth/introspect', { token: tokens.access_token ?? '', ...client })).payload,
+      ),
+    ).toEqual({ active: false })
+    const again = await post('/auth/token', {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token ?? '',
+      ...client,
+    })
+    expect(JSON.parse(again.payload)).toMatchObject({ error: 'invalid_grant' })
+  })
+})

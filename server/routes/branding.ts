@@ -1,0 +1,36 @@
+import type { ServerRoute } from '@hapi/hapi'
+import type { Deps } from '../deps.ts'
+import { invalidRequest, OAuthError } from '../errors.ts'
+
+/**
+ * GET /auth/branding?client_id= (INTERFACE.md §4.7): the public branding record of §2.6 and
+ * nothing else (no secret, no redirect URIs). Cacheable for a short time; the URL holds the
+ * client_id, so caches keep one entry per client.
+ */
+export const branding = (deps: Pick<Deps, 'store'>): ServerRoute => ({
+  method: 'GET',
+  path: '/auth/branding',
+  options: {
+    handler: async (request, h) => {
+      const clientId = (request.query as Record<string, unknown>).client_id
+      if (Array.isArray(clientId)) throw invalidRequest('client_id is repeated')
+      if (typeof clientId !== 'string' || clientId === '')
+        throw invalidRequest('missing required parameter client_id')
+      const record =
+        clientId.length <= 255 ? await deps.store.clients.branding(clientId) : undefined
+      if (!record) throw new OAuthError('invalid_request', 'unknown client', { status: 404 })
+      const { logo_url, brand_color, application_name, privacy_policy_url, terms_of_service_url } =
+        record
+      return h
+        .response({
+          logo_url,
+          brand_color,
+          application_name,
+          privacy_policy_url,
+          terms_of_service_url,
+        })
+        .type('application/json')
+        .header('cache-control', 'public, max-age=300')
+    },
+  },
+})

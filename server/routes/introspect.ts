@@ -1,0 +1,45 @@
+import type { ServerRoute } from '@hapi/hapi'
+import { authenticateClient } from '../clients/authenticate.ts'
+import type { Deps } from '../deps.ts'
+import { required, singleParams } from '../protocol/params.ts'
+import { findActiveToken } from '../tokens/lookup.ts'
+import { formPayload } from './token.ts'
+
+/**
+ * POST /auth/introspect (RFC 7662). The caller authenticates (client_secret_post) and sees only
+ * tokens issued to it: anything else, expired, revoked, unknown or malformed is exactly
+ * `{"active":false}` (§2.2; ARCHITECTURE.md).
+ */
+export const introspect = (deps: Deps): ServerRoute => ({
+  method: 'POST',
+  path: '/auth/introspect',
+  options: {
+    payload: formPayload,
+    handler: async (request, h) => {
+      const params = singleParams(request.payload)
+      const client = await authenticateClient(request, params, deps)
+      const token = required(params, 'token')
+      const found = await findActiveToken(token, params.token_type_hint, deps)
+      const respond = (body: object) =>
+        h
+          .response(body)
+          .type('application/json')
+          .header('cache-control', 'no-store')
+          .header('pragma', 'no-cache')
+      if (!found || found.stored.clientId !== client.id) return respond({ active: false })
+      const { stored } = found
+      return respond({
+        active: true,
+        scope: stored.scope,
+        client_id: stored.clientId,
+        token_type: found.kind === 'access' ? 'Bearer' : 'refresh_token',
+        exp: stored.expiresAt,
+        iat: stored.issuedAt,
+        sub: stored.subject,
+        ...(found.kind === 'access'
+          ? { aud: stored.clientId, iss: deps.config.baseUrl, jti: stored.id }
+          : {}),
+      })
+    },
+  },
+})

@@ -1,0 +1,100 @@
+import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi'
+import type { Deps } from '../deps.ts'
+import { insufficientScope, invalidRequest, invalidToken, OAuthError } from '../errors.ts'
+import { parseScope } from '../protocol/scope.ts'
+import { userClaims } from '../tokens/claims.ts'
+import { verifyAccessToken } from '../tokens/verify-access-token.ts'
+
+const REALM = 'realm="idp"'
+
+/** RFC 6750 §3: every error carries a WWW-Authenticate challenge. */
+function challenge(err: OAuthError): OAuthError {
+  const header =
+    err.code === 'invalid_request' ||
+    err.code === 'invalid_token' ||
+    err.code === 'insufficient_scope'
+      ? `Bearer ${REALM}, error="${err.code}", error_description="${err.message}"${err.code === 'insufficient_scope' ? ', scope="openid"' : ''}`
+      : `Bearer ${REALM}`
+  return new OAuthError(err.code, err.message, {
+    headers: { ...err.headers, 'www-authenticate': header },
+    cause: err,
+  })
+}
+
+/**
+ * The bearer token of a user-info request (RFC 6750 §2): the Authorization header (scheme
+ * case-insensitive, RFC 9110 §11.1) or, for POST, the form body; never both, never the query.
+ */
+function bearerToken(request: Request): string | undefined {
+  const header = (request.headers as Record<string, string | undefined>).authorization
+  const query = request.query as Record<string, unknown>
+  if ('access_token' in query) throw invalidRequest('access tokens are not accepted in the URL')
+  const form =
+    request.method === 'post' ? ((request.payload as Record<string, unknown> | null) ?? {}) : {}
+  const inBody = form.access_token
+  if (Array.isArray(inBody)) throw invalidRequest('access_token is repeated')
+  if (header !== undefined && inBody !== undefined)
+    throw invalidRequest('use exactly one way to send the access token')
+  if (header !== undefined) {
+    const m = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header)
+    if (!m?.[1]) throw invalidToken('the Authorization header is not a Bearer token')
+    return m[1]
+  }
+  return typeof inBody === 'string' && inBody !== '' ? inBody : undefined
+}
+
+/**
+ * GET and POST /auth/user-info (OIDC Core §5.3): the claims of INTERFACE.md §2.4 that the
+ * token's scopes allow. A token without openid is insufficient_scope (403).
+ */
+export const userInfo = (deps: Deps): ServerRoute[] => {
+  const handler = async (request: Request, h: ResponseToolkit) => {
+    try {
+      const token = bearerToken(request)
+      // RFC 6750 §3.1: a request without credentials gets a challenge without an error code
+      if (token === undefined)
+        throw new OAuthError('invalid_token', 'an access token is required', {
+          headers: { 'www-authenticate': `Bearer ${REALM}` },
+        })
+      const { payload } = await verifyAccessToken(token, deps)
+      const scopes = parseScope(payload.scope) ?? []
+      if (!scopes.includes('openid'))
+        throw insufficientScope('the access token lacks the openid scope')
+      const user = await deps.store.users.get(payload.sub)
+      if (!user) throw invalidToken('the access token does not belong to a user')
+      return h
+        .response(userClaims(user, scopes))
+        .type('application/json')
+        .header('cache-control', 'no-store')
+        .header('pragma', 'no-cache')
+    } catch (err) {
+      if (err instanceof OAuthError && err.headers['www-authenticate'] === undefined)
+        throw challenge(err)
+      throw err
+    }
+  }
+  const cors = {
+    origin: ['*'],
+    headers: ['Authorization', 'Content-Type'],
+    credentials: false,
+    additionalExposedHeaders: ['WWW-Authenticate'],
+  }
+  return [
+    { method: 'GET', path: '/auth/user-info', options: { handler, cors } },
+    {
+      method: 'POST',
+      path: '/auth/user-info',
+      options: {
+        handler,
+        cors,
+        payload: {
+          allow: 'application/x-www-form-urlencoded',
+          // OIDC Core §5.3.1: a POST may carry only the Authorization header and no body at all
+          defaultContentType: 'application/x-www-form-urlencoded',
+          maxBytes: 16 * 1024,
+          failAction: 'error',
+        },
+      },
+    },
+  ]
+}
