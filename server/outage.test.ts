@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import type { App } from './app.ts'
 import { freePort } from '../conformance/harness/embedded.ts'
 import { openDatabase } from './store/knex/index.ts'
-import { testApp } from './test-helpers.ts'
+import { postgresAvailable, TEST_PG_URL, testApp } from './test-helpers.ts'
 
-const PG = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test')
+const PG = new URL(TEST_PG_URL)
 
 /** A loopback TCP proxy in front of PostgreSQL that the test can cut and restore. */
 function cuttableProxy(port: number) {
@@ -43,18 +43,7 @@ function cuttableProxy(port: number) {
   return { up, down }
 }
 
-async function reachable(): Promise<boolean> {
-  const knex = openDatabase(PG.toString())
-  try {
-    await knex.raw('select 1')
-    return true
-  } catch {
-    return false
-  } finally {
-    await knex.destroy()
-  }
-}
-const pgUp = await reachable()
+const pgUp = await postgresAvailable()
 
 describe.skipIf(!pgUp)('storage outage on PostgreSQL', () => {
   let app: App

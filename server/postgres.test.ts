@@ -2,25 +2,11 @@ import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import type { App } from './app.ts'
 import { openDatabase } from './store/knex/index.ts'
-import { signInAndRedeem, testApp } from './test-helpers.ts'
+import { postgresAvailable, signInAndRedeem, TEST_PG_URL, testApp } from './test-helpers.ts'
 
-const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+const PG_URL = TEST_PG_URL
 const schema = `app_${process.pid}_${randomBytes(4).toString('hex')}`
-
-async function reachable(): Promise<boolean> {
-  const knex = openDatabase(PG_URL)
-  try {
-    await knex.raw('select 1')
-    return true
-  } catch {
-    return false
-  } finally {
-    await knex.destroy()
-  }
-}
-const pgUp = await reachable()
-if (!pgUp && process.env.REQUIRE_POSTGRES === '1')
-  throw new Error(`PostgreSQL is required but unreachable at ${PG_URL}`)
+const pgUp = await postgresAvailable()
 
 describe.skipIf(!pgUp)('the reference server on PostgreSQL', () => {
   let app: App

@@ -83,3 +83,28 @@ export async function signInAndRedeem(
   if (tokens.statusCode !== 200) throw new Error(`sign-in failed: ${tokens.payload}`)
   return JSON.parse(tokens.payload) as Record<string, string>
 }
+
+/** The machine's PostgreSQL (trust auth); TEST_DATABASE_URL overrides it. */
+export const TEST_PG_URL =
+  process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+
+/**
+ * Whether PostgreSQL answers. Tests that need it are skipped when it does not, except where
+ * REQUIRE_POSTGRES=1 (CI on the project's machines), where that is an error.
+ */
+export async function postgresAvailable(url = TEST_PG_URL): Promise<boolean> {
+  const { openDatabase } = await import('./store/knex/index.ts')
+  const knex = openDatabase(url)
+  let up = false
+  try {
+    await knex.raw('select 1')
+    up = true
+  } catch {
+    up = false
+  } finally {
+    await knex.destroy()
+  }
+  if (!up && process.env.REQUIRE_POSTGRES === '1')
+    throw new Error(`PostgreSQL is required but unreachable at ${url}`)
+  return up
+}

@@ -4,21 +4,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { generateSigningKey } from '../keys/keystore.ts'
 import { createKnexStore, migrate, openDatabase } from './knex/index.ts'
 import type { Store, StoredCode } from './store.ts'
+import { postgresAvailable, TEST_PG_URL } from '../test-helpers.ts'
 
-/** PostgreSQL of the project's machines (trust auth); override with TEST_DATABASE_URL. */
-const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
-
-async function pgReachable(): Promise<boolean> {
-  const knex = openDatabase(PG_URL)
-  try {
-    await knex.raw('select 1')
-    return true
-  } catch {
-    return false
-  } finally {
-    await knex.destroy()
-  }
-}
+const PG_URL = TEST_PG_URL
 
 const backends: {
   name: string
@@ -50,10 +38,7 @@ const backends: {
   },
 ]
 
-const pgUp = await pgReachable()
-// CI runs where PostgreSQL is part of the machine: there, an unreachable database is a failure
-if (!pgUp && process.env.REQUIRE_POSTGRES === '1')
-  throw new Error(`PostgreSQL is required but unreachable at ${PG_URL}`)
+const pgUp = await postgresAvailable()
 
 for (const backend of backends) {
   describe.skipIf(backend.name === 'postgresql' && !pgUp)(
