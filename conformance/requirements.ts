@@ -17,6 +17,7 @@ import { logout } from './catalogue/logout.ts'
 import { branding } from './catalogue/branding.ts'
 import { rateLimit } from './catalogue/rate-limit.ts'
 import { robustness } from './catalogue/robustness.ts'
+import { resourceServer } from './catalogue/resource-server.ts'
 import type { Requirement } from './catalogue/requirement.ts'
 import { transport } from './catalogue/transport.ts'
 
@@ -48,6 +49,7 @@ export const requirements = {
   ...branding,
   ...rateLimit,
   ...robustness,
+  ...resourceServer,
 } as const satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements

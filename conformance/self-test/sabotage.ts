@@ -18,6 +18,7 @@ import { logoutSabotage } from './sabotage/logout.ts'
 import { brandingSabotage } from './sabotage/branding.ts'
 import { rateLimitSabotage } from './sabotage/rate-limit.ts'
 import { robustnessSabotage } from './sabotage/robustness.ts'
+import { resourceServerSabotage } from './sabotage/resource-server.ts'
 import type { Sabotage } from './sabotage/kit.ts'
 import { transportSabotage } from './sabotage/transport.ts'
 
@@ -48,4 +49,5 @@ export const sabotage: Record<RequirementId, Sabotage> = {
   ...brandingSabotage,
   ...rateLimitSabotage,
   ...robustnessSabotage,
+  ...resourceServerSabotage,
 }
