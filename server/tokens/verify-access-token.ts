@@ -17,7 +17,7 @@ export interface VerifiedAccessToken {
  * Verifies an access token as this server issued it (INTERFACE.md §5.6, RFC 9068 §4): RS256
  * only, a compact JWS of at most MAX_TOKEN_LENGTH, a published kid, typ at+jwt (so an ID token
  * is refused), iss, exp and iat (required), and a stored, unrevoked jti whose record holds the
- * same client, subject, scope, iat and exp. `allowExpired` is for revocation, where an expired token is a no-op.
+ * same client, subject, scope, iat and exp. An expired token is invalid (revoking one is a no-op).
  * Throws invalid_token with a description that never contains the token.
  */
 export async function verifyAccessToken(
