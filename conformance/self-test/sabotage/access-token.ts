@@ -3,7 +3,7 @@ import { CompactSign, exportJWK, generateKeyPair, type JWK } from 'jose'
 import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
 import type { accessToken } from '../../catalogue/access-token.ts'
 import { fetchVia, type Target } from '../../harness/target.ts'
-import { JWKS, type Json, type Sabotage } from './kit.ts'
+import { headerPairs, JWKS, type Json, type Sabotage } from './kit.ts'
 
 /** An RSA key of the saboteur's; the "published" one is slipped into the JWKS. */
 interface Forger {
@@ -108,8 +108,7 @@ export function forgeTokens(edits: Forgery): (target: Target) => HttpHandler[] {
     http.post(target.baseUrl + '/auth/token', async ({ request }) => {
       const form = new URLSearchParams(await request.clone().text())
       const real = await fetchVia(target.dispatcher, bypass(request))
-      const headers = new Headers(real.headers)
-      headers.delete('content-length')
+      const headers = headerPairs(real.headers)
       const text = await real.text()
       if (real.status !== 200) return new HttpResponse(text, { status: real.status, headers })
       const body = JSON.parse(text) as Json
@@ -135,8 +134,7 @@ export function forgeTokens(edits: Forgery): (target: Target) => HttpHandler[] {
     }),
     http.get(target.baseUrl + JWKS, async ({ request }) => {
       const real = await fetchVia(target.dispatcher, bypass(request))
-      const headers = new Headers(real.headers)
-      headers.delete('content-length')
+      const headers = headerPairs(real.headers)
       const body = (await real.json()) as Json
       body.keys = [...(body.keys as unknown[]), (await published()).jwk]
       return HttpResponse.json(body, { status: real.status, headers })

@@ -1,16 +1,7 @@
 import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
 import type { authorize } from '../../catalogue/authorize.ts'
 import { fetchVia, type Target, type TargetClient } from '../../harness/target.ts'
-import { corruptJson, type Sabotage } from './kit.ts'
-
-const HOP_HEADERS = new Set([
-  'content-length',
-  'content-encoding',
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-  'set-cookie',
-])
+import { corruptJson, headerPairs, type Sabotage } from './kit.ts'
 
 export interface AuthorizeChange {
   /** Returns the URL to forward instead of the harness's own (the server misreads it). */
@@ -34,7 +25,7 @@ export function onAuthorize(change: AuthorizeChange) {
       const real = await fetchVia(target.dispatcher, bypass(new Request(forwarded, request)))
       // the body is already decoded, so its length and encoding no longer apply; and msw would
       // replay a Set-Cookie on every later request of the run, which the harness never does
-      const headers = [...real.headers].filter(([name]) => !HOP_HEADERS.has(name))
+      const headers = headerPairs(real.headers)
       const copy = new HttpResponse(await real.text(), {
         status: real.status,
         headers: change.headers?.(headers, sent) ?? headers,

@@ -23,6 +23,8 @@ export const DROPPED_HEADERS = new Set([
   'content-length',
   'content-encoding',
   'transfer-encoding',
+  'connection',
+  'keep-alive',
   'set-cookie',
 ])
 

@@ -1,7 +1,7 @@
 import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
 import type { rateLimit } from '../../catalogue/rate-limit.ts'
 import { fetchVia, type Target } from '../../harness/target.ts'
-import type { Sabotage } from './kit.ts'
+import { headerPairs, type Sabotage } from './kit.ts'
 
 const TOKEN = '/auth/token'
 
@@ -17,9 +17,7 @@ export async function relay(
   body?: string,
 ): Promise<Response> {
   const real = await fetchVia(target.dispatcher, bypass(request))
-  const headers = new Headers([...real.headers])
-  for (const name of ['content-length', 'content-encoding', 'transfer-encoding', 'connection'])
-    headers.delete(name)
+  const headers = new Headers(headerPairs(real.headers))
   edit(headers, real.status)
   return new HttpResponse(body ?? (await real.arrayBuffer()), { status: real.status, headers })
 }

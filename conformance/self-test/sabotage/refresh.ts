@@ -1,7 +1,7 @@
 import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
 import type { refresh } from '../../catalogue/refresh.ts'
 import { fetchVia, type Target } from '../../harness/target.ts'
-import { corruptJson, DISCOVERY, type Json, type Sabotage } from './kit.ts'
+import { corruptJson, DISCOVERY, headerPairs, type Json, type Sabotage } from './kit.ts'
 
 /** What a form-posting sabotage sees: the request's form, and the real server behind it. */
 export interface FormExchange {
@@ -44,11 +44,7 @@ export function onForm(
  * entry by entry: a `new Headers(real.headers)` copy reaches the harness empty through msw.
  */
 export function plainHeaders(real: Response): Headers {
-  const headers = new Headers()
-  for (const [name, value] of real.headers) {
-    if (name !== 'content-length' && name !== 'content-encoding') headers.append(name, value)
-  }
-  return headers
+  return new Headers(headerPairs(real.headers))
 }
 
 async function decoded(real: Response): Promise<Response> {

@@ -1,7 +1,9 @@
 import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
 import type { token } from '../../catalogue/token.ts'
 import { fetchVia, type Target } from '../../harness/target.ts'
-import type { Json, Sabotage } from './kit.ts'
+import { headerPairs, type Json, type Sabotage } from './kit.ts'
+
+export { headerPairs } from './kit.ts'
 
 export const TOKEN = '/auth/token'
 
@@ -33,18 +35,6 @@ export async function relay(
     headers: headerPairs(real.headers),
   })
 }
-
-/**
- * The headers of a real answer as plain pairs, without the framing ones and without
- * Set-Cookie. A Headers object would not do: msw's HttpResponse copies it with a Headers class
- * of another realm, which silently drops every entry. Set-Cookie would land in msw's cookie
- * store, which then sends the whole attribute string back as a Cookie header that the server
- * rightly refuses as malformed.
- */
-export const headerPairs = (headers: Headers): [string, string][] =>
-  [...headers].filter(
-    ([name]) => !['content-length', 'content-encoding', 'set-cookie'].includes(name),
-  )
 
 const isForm = (request: Request): boolean =>
   (request.headers.get('content-type') ?? '').includes('application/x-www-form-urlencoded')
