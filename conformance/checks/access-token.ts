@@ -1,6 +1,12 @@
 import { compactVerify, importJWK, type JWK } from 'jose'
 import { check, type CheckContext } from '../harness/check.ts'
-import { expectJsonObject, expectSameSet, expectStatus, expectThat } from '../harness/expect.ts'
+import {
+  expectEqual,
+  expectJsonObject,
+  expectSameSet,
+  expectStatus,
+  expectThat,
+} from '../harness/expect.ts'
 import { tokensFor } from '../harness/flows.ts'
 import type { HttpResponse } from '../harness/http.ts'
 import type { TargetClient } from '../harness/target.ts'
@@ -15,13 +21,6 @@ export interface Jws {
 
 const show = (v: unknown): string => (v === undefined ? 'undefined' : JSON.stringify(v))
 
-/**
- * expectEqual for claims that may be missing: the harness's expectEqual cannot print an
- * undefined value (JSON.stringify returns undefined), which would hide the real message.
- */
-export function expectSame(actual: unknown, expected: unknown, what: string): void {
-  expectThat(actual === expected, `${what}: expected ${show(expected)}, got ${show(actual)}`)
-}
 const B64URL = /^[A-Za-z0-9_-]+$/
 
 function decodeSegment(segment: string, what: string): Json {
@@ -90,7 +89,7 @@ export async function verifySignature(
   const jws = decodeJws(token, what)
   const { alg, kid } = jws.header
   // RFC 8725 §3.1: the algorithm is pinned, never taken from the token
-  expectSame(alg, 'RS256', `${what} header alg`)
+  expectEqual(alg, 'RS256', `${what} header alg`)
   expectThat(
     typeof kid === 'string' && kid.length > 0,
     `${what}: the header has no kid (got ${show(kid)})`,
@@ -217,7 +216,7 @@ check('AT-02', async (ctx) => {
 async function checkTimes(ctx: CheckContext, body: Json, what: string): Promise<void> {
   const { payload } = await verifySignature(ctx, body.access_token, what)
   // INTERFACE.md §2.3, §5.6: iss equals the base URL exactly
-  expectSame(payload.iss, ctx.target.baseUrl, `${what} iss`)
+  expectEqual(payload.iss, ctx.target.baseUrl, `${what} iss`)
   const { exp, iat } = payload
   // RFC 7519 §2 NumericDate: integers here (INTERFACE.md §2.3)
   expectThat(Number.isInteger(exp), `${what}: exp must be an integer, got ${show(exp)}`)
@@ -297,10 +296,10 @@ check('AT-05', async (ctx) => {
     `access token sub: expected a non-empty string, got ${show(at.sub)}`,
   )
   // RFC 9068 §2.2: the same subject identifier as the ID token for the same user
-  expectSame(at.sub, id.sub, 'access token sub vs the ID token sub')
+  expectEqual(at.sub, id.sub, 'access token sub vs the ID token sub')
   const ui = await userInfo(ctx, body.access_token as string)
   if (ui.status === 200 && ui.json !== null && typeof ui.json === 'object') {
-    expectSame(at.sub, (ui.json as Json).sub, 'access token sub vs the user-info sub')
+    expectEqual(at.sub, (ui.json as Json).sub, 'access token sub vs the user-info sub')
   } else {
     ctx.note(
       `user-info answered HTTP ${ui.status}, so its sub was not compared (UI-01 checks the endpoint)`,
@@ -419,7 +418,7 @@ function expectNoPersonalData(
 function expectSameAuthz(actual: AuthzClaims, expected: AuthzClaims, what: string): void {
   expectSameSet(actual.roles, expected.roles, `${what} roles`)
   expectSameSet(actual.permissions, expected.permissions, `${what} permissions`)
-  expectSame(actual.org_id, expected.org_id, `${what} org_id`)
+  expectEqual(actual.org_id, expected.org_id, `${what} org_id`)
 }
 
 check('AT-06', async (ctx) => {
@@ -464,7 +463,7 @@ check('AT-07', async (ctx) => {
   const add = async (token: unknown, client: TargetClient, what: string): Promise<void> => {
     const { payload } = await verifySignature(ctx, token, what)
     // RFC 9068 §2.2: client_id names the client the token was issued to
-    expectSame(payload.client_id, client.id, `${what} client_id`)
+    expectEqual(payload.client_id, client.id, `${what} client_id`)
     const jti = payload.jti
     expectThat(
       typeof jti === 'string' && jti.length > 0,

@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto'
 import { check, type CheckContext } from '../harness/check.ts'
-import { expectThat } from '../harness/expect.ts'
+import { expectEqual, expectThat } from '../harness/expect.ts'
 import { codeOf, tokensFor, type AuthorizeOptions } from '../harness/flows.ts'
 import {
   clientCredentials,
   decodeJws,
-  expectSame,
   machineClient,
   SKEW,
   verifySignature,
@@ -69,7 +68,7 @@ check('IDT-03', async (ctx) => {
   const { claims } = await idTokenFor(ctx, { scope: 'openid' })
   const clientId = ctx.target.clients.main.id
   // OIDC Core §3.1.3.7 step 2: exactly the issuer, no normalisation
-  expectSame(claims.iss, ctx.target.baseUrl, 'ID token iss')
+  expectEqual(claims.iss, ctx.target.baseUrl, 'ID token iss')
   const aud = claims.aud
   const audiences =
     typeof aud === 'string'
@@ -82,8 +81,8 @@ check('IDT-03', async (ctx) => {
     `ID token aud: expected ${show(clientId)} or an array holding it, got ${show(aud)}`,
   )
   // OIDC Core §2: several audiences need azp naming the client the token was issued to
-  if (audiences.length > 1) expectSame(claims.azp, clientId, `ID token azp (aud is ${show(aud)})`)
-  else if ('azp' in claims) expectSame(claims.azp, clientId, 'ID token azp')
+  if (audiences.length > 1) expectEqual(claims.azp, clientId, `ID token azp (aud is ${show(aud)})`)
+  else if ('azp' in claims) expectEqual(claims.azp, clientId, 'ID token azp')
 })
 
 // OIDC Core §2: sub is at most 255 ASCII characters
@@ -106,7 +105,7 @@ check('IDT-04', async (ctx) => {
   // a second browser context is a second, independent login of the same user
   const second = await ctx.newBrowserContext()
   const a2 = subjectOf((await idTokenFor(ctx, { context: second })).claims, 'second login')
-  expectSame(a2, a1, `sub of ${primary.username} at the second login`)
+  expectEqual(a2, a1, `sub of ${primary.username} at the second login`)
   const other = ctx.target.clients.other
   if (other) {
     // OIDC Core §8.1 public subject type: the same sub for every client
@@ -114,7 +113,7 @@ check('IDT-04', async (ctx) => {
       (await idTokenFor(ctx, { client: other, context: second })).claims,
       `login at ${other.id}`,
     )
-    expectSame(b, a1, `sub of ${primary.username} at client ${other.id} (subject type public)`)
+    expectEqual(b, a1, `sub of ${primary.username} at client ${other.id} (subject type public)`)
   } else {
     ctx.note('no other client in the target configuration: sub was not compared across clients')
   }
@@ -161,7 +160,7 @@ check('IDT-06', async (ctx) => {
   const sent = await idTokenFor(ctx, { context })
   expectThat(sent.nonce, 'the harness sent no nonce')
   // OIDC Core §3.1.3.7 step 11: the nonce of the authentication request, unchanged
-  expectSame(sent.claims.nonce, sent.nonce, 'ID token nonce')
+  expectEqual(sent.claims.nonce, sent.nonce, 'ID token nonce')
   const none = await idTokenFor(ctx, { context, nonce: false }, 'ID token (no nonce sent)')
   // OIDC Core §2: the nonce claim only carries a value the client sent
   expectThat(
@@ -217,7 +216,7 @@ check('IDT-07', async (ctx) => {
   })
   const t3 = authTimeOf(silent.claims, serverNow(), 'prompt=none')
   // no authentication took place, so the time of the last one stands
-  expectSame(t3, t2, 'auth_time after prompt=none (the session was only reused)')
+  expectEqual(t3, t2, 'auth_time after prompt=none (the session was only reused)')
 
   await elapse(2)
   const aged = await idTokenFor(ctx, { context, params: { max_age: '1' } })
@@ -241,7 +240,7 @@ check('IDT-08', async (ctx) => {
   const { claims, body, code } = await idTokenFor(ctx, { scope: 'openid' })
   const checked: string[] = []
   if ('at_hash' in claims) {
-    expectSame(
+    expectEqual(
       claims.at_hash,
       halfHash(String(body.access_token)),
       'ID token at_hash (left half of SHA-256 of the access token it came with)',
@@ -249,7 +248,7 @@ check('IDT-08', async (ctx) => {
     checked.push('at_hash')
   }
   if ('c_hash' in claims) {
-    expectSame(claims.c_hash, halfHash(code), 'ID token c_hash (of the authorization code)')
+    expectEqual(claims.c_hash, halfHash(code), 'ID token c_hash (of the authorization code)')
     checked.push('c_hash')
   }
   if ('acr' in claims) {

@@ -1,5 +1,11 @@
 import { check, type CheckContext } from '../harness/check.ts'
-import { expectJsonObject, expectOAuthError, expectStatus, expectThat } from '../harness/expect.ts'
+import {
+  expectEqual,
+  expectJsonObject,
+  expectOAuthError,
+  expectStatus,
+  expectThat,
+} from '../harness/expect.ts'
 import { authorize, codeOf, redeemRaw, verifyJwt } from '../harness/flows.ts'
 import type { HttpResponse } from '../harness/http.ts'
 import { oidc } from '../harness/oidc.ts'
@@ -9,7 +15,6 @@ import {
   credentials,
   expectActive,
   expectInactive,
-  expectIs,
   expectRevoked,
   expectScope,
   expireTokens,
@@ -51,15 +56,15 @@ check('INTRO-01', async (ctx) => {
     ['introspection through openid-client', viaClient as Record<string, unknown>],
   ] as const) {
     // INTERFACE.md §2.5: active, scope, client_id, token_type, exp, iat, sub, equal to the claims
-    expectIs(body.active, true, `${what}: active`)
+    expectEqual(body.active, true, `${what}: active`)
     expectScope(body.scope, String(payload.scope), `${what}: scope (the token's scope claim)`)
-    expectIs(body.client_id, main.id, `${what}: client_id`)
+    expectEqual(body.client_id, main.id, `${what}: client_id`)
     checkTokenType(ctx, body.token_type)
     expectThat(isInt(body.exp), `${what}: exp must be an integer, got ${JSON.stringify(body.exp)}`)
     expectThat(isInt(body.iat), `${what}: iat must be an integer, got ${JSON.stringify(body.iat)}`)
-    expectIs(body.exp, payload.exp, `${what}: exp (the token's exp)`)
-    expectIs(body.iat, payload.iat, `${what}: iat (the token's iat)`)
-    expectIs(body.sub, payload.sub, `${what}: sub (the token's sub)`)
+    expectEqual(body.exp, payload.exp, `${what}: exp (the token's exp)`)
+    expectEqual(body.iat, payload.iat, `${what}: iat (the token's iat)`)
+    expectEqual(body.sub, payload.sub, `${what}: sub (the token's sub)`)
   }
 })
 
@@ -72,9 +77,9 @@ check('INTRO-02', async (ctx) => {
     await introspectRaw(ctx, refreshTokenOf(set), { hint: 'refresh_token' }),
     'a refresh token',
   )
-  expectIs(body.client_id, main.id, 'refresh token introspection: client_id')
+  expectEqual(body.client_id, main.id, 'refresh token introspection: client_id')
   expectScope(body.scope, set.scope, 'refresh token introspection: scope (the original grant)')
-  expectIs(body.sub, sub, 'refresh token introspection: sub')
+  expectEqual(body.sub, sub, 'refresh token introspection: sub')
   for (const claim of ['exp', 'iat'])
     expectThat(
       isInt(body[claim]),
@@ -84,7 +89,7 @@ check('INTRO-02', async (ctx) => {
     await introspectRaw(ctx, refreshTokenOf(set)),
     'a refresh token without a hint',
   )
-  expectIs(plain.client_id, main.id, 'refresh token introspection without a hint: client_id')
+  expectEqual(plain.client_id, main.id, 'refresh token introspection without a hint: client_id')
 })
 
 /** Redeems a code twice; returns the access token of the first redemption. */

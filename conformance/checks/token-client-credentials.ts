@@ -1,10 +1,15 @@
 import { check } from '../harness/check.ts'
-import { expectJsonObject, expectOAuthError, expectStatus, expectThat } from '../harness/expect.ts'
+import {
+  expectEqual,
+  expectJsonObject,
+  expectOAuthError,
+  expectStatus,
+  expectThat,
+} from '../harness/expect.ts'
 import { verifyJwt } from '../harness/flows.ts'
 import { oidc, oidcConfig } from '../harness/oidc.ts'
 import {
   about,
-  expectIs,
   claimsOf,
   clientCredentialsRaw,
   expectNoStore,
@@ -25,7 +30,7 @@ check('CC-01', async (ctx) => {
   const tokens = await oidc.clientCredentialsGrant(config, { scope: SCOPE })
   // RFC 6749 §4.4.3, §5.1; INTERFACE.md §4.2: access_token, token_type, expires_in, scope
   expectThat(tokens.access_token !== '', 'empty access_token')
-  expectIs(tokens.token_type.toLowerCase(), 'bearer', 'token_type (case-insensitive)')
+  expectEqual(tokens.token_type.toLowerCase(), 'bearer', 'token_type (case-insensitive)')
   expectThat(
     typeof tokens.expires_in === 'number' &&
       Number.isInteger(tokens.expires_in) &&
@@ -37,7 +42,7 @@ check('CC-01', async (ctx) => {
   const res = await clientCredentialsRaw(ctx, service, SCOPE)
   expectStatus(res, 200, 'client_credentials response')
   const body = expectJsonObject(res, 'client_credentials response')
-  expectIs(String(body.token_type).toLowerCase(), 'bearer', 'token_type of the raw response')
+  expectEqual(String(body.token_type).toLowerCase(), 'bearer', 'token_type of the raw response')
   expectScope(body.scope, SCOPE, 'scope of the raw client_credentials response')
   // RFC 6749 §5.1: token responses MUST NOT be cached
   expectNoStore(res, 'client_credentials response')
@@ -104,7 +109,7 @@ check('CC-04', async (ctx) => {
   const token = String(expectJsonObject(res, 'client_credentials response').access_token)
   const { payload } = await verifyJwt(ctx, token, { audience: service.id })
   // RFC 9068 §2.2: without a resource owner, sub is the client's own identifier
-  expectIs(payload.sub, service.id, 'sub of a client_credentials access token')
+  expectEqual(payload.sub, service.id, 'sub of a client_credentials access token')
   // INTERFACE.md §2.3: aud is the client identifier
   const aud = Array.isArray(payload.aud) ? payload.aud : [payload.aud]
   expectThat(
@@ -123,12 +128,12 @@ check('CC-05', async (ctx) => {
   const claims = claimsOf(tokens.access_token)
   const result = await oidc.tokenIntrospection(config, tokens.access_token)
   // RFC 7662 §2.2; INTERFACE.md §2.5: the full field set for an active token
-  expectIs(result.active, true, 'active')
-  expectIs(result.client_id, service.id, 'client_id')
+  expectEqual(result.active, true, 'active')
+  expectEqual(result.client_id, service.id, 'client_id')
   expectScope(result.scope, tokens.scope ?? SCOPE, 'scope (the granted scope)')
-  expectIs(result.sub, claims.sub, 'sub (the access token sub)')
-  expectIs(result.exp, claims.exp, 'exp')
-  expectIs(result.iat, claims.iat, 'iat')
+  expectEqual(result.sub, claims.sub, 'sub (the access token sub)')
+  expectEqual(result.exp, claims.exp, 'exp')
+  expectEqual(result.iat, claims.iat, 'iat')
   if (result.sub !== service.id)
     ctx.note(`sub is "${String(result.sub)}", not the client id (CC-04)`)
 })

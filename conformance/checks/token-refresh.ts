@@ -1,10 +1,15 @@
 import { check, type CheckContext } from '../harness/check.ts'
-import { expectJsonObject, expectOAuthError, expectStatus, expectThat } from '../harness/expect.ts'
+import {
+  expectEqual,
+  expectJsonObject,
+  expectOAuthError,
+  expectStatus,
+  expectThat,
+} from '../harness/expect.ts'
 import { authorize, codeOf, redeemRaw, redeemWithClient, verifyJwt } from '../harness/flows.ts'
 import { oidc } from '../harness/oidc.ts'
 import {
   about,
-  expectIs,
   expectNoStore,
   expectRevoked,
   expectScope,
@@ -105,7 +110,7 @@ check('RT-03', async (ctx) => {
   const first = await oidc.refreshTokenGrant(set.auth.config, rt)
   // INTERFACE.md §4.2: refresh_token grant answers access_token, token_type, expires_in, scope
   expectThat(first.access_token !== set.accessToken, 'the refresh returned the old access token')
-  expectIs(first.token_type.toLowerCase(), 'bearer', 'token_type (case-insensitive)')
+  expectEqual(first.token_type.toLowerCase(), 'bearer', 'token_type (case-insensitive)')
   expectThat(
     typeof first.expires_in === 'number' &&
       Number.isInteger(first.expires_in) &&
@@ -121,7 +126,7 @@ check('RT-03', async (ctx) => {
   if (first.id_token !== undefined) await compareRefreshedIdToken(ctx, set, first.id_token)
 
   const renewed = await verifyJwt(ctx, first.access_token, { audience: main.id })
-  expectIs(renewed.payload.sub, original.payload.sub, 'sub of the refreshed access token')
+  expectEqual(renewed.payload.sub, original.payload.sub, 'sub of the refreshed access token')
   expectScope(renewed.payload.scope, set.scope, 'scope claim of the refreshed access token')
 
   // RFC 6749 §6: without rotation, the same refresh token keeps working
@@ -150,9 +155,9 @@ async function compareRefreshedIdToken(
   const main = ctx.target.clients.main
   const before = (await verifyJwt(ctx, idTokenOf(set), { audience: main.id })).payload
   const after = (await verifyJwt(ctx, idToken, { audience: main.id })).payload
-  expectIs(after.sub, before.sub, 'sub of the refreshed ID token')
-  expectIs(after.iss, before.iss, 'iss of the refreshed ID token')
-  expectIs(after.auth_time, before.auth_time, 'auth_time of the refreshed ID token')
+  expectEqual(after.sub, before.sub, 'sub of the refreshed ID token')
+  expectEqual(after.iss, before.iss, 'iss of the refreshed ID token')
+  expectEqual(after.auth_time, before.auth_time, 'auth_time of the refreshed ID token')
   expectThat(
     typeof after.iat === 'number' && typeof before.iat === 'number' && after.iat >= before.iat,
     'iat of the refreshed ID token is older than the original',

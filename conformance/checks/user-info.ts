@@ -1,11 +1,10 @@
 import { check, type CheckContext } from '../harness/check.ts'
-import { expectJsonObject, expectStatus, expectThat } from '../harness/expect.ts'
+import { expectEqual, expectJsonObject, expectStatus, expectThat } from '../harness/expect.ts'
 import { verifyJwt } from '../harness/flows.ts'
 import type { HttpResponse } from '../harness/http.ts'
 import { oidc } from '../harness/oidc.ts'
 import {
   clientCredentialsRaw,
-  expectIs,
   expectBearerChallenge,
   expectRevoked,
   expireTokens,
@@ -44,9 +43,9 @@ check('UI-01', async (ctx) => {
   expectThat(typeof sub === 'string', 'the ID token has no sub')
   // OIDC Core §5.3.2: the user-info sub MUST equal the ID token's sub (openid-client checks it)
   const claims = await oidc.fetchUserInfo(set.auth.config, set.accessToken, sub)
-  expectIs(claims.sub, sub, 'sub from openid-client')
+  expectEqual(claims.sub, sub, 'sub from openid-client')
   const raw = claimsOf(await userInfoRaw(ctx, set.accessToken), 'GET user-info')
-  expectIs(raw.sub, sub, 'user-info sub (the ID token sub)')
+  expectEqual(raw.sub, sub, 'user-info sub (the ID token sub)')
 })
 
 check('UI-02', async (ctx) => {
@@ -58,7 +57,7 @@ check('UI-02', async (ctx) => {
     headers: { authorization: `Bearer ${set.accessToken}` },
   })
   const viaPost = claimsOf(res, 'POST user-info with an empty body')
-  expectIs(JSON.stringify(sorted(viaPost)), JSON.stringify(sorted(viaGet)), 'POST claims vs GET')
+  expectEqual(JSON.stringify(sorted(viaPost)), JSON.stringify(sorted(viaGet)), 'POST claims vs GET')
 })
 
 const sorted = (o: Record<string, unknown>): Record<string, unknown> =>
@@ -93,7 +92,7 @@ check('UI-03', async (ctx) => {
   const error =
     (both.json as { error?: unknown } | undefined)?.error ??
     parseChallenge(both.headers.get('www-authenticate'))?.params.error
-  expectIs(error, 'invalid_request', `${what}: error`)
+  expectEqual(error, 'invalid_request', `${what}: error`)
 })
 
 check('UI-04', async (ctx) => {

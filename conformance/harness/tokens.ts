@@ -3,6 +3,7 @@ import { decodeJwt, decodeProtectedHeader, generateKeyPair, SignJWT, type JWTPay
 import type { CheckContext } from './check.ts'
 import {
   CheckFailure,
+  expectEqual,
   expectJsonObject,
   expectOAuthError,
   expectStatus,
@@ -161,13 +162,6 @@ export function userInfoRaw(
   })
 }
 
-/**
- * expectEqual, safe for an absent value (expect.ts's message builder cannot show undefined).
- */
-export function expectIs(actual: unknown, expected: unknown, what: string): void {
-  expectThat(actual === expected, `${what}: expected ${show(expected)}, got ${show(actual)}`)
-}
-
 /** An access token for the credential checks: the service client's, else the main client's. */
 export async function someAccessToken(
   ctx: CheckContext,
@@ -228,7 +222,7 @@ export const scopeList = (scope: unknown): string[] =>
 /** The scope must be a space-separated string holding exactly `expected` (any order). */
 export function expectScope(actual: unknown, expected: string, what: string): void {
   expectThat(typeof actual === 'string', `${what}: expected a scope string, got ${show(actual)}`)
-  expectIs(scopeList(actual).join(' '), scopeList(expected).join(' '), what)
+  expectEqual(scopeList(actual).join(' '), scopeList(expected).join(' '), what)
 }
 
 /** RFC 6749 §5.1: token responses MUST NOT be cached. */
