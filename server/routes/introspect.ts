@@ -1,8 +1,6 @@
 import type { ServerRoute } from '@hapi/hapi'
-import { authenticateClient } from '../clients/authenticate.ts'
 import type { Deps } from '../deps.ts'
-import { required, singleParams } from '../protocol/params.ts'
-import { findActiveToken } from '../tokens/lookup.ts'
+import { findOwnActiveToken } from '../tokens/lookup.ts'
 import { formPayload } from './token.ts'
 
 /**
@@ -16,17 +14,14 @@ export const introspect = (deps: Deps): ServerRoute => ({
   options: {
     payload: formPayload,
     handler: async (request, h) => {
-      const params = singleParams(request.payload)
-      const client = await authenticateClient(request, params, deps)
-      const token = required(params, 'token')
-      const found = await findActiveToken(token, params.token_type_hint, deps)
+      const found = await findOwnActiveToken(request, deps)
       const respond = (body: object) =>
         h
           .response(body)
           .type('application/json')
           .header('cache-control', 'no-store')
           .header('pragma', 'no-cache')
-      if (!found || found.stored.clientId !== client.id) return respond({ active: false })
+      if (!found) return respond({ active: false })
       const { stored } = found
       return respond({
         active: true,

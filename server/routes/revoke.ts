@@ -1,8 +1,6 @@
 import type { ServerRoute } from '@hapi/hapi'
-import { authenticateClient } from '../clients/authenticate.ts'
 import type { Deps } from '../deps.ts'
-import { required, singleParams } from '../protocol/params.ts'
-import { findActiveToken } from '../tokens/lookup.ts'
+import { findOwnActiveToken } from '../tokens/lookup.ts'
 import { formPayload } from './token.ts'
 
 /** One answer for every authenticated request, so tokens cannot be probed (INTERFACE.md §3). */
@@ -19,13 +17,9 @@ export const revoke = (deps: Deps): ServerRoute => ({
   options: {
     payload: formPayload,
     handler: async (request, h) => {
-      const params = singleParams(request.payload)
-      const client = await authenticateClient(request, params, deps)
-      const token = required(params, 'token')
-      const found = await findActiveToken(token, params.token_type_hint, deps)
       // RFC 7009 §2.1: a client may revoke only its own tokens
-      if (found && found.stored.clientId === client.id)
-        await deps.store.tokens.revoke(found.stored.id, deps.clock())
+      const found = await findOwnActiveToken(request, deps)
+      if (found) await deps.store.tokens.revoke(found.stored.id, deps.clock())
       return h
         .response({ message: REVOKED_MESSAGE })
         .type('application/json')

@@ -1,4 +1,7 @@
+import type { Request } from '@hapi/hapi'
+import { authenticateClient } from '../clients/authenticate.ts'
 import type { Deps } from '../deps.ts'
+import { required, singleParams } from '../protocol/params.ts'
 import { sha256Hex } from '../protocol/digest.ts'
 import type { StoredToken } from '../store/store.ts'
 import {
@@ -46,4 +49,21 @@ export async function findActiveToken(
   return hint === 'refresh_token'
     ? ((await asRefresh()) ?? (await asAccess()))
     : ((await asAccess()) ?? (await asRefresh()))
+}
+
+/**
+ * The shared start of introspection and revocation: form parameters once each, client
+ * authentication (client_secret_post), a required `token`, and the active token it names,
+ * if the authenticated client owns it (RFC 7662 §2.1, RFC 7009 §2.1; ARCHITECTURE.md: a client
+ * sees and revokes only its own tokens).
+ */
+export async function findOwnActiveToken(
+  request: Request,
+  deps: Parameters<typeof authenticateClient>[2] & Parameters<typeof findActiveToken>[2],
+): Promise<KnownToken | undefined> {
+  const params = singleParams(request.payload)
+  const client = await authenticateClient(request, params, deps)
+  const token = required(params, 'token')
+  const found = await findActiveToken(token, params.token_type_hint, deps)
+  return found?.stored.clientId === client.id ? found : undefined
 }
