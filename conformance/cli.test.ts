@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { EXIT, main, selectChecks } from './cli.ts'
+import { DEFAULT_PARALLEL, EXIT, main, parseParallel, selectChecks } from './cli.ts'
 
 function run(argv: string[], env: NodeJS.ProcessEnv = {}) {
   let out = ''
@@ -41,12 +41,22 @@ describe('idp-conformance CLI', () => {
       ['--base-url', 'https://idp.example', '--config', join(dir, 'missing.json')],
       ['--only', 'NOPE-*'],
       ['--known-failures', join(dir, 'missing.json'), '--list'],
+      ['--parallel', '0', '--list'],
+      ['--parallel', 'many', '--list'],
     ]) {
       const r = await run(argv)
       expect(r.code, argv.join(' ')).toBe(EXIT.usage)
       expect(r.err).toMatch(/^idp-conformance: /)
       expect(r.err).not.toMatch(/\n\s+at /)
     }
+  })
+
+  test('--parallel takes a whole number from 1 to 16', () => {
+    expect(parseParallel(undefined)).toBe(DEFAULT_PARALLEL)
+    expect(parseParallel('1')).toBe(1)
+    expect(parseParallel('16')).toBe(16)
+    for (const bad of ['0', '17', '2.5', '-1', '', ' 3', '0x4'])
+      expect(() => parseParallel(bad), bad).toThrow(/--parallel must be a whole number/)
   })
 
   test('an unreachable target exits 3', async () => {

@@ -2,6 +2,7 @@ import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { startEmbedded, type Embedded } from './harness/embedded.ts'
+import { loginDryRun } from './harness/login-dry-run.ts'
 import { registeredChecks, runChecks } from './harness/runner.ts'
 import { fetchVia, resolveTarget, type Target } from './harness/target.ts'
 import type { CheckResult } from './harness/types.ts'
@@ -24,6 +25,9 @@ export interface Io {
   readonly env: NodeJS.ProcessEnv
 }
 
+/** Checks at once by default: most of a check's time is spent waiting on the target. */
+export const DEFAULT_PARALLEL = 4
+
 const USAGE = `usage: idp-conformance [run] [options]
 
   (no target)            start the embedded reference server and run the suite against it
@@ -37,6 +41,11 @@ const USAGE = `usage: idp-conformance [run] [options]
   --known-failures FILE  JSON [{id, reason, expires}]: listed failures do not fail the run
                          until they expire; a listed check that passes is a stale entry (fails)
   --allow-skips          skipped checks do not fail the run (by default they do)
+  --parallel N           run up to N checks at once (default ${DEFAULT_PARALLEL}); checks that change
+                         shared state (clock, rate limits) always run alone
+  --login-dry-run        only sign the primary user in, once, and show what happened: a log
+                         line per login step and screenshots in the report dir (default
+                         reports/login-dry-run); exit 0 when the IdP redirected with a code
   --print-config         print the resolved target configuration (secrets redacted) and exit
   --list                 list the checks and exit
   -h, --help             this text
@@ -80,6 +89,15 @@ export function selectChecks(patterns: string | undefined): RequirementId[] {
   return selected
 }
 
+/** `--parallel N`: a whole number from 1 to 16. */
+export function parseParallel(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_PARALLEL
+  const n = Number(value)
+  if (!/^\d+$/.test(value) || n < 1 || n > 16)
+    throw new UsageError(`--parallel must be a whole number from 1 to 16, got ${value}`)
+  return n
+}
+
 /** Runs the CLI; returns the exit code. Never throws for usage, configuration or network problems. */
 export async function main(argv: readonly string[], io: Io): Promise<number> {
   let values
@@ -96,7 +114,9 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         strict: { type: 'boolean' },
         'known-failures': { type: 'string' },
         'allow-skips': { type: 'boolean' },
+        parallel: { type: 'string' },
         'print-config': { type: 'boolean' },
+        'login-dry-run': { type: 'boolean' },
         list: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -116,11 +136,13 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   let target: Target
   let ids: RequirementId[]
   let knownFailures: KnownFailure[]
+  let concurrency: number
   try {
     const skipped = values.skip ? new Set(selectChecks(values.skip)) : new Set<RequirementId>()
     ids = selectChecks(values.only).filter((id) => !skipped.has(id))
     if (ids.length === 0) throw new UsageError('--only/--skip leave no check to run')
     knownFailures = values['known-failures'] ? loadKnownFailures(values['known-failures']) : []
+    concurrency = parseParallel(values.parallel)
     if (values.list) {
       for (const id of ids)
         io.out.write(`${id} [${requirements[id].level}] ${requirements[id].title}\n`)
@@ -165,6 +187,14 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       io.err.write(`idp-conformance: target ${target.baseUrl} is unreachable: ${reachable}\n`)
       return EXIT.unreachable
     }
+    if (values['login-dry-run']) {
+      const dir = values['report-dir'] ?? join('reports', 'login-dry-run')
+      io.out.write(`Login dry run against ${target.baseUrl}\n`)
+      const dry = await loginDryRun(target, dir, (line) => io.out.write(`${line}\n`))
+      io.out.write(`log and screenshots in ${dir}\n`)
+      io.out.write(dry.signedIn ? 'Result: SIGNED IN\n' : 'Result: NOT SIGNED IN\n')
+      return dry.signedIn ? EXIT.ok : EXIT.failures
+    }
     const color = useColor(io.out, io.env)
     io.out.write(
       `Running ${ids.length} checks against ${target.baseUrl}${target.embedded ? ' (embedded reference server)' : ''}\n`,
@@ -172,6 +202,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     const startedAt = new Date()
     const results = await runChecks(target, {
       ids,
+      concurrency,
       onResult: (r) => io.out.write(`${formatResultLine(r, color)}\n`),
     })
     const finishedAt = new Date()

@@ -1,19 +1,22 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { startEmbedded, type Embedded } from './harness/embedded.ts'
-import { registeredChecks } from './harness/runner.ts'
-import { createRunResources, runCheck, type RunResources } from './harness/check.ts'
+import { registeredChecks, runChecks } from './harness/runner.ts'
+import type { CheckResult } from './harness/types.ts'
+import { DEFAULT_PARALLEL } from './cli.ts'
 import { checkName, requirementIds } from './requirements.ts'
 
-// The whole suite against the embedded reference server: every check must pass there.
+// The whole suite against the embedded reference server, run the way the CLI runs it (checks in
+// parallel, exclusive ones alone): every check must pass there. Running them in parallel is
+// itself under test: a check that disturbs another would fail one of them here.
 describe('conformance suite against the embedded reference server', () => {
   let embedded: Embedded
-  let resources: RunResources
+  const results = new Map<string, CheckResult>()
   beforeAll(async () => {
     embedded = await startEmbedded()
-    resources = createRunResources(embedded.target)
-  })
+    for (const result of await runChecks(embedded.target, { concurrency: DEFAULT_PARALLEL }))
+      results.set(result.id, result)
+  }, 900_000)
   afterAll(async () => {
-    await resources.close()
     await embedded.stop()
   })
 
@@ -22,9 +25,9 @@ describe('conformance suite against the embedded reference server', () => {
   })
 
   for (const id of registeredChecks()) {
-    test(checkName(id), async () => {
-      const result = await runCheck(id, embedded.target, resources)
-      expect({ verdict: result.verdict, message: result.message }).toEqual({
+    test(checkName(id), () => {
+      const result = results.get(id)
+      expect({ verdict: result?.verdict, message: result?.message }).toEqual({
         verdict: 'pass',
         message: undefined,
       })

@@ -20,6 +20,28 @@ const client = Joi.object({
 })
 const user = Joi.object({ username: Joi.string().required(), password: Joi.string().required() })
 
+const selector = Joi.string().min(1)
+const loginStep = Joi.alternatives().try(
+  Joi.object({ goto: Joi.string().min(1).required() }),
+  Joi.object({ fill: selector.required(), value: Joi.string().required() }),
+  Joi.object({ click: selector.required() }),
+  Joi.object({ press: selector.required(), key: Joi.string().min(1).required() }),
+  Joi.object({ waitFor: selector.required() }),
+)
+const login = Joi.object({
+  detect: selector,
+  steps: Joi.array()
+    .items(
+      loginStep.messages({
+        'alternatives.match':
+          '{{#label}} must be one step: goto; fill with value; click; press with key; or waitFor',
+      }),
+    )
+    .min(1),
+  cancel: selector,
+  stepTimeoutMs: Joi.number().integer().min(100).max(120_000),
+})
+
 const fileSchema = Joi.object({
   baseUrl: Joi.string()
     .uri({ scheme: ['https'] })
@@ -36,6 +58,7 @@ const fileSchema = Joi.object({
     .uri({ scheme: ['http'] })
     .optional(),
   rateLimitBudget: Joi.number().integer().min(1).optional(),
+  login: login.optional(),
 })
 
 export interface TargetFlags {
@@ -116,5 +139,6 @@ export function loadTargetConfig(
     users,
     plainHttpUrl: file.plainHttpUrl as string | undefined,
     rateLimitBudget: file.rateLimitBudget as number | undefined,
+    login: file.login as TargetConfig['login'],
   }
 }

@@ -709,7 +709,7 @@ async function authTimeOf(ctx: CheckContext, body: Record<string, unknown>, what
   return payload.auth_time
 }
 
-check('AUTHZ-15', async (ctx) => {
+check('AUTHZ-15', { exclusive: true }, async (ctx) => {
   const context = await ctx.newBrowserContext()
   const client = mainClient(ctx)
   const first = await tokensFor(ctx, { context })

@@ -185,7 +185,7 @@ function authTimeOf(claims: Json, serverNow: number, what: string): number {
   return at
 }
 
-check('IDT-07', async (ctx) => {
+check('IDT-07', { exclusive: true }, async (ctx) => {
   const controls = ctx.target.controls
   let offset = 0
   // time must pass between sign-ins for auth_time (whole seconds) to move: the embedded

@@ -110,7 +110,7 @@ async function reuseCode(
   return { accessToken, reuse: () => redeemRaw(ctx, form) }
 }
 
-check('INTRO-03', async (ctx) => {
+check('INTRO-03', { exclusive: true }, async (ctx) => {
   const context = await ctx.newBrowserContext()
   const set = await signIn(ctx, { scope: 'openid offline_access', context })
   // the same token is active, so the refusals below are about what was changed

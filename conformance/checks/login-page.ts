@@ -1,5 +1,5 @@
 import type { BrowserContext, Page } from '@playwright/test'
-import { fillLogin } from '../harness/browser.ts'
+import { signIn } from '../harness/browser.ts'
 import { check, type CheckContext } from '../harness/check.ts'
 import { expectJsonObject, expectStatus, expectThat } from '../harness/expect.ts'
 import {
@@ -408,10 +408,14 @@ check('LOGIN-06', async (ctx) => {
 
   // the username is echoed back after a failed login on many pages
   const loaded = page.waitForEvent('load', { timeout: 10_000 }).catch(() => undefined)
-  await fillLogin(page, {
-    username: `"><svg onload=alert("${MARK}-user")><script>alert("${MARK}-user")</script>`,
-    password: `wrong-${oidc.randomState().slice(0, 8)}`,
-  })
+  await signIn(
+    page,
+    {
+      username: `"><svg onload=alert("${MARK}-user")><script>alert("${MARK}-user")</script>`,
+      password: `wrong-${oidc.randomState().slice(0, 8)}`,
+    },
+    ctx.target.login,
+  )
   await loaded
   await expectNoInjection(page, dialogs, 'page after a failed login')
 
@@ -422,7 +426,7 @@ check('LOGIN-06', async (ctx) => {
   await expectNoInjection(error, dialogs, 'error page (unknown client)')
 })
 
-check('LOGIN-07', async (ctx) => {
+check('LOGIN-07', { exclusive: true }, async (ctx) => {
   const user = ctx.target.users.primary
   const redirectUri = redirectUriOf(ctx, mainClient(ctx))
   const form = await captureLoginForm(ctx)

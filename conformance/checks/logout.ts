@@ -319,7 +319,7 @@ check('LOGOUT-03', async (ctx) => {
   )
 })
 
-check('LOGOUT-04', async (ctx) => {
+check('LOGOUT-04', { exclusive: true }, async (ctx) => {
   const uri = postLogoutUri(ctx)
   const context = await ctx.newBrowserContext()
   const idToken = await signedIn(ctx, context)

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { BrowserContext } from '@playwright/test'
-import { fillLogin } from '../harness/browser.ts'
+import { signIn } from '../harness/browser.ts'
 import { check, type CheckContext } from '../harness/check.ts'
 import {
   CheckFailure,
@@ -159,7 +159,11 @@ async function loginAttempts(
       (r) => r.request().isNavigationRequest() && r.request().method() === 'POST',
       { timeout: 10_000 },
     )
-    await fillLogin(page, { username, password: `wrong-${randomBytes(6).toString('hex')}` })
+    await signIn(
+      page,
+      { username, password: `wrong-${randomBytes(6).toString('hex')}` },
+      ctx.target.login,
+    )
     const res = await posted
     const headers = await res.allHeaders()
     await page.waitForLoadState('load', { timeout: 10_000 }).catch(() => undefined)
@@ -167,7 +171,7 @@ async function loginAttempts(
   }
 }
 
-check('RATE-01', async (ctx) => {
+check('RATE-01', { exclusive: true }, async (ctx) => {
   // INTERFACE.md §7: HTTP 429 past the limit, in the JSON error shape, with the §8 headers
   const token = await burst(
     ctx,
@@ -188,7 +192,7 @@ check('RATE-01', async (ctx) => {
   expectLimited(ctx, login.limited, 'login form')
 })
 
-check('RATE-02', async (ctx) => {
+check('RATE-02', { exclusive: true }, async (ctx) => {
   const controls = ctx.target.controls
   controls?.setRateLimit('token', PROBE_LIMIT, PROBE_WINDOW)
   const send = badSecret(ctx, TOKEN, randomId('rate-probe'))
@@ -276,7 +280,7 @@ const CLIENT_KEYED = [
   { group: 'revoke', path: REVOKE, what: 'revocation endpoint' },
 ] as const
 
-check('RATE-03', async (ctx) => {
+check('RATE-03', { exclusive: true }, async (ctx) => {
   // RFC 6749 §2.3.1, §10.10: client secrets and passwords must not be open to guessing, and
   // the limit hits the guesser, not every client behind the same address
   for (const { group, path, what } of CLIENT_KEYED) {
@@ -312,7 +316,7 @@ check('RATE-03', async (ctx) => {
   )
 })
 
-check('RATE-04', async (ctx) => {
+check('RATE-04', { exclusive: true }, async (ctx) => {
   const responses: [string, HttpResponse][] = []
   const { body, res } = await tokensFor(ctx, { scope: 'openid' })
   responses.push(['token endpoint (authorization_code)', res])

@@ -92,7 +92,7 @@ check('REV-03', async (ctx) => {
   )
 })
 
-check('REV-04', async (ctx) => {
+check('REV-04', { exclusive: true }, async (ctx) => {
   // INTERFACE.md §3: inactive or unknown tokens get the same 200, so tokens cannot be probed
   expectRevoked(await revokeRaw(ctx, 'not-a-token-0123456789'), 'a garbage token')
   const set = await signIn(ctx, { scope: 'openid offline_access' })

@@ -108,7 +108,7 @@ check('CODE-01', async (ctx) => {
   }
 })
 
-check('CODE-02', async (ctx) => {
+check('CODE-02', { exclusive: true }, async (ctx) => {
   const { auth } = await tokensFor(ctx, { scope: 'openid' })
   const code = codeOf(auth)
   const again = () =>
@@ -268,7 +268,7 @@ check('CODE-06', async (ctx) => {
   )
 })
 
-check('CODE-07', async (ctx) => {
+check('CODE-07', { exclusive: true }, async (ctx) => {
   const controls = ctx.target.controls
   if (!controls)
     return ctx.skip(

@@ -191,7 +191,7 @@ check('UI-06', async (ctx) => {
     ctx.note(`the challenge carries error="${params.error}" (RFC 6750 §3.1: SHOULD NOT)`)
 })
 
-check('UI-07', async (ctx) => {
+check('UI-07', { exclusive: true }, async (ctx) => {
   const context = await ctx.newBrowserContext()
   const set = await signIn(ctx, { scope: 'openid', context })
   claimsOf(await userInfoRaw(ctx, set.accessToken), 'user-info with the genuine token')

@@ -4,7 +4,7 @@ import { connect, rootCertificates } from 'node:tls'
 import { chromium, type Browser, type BrowserContext, type Page } from '@playwright/test'
 import type { Http } from './http.ts'
 import { redactHeaders, redactUrl } from './redact.ts'
-import type { Target, TargetClient, TargetUser } from './target.ts'
+import type { LoginConfig, LoginStep, Target, TargetClient, TargetUser } from './target.ts'
 
 /**
  * The Chromium to drive: `CHROMIUM_PATH`, else Debian's `/usr/bin/chromium`, else Playwright's
@@ -85,6 +85,8 @@ export interface BrowserFlowOptions {
   readonly cancel?: boolean
   /** Called with the login page before it is filled (evidence). */
   readonly onLoginPage?: (page: Page) => Promise<void>
+  /** Called after each login step with what it did (the dry run's log and screenshots). */
+  readonly onLoginStep?: LoginStepListener
   readonly timeoutMs?: number
 }
 
@@ -103,7 +105,7 @@ export function clientOrigins(target: Pick<Target, 'clients'>): string[] {
  */
 export async function browse(
   context: BrowserContext,
-  target: Pick<Target, 'clients'>,
+  target: Pick<Target, 'clients' | 'login'>,
   url: string,
   http: Http,
   options: BrowserFlowOptions = {},
@@ -165,8 +167,9 @@ export async function browse(
   })
 
   const navigation = page.goto(url, { timeout }).catch(() => undefined)
+  const detect = loginDetector(target.login)
   const form = page
-    .waitForSelector('input[type=password]', { timeout })
+    .waitForSelector(detect, { timeout })
     .then(() => 'form' as const)
     .catch(() => 'none' as const)
   const first = await Promise.race([
@@ -176,17 +179,17 @@ export async function browse(
   ])
   let loginShown = false
   if (first !== 'callback' && !arrived()) {
-    const hasForm = first === 'form' || (await page.locator('input[type=password]').count()) > 0
+    const hasForm = first === 'form' || (await page.locator(detect).count()) > 0
     if (hasForm) {
       loginShown = true
       await options.onLoginPage?.(page)
       if (options.cancel) {
         await page
-          .locator('button[value=cancel], button:has-text("Cancel"), a:has-text("Cancel")')
+          .locator(target.login?.cancel ?? DEFAULT_CANCEL)
           .first()
-          .click()
+          .click({ timeout })
       } else if (options.user) {
-        await fillLogin(page, options.user)
+        await signIn(page, options.user, target.login, options.onLoginStep)
       } else {
         return { callback: seen.callback, page, loginShown, loginPostStatus }
       }
@@ -199,6 +202,62 @@ export async function browse(
     }
   }
   return { callback: seen.callback, page, loginShown, loginPostStatus }
+}
+
+const DEFAULT_DETECT = 'input[type=password]'
+const DEFAULT_CANCEL = 'button[value=cancel], button:has-text("Cancel"), a:has-text("Cancel")'
+
+/** The selector whose presence means the browser is on the login page. */
+export function loginDetector(login: LoginConfig | undefined): string {
+  return login?.detect ?? DEFAULT_DETECT
+}
+
+export type LoginStepListener = (step: string, page: Page) => Promise<void>
+
+/** What a step does, for logs: credentials stay placeholders. */
+export function describeStep(step: LoginStep): string {
+  if ('goto' in step) return `goto ${step.goto}`
+  if ('fill' in step) return `fill ${step.fill} with ${JSON.stringify(step.value)}`
+  if ('click' in step) return `click ${step.click}`
+  if ('press' in step) return `press ${step.key} in ${step.press}`
+  return `wait for ${step.waitFor}`
+}
+
+/** `{username}` and `{password}` in a step's value, replaced by the user's. */
+export function stepValue(value: string, user: TargetUser): string {
+  return value.replace(/\{(username|password)\}/g, (_, name: 'username' | 'password') => user[name])
+}
+
+/**
+ * Signs `user` in on the login page: the configured steps, or the usual form. A step that
+ * fails throws with the step's description, so a report says which one broke.
+ */
+export async function signIn(
+  page: Page,
+  user: TargetUser,
+  login: LoginConfig | undefined,
+  onStep?: LoginStepListener,
+): Promise<void> {
+  if (!login?.steps) {
+    await fillLogin(page, user)
+    await onStep?.('fill the usual username/password form and submit it', page)
+    return
+  }
+  const timeout = login.stepTimeoutMs ?? 15_000
+  for (const [index, step] of login.steps.entries()) {
+    const what = `step ${index + 1}: ${describeStep(step)}`
+    try {
+      if ('goto' in step) await page.goto(new URL(step.goto, page.url()).toString(), { timeout })
+      else if ('fill' in step)
+        await page.locator(step.fill).first().fill(stepValue(step.value, user), { timeout })
+      else if ('click' in step) await page.locator(step.click).first().click({ timeout })
+      else if ('press' in step) await page.locator(step.press).first().press(step.key, { timeout })
+      else await page.locator(step.waitFor).first().waitFor({ timeout })
+    } catch (err) {
+      throw new Error(`login ${what} failed: ${(err as Error).message.split('\n')[0] ?? ''}`)
+    }
+    await onStep?.(what, page)
+  }
 }
 
 /** The default login steps: the usual username/password form. */

@@ -42,12 +42,55 @@ class Skip extends Error {
   override readonly name = 'Skip'
 }
 
-const registry = new Map<RequirementId, CheckBody>()
+export interface CheckOptions {
+  /**
+   * The check changes state that other checks see (the target's clock or rate limits, a
+   * rate-limit budget it exhausts, a login throttle it trips): it runs alone, never beside
+   * another check. Only exclusive checks may use the target's controls.
+   */
+  readonly exclusive?: boolean
+}
 
-/** Registers the check for a catalogue row. Title, level and source come from the catalogue. */
-export function check(id: RequirementId, body: CheckBody): void {
+const registry = new Map<RequirementId, { body: CheckBody; exclusive: boolean }>()
+
+/**
+ * Registers the check for a catalogue row. Title, level and source come from the catalogue.
+ * `check(id, { exclusive: true }, body)` registers one that must run alone.
+ */
+export function check(id: RequirementId, body: CheckBody): void
+export function check(id: RequirementId, options: CheckOptions, body: CheckBody): void
+export function check(
+  id: RequirementId,
+  bodyOrOptions: CheckBody | CheckOptions,
+  maybeBody?: CheckBody,
+): void {
   if (registry.has(id)) throw new Error(`check ${id} is registered twice`)
-  registry.set(id, body)
+  const [options, body] =
+    typeof bodyOrOptions === 'function' ? [{}, bodyOrOptions] : [bodyOrOptions, maybeBody]
+  if (!body) throw new Error(`check ${id} has no body`)
+  registry.set(id, { body, exclusive: options.exclusive ?? false })
+}
+
+/** Whether the check must run alone (see CheckOptions.exclusive). */
+export function isExclusive(id: RequirementId): boolean {
+  return registry.get(id)?.exclusive ?? false
+}
+
+/**
+ * The target as a check sees it: a check not registered as exclusive gets controls that
+ * refuse to act, so a check that moves the clock cannot slip into a parallel batch unnoticed.
+ */
+function targetFor(id: RequirementId, target: Target, exclusive: boolean): Target {
+  if (exclusive || !target.controls) return target
+  const refuse = (): never => {
+    throw new Error(
+      `check ${id} uses the target's controls but is not registered with { exclusive: true }`,
+    )
+  }
+  return {
+    ...target,
+    controls: { advanceClock: refuse, setRateLimit: refuse, reset: () => undefined },
+  }
 }
 
 /** Every registered check ID, in catalogue order. */
@@ -67,7 +110,7 @@ export async function runCheck(
   resources: RunResources,
   timeoutMs = CHECK_TIMEOUT_MS,
 ): Promise<CheckResult> {
-  const body = registry.get(id)
+  const entry = registry.get(id)
   const req: Requirement = requirements[id]
   const http = createHttp(target)
   const notes: string[] = []
@@ -84,9 +127,9 @@ export async function runCheck(
     screenshots,
     durationMs: Math.round(performance.now() - started),
   })
-  if (!body) return result('skip', 'no check is registered for this requirement')
+  if (!entry) return result('skip', 'no check is registered for this requirement')
   const ctx: CheckContext = {
-    target,
+    target: targetFor(id, target, entry.exclusive),
     http,
     note: (m) => notes.push(m),
     skip: (reason) => {
@@ -102,7 +145,7 @@ export async function runCheck(
   let timer: NodeJS.Timeout | undefined
   try {
     await Promise.race([
-      body(ctx),
+      entry.body(ctx),
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs)
       }),
@@ -114,7 +157,7 @@ export async function runCheck(
   } finally {
     clearTimeout(timer)
     await Promise.all(contexts.map((c) => c.close().catch(() => undefined)))
-    target.controls?.reset()
+    if (entry.exclusive) target.controls?.reset()
   }
 }
 

@@ -1,6 +1,7 @@
 import '../checks/index.ts'
 import type { RequirementId } from '../requirements.ts'
-import { createRunResources, registeredChecks, runCheck } from './check.ts'
+import { createRunResources, isExclusive, registeredChecks, runCheck } from './check.ts'
+import { runPool } from './pool.ts'
 import type { Target } from './target.ts'
 import type { CheckResult } from './types.ts'
 
@@ -9,23 +10,30 @@ export interface RunOptions {
   readonly ids?: readonly RequirementId[]
   /** Called as each check finishes (live progress). */
   readonly onResult?: (result: CheckResult) => void
+  /**
+   * How many checks run at once (default 1). Exclusive checks always run alone: the run
+   * waits for the checks in flight, runs the exclusive one, then goes on.
+   */
+  readonly concurrency?: number
 }
 
-/** Runs the checks one after another against one target. */
+/**
+ * Runs the checks against one target, in catalogue order, up to `concurrency` at a time;
+ * the results come back in the order of `ids` whatever order they finished in.
+ */
 export async function runChecks(target: Target, options: RunOptions = {}): Promise<CheckResult[]> {
   const ids = options.ids ?? registeredChecks()
-  const results: CheckResult[] = []
   const resources = createRunResources(target)
   try {
-    for (const id of ids) {
-      const result = await runCheck(id, target, resources)
-      results.push(result)
-      options.onResult?.(result)
-    }
+    return await runPool(ids, {
+      concurrency: options.concurrency ?? 1,
+      alone: isExclusive,
+      run: (id) => runCheck(id, target, resources),
+      onDone: options.onResult,
+    })
   } finally {
     await resources.close()
   }
-  return results
 }
 
 export { registeredChecks }

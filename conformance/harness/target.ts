@@ -15,6 +15,32 @@ export interface TargetUser {
 }
 
 /**
+ * One declarative login step. Selectors are Playwright selectors; in `value`, `{username}` and
+ * `{password}` stand for the signing-in user's credentials (never written to logs or reports).
+ */
+export type LoginStep =
+  | { readonly goto: string }
+  | { readonly fill: string; readonly value: string }
+  | { readonly click: string }
+  | { readonly press: string; readonly key: string }
+  | { readonly waitFor: string }
+
+/**
+ * How to sign in at the target's login page. Each part defaults to the usual username/password
+ * form: a page with a password field, filled and submitted.
+ */
+export interface LoginConfig {
+  /** A selector that appears only on the login page (default `input[type=password]`). */
+  readonly detect?: string | undefined
+  /** Steps that sign the user in, run on the login page in order. */
+  readonly steps?: readonly LoginStep[] | undefined
+  /** The control that cancels the login (the access_denied checks). */
+  readonly cancel?: string | undefined
+  /** How long one step may take, in ms (default 15000). */
+  readonly stepTimeoutMs?: number | undefined
+}
+
+/**
  * What the suite knows about a deployment: the `--config FILE` JSON, or the embedded
  * reference server's fixtures. Optional members unlock checks; their absence skips those
  * checks with the reason.
@@ -38,6 +64,8 @@ export interface TargetConfig {
     readonly primary: TargetUser
     readonly secondary?: TargetUser | undefined
   }
+  /** How to sign in (default: detect and fill the usual username/password form). */
+  readonly login?: LoginConfig | undefined
   /**
    * A plain-HTTP URL at which to probe the deployment (TLS-01). Default: the base URL with
    * the http scheme on port 80.
