@@ -1,7 +1,7 @@
 import { defineConfig } from '@playwright/test'
 import { CHROMIUM_ARGS, chromiumExecutable } from './conformance/harness/browser.ts'
 
-// Browser tests of the hosted pages (`npm run test:pages`). The global setup starts the
+// Browser tests of the hosted pages and of report.html (`npm run test:pages`). The global setup starts the
 // embedded reference server and sets PAGES_BASE_URL and PAGES_SPKI_PIN before the workers
 // start; each worker loads this file again, so its launch options carry the pin of the
 // server's verified certificate (TLS checks stay on: no ignoreHTTPSErrors).
@@ -9,9 +9,9 @@ const executablePath = chromiumExecutable()
 const pin = process.env.PAGES_SPKI_PIN
 
 export default defineConfig({
-  testDir: 'server/views',
-  // only *.spec.ts: vitest owns *.test.ts
-  testMatch: '*.spec.ts',
+  // the hosted pages and the suite's HTML report; only *.spec.ts: vitest owns *.test.ts
+  testDir: '.',
+  testMatch: ['server/views/**/*.spec.ts', 'conformance/report/**/*.spec.ts'],
   globalSetup: './server/views/pages.setup.ts',
   outputDir: 'test-results/pages',
   fullyParallel: false,

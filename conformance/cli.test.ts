@@ -25,6 +25,16 @@ writeFileSync(
   }),
 )
 
+const badLogin = join(dir, 'bad-login.json')
+writeFileSync(
+  badLogin,
+  JSON.stringify({
+    clients: { main: { id: 'app', secret: 's3cret' } },
+    users: { primary: { username: 'u', password: 'pa55' } },
+    login: { steps: [{ fill: 'input[name=user]' }] },
+  }),
+)
+
 describe('idp-conformance CLI', () => {
   test('--help and --list exit 0', async () => {
     expect((await run(['--help'])).out).toMatch(/usage: idp-conformance/)
@@ -42,6 +52,7 @@ describe('idp-conformance CLI', () => {
       ['--only', 'NOPE-*'],
       ['--known-failures', join(dir, 'missing.json'), '--list'],
       ['--parallel', '0', '--list'],
+      ['--base-url', 'https://idp.example', '--config', badLogin, '--login-dry-run'],
       ['--parallel', 'many', '--list'],
     ]) {
       const r = await run(argv)
@@ -49,6 +60,8 @@ describe('idp-conformance CLI', () => {
       expect(r.err).toMatch(/^idp-conformance: /)
       expect(r.err).not.toMatch(/\n\s+at /)
     }
+    const login = await run(['--base-url', 'https://idp.example', '--config', badLogin])
+    expect(login.err).toMatch(/"login\.steps\[0\]" must be one step/)
   })
 
   test('--parallel takes a whole number from 1 to 16', () => {

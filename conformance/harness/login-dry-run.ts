@@ -79,10 +79,13 @@ export async function loginDryRun(
         },
         onLoginStep: async (step, page) => {
           note(`done: ${step}`)
-          await shoot('after-step', page)
+          const n = /^step (\d+):/.exec(step)?.[1]
+          await shoot(n ? `after-step-${n}` : 'after-login', page)
         },
-      }).catch((err: unknown) => {
+      }).catch(async (err: unknown) => {
         note(`FAILED: ${(err as Error).message}`)
+        const page = context.pages().at(-1)
+        if (page) await shoot('failed', page)
         return undefined
       })
       if (outcome) {

@@ -1,4 +1,6 @@
-import { rm } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { spkiPin } from '../../conformance/harness/browser.ts'
 import { startEmbedded } from '../../conformance/harness/embedded.ts'
 import { loadConfig } from '../config.ts'
@@ -22,6 +24,10 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     if (!pin) throw new Error('the embedded server has no private CA to pin')
     process.env.PAGES_BASE_URL = idp.target.baseUrl
     process.env.PAGES_SPKI_PIN = pin
+    // the report spec runs the CLI against this server and needs its CA as a file
+    const caFile = join(await mkdtemp(join(tmpdir(), 'pages-ca-')), 'ca.pem')
+    await writeFile(caFile, idp.target.ca ?? '')
+    process.env.PAGES_CA_FILE = caFile
   } catch (error) {
     await idp.stop()
     throw error

@@ -1,0 +1,74 @@
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { startEmbedded, type Embedded } from './embedded.ts'
+import { loginDryRun } from './login-dry-run.ts'
+import type { LoginConfig, Target } from './target.ts'
+
+// The declarative login steps, driven in a real browser against the embedded server's form.
+describe('login steps and --login-dry-run', () => {
+  let embedded: Embedded
+  beforeAll(async () => {
+    embedded = await startEmbedded()
+  })
+  afterAll(async () => {
+    await embedded.stop()
+  })
+
+  const withLogin = (login: LoginConfig | undefined): Target => ({ ...embedded.target, login })
+  const steps: LoginConfig['steps'] = [
+    { fill: 'input[name=username]', value: '{username}' },
+    { fill: 'input[name=password]', value: '{password}' },
+    { press: 'input[name=password]', key: 'Enter' },
+  ]
+
+  test('configured steps sign the user in; the log names each step, never the password', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dry-'))
+    const lines: string[] = []
+    const result = await loginDryRun(withLogin({ steps }), dir, (l) => lines.push(l))
+    expect(result.signedIn).toBe(true)
+    expect(lines).toContain('done: step 3: press Enter in input[name=password]')
+    expect(result.screenshots.map((f) => f.replace(dir, ''))).toEqual([
+      '/login-01-login-page.png',
+      '/login-02-after-step-1.png',
+      '/login-03-after-step-2.png',
+      '/login-04-after-step-3.png',
+    ])
+    const log = readFileSync(join(dir, 'login-dry-run.log'), 'utf8')
+    expect(log).toContain('{password}')
+    expect(log).not.toContain(embedded.target.users.primary.password)
+  })
+
+  test('the default detects and fills the usual form', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dry-'))
+    const result = await loginDryRun(withLogin(undefined), dir, () => undefined)
+    expect(result.signedIn).toBe(true)
+    expect(result.log).toContain('done: fill the usual username/password form and submit it')
+  })
+
+  test('a step that cannot run fails the dry run, says which, and keeps a screenshot', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dry-'))
+    const result = await loginDryRun(
+      withLogin({ steps: [steps[0]!, { click: '#no-such-button' }], stepTimeoutMs: 500 }),
+      dir,
+      () => undefined,
+    )
+    expect(result.signedIn).toBe(false)
+    expect(result.log.find((l) => l.startsWith('FAILED'))).toMatch(
+      /^FAILED: login step 2: click #no-such-button failed/,
+    )
+    expect(result.screenshots.at(-1)).toMatch(/failed\.png$/)
+  })
+
+  test('a wrong detect selector is reported as no login page', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dry-'))
+    const result = await loginDryRun(
+      withLogin({ detect: '#not-a-login-form', steps }),
+      dir,
+      () => undefined,
+    )
+    expect(result.signedIn).toBe(false)
+    expect(result.log.join('\n')).toMatch(/no login page was detected/)
+  }, 60_000)
+})

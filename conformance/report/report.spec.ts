@@ -1,0 +1,120 @@
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { expect, test } from '@playwright/test'
+import { main } from '../cli.ts'
+import { clients } from '../../fixtures/clients.ts'
+import { users } from '../../fixtures/users.ts'
+
+// report.html as a reader sees it, in a real Chromium: produced by the CLI against the
+// embedded reference server (pages.setup.ts), with the service client's secret deliberately
+// wrong so one check fails and its evidence has to be readable.
+
+const WRONG_SECRET = 'wrong-secret-0123456789'
+
+test.describe('report.html', () => {
+  test.describe.configure({ mode: 'serial' })
+  let reportUrl = ''
+  let exitCode = -1
+
+  test.beforeAll(async ({}, testInfo) => {
+    if (testInfo.project.name !== 'desktop') return // the tests skip there (beforeEach)
+    testInfo.setTimeout(180_000)
+    const baseUrl = process.env.PAGES_BASE_URL
+    const caFile = process.env.PAGES_CA_FILE
+    if (!baseUrl || !caFile) throw new Error('pages.setup.ts did not start the reference server')
+    const dir = mkdtempSync(join(tmpdir(), 'report-spec-'))
+    const client = (id: string, secret?: string) => {
+      const c = clients.find((x) => x.id === id)
+      if (!c) throw new Error(`no fixture client ${id}`)
+      return { id: c.id, secret: secret ?? c.secret, redirectUri: c.redirectUris[0] }
+    }
+    const [alice] = users
+    if (!alice) throw new Error('no fixture user')
+    writeFileSync(
+      join(dir, 'target.json'),
+      JSON.stringify({
+        clients: {
+          main: client('conformance-client'),
+          service: client('service-client', WRONG_SECRET),
+        },
+        users: { primary: { username: alice.username, password: alice.password } },
+      }),
+    )
+    const out = { write: () => true, isTTY: false }
+    exitCode = await main(
+      [
+        '--base-url',
+        baseUrl,
+        '--ca',
+        caFile,
+        '--config',
+        join(dir, 'target.json'),
+        '--only',
+        'DISC-01,CC-01,IDT-02',
+        '--report-dir',
+        dir,
+      ],
+      { out, err: out, env: {} },
+    )
+    reportUrl = pathToFileURL(join(dir, 'report.html')).toString()
+  })
+
+  test.beforeEach(({}, testInfo) => {
+    test.skip(testInfo.project.name !== 'desktop', 'one viewport is enough for a report')
+  })
+
+  test('the summary says the run failed, with the counts', async ({ page }) => {
+    expect(exitCode).toBe(1)
+    await page.goto(reportUrl)
+    const summary = page.locator('#summary')
+    await expect(summary).toContainText('FAILED')
+    await expect(summary).toContainText('2 passed')
+    await expect(summary).toContainText('1 failed')
+    await expect(page.locator('details.check')).toHaveCount(3)
+  })
+
+  test('a failing check is open with its message and its redacted HTTP transcript', async ({
+    page,
+  }) => {
+    await page.goto(reportUrl)
+    const failed = page.locator('details.check[data-verdict="fail"]')
+    await expect(failed).toHaveCount(1)
+    await expect(failed).toHaveAttribute('open', '')
+    await expect(failed.locator('summary')).toContainText('CC-01')
+    await expect(failed.locator('.msg')).toBeVisible()
+    const exchange = failed
+      .locator('.x')
+      .filter({ has: page.locator('.line', { hasText: /^POST \S+\/auth\/token / }) })
+      .first()
+    await expect(exchange.locator('.line')).toContainText('→ 401')
+    await expect(exchange).toContainText('client_secret=wron')
+    await expect(exchange).toContainText('invalid_client')
+    await expect(page.locator('body')).not.toContainText(WRONG_SECRET)
+  })
+
+  test('a passing check shows the decoded JWT it received, signature redacted', async ({
+    page,
+  }) => {
+    await page.goto(reportUrl)
+    const at = page.locator('details.check').filter({ hasText: 'IDT-02' })
+    await at.locator('summary').click()
+    const jwt = at.locator('pre.jwt').first()
+    await expect(jwt).toBeVisible()
+    await expect(jwt).toContainText('"alg":"RS256"')
+    await expect(jwt).toContainText('payload {')
+    await expect(at).toContainText('[signature redacted]')
+  })
+
+  test('the verdict filters hide and show checks', async ({ page }) => {
+    await page.goto(reportUrl)
+    const passing = page.locator('details.check[data-verdict="pass"]')
+    await expect(passing.first()).toBeVisible()
+    await page.locator('#filters input[value="pass"]').uncheck()
+    await expect(passing.first()).toBeHidden()
+    await expect(page.locator('details.check[data-verdict="fail"]')).toBeVisible()
+    await page.locator('#filters input[value="pass"]').check()
+    await expect(passing.first()).toBeVisible()
+  })
+})
