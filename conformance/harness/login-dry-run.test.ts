@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { startEmbedded, type Embedded } from './embedded.ts'
 import { loginDryRun } from './login-dry-run.ts'
-import type { LoginConfig, Target } from './target.ts'
+import type { LoginConfig, LoginStep, Target } from './target.ts'
 
 // The declarative login steps, driven in a real browser against the embedded server's form.
 describe('login steps and --login-dry-run', () => {
@@ -17,8 +17,9 @@ describe('login steps and --login-dry-run', () => {
   })
 
   const withLogin = (login: LoginConfig | undefined): Target => ({ ...embedded.target, login })
-  const steps: LoginConfig['steps'] = [
-    { fill: 'input[name=username]', value: '{username}' },
+  const fillUsername: LoginStep = { fill: 'input[name=username]', value: '{username}' }
+  const steps: LoginStep[] = [
+    fillUsername,
     { fill: 'input[name=password]', value: '{password}' },
     { press: 'input[name=password]', key: 'Enter' },
   ]
@@ -50,7 +51,7 @@ describe('login steps and --login-dry-run', () => {
   test('a step that cannot run fails the dry run, says which, and keeps a screenshot', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'dry-'))
     const result = await loginDryRun(
-      withLogin({ steps: [steps[0]!, { click: '#no-such-button' }], stepTimeoutMs: 500 }),
+      withLogin({ steps: [fillUsername, { click: '#no-such-button' }], stepTimeoutMs: 500 }),
       dir,
       () => undefined,
     )

@@ -18,6 +18,7 @@ test.describe('report.html', () => {
   let reportUrl = ''
   let exitCode = -1
 
+  // eslint-disable-next-line no-empty-pattern -- Playwright reads fixtures from this pattern
   test.beforeAll(async ({}, testInfo) => {
     if (testInfo.project.name !== 'desktop') return // the tests skip there (beforeEach)
     testInfo.setTimeout(180_000)
@@ -31,7 +32,6 @@ test.describe('report.html', () => {
       return { id: c.id, secret: secret ?? c.secret, redirectUri: c.redirectUris[0] }
     }
     const [alice] = users
-    if (!alice) throw new Error('no fixture user')
     writeFileSync(
       join(dir, 'target.json'),
       JSON.stringify({
@@ -61,6 +61,7 @@ test.describe('report.html', () => {
     reportUrl = pathToFileURL(join(dir, 'report.html')).toString()
   })
 
+  // eslint-disable-next-line no-empty-pattern -- as above
   test.beforeEach(({}, testInfo) => {
     test.skip(testInfo.project.name !== 'desktop', 'one viewport is enough for a report')
   })
