@@ -2,6 +2,7 @@ import { requirements, type Requirement, type RequirementId } from '../requireme
 import type { Browser, BrowserContext } from '@playwright/test'
 import { launchBrowser } from './browser.ts'
 import { createHttp, type Http } from './http.ts'
+import { redactUrl } from './redact.ts'
 import type { Target } from './target.ts'
 import type { CheckResult, Level, Verdict } from './types.ts'
 
@@ -153,6 +154,12 @@ export async function runCheck(
     return result('pass', undefined)
   } catch (err) {
     if (err instanceof Skip) return result('skip', err.message)
+    // what the browser showed when the check failed is often the quickest explanation
+    for (const context of contexts)
+      for (const page of context.pages()) {
+        const png = await page.screenshot({ fullPage: true, timeout: 5000 }).catch(() => undefined)
+        if (png) ctx.screenshot(`page when the check failed: ${redactUrl(page.url())}`, png)
+      }
     return result(failedVerdict[req.level], describe(err))
   } finally {
     clearTimeout(timer)

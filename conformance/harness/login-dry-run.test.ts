@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { startEmbedded, type Embedded } from './embedded.ts'
+import { createRunResources, runCheck } from './check.ts'
 import { loginDryRun } from './login-dry-run.ts'
+import './runner.ts' // registers the checks
 import type { LoginConfig, LoginStep, Target } from './target.ts'
 
 // The declarative login steps, driven in a real browser against the embedded server's form.
@@ -72,4 +74,21 @@ describe('login steps and --login-dry-run', () => {
     expect(result.signedIn).toBe(false)
     expect(result.log.join('\n')).toMatch(/no login page was detected/)
   }, 60_000)
+
+  test('a failing browser check keeps a screenshot of the page it ended on', async () => {
+    const resources = createRunResources(embedded.target)
+    const target: Target = {
+      ...embedded.target,
+      users: { primary: { username: 'alice', password: 'not-her-password' } },
+    }
+    try {
+      const result = await runCheck('IDT-02', target, resources)
+      expect(result.verdict).toBe('fail')
+      expect(result.screenshots.map((s) => s.name)).toEqual([
+        expect.stringMatching(/^page when the check failed: https:\/\/127\.0\.0\.1:\d+\/auth\//),
+      ])
+    } finally {
+      await resources.close()
+    }
+  })
 })
