@@ -1,5 +1,7 @@
 import { once } from 'node:events'
+import { mkdirSync } from 'node:fs'
 import type { Server as HttpServer } from 'node:http'
+import { dirname } from 'node:path'
 import Hapi from '@hapi/hapi'
 import Inert from '@hapi/inert'
 import type { Config } from './config.ts'
@@ -12,6 +14,8 @@ import { transport } from './plugins/transport.ts'
 import { routes } from './routes/index.ts'
 import { registerCookies } from './sessions.ts'
 import { createKnexStore, migrate, openDatabase } from './store/knex/index.ts'
+import { memoryRateLimits } from './store/memory-rate-limits.ts'
+import { lockSqliteFile } from './store/sqlite-lock.ts'
 import type { Store } from './store/store.ts'
 import type { TlsMaterial } from './tls.ts'
 import { loadFixtures } from '../fixtures/index.ts'
@@ -48,10 +52,23 @@ const defaultLog: Deps['log'] = (event, detail) => {
  */
 export async function createServer(config: Config, options: AppOptions): Promise<App> {
   let store = options.store
+  let releaseLock = (): void => undefined
   if (!store) {
-    const knex = openDatabase(config.databaseUrl, config.databaseSchema)
-    await migrate(knex, config.databaseSchema)
-    store = createKnexStore(knex)
+    const sqlite = config.databaseUrl.startsWith('sqlite:')
+    const file = sqlite ? config.databaseUrl.slice('sqlite:'.length) : ':memory:'
+    // one process per SQLite file: it keeps the rate-limit counters in its memory
+    if (file !== ':memory:') {
+      mkdirSync(dirname(file), { recursive: true })
+      releaseLock = lockSqliteFile(file)
+    }
+    try {
+      const knex = openDatabase(config.databaseUrl, config.databaseSchema)
+      await migrate(knex, config.databaseSchema)
+      store = createKnexStore(knex, sqlite ? { rateLimits: memoryRateLimits() } : {})
+    } catch (err) {
+      releaseLock()
+      throw err
+    }
   }
   const clock = options.clock ?? systemClock
   if (config.loadFixtures) await loadFixtures(store)
@@ -112,6 +129,7 @@ export async function createServer(config: Config, options: AppOptions): Promise
       }
       await server.stop({ timeout: 1000 })
       await store.close()
+      releaseLock()
     },
   }
 }

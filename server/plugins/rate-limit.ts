@@ -33,8 +33,9 @@ export function clientIp(request: Request, trustProxy: boolean): string {
 }
 
 /**
- * Counts one request against `key` in the group's fixed window. Counters live in the store,
- * so every process of a deployment shares them.
+ * Counts one request against `key` in the group's fixed window. Counters live in the store
+ * (in PostgreSQL every process of a deployment shares them; SQLite, served by one process,
+ * keeps them in memory).
  */
 export async function countRequest(
   group: RateLimitGroup,
@@ -44,7 +45,7 @@ export async function countRequest(
   const { limit, window } = deps.rateLimits()[group]
   const now = deps.clock()
   const windowStart = now - (now % window)
-  const count = await deps.store.rateLimits.hit(`${group}:${key}`, windowStart)
+  const count = await deps.store.rateLimits.hit(`${group}:${key}`, windowStart, window)
   return {
     limit,
     remaining: Math.max(0, limit - count),

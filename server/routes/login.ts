@@ -45,7 +45,8 @@ async function countAttempt(
   const now = deps.clock()
   const windowStart = now - (now % window)
   const key = `login:${clientIp(request, deps.config.trustProxy)}:${sha256Hex(username)}`
-  const hit = (counter: string) => deps.store.rateLimits.hit(`${key}:${counter}`, windowStart)
+  const hit = (counter: string) =>
+    deps.store.rateLimits.hit(`${key}:${counter}`, windowStart, window)
   const attempts = await hit('attempts')
   // a success does not count as a failure; a failure includes this attempt
   const failures = succeeded ? attempts - (await hit('successes')) : await hit('failures')

@@ -90,12 +90,12 @@ for (const backend of backends) {
 
       test('rate-limit counters count every concurrent hit exactly once', async () => {
         const counts = await Promise.all(
-          Array.from({ length: 25 }, () => store.rateLimits.hit('k', 60)),
+          Array.from({ length: 25 }, () => store.rateLimits.hit('k', 60, 60)),
         )
         expect([...counts].sort((a, b) => a - b)).toEqual(
           Array.from({ length: 25 }, (_, i) => i + 1),
         )
-        expect(await store.rateLimits.hit('k', 120)).toBe(1)
+        expect(await store.rateLimits.hit('k', 120, 60)).toBe(1)
       })
 
       test('revoking a refresh token revokes the access tokens minted from it, and only those', async () => {

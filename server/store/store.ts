@@ -155,8 +155,11 @@ export interface InteractionRepository {
 }
 
 export interface RateLimitRepository {
-  /** Adds one hit to the counter of `key` in the window starting at `windowStart`; returns the new count. */
-  hit(key: string, windowStart: number): Promise<number>
+  /**
+   * Adds one hit to the counter of `key` in the window starting at `windowStart` (and lasting
+   * `windowSeconds`); returns the new count.
+   */
+  hit(key: string, windowStart: number, windowSeconds: number): Promise<number>
 }
 
 export interface Store {

@@ -10,8 +10,14 @@ import { userRepository } from './users.ts'
 
 export { openDatabase, migrate } from './database.ts'
 
-/** The knex implementation of every repository over one database. */
-export function createKnexStore(knex: Knex): Store {
+/**
+ * The knex implementation of every repository over one database; `overrides` replaces some
+ * (SQLite keeps rate-limit counters in memory: server/store/memory-rate-limits.ts).
+ */
+export function createKnexStore(
+  knex: Knex,
+  overrides: Partial<Pick<Store, 'rateLimits'>> = {},
+): Store {
   return {
     clients: clientRepository(knex),
     users: userRepository(knex),
@@ -20,7 +26,7 @@ export function createKnexStore(knex: Knex): Store {
     tokens: tokenRepository(knex),
     sessions: sessionRepository(knex),
     interactions: interactionRepository(knex),
-    rateLimits: rateLimitRepository(knex),
+    rateLimits: overrides.rateLimits ?? rateLimitRepository(knex),
     async ping() {
       await knex.raw('select 1')
     },
