@@ -8,6 +8,14 @@ import { clientCredentials, CLIENT, httpTo, mintCode, REDIRECT, signIn } from '.
 import { cpuSeconds, rssMiB, startNode, stop, waitForLine } from './bench/process.ts'
 import { percentile, pool, runScenario, type ScenarioResult } from './bench/scenarios.ts'
 
+/** The installed node-oidc-provider's version, for the report. */
+function peerVersion(): string {
+  const pkg = JSON.parse(
+    readFileSync(join('node_modules', 'oidc-provider', 'package.json'), 'utf8'),
+  ) as { version: string }
+  return pkg.version
+}
+
 // npm run bench [-- --quick] [--database-url URL]: load from this process against the reference
 // server in its own process, on loopback, bounded in requests and time (issue 9).
 const { values } = parseArgs({
@@ -40,9 +48,12 @@ const server = startNode('scripts/serve.ts', {
 })
 const constantPort = await freePort()
 const constant = startNode('scripts/bench/constant-server.ts', { PORT: String(constantPort) })
+const peerPort = await freePort()
+const peer = startNode('scripts/bench/peer-oidc-provider.ts', { PORT: String(peerPort) })
 try {
   await waitForLine(server, /listening on/)
   await waitForLine(constant, /listening on/)
+  await waitForLine(peer, /listening on/)
   const base = `https://127.0.0.1:${port}`
   const http = httpTo(base, readFileSync(join(dataDir, 'tls', 'ca.pem'), 'utf8'))
   const pid = server.pid ?? 0
@@ -51,6 +62,7 @@ try {
     grant_type: 'client_credentials',
     client_id: 'service-client',
     client_secret: 'service-secret',
+    scope: 'api:reports',
   }).toString()
   const formHeaders = { 'content-type': 'application/x-www-form-urlencoded' }
 
@@ -88,6 +100,25 @@ try {
   issuance.ratio = {
     to: 'raw RS256 signatures/s (jose, all cores)',
     value: issuance.reqPerSec / signing.jose,
+  }
+  // the peer, same scenario, same client, same TLS, same load generator, same run
+  console.log('peer: node-oidc-provider client_credentials issuance…')
+  const peerIssuance = await runScenario(
+    `peer: node-oidc-provider ${peerVersion()} client_credentials issuance`,
+    peer.pid ?? 0,
+    {
+      url: `https://127.0.0.1:${peerPort}/token`,
+      method: 'POST',
+      headers: formHeaders,
+      body: ccBody,
+      connections: 16,
+      duration: seconds,
+    },
+  )
+  results.push(peerIssuance)
+  peerIssuance.ratio = {
+    to: 'raw RS256 signatures/s (jose, all cores)',
+    value: peerIssuance.reqPerSec / signing.jose,
   }
   await run('introspection', {
     url: `${base}/auth/introspect`,
@@ -203,17 +234,20 @@ try {
     '|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
+    `Peer: the reference server issues client_credentials tokens at ${(issuance.reqPerSec / peerIssuance.reqPerSec).toFixed(2)} × node-oidc-provider's rate (target ≥ 1.5 ×), using ${(issuance.cpuMsPerRequest / peerIssuance.cpuMsPerRequest).toFixed(2)} × its server CPU per token; the peer keeps its grants in its in-memory development adapter, the reference server in ${values['database-url'] ? 'PostgreSQL' : 'SQLite'}.`,
+    '',
     `Memory soak: ${soakTokens} tokens issued; RSS ${early.toFixed(0)} MiB early, ${late.toFixed(0)} MiB late (${(((late - early) / early) * 100).toFixed(1)} %).`,
   ].join('\n')
   mkdirSync(outDir, { recursive: true })
   writeFileSync(join(outDir, 'bench.md'), `${md}\n`)
   writeFileSync(
     join(outDir, 'bench.json'),
-    `${JSON.stringify({ machine, quick, signing, constantRoute, results, soak: { tokens: soakTokens, early, late, samples: rssSamples } }, null, 2)}\n`,
+    `${JSON.stringify({ machine, quick, signing, constantRoute, peer: peerIssuance, results, soak: { tokens: soakTokens, early, late, samples: rssSamples } }, null, 2)}\n`,
   )
   console.log(`\n${md}\n\nwritten to ${outDir}/bench.md and bench.json`)
 } finally {
   await stop(server)
   await stop(constant)
+  await stop(peer)
   rmSync(dataDir, { recursive: true, force: true })
 }
