@@ -1,6 +1,8 @@
 import { OAuthError, type OAuthErrorCode } from '../errors.ts'
 import type { Client, Store } from '../store/store.ts'
+import { safeName } from './params.ts'
 import { S256_CHALLENGE } from './pkce.ts'
+import { isRegisteredRedirectUri } from './redirect-uri.ts'
 import { parseScope, withinScope } from './scope.ts'
 
 /** A validated authorization request (RFC 6749 §4.1.1, RFC 7636 §4.3, OIDC Core §3.1.2.1). */
@@ -58,7 +60,11 @@ export async function validateAuthorizationRequest(
     )
   }
   const client = await store.clients.get(clientId)
-  if (!client) return page('invalid_client', 'unknown client')
+  if (!client)
+    return page(
+      'invalid_client',
+      `client_id '${safeName(clientId)}' is not registered: register it in the clients file given to serve --clients, or use a fixture client`,
+    )
   const redirectUri = raw.redirect_uri
   if (typeof redirectUri !== 'string' || redirectUri === '') {
     return page(
@@ -68,9 +74,13 @@ export async function validateAuthorizationRequest(
         : 'missing required parameter redirect_uri',
     )
   }
-  // RFC 9700 §2.1, §4.1.3: exact string comparison, no normalisation
-  if (!client.redirectUris.includes(redirectUri))
-    return page('invalid_request', 'redirect_uri is not registered for this client')
+  // RFC 9700 §2.1, §4.1.3: exact string comparison, no normalisation; RFC 8252 §7.3: any
+  // port on a loopback IP
+  if (!isRegisteredRedirectUri(client.redirectUris, redirectUri))
+    return page(
+      'invalid_request',
+      `redirect_uri '${safeName(redirectUri)}' is not registered for client '${safeName(client.id)}': it must equal a registered redirect URI character for character (RFC 6749 §3.1.2.3); only the port of an http://127.0.0.1 or http://[::1] URI may differ (RFC 8252 §7.3)`,
+    )
 
   const rawState = raw.state
   const state =
@@ -99,7 +109,10 @@ export async function validateAuthorizationRequest(
   if (typeof rawState === 'string' && rawState.length > MAX_STATE)
     return redirect('invalid_request', 'state is too long')
   if (!client.grantTypes.includes('authorization_code'))
-    return redirect('unauthorized_client', 'the client may not use the authorization code flow')
+    return redirect(
+      'unauthorized_client',
+      'the client is not registered for the authorization_code grant: add it to its grant_types',
+    )
 
   const responseType = str('response_type')
   if (!responseType) return redirect('invalid_request', 'missing required parameter response_type')
@@ -116,12 +129,25 @@ export async function validateAuthorizationRequest(
 
   // RFC 7636 §4.3, §4.4.1; INTERFACE.md §5.2: PKCE is mandatory and S256 is the only method
   const codeChallenge = str('code_challenge')
-  if (!codeChallenge) return redirect('invalid_request', 'code_challenge is required (PKCE)')
+  if (!codeChallenge)
+    return redirect(
+      'invalid_request',
+      'code_challenge is required: PKCE with S256 is mandatory here (RFC 7636 §4.2, RFC 9700 §2.1.1)',
+    )
   const method = str('code_challenge_method')
   // RFC 7636 §4.3: an omitted method means plain, which is refused
-  if (method !== 'S256') return redirect('invalid_request', 'code_challenge_method must be S256')
+  if (method !== 'S256')
+    return redirect(
+      'invalid_request',
+      method === undefined
+        ? 'code_challenge_method is missing, which means plain (RFC 7636 §4.3); send code_challenge_method=S256'
+        : 'code_challenge_method must be S256, the only method supported (RFC 7636 §4.2)',
+    )
   if (!S256_CHALLENGE.test(codeChallenge))
-    return redirect('invalid_request', 'code_challenge is not a base64url SHA-256 value')
+    return redirect(
+      'invalid_request',
+      'code_challenge must be BASE64URL(SHA-256(code_verifier)) without padding: 43 characters of A-Z a-z 0-9 - _ (RFC 7636 §4.2)',
+    )
 
   const scopeParam = str('scope')
   if (!scopeParam) return redirect('invalid_scope', 'scope is required')
@@ -130,7 +156,7 @@ export async function validateAuthorizationRequest(
   if (!testFaults.grantUnknownScopes && !withinScope(scope, client.scopes))
     return redirect(
       'invalid_scope',
-      'the requested scope is unknown or not allowed for this client',
+      `the requested scope is unknown or not allowed for client '${safeName(client.id)}': request only scopes listed in its registration`,
     )
 
   const nonce = str('nonce')

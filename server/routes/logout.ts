@@ -3,6 +3,8 @@ import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose'
 import type { Deps } from '../deps.ts'
 import { invalidRequest, OAuthError } from '../errors.ts'
 import { randomToken, sha256Hex, digestsEqual } from '../protocol/digest.ts'
+import { safeName } from '../protocol/params.ts'
+import { isRegisteredRedirectUri } from '../protocol/redirect-uri.ts'
 import { endSession, interactionCookie, INTERACTION_COOKIE, SESSION_COOKIE } from '../sessions.ts'
 import type { Client } from '../store/store.ts'
 import { loggedOutPage, logoutConfirmPage } from '../views/logout.ts'
@@ -135,12 +137,16 @@ export const logout = (deps: Deps): ServerRoute[] => {
       return errorPageResponse(h, invalidRequest('unknown client'), undefined)
     if (
       postLogoutRedirectUri &&
-      (!client || !client.postLogoutRedirectUris.includes(postLogoutRedirectUri))
+      (!client || !isRegisteredRedirectUri(client.postLogoutRedirectUris, postLogoutRedirectUri))
     ) {
       const branding = client ? await deps.store.clients.branding(client.id) : undefined
       return errorPageResponse(
         h,
-        invalidRequest('post_logout_redirect_uri is not registered for this client'),
+        invalidRequest(
+          client
+            ? `post_logout_redirect_uri '${safeName(postLogoutRedirectUri)}' is not registered for client '${safeName(client.id)}': register it in its post_logout_redirect_uris`
+            : 'post_logout_redirect_uri needs a client: send client_id or id_token_hint with it (OpenID RP-Initiated Logout §3)',
+        ),
         branding,
       )
     }
