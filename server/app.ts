@@ -6,6 +6,8 @@ import Hapi from '@hapi/hapi'
 import Inert from '@hapi/inert'
 import type { Config } from './config.ts'
 import { systemClock, type Clock, type Deps, type Fault } from './deps.ts'
+import { createExplain, type Finding } from './explain/findings.ts'
+import { explainPlugin } from './explain/plugin.ts'
 import { createKeystore, ensureSigningKey } from './keys/keystore.ts'
 import { createPlainListener } from './plain-listener.ts'
 import { oauthErrors } from './plugins/oauth-errors.ts'
@@ -15,6 +17,7 @@ import { routes } from './routes/index.ts'
 import { registerCookies } from './sessions.ts'
 import { createKnexStore, migrate, openDatabase } from './store/knex/index.ts'
 import { memoryRateLimits } from './store/memory-rate-limits.ts'
+import { applyRegistrations, readRegistrations } from './registry/registrations.ts'
 import { lockSqliteFile } from './store/sqlite-lock.ts'
 import type { Store } from './store/store.ts'
 import type { TlsMaterial } from './tls.ts'
@@ -31,6 +34,8 @@ export interface AppOptions {
   readonly log?: Deps['log']
   /** Rate limits to use instead of `config.rateLimits` (the embedded target's probe control). */
   readonly rateLimits?: Deps['rateLimits']
+  /** Called with each client-check finding when `config.explain` is on (serve prints them). */
+  readonly onFinding?: (finding: Finding) => void
 }
 
 export interface App {
@@ -38,6 +43,8 @@ export interface App {
   readonly deps: Deps
   /** The plain-HTTP listener, when `config.httpPort` is set. */
   readonly plain: HttpServer | undefined
+  /** Notes on the registrations files (file:line: what to look at), for the operator. */
+  readonly registrationWarnings: readonly string[]
   start(): Promise<void>
   stop(): Promise<void>
 }
@@ -70,9 +77,29 @@ export async function createServer(config: Config, options: AppOptions): Promise
       throw err
     }
   }
+  const opened = store
   const clock = options.clock ?? systemClock
-  if (config.loadFixtures) await loadFixtures(store)
-  await ensureSigningKey(store.keys, clock())
+  let registrationWarnings: readonly string[] = []
+  try {
+    if (config.loadFixtures) await loadFixtures(opened)
+    if (config.clientsFile || config.usersFile) {
+      const registrations = await readRegistrations({
+        clientsFile: config.clientsFile,
+        usersFile: config.usersFile,
+        existingClient: (id) => opened.clients.get(id),
+        existingUser: (username) => opened.users.byUsername(username),
+      })
+      await applyRegistrations(opened, registrations)
+      registrationWarnings = registrations.warnings
+    }
+    await ensureSigningKey(opened.keys, clock())
+  } catch (err) {
+    if (!options.store) {
+      await opened.close()
+      releaseLock()
+    }
+    throw err
+  }
 
   const faults = new Set(options.faults ?? [])
   const deps: Deps = {
@@ -83,6 +110,9 @@ export async function createServer(config: Config, options: AppOptions): Promise
     clock,
     faults,
     log: options.log ?? defaultLog,
+    explain: config.explain
+      ? createExplain(options.onFinding ? { onFinding: options.onFinding } : {})
+      : undefined,
   }
 
   const server = Hapi.server({
@@ -106,6 +136,7 @@ export async function createServer(config: Config, options: AppOptions): Promise
   await server.register(transport(deps))
   await server.register(rateLimit(deps))
   await server.register(Inert)
+  if (deps.explain) await server.register(explainPlugin(deps.explain))
   registerCookies(server)
   server.route(routes(server, deps))
 
@@ -115,6 +146,7 @@ export async function createServer(config: Config, options: AppOptions): Promise
     server,
     deps,
     plain,
+    registrationWarnings,
     async start() {
       await server.start()
       if (plain) {
@@ -128,7 +160,7 @@ export async function createServer(config: Config, options: AppOptions): Promise
         await new Promise<void>((resolve) => plain.close(() => resolve()))
       }
       await server.stop({ timeout: 1000 })
-      await store.close()
+      await opened.close()
       releaseLock()
     },
   }

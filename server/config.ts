@@ -66,6 +66,18 @@ export interface Config {
    * userinfo 600/60 s; login 10/300 s per IP + username; public 600/60 s per IP.
    */
   readonly rateLimits: Readonly<Record<RateLimitGroup, RateLimit>>
+  /**
+   * JSON files of the integrator's own clients and users, upserted at every start (see
+   * registry/registrations.ts). Env `CLIENTS_FILE`, `USERS_FILE`; `serve --clients/--users`.
+   */
+  readonly clientsFile: string | undefined
+  readonly usersFile: string | undefined
+  /**
+   * Client-check mode: record what each client does against the RFCs and INTERFACE.md, and
+   * serve the findings at /dev/findings. Env `EXPLAIN`. Default false here; `serve` turns it
+   * on unless `NODE_ENV=production`, where it is refused.
+   */
+  readonly explain: boolean
 }
 
 export const RATE_LIMIT_GROUPS = [
@@ -140,6 +152,9 @@ const schema = Joi.object<Config>({
   codeTtl: Joi.number().integer().min(1).max(600).required(),
   sessionTtl: Joi.number().integer().min(1).required(),
   loadFixtures: Joi.boolean().required(),
+  clientsFile: Joi.string().min(1).optional(),
+  usersFile: Joi.string().min(1).optional(),
+  explain: Joi.boolean().required(),
   rateLimits: Joi.object(
     Object.fromEntries(RATE_LIMIT_GROUPS.map((g) => [g, rateLimit.required()])),
   ).required(),
@@ -208,6 +223,9 @@ export function loadConfig(
     codeTtl: num(env.CODE_TTL),
     sessionTtl: num(env.SESSION_TTL),
     loadFixtures: bool(env.LOAD_FIXTURES),
+    clientsFile: env.CLIENTS_FILE || undefined,
+    usersFile: env.USERS_FILE || undefined,
+    explain: bool(env.EXPLAIN),
   }
   const merged: Input = { ...file }
   for (const [k, v] of Object.entries(fromEnv)) if (v !== undefined) merged[k] = v
@@ -244,6 +262,7 @@ export function loadConfig(
     sessionTtl: 8 * 3600,
     trustProxy: false,
     loadFixtures: true,
+    explain: false,
     ...merged,
     host,
     port,
@@ -256,6 +275,10 @@ export function loadConfig(
   }
   const result = schema.validate(candidate, { abortEarly: false, convert: false })
   if (result.error) problems.push(...result.error.details.map((d) => d.message))
+  if (candidate.explain === true && env.NODE_ENV === 'production')
+    problems.push(
+      'EXPLAIN cannot be on when NODE_ENV=production: explain mode records client requests and serves them at /dev/findings',
+    )
   if (problems.length > 0) throw new ConfigError(problems)
   return result.value as Config
 }

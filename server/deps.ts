@@ -1,4 +1,5 @@
 import type { Config } from './config.ts'
+import type { Explain } from './explain/findings.ts'
 import type { Keystore } from './keys/keystore.ts'
 import type { Store } from './store/store.ts'
 
@@ -52,6 +53,8 @@ export interface Deps {
    */
   readonly rateLimits: () => Config['rateLimits']
   readonly log: (event: string, detail?: Record<string, unknown>) => void
+  /** Client-check mode's recorder (`config.explain`), or undefined when it is off. */
+  readonly explain?: Explain | undefined
 }
 
 export const systemClock: Clock = () => Math.floor(Date.now() / 1000)

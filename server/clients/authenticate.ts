@@ -1,8 +1,21 @@
 import type { Request } from '@hapi/hapi'
 import type { Deps } from '../deps.ts'
 import { invalidClient, invalidRequest } from '../errors.ts'
+import { endpointOf } from '../explain/findings.ts'
 import { digestsEqual, sha256Hex } from '../protocol/digest.ts'
 import type { Client } from '../store/store.ts'
+
+/** The client_id of a Basic header (RFC 6749 §2.3.1: form-urlencoded, then base64), if any. */
+function basicUser(authorization: string): string | undefined {
+  const m = /^Basic +([A-Za-z0-9+/]+=*) *$/i.exec(authorization)
+  if (!m?.[1]) return undefined
+  const user = Buffer.from(m[1], 'base64').toString('utf8').split(':')[0] ?? ''
+  try {
+    return decodeURIComponent(user.replace(/\+/g, ' ')) || undefined
+  } catch {
+    return undefined
+  }
+}
 
 /** Compared against when the client is unknown, so timing does not reveal which ids exist. */
 const NO_CLIENT_DIGEST = sha256Hex('no such client')
@@ -17,7 +30,7 @@ const NO_CLIENT_DIGEST = sha256Hex('no such client')
 export async function authenticateClient(
   request: Request,
   params: Readonly<Record<string, string>>,
-  deps: Pick<Deps, 'store'>,
+  deps: Pick<Deps, 'store' | 'explain'>,
 ): Promise<Client> {
   const query = request.query as Record<string, unknown>
   if ('client_secret' in query)
@@ -25,18 +38,33 @@ export async function authenticateClient(
   const authorization = (request.headers as Record<string, string | undefined>).authorization
   const inBody = params.client_id !== undefined || params.client_secret !== undefined
   if (authorization !== undefined) {
+    deps.explain?.record('client-auth.basic', {
+      clientId: params.client_id ?? basicUser(authorization),
+      endpoint: endpointOf(request),
+      detail: `Authorization: ${/^\S*/.exec(authorization)?.[0] ?? ''} ...`,
+    })
     if (inBody && params.client_secret !== undefined)
       throw invalidRequest('use exactly one client authentication method')
     const scheme = /^([A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*)/.exec(authorization)?.[1] ?? 'Basic'
-    throw invalidClient('client authentication must use client_secret_post', {
-      headers: { 'www-authenticate': `${scheme} realm="idp", error="invalid_client"` },
-    })
+    throw invalidClient(
+      'client authentication must use client_secret_post: send client_id and client_secret as form fields of the body, not in an Authorization header (INTERFACE.md §5.3)',
+      {
+        headers: { 'www-authenticate': `${scheme} realm="idp", error="invalid_client"` },
+      },
+    )
   }
   const id = params.client_id
   const secret = params.client_secret
-  if (!id || !secret) throw invalidClient('client authentication failed')
+  if (!id || !secret)
+    throw invalidClient(
+      'client authentication failed: send both client_id and client_secret as form fields of the body (client_secret_post)',
+    )
   const client = id.length <= 255 ? await deps.store.clients.get(id) : undefined
   const matches = digestsEqual(sha256Hex(secret), client?.secretDigest ?? NO_CLIENT_DIGEST)
-  if (!client || !matches) throw invalidClient('client authentication failed')
+  // one text for both, so that client ids cannot be enumerated
+  if (!client || !matches)
+    throw invalidClient(
+      'client authentication failed: the client_id is not registered or the client_secret is not its secret',
+    )
   return client
 }

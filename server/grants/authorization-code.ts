@@ -10,6 +10,8 @@ import { mintIdToken } from '../tokens/id-token.ts'
 import { issueRefreshToken } from '../tokens/refresh-token.ts'
 import type { Grant } from './grant.ts'
 
+const TOKEN_ENDPOINT = 'POST /auth/token'
+
 /** Codes whose redemption failed only on PKCE, kept per server for the test-only fault. */
 const pkceFailedCodes = new WeakMap<Deps['store'], Set<string>>()
 const pkceFailed = (deps: Pick<Deps, 'store'>): Set<string> => {
@@ -35,9 +37,12 @@ export const authorizationCode = {
       deps.faults.has('pkce-failure-keeps-code') && pkceFailed(deps).has(stored.digest)
     const firstUse = consumed.firstUse || retryable
     if (!firstUse) {
+      deps.explain?.record('code.reused', { clientId: client.id, endpoint: TOKEN_ENDPOINT })
       // RFC 6749 §4.1.2: a code used twice MUST be denied and SHOULD revoke its tokens
       await store.tokens.revokeByCode(stored.digest, now)
-      throw invalidGrant('the authorization code was already used')
+      throw invalidGrant(
+        'the authorization code was already used; each code is redeemed once (RFC 6749 §4.1.2), and the tokens of its first redemption are now revoked',
+      )
     }
     // from here on the code is spent, so a failed attempt cannot be retried (RFC 9700 §4.8)
     // the test-only fault (CODE-07) lets expired codes through
@@ -46,9 +51,23 @@ export const authorizationCode = {
     if (stored.clientId !== client.id)
       throw invalidGrant('the authorization code was issued to another client')
     // RFC 6749 §4.1.3: identical to the authorization request's redirect_uri
-    if (stored.redirectUri !== redirectUri)
-      throw invalidGrant('redirect_uri does not match the authorization request')
+    if (stored.redirectUri !== redirectUri) {
+      deps.explain?.record('code.redirect-uri-mismatch', {
+        clientId: client.id,
+        endpoint: TOKEN_ENDPOINT,
+        detail: `authorize: ${stored.redirectUri}, token: ${redirectUri}`,
+      })
+      throw invalidGrant(
+        'redirect_uri does not match the authorization request: send the same redirect_uri string as the authorize request (RFC 6749 §4.1.3)',
+      )
+    }
     const verifier = params.code_verifier
+    if (verifier !== undefined && (verifier.length < 43 || verifier.length > 128))
+      deps.explain?.record('pkce.verifier-length', {
+        clientId: client.id,
+        endpoint: TOKEN_ENDPOINT,
+        detail: `${verifier.length} characters`,
+      })
     // test-only fault (PKCE-05): a missing verifier skips PKCE, the classic downgrade
     const skipPkce = deps.faults.has('pkce-verifier-optional') && !verifier
     if (!skipPkce) {
@@ -56,12 +75,16 @@ export const authorizationCode = {
         throw invalidGrant('code_verifier is required (PKCE)')
       // RFC 7636 §4.1: 43 to 128 unreserved characters
       if (!VERIFIER.test(verifier) && !deps.faults.has('pkce-verifier-syntax-unchecked'))
-        throw invalidRequest('code_verifier must be 43 to 128 unreserved characters')
+        throw invalidRequest(
+          `code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~ (RFC 7636 §4.1); this one has ${verifier.length}`,
+        )
       // test-only fault (PKCE-06): the challenge itself accepted as a plain verifier
       const plain = deps.faults.has('pkce-plain-fallback') && verifier === stored.codeChallenge
       if (!plain && !verifierMatches(verifier, stored.codeChallenge)) {
         if (deps.faults.has('pkce-failure-keeps-code')) pkceFailed(deps).add(stored.digest)
-        throw invalidGrant('code_verifier does not match the code_challenge')
+        throw invalidGrant(
+          'code_verifier does not match the code_challenge: BASE64URL(SHA-256(code_verifier)) must equal the code_challenge of the authorize request (RFC 7636 §4.6)',
+        )
       }
     }
     if (retryable) pkceFailed(deps).delete(stored.digest)

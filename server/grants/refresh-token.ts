@@ -23,8 +23,16 @@ export const refreshToken = {
     if (stored.revokedAt !== null) throw invalidGrant('the refresh token was revoked')
     if (stored.expiresAt <= now) throw invalidGrant('the refresh token has expired')
     // RFC 6749 §10.4: bound to the client it was issued to
-    if (stored.clientId !== client.id)
-      throw invalidGrant('the refresh token was issued to another client')
+    if (stored.clientId !== client.id) {
+      deps.explain?.record('refresh.other-client', {
+        clientId: client.id,
+        endpoint: 'POST /auth/token',
+        detail: `issued to ${stored.clientId}`,
+      })
+      throw invalidGrant(
+        'the refresh token was issued to another client; a refresh token is bound to its client (RFC 6749 §6)',
+      )
+    }
     const granted = parseScope(stored.scope) ?? []
     let scope = stored.scope
     if (params.scope !== undefined) {

@@ -2,6 +2,7 @@ import type { Plugin, Request, ResponseToolkit } from '@hapi/hapi'
 import type { RateLimitGroup } from '../config.ts'
 import type { Deps } from '../deps.ts'
 import { OAuthError } from '../errors.ts'
+import { endpointOf } from '../explain/findings.ts'
 
 /** The API endpoints and the group whose limit each counts against. */
 export const GROUP_OF_PATH: Readonly<Record<string, RateLimitGroup>> = {
@@ -41,7 +42,7 @@ export async function countRequest(
   group: RateLimitGroup,
   key: string,
   deps: Pick<Deps, 'store' | 'clock' | 'rateLimits'>,
-): Promise<RateLimitState & { exceeded: boolean }> {
+): Promise<RateLimitState & { exceeded: boolean; count: number }> {
   const { limit, window } = deps.rateLimits()[group]
   const now = deps.clock()
   const windowStart = now - (now % window)
@@ -51,6 +52,7 @@ export async function countRequest(
     remaining: Math.max(0, limit - count),
     reset: windowStart + window,
     exceeded: count > limit,
+    count,
   }
 }
 
@@ -81,7 +83,7 @@ export function tooManyRequests(state: RateLimitState, now: number): OAuthError 
  * IP. X-RateLimit-Limit, -Remaining and -Reset go on every response of those endpoints.
  */
 export const rateLimit = (
-  deps: Pick<Deps, 'store' | 'clock' | 'config' | 'log' | 'rateLimits' | 'faults'>,
+  deps: Pick<Deps, 'store' | 'clock' | 'config' | 'log' | 'rateLimits' | 'faults' | 'explain'>,
 ): Plugin<undefined> => ({
   name: 'rate-limit',
   register(server) {
@@ -108,7 +110,16 @@ export const rateLimit = (
         return h.continue
       }
       ;(request.app as { rateLimit?: RateLimitState }).rateLimit = state
-      if (state.exceeded) throw tooManyRequests(state, deps.clock())
+      if (state.exceeded) {
+        // once per client and window: the first request over the limit
+        if (group === 'token' && state.count === state.limit + 1)
+          deps.explain?.record('rate-limit.polling', {
+            clientId,
+            endpoint: endpointOf(request),
+            detail: `${state.limit} requests in ${deps.rateLimits()[group].window} s`,
+          })
+        throw tooManyRequests(state, deps.clock())
+      }
       return h.continue
     })
     server.ext('onPreResponse', (request: Request, h: ResponseToolkit) => {

@@ -1,5 +1,6 @@
 import type { Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hapi/hapi'
 import type { Deps } from '../deps.ts'
+import { endpointOf, type Explain } from '../explain/findings.ts'
 import { loginRequired, type OAuthError } from '../errors.ts'
 import { issueCode } from '../grants/issue-code.ts'
 import {
@@ -105,6 +106,32 @@ export async function showLogin(
   }).state(INTERACTION_COOKIE, interaction, { ttl: INTERACTION_TTL * 1000 })
 }
 
+/** Client-check mode: what the authorize request did that a careful client would not. */
+function explainAuthorize(
+  explain: Explain,
+  request: Request,
+  raw: Readonly<Record<string, unknown>>,
+  validation: Awaited<ReturnType<typeof validateAuthorizationRequest>>,
+): void {
+  const context = {
+    clientId: typeof raw.client_id === 'string' ? raw.client_id : undefined,
+    endpoint: endpointOf(request),
+  }
+  const method = raw.code_challenge_method
+  if (method === 'plain' || (typeof raw.code_challenge === 'string' && method === undefined))
+    explain.record('pkce.plain', {
+      ...context,
+      detail:
+        method === 'plain'
+          ? 'code_challenge_method=plain'
+          : 'code_challenge without code_challenge_method',
+    })
+  if (validation.kind !== 'ok') return
+  if (validation.request.state === undefined) explain.record('authorize.no-state', context)
+  if (validation.request.scope.includes('openid') && validation.request.nonce === undefined)
+    explain.record('authorize.no-nonce', context)
+}
+
 /**
  * GET and POST /auth/authorize (OIDC Core §3.1.2.1 requires both): validate, then either issue
  * a code from a live session, answer prompt=none with login_required, or show the login page.
@@ -116,6 +143,7 @@ export const authorize = (deps: Deps): ServerRoute[] => {
     const validation = await validateAuthorizationRequest(raw ?? {}, deps.store, {
       grantUnknownScopes: deps.faults.has('authorize-grants-unknown-scope'),
     })
+    if (deps.explain) explainAuthorize(deps.explain, request, raw ?? {}, validation)
     if (validation.kind === 'page') return errorPageResponse(h, validation.error, undefined)
     if (validation.kind === 'redirect') return errorRedirect(h, validation, validation.error, deps)
     const ar = validation.request

@@ -1,5 +1,7 @@
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi'
+import { decodeJwt, decodeProtectedHeader } from 'jose'
 import type { Deps } from '../deps.ts'
+import { endpointOf } from '../explain/findings.ts'
 import { insufficientScope, invalidRequest, invalidToken, OAuthError } from '../errors.ts'
 import { parseScope } from '../protocol/scope.ts'
 import { userClaims } from '../tokens/claims.ts'
@@ -43,14 +45,35 @@ function bearerToken(request: Request): string | undefined {
   return typeof inBody === 'string' && inBody !== '' ? inBody : undefined
 }
 
+/** One of our ID tokens (OIDC Core §2): our issuer, no `typ: at+jwt`, ID-token-only claims. */
+function looksLikeIdToken(token: string, issuer: string): boolean {
+  try {
+    const header = decodeProtectedHeader(token)
+    const claims = decodeJwt(token)
+    return (
+      header.typ !== 'at+jwt' &&
+      claims.iss === issuer &&
+      ('auth_time' in claims || 'at_hash' in claims || 'nonce' in claims)
+    )
+  } catch {
+    return false
+  }
+}
+
+const audienceOf = (token: string): string | undefined => {
+  const aud = decodeJwt(token).aud
+  return typeof aud === 'string' ? aud : aud?.[0]
+}
+
 /**
  * GET and POST /auth/user-info (OIDC Core §5.3): the claims of INTERFACE.md §2.4 that the
  * token's scopes allow. A token without openid is insufficient_scope (403).
  */
 export const userInfo = (deps: Deps): ServerRoute[] => {
   const handler = async (request: Request, h: ResponseToolkit) => {
+    let token: string | undefined
     try {
-      const token = bearerToken(request)
+      token = bearerToken(request)
       // RFC 6750 §3.1: a request without credentials gets a challenge without an error code
       if (token === undefined)
         throw new OAuthError('invalid_token', 'an access token is required', {
@@ -68,6 +91,22 @@ export const userInfo = (deps: Deps): ServerRoute[] => {
         .header('cache-control', 'no-store')
         .header('pragma', 'no-cache')
     } catch (err) {
+      if (
+        err instanceof OAuthError &&
+        err.code === 'invalid_token' &&
+        token !== undefined &&
+        looksLikeIdToken(token, deps.config.baseUrl)
+      ) {
+        deps.explain?.record('id-token-as-access-token', {
+          clientId: audienceOf(token),
+          endpoint: endpointOf(request),
+        })
+        throw challenge(
+          invalidToken(
+            'the bearer token is an ID token; call user-info with the access_token of the token response (OIDC Core §5.3.1)',
+          ),
+        )
+      }
       if (err instanceof OAuthError && err.headers['www-authenticate'] === undefined)
         throw challenge(err)
       throw err

@@ -133,6 +133,60 @@ for (const backend of backends) {
         expect(await store.sessions.get('s', 50)).toBeUndefined()
       })
 
+      test('upsert replaces a client and its branding, and a user and all their roles', async () => {
+        const client = {
+          id: 'file-client',
+          secretDigest: 'a'.repeat(64),
+          name: 'First',
+          redirectUris: ['http://127.0.0.1/cb'],
+          postLogoutRedirectUris: [],
+          grantTypes: ['authorization_code'],
+          scopes: ['openid'],
+          defaultScopes: [],
+          roleDefinitions: { admin: ['x'] },
+          clientRoles: [],
+        }
+        const branding = {
+          logo_url: 'https://a.example/l.png',
+          brand_color: '#000000',
+          application_name: 'First',
+          privacy_policy_url: 'https://a.example/p',
+          terms_of_service_url: 'https://a.example/t',
+        }
+        await store.clients.upsert(client, branding)
+        await store.clients.upsert(
+          { ...client, name: 'Second', scopes: ['openid', 'y'] },
+          undefined,
+        )
+        expect(await store.clients.get('file-client')).toMatchObject({
+          name: 'Second',
+          scopes: ['openid', 'y'],
+        })
+        expect(await store.clients.branding('file-client')).toBeUndefined()
+        await store.clients.upsert(client, branding)
+        expect(await store.clients.branding('file-client')).toEqual(branding)
+
+        const user = {
+          id: 'usr_file',
+          username: 'carol',
+          passwordHash: 'h1',
+          name: 'Carol',
+          picture: '',
+          email: 'carol@example.com',
+          emailVerified: false,
+          orgId: 'org-9',
+          updatedAt: 5,
+        }
+        await store.users.upsert(user, { 'file-client': ['admin', 'admin'] })
+        expect(await store.users.roles('usr_file', 'file-client')).toEqual(['admin'])
+        await store.users.upsert({ ...user, passwordHash: 'h2', emailVerified: true }, {})
+        expect(await store.users.byUsername('carol')).toMatchObject({
+          passwordHash: 'h2',
+          emailVerified: true,
+        })
+        expect(await store.users.roles('usr_file', 'file-client')).toEqual([])
+      })
+
       test('an interaction can be taken once', async () => {
         await store.interactions.insert({
           id: 'i',

@@ -99,6 +99,11 @@ export interface ClientRepository {
   /** Inserts the client unless one with its id exists. */
   insertIfAbsent(client: Client, branding: Branding | undefined): Promise<void>
   branding(id: string): Promise<Branding | undefined>
+  /**
+   * Inserts the client or replaces every field of the one with its id, and its branding
+   * (removed when undefined). For registrations read from a file at start.
+   */
+  upsert(client: Client, branding: Branding | undefined): Promise<void>
 }
 
 export interface UserRepository {
@@ -108,6 +113,8 @@ export interface UserRepository {
   roles(userId: string, clientId: string): Promise<string[]>
   /** Inserts the user and their roles unless a user with that id exists. */
   insertIfAbsent(user: User, roles: Readonly<Record<string, readonly string[]>>): Promise<void>
+  /** Inserts the user or replaces the one with its id, and replaces all of their roles. */
+  upsert(user: User, roles: Readonly<Record<string, readonly string[]>>): Promise<void>
 }
 
 export interface KeyRepository {

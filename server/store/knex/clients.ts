@@ -63,4 +63,11 @@ export const clientRepository = (knex: Knex): ClientRepository => ({
     const { client_id: _, ...branding } = row
     return branding
   },
+  async upsert(client, branding) {
+    await knex.transaction(async (trx) => {
+      await trx('clients').insert(toRow(client)).onConflict('id').merge()
+      await trx('branding').where({ client_id: client.id }).delete()
+      if (branding) await trx('branding').insert({ client_id: client.id, ...branding })
+    })
+  },
 })

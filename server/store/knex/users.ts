@@ -25,6 +25,23 @@ const fromRow = (r: UserRow): User => ({
   updatedAt: Number(r.updated_at),
 })
 
+const toRow = (user: User): UserRow => ({
+  id: user.id,
+  username: user.username,
+  password_hash: user.passwordHash,
+  name: user.name,
+  picture: user.picture,
+  email: user.email,
+  email_verified: user.emailVerified,
+  org_id: user.orgId,
+  updated_at: user.updatedAt,
+})
+
+const roleRows = (userId: string, roles: Readonly<Record<string, readonly string[]>>) =>
+  Object.entries(roles).flatMap(([clientId, rs]) =>
+    [...new Set(rs)].map((role) => ({ user_id: userId, client_id: clientId, role })),
+  )
+
 export const userRepository = (knex: Knex): UserRepository => ({
   async get(id) {
     const row = await knex<UserRow>('users').where({ id }).first()
@@ -44,26 +61,22 @@ export const userRepository = (knex: Knex): UserRepository => ({
   async insertIfAbsent(user, roles) {
     await knex.transaction(async (trx) => {
       const inserted = await trx('users')
-        .insert({
-          id: user.id,
-          username: user.username,
-          password_hash: user.passwordHash,
-          name: user.name,
-          picture: user.picture,
-          email: user.email,
-          email_verified: user.emailVerified,
-          org_id: user.orgId,
-          updated_at: user.updatedAt,
-        })
+        .insert(toRow(user))
         .onConflict('id')
         .ignore()
         .returning('id')
       if (inserted.length === 0) return
-      const rows = Object.entries(roles).flatMap(([clientId, rs]) =>
-        rs.map((role) => ({ user_id: user.id, client_id: clientId, role })),
-      )
+      const rows = roleRows(user.id, roles)
       if (rows.length > 0)
         await trx('user_roles').insert(rows).onConflict(['user_id', 'client_id', 'role']).ignore()
+    })
+  },
+  async upsert(user, roles) {
+    await knex.transaction(async (trx) => {
+      await trx('users').insert(toRow(user)).onConflict('id').merge()
+      await trx('user_roles').where({ user_id: user.id }).delete()
+      const rows = roleRows(user.id, roles)
+      if (rows.length > 0) await trx('user_roles').insert(rows)
     })
   },
 })

@@ -1,0 +1,166 @@
+/**
+ * Client-check mode (`--explain`): what a client did against the RFCs and INTERFACE.md,
+ * recorded even when the request succeeds. Each finding says how serious it is, where the
+ * rule is written and what to change. Kept in this process's memory (a bounded ring), printed
+ * one line each, and listed at /dev/findings and /dev/findings.json.
+ */
+
+export type Severity = 'error' | 'warning'
+
+export interface FindingKind {
+  readonly severity: Severity
+  readonly title: string
+  /** RFC or INTERFACE.md section. */
+  readonly reference: string
+  /** What to change in the client. */
+  readonly advice: string
+}
+
+export const FINDING_KINDS = {
+  'authorize.no-state': {
+    severity: 'warning',
+    title: 'authorize request without state',
+    reference: 'RFC 6749 §10.12, RFC 9700 §4.7.1',
+    advice:
+      'send an unguessable state with every authorize request, keep it in the user session and compare it with the state on the callback',
+  },
+  'authorize.no-nonce': {
+    severity: 'warning',
+    title: 'openid authorize request without nonce',
+    reference: 'OpenID Connect Core §3.1.2.1, §15.5.2',
+    advice:
+      'send a fresh nonce with every openid authorize request and check the nonce claim of the ID token against it',
+  },
+  'pkce.plain': {
+    severity: 'error',
+    title: 'PKCE plain attempted',
+    reference: 'RFC 7636 §4.2, §7.2; RFC 9700 §2.1.1; INTERFACE.md §5.2 (S256 only)',
+    advice:
+      'send code_challenge=BASE64URL(SHA-256(code_verifier)) with code_challenge_method=S256; an omitted method means plain',
+  },
+  'pkce.verifier-length': {
+    severity: 'error',
+    title: 'code_verifier outside 43-128 characters',
+    reference: 'RFC 7636 §4.1; INTERFACE.md §5.2, §8',
+    advice:
+      'make the verifier 43 to 128 characters of A-Z a-z 0-9 - . _ ~, e.g. 32 random bytes base64url-encoded (43 characters)',
+  },
+  'code.reused': {
+    severity: 'error',
+    title: 'authorization code redeemed more than once',
+    reference: 'RFC 6749 §4.1.2, §10.5; RFC 9700 §4.5',
+    advice:
+      'redeem each code exactly once and never retry the exchange with the same code; the tokens issued by its first redemption are now revoked, so start a new authorize request',
+  },
+  'code.redirect-uri-mismatch': {
+    severity: 'error',
+    title: 'redirect_uri at the token endpoint differs from the authorize request',
+    reference: 'RFC 6749 §4.1.3',
+    advice:
+      'send the token endpoint the very same redirect_uri string that the authorize request carried',
+  },
+  'client-auth.basic': {
+    severity: 'error',
+    title: 'client credentials in an Authorization: Basic header',
+    reference: 'INTERFACE.md §5.3 (client_secret_post only); RFC 6749 §2.3.1',
+    advice:
+      'send client_id and client_secret as form fields of the POST body (token_endpoint_auth_method client_secret_post); in openid-client v6, pass ClientSecretPost(secret)',
+  },
+  'token.in-query': {
+    severity: 'error',
+    title: 'token or client secret sent in the URL query',
+    reference: 'RFC 6750 §2.3 and §5.3; RFC 6749 §2.3.1; INTERFACE.md §5.5',
+    advice:
+      'URLs end up in logs and Referer headers: send access tokens in the Authorization: Bearer header, and tokens and secrets as form fields of the POST body',
+  },
+  'refresh.other-client': {
+    severity: 'error',
+    title: 'refresh token presented by another client',
+    reference: 'RFC 6749 §6 and §10.4',
+    advice:
+      'a refresh token is bound to the client it was issued to: keep each client’s tokens apart and let each client refresh its own',
+  },
+  'id-token-as-access-token': {
+    severity: 'error',
+    title: 'ID token sent as an access token',
+    reference: 'OpenID Connect Core §2 and §5.3.1; RFC 9068 §4',
+    advice:
+      'call user-info and APIs with the access_token of the token response; the id_token is for the client itself and proves the sign-in',
+  },
+  'rate-limit.polling': {
+    severity: 'warning',
+    title: 'token endpoint polled into the rate limit',
+    reference: 'RFC 6585 §4; INTERFACE.md §7, §8 (rate limits)',
+    advice:
+      'reuse a token until shortly before expires_in instead of asking for a new one per call, and after a 429 wait for Retry-After seconds',
+  },
+} as const satisfies Record<string, FindingKind>
+
+export type FindingCode = keyof typeof FINDING_KINDS
+
+export interface Finding extends FindingKind {
+  /** Increasing number, so scripts can ask for what is new (`?since=`). */
+  readonly seq: number
+  readonly at: string
+  readonly code: FindingCode
+  readonly clientId: string | undefined
+  /** `METHOD /path` of the request. */
+  readonly endpoint: string
+  /** What exactly was seen; never a secret or a token. */
+  readonly detail: string | undefined
+}
+
+export interface FindingContext {
+  readonly clientId?: string | undefined
+  readonly endpoint: string
+  readonly detail?: string
+}
+
+export interface Explain {
+  record(code: FindingCode, context: FindingContext): void
+  /** Oldest first; only those after `since`, and only one client's when given. */
+  list(filter?: { since?: number; clientId?: string }): Finding[]
+}
+
+/** One console line: severity, code, client, what and what to do, and where it is written. */
+export const formatFinding = (f: Finding): string =>
+  `[explain] ${f.severity} ${f.code} client=${f.clientId ?? '-'} ${f.endpoint}: ${f.title}${f.detail ? ` (${f.detail})` : ''}. Fix: ${f.advice}. See ${f.reference}`
+
+/** Client ids and details come from requests: keep them printable and short. */
+const printable = (v: string | undefined, max: number): string | undefined =>
+  v === undefined ? undefined : v.replace(/[^\x20-\x7E]/g, '?').slice(0, max)
+
+export function createExplain(
+  options: { capacity?: number; onFinding?: (finding: Finding) => void } = {},
+): Explain {
+  const capacity = options.capacity ?? 1000
+  const ring: Finding[] = []
+  let seq = 0
+  return {
+    record(code, context) {
+      const finding: Finding = {
+        ...FINDING_KINDS[code],
+        seq: ++seq,
+        at: new Date().toISOString(),
+        code,
+        clientId: printable(context.clientId, 255),
+        endpoint: context.endpoint,
+        detail: printable(context.detail, 200),
+      }
+      ring.push(finding)
+      if (ring.length > capacity) ring.shift()
+      options.onFinding?.(finding)
+    },
+    list(filter = {}) {
+      return ring.filter(
+        (f) =>
+          f.seq > (filter.since ?? 0) &&
+          (filter.clientId === undefined || f.clientId === filter.clientId),
+      )
+    },
+  }
+}
+
+/** `GET /auth/authorize`: how a finding names the request it came from. */
+export const endpointOf = (request: { readonly method: string; readonly path: string }): string =>
+  `${request.method.toUpperCase()} ${request.path}`
