@@ -9,6 +9,8 @@ export default defineConfig({
         test: {
           name: 'server',
           include: ['server/**/*.test.ts', 'fixtures/**/*.test.ts', 'scripts/**/*.test.ts'],
+          // real server processes, killed and restarted: npm run test:scale
+          exclude: ['server/scale/**'],
           testTimeout: 30_000,
         },
       },

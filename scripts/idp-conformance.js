@@ -6,6 +6,12 @@ register()
 const args = process.argv.slice(2)
 if (args[0] === 'serve') {
   await import('./serve.ts')
+} else if (args[0] === 'keys') {
+  const { keysMain } = await import('./keys.ts')
+  process.exitCode = await keysMain(args.slice(1), {
+    out: (line) => console.log(line),
+    err: (line) => console.error(line),
+  })
 } else if (args[0] === 'clients' || args[0] === 'users') {
   const { registrationsMain } = await import('./registrations.ts')
   process.exitCode = await registrationsMain(args, {

@@ -19,7 +19,7 @@ import { createKnexStore, migrate, openDatabase } from './store/knex/index.ts'
 import { memoryRateLimits } from './store/memory-rate-limits.ts'
 import { applyRegistrations, readRegistrations } from './registry/registrations.ts'
 import { lockSqliteFile } from './store/sqlite-lock.ts'
-import type { Store } from './store/store.ts'
+import type { PurgePolicy, Store } from './store/store.ts'
 import type { TlsMaterial } from './tls.ts'
 import { loadFixtures } from '../fixtures/index.ts'
 
@@ -34,6 +34,11 @@ export interface AppOptions {
   readonly log?: Deps['log']
   /** Rate limits to use instead of `config.rateLimits` (the embedded target's probe control). */
   readonly rateLimits?: Deps['rateLimits']
+  /**
+   * Load fixtures and registrations (default true). A cluster's workers skip it: their primary
+   * did it once before forking them.
+   */
+  readonly seed?: boolean
   /** Called with each client-check finding when `config.explain` is on (serve prints them). */
   readonly onFinding?: (finding: Finding) => void
 }
@@ -45,12 +50,23 @@ export interface App {
   readonly plain: HttpServer | undefined
   /** Notes on the registrations files (file:line: what to look at), for the operator. */
   readonly registrationWarnings: readonly string[]
+  /** Deletes expired rows now (also every `config.purgeInterval` seconds once started). */
+  purge(): Promise<Record<string, number>>
   start(): Promise<void>
   stop(): Promise<void>
 }
 
 const defaultLog: Deps['log'] = (event, detail) => {
   if (event === 'error') console.error(JSON.stringify({ event, ...detail }))
+}
+
+/** What expired rows may still matter for, from the configured lifetimes and limits. */
+export function purgePolicy(config: Config, limits: Config['rateLimits']): PurgePolicy {
+  return {
+    spentCodeRetention: Math.max(config.refreshTokenTtl, config.accessTokenTtl, config.idTokenTtl),
+    rateLimitHorizon: Math.max(...Object.values(limits).map((l) => l.window)),
+    tokenGrace: 300,
+  }
 }
 
 /**
@@ -81,8 +97,9 @@ export async function createServer(config: Config, options: AppOptions): Promise
   const clock = options.clock ?? systemClock
   let registrationWarnings: readonly string[] = []
   try {
-    if (config.loadFixtures) await loadFixtures(opened)
-    if (config.clientsFile || config.usersFile) {
+    const seed = options.seed ?? true
+    if (seed && config.loadFixtures) await loadFixtures(opened)
+    if (seed && (config.clientsFile || config.usersFile)) {
       const registrations = await readRegistrations({
         clientsFile: config.clientsFile,
         usersFile: config.usersFile,
@@ -141,20 +158,38 @@ export async function createServer(config: Config, options: AppOptions): Promise
   server.route(routes(server, deps))
 
   const plain = config.httpPort !== undefined ? createPlainListener(deps) : undefined
+  let purgeTimer: NodeJS.Timeout | undefined
+  const purge = async (): Promise<Record<string, number>> => {
+    try {
+      const counts = await opened.purge(deps.clock(), purgePolicy(config, deps.rateLimits()))
+      deps.log('purge', counts)
+      return counts
+    } catch (err) {
+      // an unreachable database is the readiness probe's business; try again next time
+      deps.log('purge-failed', { error: (err as Error).message })
+      return {}
+    }
+  }
 
   return {
     server,
     deps,
     plain,
     registrationWarnings,
+    purge,
     async start() {
       await server.start()
+      if (config.purgeInterval > 0) {
+        purgeTimer = setInterval(() => void purge(), config.purgeInterval * 1000)
+        purgeTimer.unref()
+      }
       if (plain) {
         plain.listen(config.httpPort, config.host)
         await once(plain, 'listening')
       }
     },
     async stop() {
+      clearInterval(purgeTimer)
       if (plain) {
         plain.closeAllConnections()
         await new Promise<void>((resolve) => plain.close(() => resolve()))

@@ -78,6 +78,14 @@ export interface Config {
    * on unless `NODE_ENV=production`, where it is refused.
    */
   readonly explain: boolean
+  /**
+   * Seconds between `keys rotate` publishing a key and every process signing with it: longer
+   * than the JWKS max-age (60 s) plus the keystore's refresh (10 s). Env `KEY_ACTIVATION_DELAY`.
+   * Default 120.
+   */
+  readonly keyActivationDelay: number
+  /** Seconds between purges of expired rows; 0 turns purging off. Env `PURGE_INTERVAL`. Default 300. */
+  readonly purgeInterval: number
 }
 
 export const RATE_LIMIT_GROUPS = [
@@ -155,6 +163,8 @@ const schema = Joi.object<Config>({
   clientsFile: Joi.string().min(1).optional(),
   usersFile: Joi.string().min(1).optional(),
   explain: Joi.boolean().required(),
+  keyActivationDelay: Joi.number().integer().min(0).max(86400).required(),
+  purgeInterval: Joi.number().integer().min(0).max(86400).required(),
   rateLimits: Joi.object(
     Object.fromEntries(RATE_LIMIT_GROUPS.map((g) => [g, rateLimit.required()])),
   ).required(),
@@ -226,6 +236,8 @@ export function loadConfig(
     clientsFile: env.CLIENTS_FILE || undefined,
     usersFile: env.USERS_FILE || undefined,
     explain: bool(env.EXPLAIN),
+    keyActivationDelay: num(env.KEY_ACTIVATION_DELAY),
+    purgeInterval: num(env.PURGE_INTERVAL),
   }
   const merged: Input = { ...file }
   for (const [k, v] of Object.entries(fromEnv)) if (v !== undefined) merged[k] = v
@@ -263,6 +275,8 @@ export function loadConfig(
     trustProxy: false,
     loadFixtures: true,
     explain: false,
+    keyActivationDelay: 120,
+    purgeInterval: 300,
     ...merged,
     host,
     port,

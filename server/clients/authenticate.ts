@@ -47,7 +47,7 @@ export async function authenticateClient(
       throw invalidRequest('use exactly one client authentication method')
     const scheme = /^([A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*)/.exec(authorization)?.[1] ?? 'Basic'
     throw invalidClient(
-      'client authentication must use client_secret_post: send client_id and client_secret as form fields of the body, not in an Authorization header (INTERFACE.md §5.3)',
+      'client authentication must use client_secret_post: send client_id and client_secret as form fields of the body, not in an Authorization header (INTERFACE.md section 5.3)',
       {
         headers: { 'www-authenticate': `${scheme} realm="idp", error="invalid_client"` },
       },

@@ -41,7 +41,7 @@ export const authorizationCode = {
       // RFC 6749 §4.1.2: a code used twice MUST be denied and SHOULD revoke its tokens
       await store.tokens.revokeByCode(stored.digest, now)
       throw invalidGrant(
-        'the authorization code was already used; each code is redeemed once (RFC 6749 §4.1.2), and the tokens of its first redemption are now revoked',
+        'the authorization code was already used; each code is redeemed once (RFC 6749 section 4.1.2), and the tokens of its first redemption are now revoked',
       )
     }
     // from here on the code is spent, so a failed attempt cannot be retried (RFC 9700 §4.8)
@@ -58,7 +58,7 @@ export const authorizationCode = {
         detail: `authorize: ${stored.redirectUri}, token: ${redirectUri}`,
       })
       throw invalidGrant(
-        'redirect_uri does not match the authorization request: send the same redirect_uri string as the authorize request (RFC 6749 §4.1.3)',
+        'redirect_uri does not match the authorization request: send the same redirect_uri string as the authorize request (RFC 6749 section 4.1.3)',
       )
     }
     const verifier = params.code_verifier
@@ -76,14 +76,14 @@ export const authorizationCode = {
       // RFC 7636 §4.1: 43 to 128 unreserved characters
       if (!VERIFIER.test(verifier) && !deps.faults.has('pkce-verifier-syntax-unchecked'))
         throw invalidRequest(
-          `code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~ (RFC 7636 §4.1); this one has ${verifier.length}`,
+          `code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~ (RFC 7636 section 4.1); this one has ${verifier.length}`,
         )
       // test-only fault (PKCE-06): the challenge itself accepted as a plain verifier
       const plain = deps.faults.has('pkce-plain-fallback') && verifier === stored.codeChallenge
       if (!plain && !verifierMatches(verifier, stored.codeChallenge)) {
         if (deps.faults.has('pkce-failure-keeps-code')) pkceFailed(deps).add(stored.digest)
         throw invalidGrant(
-          'code_verifier does not match the code_challenge: BASE64URL(SHA-256(code_verifier)) must equal the code_challenge of the authorize request (RFC 7636 §4.6)',
+          'code_verifier does not match the code_challenge: BASE64URL(SHA-256(code_verifier)) must equal the code_challenge of the authorize request (RFC 7636 section 4.6)',
         )
       }
     }

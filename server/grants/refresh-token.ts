@@ -30,7 +30,7 @@ export const refreshToken = {
         detail: `issued to ${stored.clientId}`,
       })
       throw invalidGrant(
-        'the refresh token was issued to another client; a refresh token is bound to its client (RFC 6749 §6)',
+        'the refresh token was issued to another client; a refresh token is bound to its client (RFC 6749 section 6)',
       )
     }
     const granted = parseScope(stored.scope) ?? []

@@ -1,6 +1,12 @@
 import { describe, expect, test } from 'vitest'
 import { createKnexStore, migrate, openDatabase } from '../store/knex/index.ts'
-import { createKeystore, ensureSigningKey, generateSigningKey } from './keystore.ts'
+import {
+  createKeystore,
+  describeKeys,
+  ensureSigningKey,
+  generateSigningKey,
+  rotateSigningKey,
+} from './keystore.ts'
 
 async function memoryStore() {
   const knex = openDatabase('sqlite::memory:')
@@ -34,6 +40,50 @@ describe('keystore', () => {
     expect((await keystore.jwks(2100)).keys.map((k) => k.kid)).toEqual([next.kid, old.kid])
     expect(await keystore.verificationKey(old.kid, 2100)).toBeDefined()
     expect(await keystore.verificationKey('unknown', 2100)).toBeUndefined()
+    await store.close()
+  })
+
+  test('rotation: published at once, signing after the delay, the old key kept until its tokens expire', async () => {
+    const store = await memoryStore()
+    await ensureSigningKey(store.keys, 1000)
+    const [first] = await store.keys.list()
+    const keystore = createKeystore(store.keys, 0)
+    const { added, retireAt } = await rotateSigningKey(store.keys, 2000, {
+      activationDelay: 120,
+      tokenLifetime: 3600,
+    })
+    expect(retireAt).toBe(2000 + 120 + 3600)
+    // published before it signs, so that cached JWKS have it when the first token arrives
+    expect((await keystore.jwks(2000)).keys.map((k) => k.kid)).toEqual([added.kid, first?.kid])
+    expect((await keystore.signingKey(2119)).kid).toBe(first?.kid)
+    expect((await keystore.signingKey(2120)).kid).toBe(added.kid)
+    expect(describeKeys(await store.keys.list(), 2000).map((k) => k.status)).toEqual([
+      'pending',
+      'active',
+    ])
+    expect(describeKeys(await store.keys.list(), 2120).map((k) => k.status)).toEqual([
+      'active',
+      'retiring',
+    ])
+    // tokens the old key signed until 2120 live until 2120 + 3600: verifiable until then
+    expect(await keystore.verificationKey(first?.kid ?? '', retireAt - 1)).toBeDefined()
+    expect(await keystore.verificationKey(first?.kid ?? '', retireAt)).toBeUndefined()
+    expect((await keystore.jwks(retireAt)).keys.map((k) => k.kid)).toEqual([added.kid])
+    expect(describeKeys(await store.keys.list(), retireAt).map((k) => k.status)).toEqual([
+      'active',
+      'retired',
+    ])
+    await store.close()
+  })
+
+  test('rotation on an empty key table signs at once', async () => {
+    const store = await memoryStore()
+    const { added } = await rotateSigningKey(store.keys, 5000, {
+      activationDelay: 120,
+      tokenLifetime: 3600,
+    })
+    expect(added.activateAt).toBe(5000)
+    expect((await createKeystore(store.keys, 0).signingKey(5000)).kid).toBe(added.kid)
     await store.close()
   })
 

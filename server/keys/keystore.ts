@@ -76,9 +76,11 @@ export function createKeystore(keys: KeyRepository, refreshSeconds = 10): Keysto
   return {
     async signingKey(now) {
       const all = await load(now)
+      // the newest key whose activation has come and that is still published; a rotated-in
+      // key waits for its activation time, so caches of the JWKS have seen it first
       const active =
         all.find((k) => k.activateAt <= now && k.retireAt === null) ??
-        all.find((k) => published(k, now))
+        all.find((k) => k.activateAt <= now && published(k, now))
       if (!active) throw new Error('no signing key in the store')
       return { kid: active.kid, key: await importKey(active.privateJwk, `private:${active.kid}`) }
     },
@@ -99,4 +101,55 @@ export function createKeystore(keys: KeyRepository, refreshSeconds = 10): Keysto
       return importKey(found.publicJwk, `public:${found.kid}`)
     },
   }
+}
+
+/** Where a key is in its life, for `keys list`. */
+export type KeyStatus = 'pending' | 'active' | 'retiring' | 'retired'
+
+export interface KeyInfo {
+  readonly kid: string
+  readonly status: KeyStatus
+  readonly createdAt: number
+  readonly activateAt: number
+  readonly retireAt: number | null
+}
+
+/** Each stored key with its status at `now`, newest first; exactly one is active. */
+export function describeKeys(all: readonly SigningKey[], now: number): KeyInfo[] {
+  const signing =
+    all.find((k) => k.activateAt <= now && k.retireAt === null) ??
+    all.find((k) => k.activateAt <= now && published(k, now))
+  return all.map((k) => ({
+    kid: k.kid,
+    createdAt: k.createdAt,
+    activateAt: k.activateAt,
+    retireAt: k.retireAt,
+    status:
+      k === signing
+        ? 'active'
+        : !published(k, now)
+          ? 'retired'
+          : k.activateAt > now
+            ? 'pending'
+            : 'retiring',
+  }))
+}
+
+/**
+ * Publishes a new key that every process starts signing with after `activationDelay` seconds
+ * (so cached JWKS see it first; at once when no key signs yet); the keys signing until then stay
+ * published until the last token they signed has expired (`activationDelay + tokenLifetime`).
+ */
+export async function rotateSigningKey(
+  keys: KeyRepository,
+  now: number,
+  options: { readonly activationDelay: number; readonly tokenLifetime: number },
+): Promise<{ added: SigningKey; retireAt: number }> {
+  // with no key signing yet (an empty database), the new key signs at once
+  const signing = describeKeys(await keys.list(), now).some((k) => k.status === 'active')
+  const delay = signing ? options.activationDelay : 0
+  const added = await generateSigningKey(now, now + delay)
+  const retireAt = now + delay + options.tokenLifetime
+  await keys.rotate(added, retireAt)
+  return { added, retireAt }
 }

@@ -79,7 +79,7 @@ export async function validateAuthorizationRequest(
   if (!isRegisteredRedirectUri(client.redirectUris, redirectUri))
     return page(
       'invalid_request',
-      `redirect_uri '${safeName(redirectUri)}' is not registered for client '${safeName(client.id)}': it must equal a registered redirect URI character for character (RFC 6749 §3.1.2.3); only the port of an http://127.0.0.1 or http://[::1] URI may differ (RFC 8252 §7.3)`,
+      `redirect_uri '${safeName(redirectUri)}' is not registered for client '${safeName(client.id)}': it must equal a registered redirect URI character for character (RFC 6749 section 3.1.2.3); only the port of an http://127.0.0.1 or http://[::1] URI may differ (RFC 8252 section 7.3)`,
     )
 
   const rawState = raw.state
@@ -132,7 +132,7 @@ export async function validateAuthorizationRequest(
   if (!codeChallenge)
     return redirect(
       'invalid_request',
-      'code_challenge is required: PKCE with S256 is mandatory here (RFC 7636 §4.2, RFC 9700 §2.1.1)',
+      'code_challenge is required: PKCE with S256 is mandatory here (RFC 7636 section 4.2, RFC 9700 section 2.1.1)',
     )
   const method = str('code_challenge_method')
   // RFC 7636 §4.3: an omitted method means plain, which is refused
@@ -140,13 +140,13 @@ export async function validateAuthorizationRequest(
     return redirect(
       'invalid_request',
       method === undefined
-        ? 'code_challenge_method is missing, which means plain (RFC 7636 §4.3); send code_challenge_method=S256'
-        : 'code_challenge_method must be S256, the only method supported (RFC 7636 §4.2)',
+        ? 'code_challenge_method is missing, which means plain (RFC 7636 section 4.3); send code_challenge_method=S256'
+        : 'code_challenge_method must be S256, the only method supported (RFC 7636 section 4.2)',
     )
   if (!S256_CHALLENGE.test(codeChallenge))
     return redirect(
       'invalid_request',
-      'code_challenge must be BASE64URL(SHA-256(code_verifier)) without padding: 43 characters of A-Z a-z 0-9 - _ (RFC 7636 §4.2)',
+      'code_challenge must be BASE64URL(SHA-256(code_verifier)) without padding: 43 characters of A-Z a-z 0-9 - _ (RFC 7636 section 4.2)',
     )
 
   const scopeParam = str('scope')

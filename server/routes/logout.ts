@@ -145,7 +145,7 @@ export const logout = (deps: Deps): ServerRoute[] => {
         invalidRequest(
           client
             ? `post_logout_redirect_uri '${safeName(postLogoutRedirectUri)}' is not registered for client '${safeName(client.id)}': register it in its post_logout_redirect_uris`
-            : 'post_logout_redirect_uri needs a client: send client_id or id_token_hint with it (OpenID RP-Initiated Logout §3)',
+            : 'post_logout_redirect_uri needs a client: send client_id or id_token_hint with it (OpenID RP-Initiated Logout section 3)',
         ),
         branding,
       )

@@ -103,7 +103,7 @@ export const userInfo = (deps: Deps): ServerRoute[] => {
         })
         throw challenge(
           invalidToken(
-            'the bearer token is an ID token; call user-info with the access_token of the token response (OIDC Core §5.3.1)',
+            'the bearer token is an ID token; call user-info with the access_token of the token response (OIDC Core section 5.3.1)',
           ),
         )
       }

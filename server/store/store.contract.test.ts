@@ -187,6 +187,80 @@ for (const backend of backends) {
         expect(await store.users.roles('usr_file', 'file-client')).toEqual([])
       })
 
+      test('purge deletes only what can no longer matter', async () => {
+        const policy = { spentCodeRetention: 1000, rateLimitHorizon: 60, tokenGrace: 10 }
+        const now = 50_000
+        await store.codes.insert({ ...code('p-unused-expired'), expiresAt: now - 1 })
+        await store.codes.insert({ ...code('p-unused-live'), expiresAt: now + 60 })
+        await store.codes.insert({ ...code('p-spent-recent'), expiresAt: now - 500 })
+        await store.codes.insert({ ...code('p-spent-old'), expiresAt: now - 2000 })
+        await store.codes.consume('p-spent-recent', now - 600)
+        await store.codes.consume('p-spent-old', now - 2100)
+        const token = {
+          kind: 'refresh' as const,
+          clientId: 'c',
+          subject: 'u',
+          scope: 'openid',
+          issuedAt: 1,
+          revokedAt: null,
+          codeDigest: null,
+          parentId: null,
+        }
+        await store.tokens.insert({ ...token, id: 'p-t-old', expiresAt: now - 11 })
+        await store.tokens.insert({ ...token, id: 'p-t-grace', expiresAt: now - 5 })
+        await store.tokens.insert({ ...token, id: 'p-t-live', expiresAt: now + 5, revokedAt: 7 })
+        await store.sessions.insert({
+          digest: 'p-s-old',
+          userId: 'u',
+          authTime: 1,
+          expiresAt: now - 1,
+        })
+        await store.sessions.insert({
+          digest: 'p-s-live',
+          userId: 'u',
+          authTime: 1,
+          expiresAt: now + 99,
+        })
+        await store.interactions.insert({
+          id: 'p-i-old',
+          request: {},
+          csrfDigest: 'd',
+          expiresAt: now - 1,
+        })
+        await store.interactions.insert({
+          id: 'p-i-live',
+          request: {},
+          csrfDigest: 'd',
+          expiresAt: now + 1,
+        })
+        const retired = await generateSigningKey(1)
+        await store.keys.insert({ ...retired, kid: 'p-retired', retireAt: now - 1 })
+        await store.keys.insert({ ...retired, kid: 'p-retiring', retireAt: now + 1 })
+
+        const counts = await store.purge(now, policy)
+        expect(counts).toMatchObject({
+          auth_codes: 2,
+          tokens: 1,
+          signing_keys: 1,
+        })
+        // the spent code whose tokens may still live stays, so a replay can revoke them
+        expect(await store.codes.consume('p-spent-recent', now)).toMatchObject({ firstUse: false })
+        expect(await store.codes.consume('p-spent-old', now)).toBeUndefined()
+        expect(await store.codes.consume('p-unused-expired', now)).toBeUndefined()
+        expect((await store.codes.consume('p-unused-live', now))?.firstUse).toBe(true)
+        expect(await store.tokens.get('p-t-old')).toBeUndefined()
+        expect(await store.tokens.get('p-t-grace')).toBeDefined()
+        expect((await store.tokens.get('p-t-live'))?.revokedAt).toBe(7)
+        // asked about a time when they were live: gone only if purged
+        expect(await store.sessions.get('p-s-old', now - 10)).toBeUndefined()
+        expect(await store.sessions.get('p-s-live', now)).toBeDefined()
+        expect(await store.interactions.get('p-i-old', now - 10)).toBeUndefined()
+        expect(await store.interactions.get('p-i-live', now)).toBeDefined()
+        expect((await store.keys.list()).map((k) => k.kid)).toContain('p-retiring')
+        expect((await store.keys.list()).map((k) => k.kid)).not.toContain('p-retired')
+        expect(await store.purge(now, policy)).toMatchObject({ auth_codes: 0, tokens: 0 })
+      })
+
       test('an interaction can be taken once', async () => {
         await store.interactions.insert({
           id: 'i',

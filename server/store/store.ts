@@ -126,6 +126,11 @@ export interface KeyRepository {
    */
   insertIfNone(key: SigningKey): Promise<boolean>
   insert(key: SigningKey): Promise<void>
+  /**
+   * Key rotation in one transaction: every key still without a retirement time gets `retireAt`,
+   * and `key` is inserted.
+   */
+  rotate(key: SigningKey, retireAt: number): Promise<void>
 }
 
 export interface CodeRepository {
@@ -169,6 +174,19 @@ export interface RateLimitRepository {
   hit(key: string, windowStart: number, windowSeconds: number): Promise<number>
 }
 
+/** How long purged rows are kept past their expiry, seconds. */
+export interface PurgePolicy {
+  /**
+   * A spent code is kept while the tokens it issued may live, so that a replay can still
+   * revoke them (RFC 6749 §4.1.2): the longest token lifetime.
+   */
+  readonly spentCodeRetention: number
+  /** Rate-limit windows older than this are over: the longest window. */
+  readonly rateLimitHorizon: number
+  /** Verification leeway: expired tokens are kept this much longer. */
+  readonly tokenGrace: number
+}
+
 export interface Store {
   readonly clients: ClientRepository
   readonly users: UserRepository
@@ -178,6 +196,11 @@ export interface Store {
   readonly sessions: SessionRepository
   readonly interactions: InteractionRepository
   readonly rateLimits: RateLimitRepository
+  /**
+   * Deletes what can no longer matter: expired codes, tokens, sessions, interactions,
+   * rate-limit windows and retired signing keys. Returns the rows deleted per table.
+   */
+  purge(now: number, policy: PurgePolicy): Promise<Record<string, number>>
   /** A cheap real query, for readiness. */
   ping(): Promise<void>
   close(): Promise<void>

@@ -66,8 +66,13 @@ export const clientRepository = (knex: Knex): ClientRepository => ({
   async upsert(client, branding) {
     await knex.transaction(async (trx) => {
       await trx('clients').insert(toRow(client)).onConflict('id').merge()
-      await trx('branding').where({ client_id: client.id }).delete()
-      if (branding) await trx('branding').insert({ client_id: client.id, ...branding })
+      // an upsert, not delete + insert, so that processes starting together cannot collide
+      if (branding)
+        await trx('branding')
+          .insert({ client_id: client.id, ...branding })
+          .onConflict('client_id')
+          .merge()
+      else await trx('branding').where({ client_id: client.id }).delete()
     })
   },
 })

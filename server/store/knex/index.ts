@@ -27,6 +27,23 @@ export function createKnexStore(
     sessions: sessionRepository(knex),
     interactions: interactionRepository(knex),
     rateLimits: overrides.rateLimits ?? rateLimitRepository(knex),
+    async purge(now, policy) {
+      const counts: Record<string, number> = {}
+      const del = async (table: string, query: (q: Knex.QueryBuilder) => Knex.QueryBuilder) => {
+        counts[table] = (counts[table] ?? 0) + (await query(knex(table)).delete())
+      }
+      // never redeemed: nothing was issued from them
+      await del('auth_codes', (q) => q.whereNull('consumed_at').where('expires_at', '<', now))
+      await del('auth_codes', (q) => q.where('expires_at', '<', now - policy.spentCodeRetention))
+      await del('tokens', (q) => q.where('expires_at', '<', now - policy.tokenGrace))
+      await del('sessions', (q) =>
+        q.where('expires_at', '<', now).orWhere('ended_at', '<', now - policy.tokenGrace),
+      )
+      await del('interactions', (q) => q.where('expires_at', '<', now))
+      await del('rate_limits', (q) => q.where('window_start', '<', now - policy.rateLimitHorizon))
+      await del('signing_keys', (q) => q.whereNotNull('retire_at').where('retire_at', '<', now))
+      return counts
+    },
     async ping() {
       await knex.raw('select 1')
     },

@@ -51,4 +51,10 @@ export const keyRepository = (knex: Knex): KeyRepository => ({
   async insert(key) {
     await knex('signing_keys').insert(toRow(key))
   },
+  async rotate(key, retireAt) {
+    await knex.transaction(async (trx) => {
+      await trx('signing_keys').whereNull('retire_at').update({ retire_at: retireAt })
+      await trx('signing_keys').insert(toRow(key))
+    })
+  },
 })

@@ -74,9 +74,19 @@ export const userRepository = (knex: Knex): UserRepository => ({
   async upsert(user, roles) {
     await knex.transaction(async (trx) => {
       await trx('users').insert(toRow(user)).onConflict('id').merge()
-      await trx('user_roles').where({ user_id: user.id }).delete()
       const rows = roleRows(user.id, roles)
-      if (rows.length > 0) await trx('user_roles').insert(rows)
+      const keep = new Set(rows.map((r) => `${r.client_id}\0${r.role}`))
+      const current = await trx('user_roles')
+        .where({ user_id: user.id })
+        .select<{ client_id: string; role: string }[]>('client_id', 'role')
+      for (const r of current)
+        if (!keep.has(`${r.client_id}\0${r.role}`))
+          await trx('user_roles')
+            .where({ user_id: user.id, client_id: r.client_id, role: r.role })
+            .delete()
+      // ignore what a process starting at the same time has just inserted
+      if (rows.length > 0)
+        await trx('user_roles').insert(rows).onConflict(['user_id', 'client_id', 'role']).ignore()
     })
   },
 })
