@@ -69,11 +69,37 @@ export function openDatabase(databaseUrl: string, schema?: string): Knex {
   })
 }
 
-/** Brings the schema up to date (creating the PostgreSQL schema first when one is named). */
+interface PgConnection {
+  query(sql: string, values?: unknown[]): Promise<unknown>
+}
+
+/**
+ * Brings the schema up to date (creating the PostgreSQL schema first when one is named). On
+ * PostgreSQL, processes starting together on an empty database take turns through an advisory
+ * lock held on a connection of its own: `create schema if not exists` and knex's creation of
+ * its migrations table both fail when two sessions race them.
+ */
 export async function migrate(knex: Knex, schema?: string): Promise<void> {
-  if (schema) {
+  const run = async (): Promise<void> => {
     // the identifier is validated by the config schema; knex quotes it
-    await knex.raw('create schema if not exists ??', [schema])
+    if (schema) await knex.raw('create schema if not exists ??', [schema])
+    await knex.migrate.latest({ migrationSource, ...(schema ? { schemaName: schema } : {}) })
   }
-  await knex.migrate.latest({ migrationSource, ...(schema ? { schemaName: schema } : {}) })
+  if ((knex.client as { config: { client: unknown } }).config.client !== 'pg') return run()
+  const client = knex.client as {
+    acquireConnection(): Promise<PgConnection>
+    releaseConnection(connection: PgConnection): Promise<void>
+  }
+  const key = `idp-migrate:${schema ?? ''}`
+  const connection = await client.acquireConnection()
+  try {
+    await connection.query('select pg_advisory_lock(hashtext($1))', [key])
+    try {
+      await run()
+    } finally {
+      await connection.query('select pg_advisory_unlock(hashtext($1))', [key])
+    }
+  } finally {
+    await client.releaseConnection(connection)
+  }
 }
