@@ -42,8 +42,10 @@ describe.skipIf(!pgUp)('two processes on one PostgreSQL database', () => {
   })
 
   afterAll(async () => {
+    /* eslint-disable @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed */
     await Promise.all([a?.stop(), b?.stop()])
     await client?.close()
+    /* eslint-enable @typescript-eslint/no-unnecessary-condition */
     const knex = openDatabase(TEST_PG_URL)
     await knex.raw('drop schema if exists ?? cascade', [schema])
     await knex.destroy()

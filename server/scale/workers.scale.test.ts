@@ -38,6 +38,7 @@ describe.skipIf(!pgUp)('serve --workers 2 on PostgreSQL', () => {
     })
   })
   afterAll(async () => {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when beforeAll failed
     await server?.stop()
     const knex = openDatabase(TEST_PG_URL)
     await knex.raw('drop schema if exists ?? cascade', [schema])
