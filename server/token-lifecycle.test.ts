@@ -189,3 +189,47 @@ describe('user tokens: refresh, user-info and the revocation cascade', () => {
     }
   })
 })
+
+describe('races on one SQLite file', () => {
+  test('concurrent refresh, revoke and introspect of one token: no 5xx, and revoked after', async () => {
+    const { mkdtempSync } = await import('node:fs')
+    const { tmpdir } = await import('node:os')
+    const { join } = await import('node:path')
+    const file = join(mkdtempSync(join(tmpdir(), 'races-')), 'idp.sqlite')
+    const onFile = await testApp({ databaseUrl: `sqlite:${file}` })
+    try {
+      const tokens = await signInAndRedeem(onFile, {
+        username: 'alice',
+        password: 'wonderland',
+        scope: 'openid offline_access',
+      })
+      const rt = tokens.refresh_token ?? ''
+      const at = tokens.access_token ?? ''
+      expect(rt).toMatch(/\S{20,}/)
+      const form = (url: string, body: Record<string, string>) =>
+        onFile.server.inject({
+          method: 'POST',
+          url,
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          payload: new URLSearchParams({ ...body, ...MAIN }).toString(),
+        })
+      const results = await Promise.all(
+        Array.from({ length: 24 }, (_, i) =>
+          i % 3 === 0
+            ? form('/auth/token', { grant_type: 'refresh_token', refresh_token: rt })
+            : i % 3 === 1
+              ? form('/auth/revoke', { token: rt })
+              : form('/auth/introspect', { token: at }),
+        ),
+      )
+      expect(results.map((r) => r.statusCode).filter((s) => s >= 500)).toEqual([])
+      for (const r of results.filter((x) => x.statusCode === 400))
+        expect(json(r).error).toBe('invalid_grant')
+      const after = await form('/auth/token', { grant_type: 'refresh_token', refresh_token: rt })
+      expect(after.statusCode).toBe(400)
+      expect(json(await form('/auth/introspect', { token: at })).active).toBe(false)
+    } finally {
+      await onFile.stop()
+    }
+  })
+})
