@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import type { App } from './app.ts'
 import { signInAndRedeem, testApp } from './test-helpers.ts'
@@ -192,9 +195,6 @@ describe('user tokens: refresh, user-info and the revocation cascade', () => {
 
 describe('races on one SQLite file', () => {
   test('concurrent refresh, revoke and introspect of one token: no 5xx, and revoked after', async () => {
-    const { mkdtempSync } = await import('node:fs')
-    const { tmpdir } = await import('node:os')
-    const { join } = await import('node:path')
     const file = join(mkdtempSync(join(tmpdir(), 'races-')), 'idp.sqlite')
     const onFile = await testApp({ databaseUrl: `sqlite:${file}` })
     try {
