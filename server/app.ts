@@ -18,6 +18,7 @@ import { registerCookies } from './sessions.ts'
 import { createKnexStore, migrate, openDatabase } from './store/knex/index.ts'
 import { memoryRateLimits } from './store/memory-rate-limits.ts'
 import { applyRegistrations, readRegistrations } from './registry/registrations.ts'
+import { cachedClients } from './store/cached-clients.ts'
 import { lockSqliteFile } from './store/sqlite-lock.ts'
 import type { PurgePolicy, Store } from './store/store.ts'
 import type { TlsMaterial } from './tls.ts'
@@ -93,7 +94,8 @@ export async function createServer(config: Config, options: AppOptions): Promise
       throw err
     }
   }
-  const opened = store
+  // every API request authenticates its client: keep the records in memory for a few seconds
+  const opened: Store = { ...store, clients: cachedClients(store.clients) }
   const clock = options.clock ?? systemClock
   let registrationWarnings: readonly string[] = []
   try {
@@ -122,7 +124,7 @@ export async function createServer(config: Config, options: AppOptions): Promise
   const deps: Deps = {
     rateLimits: options.rateLimits ?? (() => config.rateLimits),
     config,
-    store,
+    store: opened,
     keys: createKeystore(store.keys),
     clock,
     faults,

@@ -1,0 +1,41 @@
+import type { Client, ClientRepository } from './store.ts'
+
+/**
+ * Client records cached in the process for `ttlSeconds`: every token, introspection and
+ * revocation request authenticates its client, and on SQLite's one connection that lookup was
+ * half of introspection's queries (README, Benchmarks). Clients change only when registrations
+ * are applied at start, through this same repository, which drops the entry; another process
+ * of a PostgreSQL deployment sees a restarted process's change within `ttlSeconds`. Unknown ids
+ * are not cached, and the cache holds at most `maxEntries`, so random ids cannot grow it.
+ */
+export function cachedClients(
+  inner: ClientRepository,
+  options: { ttlSeconds?: number; maxEntries?: number; now?: () => number } = {},
+): ClientRepository {
+  const ttl = (options.ttlSeconds ?? 10) * 1000
+  const max = options.maxEntries ?? 1000
+  const now = options.now ?? Date.now
+  const cache = new Map<string, { client: Client; until: number }>()
+  return {
+    async get(id) {
+      const hit = cache.get(id)
+      if (hit && hit.until > now()) return hit.client
+      cache.delete(id)
+      const client = await inner.get(id)
+      if (client) {
+        if (cache.size >= max) cache.delete(cache.keys().next().value ?? '')
+        cache.set(id, { client, until: now() + ttl })
+      }
+      return client
+    },
+    async insertIfAbsent(client, branding) {
+      cache.delete(client.id)
+      await inner.insertIfAbsent(client, branding)
+    },
+    async upsert(client, branding) {
+      cache.delete(client.id)
+      await inner.upsert(client, branding)
+    },
+    branding: (id) => inner.branding(id),
+  }
+}
