@@ -42,14 +42,16 @@ export const codeRepository = (knex: Knex): CodeRepository => ({
     })
   },
   async consume(digest, now) {
-    // One conditional write decides the winner: the affected-row count is 1 for exactly one
-    // of any number of concurrent callers, on SQLite and PostgreSQL alike.
-    const won = await knex('auth_codes')
+    // One conditional write decides the winner: it matches an unconsumed row for exactly one
+    // of any number of concurrent callers, on SQLite and PostgreSQL alike, and returns the code
+    // to that caller in the same statement. Only the others read the row afterwards.
+    const [won] = await knex<CodeRow>('auth_codes')
       .where({ digest })
       .whereNull('consumed_at')
       .update({ consumed_at: now })
+      .returning('*')
+    if (won) return { code: fromRow(won), firstUse: true }
     const row = await knex<CodeRow>('auth_codes').where({ digest }).first()
-    if (!row) return undefined
-    return { code: fromRow(row), firstUse: won === 1 }
+    return row && { code: fromRow(row), firstUse: false }
   },
 })
