@@ -41,10 +41,7 @@ async function countAttempt(
   succeeded: boolean,
   deps: LoginDeps,
 ): Promise<RateLimitState & { blocked: boolean }> {
-  const { limit, window } = deps.rateLimits().login
-  const now = deps.clock()
-  const windowStart = now - (now % window)
-  const key = `login:${clientIp(request, deps.config.trustProxy)}:${sha256Hex(username)}`
+  const { limit, key, windowStart, window } = loginWindow(request, username, deps)
   const hit = (counter: string) =>
     deps.store.rateLimits.hit(`${key}:${counter}`, windowStart, window)
   const attempts = await hit('attempts')
@@ -55,6 +52,36 @@ async function countAttempt(
     remaining: Math.max(0, limit - failures),
     reset: windowStart + window,
     blocked: succeeded ? failures >= limit : failures > limit,
+  }
+}
+
+/** The login limit's counter key and current window for this client IP + username. */
+function loginWindow(request: Request, username: string, deps: LoginDeps) {
+  const { limit, window } = deps.rateLimits().login
+  const now = deps.clock()
+  const windowStart = now - (now % window)
+  const key = `login:${clientIp(request, deps.config.trustProxy)}:${sha256Hex(username)}`
+  return { limit, window, windowStart, key }
+}
+
+/**
+ * The limit's state when this client IP + username has already used up its failures, read
+ * before the password is checked: a blocked attempt is refused whatever the password, so a
+ * throttled guesser costs one counter read instead of a scrypt hash (tens of ms of CPU) and is
+ * not counted again. Undefined while attempts remain, or when the counter cannot be read.
+ */
+async function alreadyBlocked(
+  request: Request,
+  username: string,
+  deps: LoginDeps,
+): Promise<RateLimitState | undefined> {
+  const { limit, key, windowStart, window } = loginWindow(request, username, deps)
+  try {
+    const failures = await deps.store.rateLimits.count(`${key}:failures`, windowStart)
+    return failures >= limit ? { limit, remaining: 0, reset: windowStart + window } : undefined
+  } catch (err) {
+    deps.log('rate-limit-unavailable', { error: (err as Error).message })
+    return undefined
   }
 }
 
@@ -133,6 +160,8 @@ export const login = (deps: Deps): ServerRoute => ({
       }
       const username = str(form.username) ?? ''
       const password = str(form.password) ?? ''
+      const blocked = await alreadyBlocked(request, username, deps)
+      if (blocked) return throttled(request, h, blocked, deps)
       const user =
         username !== '' && username.length <= 255
           ? await deps.store.users.byUsername(username)

@@ -11,6 +11,16 @@ describe('in-memory rate-limit counters (SQLite deployments)', () => {
     expect(await counters.hit('k', 120, 60)).toBe(2)
   })
 
+  test('reading a counter adds no hit, and an older window reads 0', async () => {
+    const counters = memoryRateLimits()
+    expect(await counters.count('k', 60)).toBe(0)
+    await counters.hit('k', 60, 60)
+    expect(await counters.count('k', 60)).toBe(1)
+    expect(await counters.count('k', 60)).toBe(1)
+    await counters.hit('k', 120, 60)
+    expect(await counters.count('k', 60)).toBe(0)
+  })
+
   test('a clock set back starts the counter over instead of freezing it at 1', async () => {
     const counters = memoryRateLimits()
     await counters.hit('k', 3600, 60)

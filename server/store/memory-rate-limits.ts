@@ -26,6 +26,10 @@ export function memoryRateLimits(): RateLimitRepository & { readonly size: () =>
       }
       return Promise.resolve(count)
     },
+    count(key, windowStart) {
+      const entry = counters.get(key)
+      return Promise.resolve(entry?.windowStart === windowStart ? entry.count : 0)
+    },
     size: () => counters.size,
   }
 }

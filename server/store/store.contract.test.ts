@@ -98,6 +98,15 @@ for (const backend of backends) {
         expect(await store.rateLimits.hit('k', 120, 60)).toBe(1)
       })
 
+      test('reading a rate-limit counter adds no hit', async () => {
+        expect(await store.rateLimits.count('read', 60)).toBe(0)
+        await store.rateLimits.hit('read', 60, 60)
+        await store.rateLimits.hit('read', 60, 60)
+        expect(await store.rateLimits.count('read', 60)).toBe(2)
+        expect(await store.rateLimits.count('read', 60)).toBe(2)
+        expect(await store.rateLimits.count('read', 120)).toBe(0)
+      })
+
       test('revoking a refresh token revokes the access tokens minted from it, and only those', async () => {
         const base = {
           clientId: 'c',

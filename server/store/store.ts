@@ -172,6 +172,8 @@ export interface RateLimitRepository {
    * `windowSeconds`); returns the new count.
    */
   hit(key: string, windowStart: number, windowSeconds: number): Promise<number>
+  /** The counter of `key` in the window starting at `windowStart`, without adding a hit (0 if none). */
+  count(key: string, windowStart: number): Promise<number>
 }
 
 /** How long purged rows are kept past their expiry, seconds. */

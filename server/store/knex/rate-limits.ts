@@ -11,4 +11,10 @@ export const rateLimitRepository = (knex: Knex): RateLimitRepository => ({
       .returning<{ count: number | string }[]>('count')
     return Number(rows[0]?.count ?? 1)
   },
+  async count(key, windowStart) {
+    const row = await knex('rate_limits')
+      .where({ key, window_start: windowStart })
+      .first<{ count: number | string } | undefined>('count')
+    return Number(row?.count ?? 0)
+  },
 })
