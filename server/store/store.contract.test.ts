@@ -107,6 +107,32 @@ for (const backend of backends) {
         expect(await store.rateLimits.count('read', 120)).toBe(0)
       })
 
+      test('concurrent token inserts and lookups (grouped into shared statements) each see their own row', async () => {
+        const base = {
+          kind: 'access' as const,
+          clientId: 'c',
+          scope: 'openid',
+          issuedAt: 1,
+          expiresAt: 2_000_000_000,
+          revokedAt: null,
+          codeDigest: null,
+          parentId: null,
+        }
+        const ids = Array.from({ length: 60 }, (_, i) => `group-${i}`)
+        await Promise.all(ids.map((id) => store.tokens.insert({ ...base, id, subject: `s-${id}` })))
+        const found = await Promise.all([...ids, 'group-none'].map((id) => store.tokens.get(id)))
+        expect(found.map((t) => t?.subject)).toEqual([...ids.map((id) => `s-${id}`), undefined])
+        // a duplicate id fails its insert, and every insert is reported as it went
+        const again = await Promise.allSettled([
+          store.tokens.insert({ ...base, id: 'group-0', subject: 'dup' }),
+          store.tokens.insert({ ...base, id: 'group-new', subject: 'new' }),
+        ])
+        expect(again[0].status).toBe('rejected')
+        const fresh = await store.tokens.get('group-new')
+        expect(again[1].status === 'fulfilled').toBe(fresh !== undefined)
+        expect((await store.tokens.get('group-0'))?.subject).toBe('s-group-0')
+      })
+
       test('revoking a refresh token revokes the access tokens minted from it, and only those', async () => {
         const base = {
           clientId: 'c',

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex'
 import type { StoredToken, TokenKind, TokenRepository } from '../store.ts'
+import { groupInsert, groupLookup } from './group-commit.ts'
 
 interface TokenRow {
   id: string
@@ -27,37 +28,54 @@ const fromRow = (r: TokenRow): StoredToken => ({
   parentId: r.parent_id,
 })
 
-export const tokenRepository = (knex: Knex): TokenRepository => ({
-  async insert(t) {
-    await knex('tokens').insert({
-      id: t.id,
-      kind: t.kind,
-      client_id: t.clientId,
-      subject: t.subject,
-      scope: t.scope,
-      issued_at: t.issuedAt,
-      expires_at: t.expiresAt,
-      revoked_at: t.revokedAt,
-      code_digest: t.codeDigest,
-      parent_id: t.parentId,
-    })
-  },
-  async get(id) {
-    const row = await knex<TokenRow>('tokens').where({ id }).first()
-    return row && fromRow(row)
-  },
-  async revoke(id, now) {
-    await knex('tokens')
-      .where((q) => {
-        void q.where({ id }).orWhere({ parent_id: id })
+export const tokenRepository = (knex: Knex): TokenRepository => {
+  const sqlite = (knex.client as { config: { client: unknown } }).config.client === 'sqlite3'
+  // one connection on SQLite, so one statement at a time; PostgreSQL's pool takes several
+  const insert = groupInsert<Record<string, unknown>>(
+    async (rows) => {
+      await knex('tokens').insert(rows)
+    },
+    { maxRows: 100, inFlight: sqlite ? 1 : 4 },
+  )
+  const get = groupLookup<string, TokenRow>(
+    async (ids) => {
+      const rows = await knex<TokenRow>('tokens').whereIn('id', ids)
+      return new Map(rows.map((r) => [r.id, r]))
+    },
+    { maxKeys: 100, inFlight: sqlite ? 1 : 4 },
+  )
+  return {
+    async insert(t) {
+      await insert({
+        id: t.id,
+        kind: t.kind,
+        client_id: t.clientId,
+        subject: t.subject,
+        scope: t.scope,
+        issued_at: t.issuedAt,
+        expires_at: t.expiresAt,
+        revoked_at: t.revokedAt,
+        code_digest: t.codeDigest,
+        parent_id: t.parentId,
       })
-      .whereNull('revoked_at')
-      .update({ revoked_at: now })
-  },
-  async revokeByCode(codeDigest, now) {
-    await knex('tokens')
-      .where({ code_digest: codeDigest })
-      .whereNull('revoked_at')
-      .update({ revoked_at: now })
-  },
-})
+    },
+    async get(id) {
+      const row = await get(id)
+      return row && fromRow(row)
+    },
+    async revoke(id, now) {
+      await knex('tokens')
+        .where((q) => {
+          void q.where({ id }).orWhere({ parent_id: id })
+        })
+        .whereNull('revoked_at')
+        .update({ revoked_at: now })
+    },
+    async revokeByCode(codeDigest, now) {
+      await knex('tokens')
+        .where({ code_digest: codeDigest })
+        .whereNull('revoked_at')
+        .update({ revoked_at: now })
+    },
+  }
+}

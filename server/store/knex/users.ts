@@ -1,5 +1,6 @@
 import type { Knex } from 'knex'
 import type { User, UserRepository } from '../store.ts'
+import { groupLookup } from './group-commit.ts'
 
 interface UserRow {
   id: string
@@ -42,51 +43,62 @@ const roleRows = (userId: string, roles: Readonly<Record<string, readonly string
     [...new Set(rs)].map((role) => ({ user_id: userId, client_id: clientId, role })),
   )
 
-export const userRepository = (knex: Knex): UserRepository => ({
-  async get(id) {
-    const row = await knex<UserRow>('users').where({ id }).first()
-    return row && fromRow(row)
-  },
-  async byUsername(username) {
-    const row = await knex<UserRow>('users').where({ username }).first()
-    return row && fromRow(row)
-  },
-  async roles(userId, clientId) {
-    const rows = await knex('user_roles')
-      .where({ user_id: userId, client_id: clientId })
-      .orderBy('role')
-      .select<{ role: string }[]>('role')
-    return rows.map((r) => r.role)
-  },
-  async insertIfAbsent(user, roles) {
-    await knex.transaction(async (trx) => {
-      const inserted = await trx('users')
-        .insert(toRow(user))
-        .onConflict('id')
-        .ignore()
-        .returning('id')
-      if (inserted.length === 0) return
-      const rows = roleRows(user.id, roles)
-      if (rows.length > 0)
-        await trx('user_roles').insert(rows).onConflict(['user_id', 'client_id', 'role']).ignore()
-    })
-  },
-  async upsert(user, roles) {
-    await knex.transaction(async (trx) => {
-      await trx('users').insert(toRow(user)).onConflict('id').merge()
-      const rows = roleRows(user.id, roles)
-      const keep = new Set(rows.map((r) => `${r.client_id}\0${r.role}`))
-      const current = await trx('user_roles')
-        .where({ user_id: user.id })
-        .select<{ client_id: string; role: string }[]>('client_id', 'role')
-      for (const r of current)
-        if (!keep.has(`${r.client_id}\0${r.role}`))
-          await trx('user_roles')
-            .where({ user_id: user.id, client_id: r.client_id, role: r.role })
-            .delete()
-      // ignore what a process starting at the same time has just inserted
-      if (rows.length > 0)
-        await trx('user_roles').insert(rows).onConflict(['user_id', 'client_id', 'role']).ignore()
-    })
-  },
-})
+export const userRepository = (knex: Knex): UserRepository => {
+  const sqlite = (knex.client as { config: { client: unknown } }).config.client === 'sqlite3'
+  // user-info, code exchange and refresh read the user of every request: grouped as tokens are
+  const byId = groupLookup<string, UserRow>(
+    async (ids) => {
+      const rows = await knex<UserRow>('users').whereIn('id', ids)
+      return new Map(rows.map((r) => [r.id, r]))
+    },
+    { maxKeys: 100, inFlight: sqlite ? 1 : 4 },
+  )
+  return {
+    async get(id) {
+      const row = await byId(id)
+      return row && fromRow(row)
+    },
+    async byUsername(username) {
+      const row = await knex<UserRow>('users').where({ username }).first()
+      return row && fromRow(row)
+    },
+    async roles(userId, clientId) {
+      const rows = await knex('user_roles')
+        .where({ user_id: userId, client_id: clientId })
+        .orderBy('role')
+        .select<{ role: string }[]>('role')
+      return rows.map((r) => r.role)
+    },
+    async insertIfAbsent(user, roles) {
+      await knex.transaction(async (trx) => {
+        const inserted = await trx('users')
+          .insert(toRow(user))
+          .onConflict('id')
+          .ignore()
+          .returning('id')
+        if (inserted.length === 0) return
+        const rows = roleRows(user.id, roles)
+        if (rows.length > 0)
+          await trx('user_roles').insert(rows).onConflict(['user_id', 'client_id', 'role']).ignore()
+      })
+    },
+    async upsert(user, roles) {
+      await knex.transaction(async (trx) => {
+        await trx('users').insert(toRow(user)).onConflict('id').merge()
+        const rows = roleRows(user.id, roles)
+        const keep = new Set(rows.map((r) => `${r.client_id}\0${r.role}`))
+        const current = await trx('user_roles')
+          .where({ user_id: user.id })
+          .select<{ client_id: string; role: string }[]>('client_id', 'role')
+        for (const r of current)
+          if (!keep.has(`${r.client_id}\0${r.role}`))
+            await trx('user_roles')
+              .where({ user_id: user.id, client_id: r.client_id, role: r.role })
+              .delete()
+        // ignore what a process starting at the same time has just inserted
+        if (rows.length > 0)
+          await trx('user_roles').insert(rows).onConflict(['user_id', 'client_id', 'role']).ignore()
+      })
+    },
+  }
+}
