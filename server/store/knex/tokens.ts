@@ -1,6 +1,6 @@
 import type { Knex } from 'knex'
 import type { StoredToken, TokenKind, TokenRepository } from '../store.ts'
-import { groupInsert, groupLookup } from './group-commit.ts'
+import { groupedById, groupedInsert } from './group-commit.ts'
 
 interface TokenRow {
   id: string
@@ -29,21 +29,8 @@ const fromRow = (r: TokenRow): StoredToken => ({
 })
 
 export const tokenRepository = (knex: Knex): TokenRepository => {
-  const sqlite = (knex.client as { config: { client: unknown } }).config.client === 'sqlite3'
-  // one connection on SQLite, so one statement at a time; PostgreSQL's pool takes several
-  const insert = groupInsert<Record<string, unknown>>(
-    async (rows) => {
-      await knex('tokens').insert(rows)
-    },
-    { maxRows: 100, inFlight: sqlite ? 1 : 4 },
-  )
-  const get = groupLookup<string, TokenRow>(
-    async (ids) => {
-      const rows = await knex<TokenRow>('tokens').whereIn('id', ids)
-      return new Map(rows.map((r) => [r.id, r]))
-    },
-    { maxKeys: 100, inFlight: sqlite ? 1 : 4 },
-  )
+  const insert = groupedInsert(knex, 'tokens')
+  const get = groupedById<TokenRow>(knex, 'tokens')
   return {
     async insert(t) {
       await insert({

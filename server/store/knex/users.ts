@@ -1,6 +1,6 @@
 import type { Knex } from 'knex'
 import type { User, UserRepository } from '../store.ts'
-import { groupLookup } from './group-commit.ts'
+import { groupedById } from './group-commit.ts'
 
 interface UserRow {
   id: string
@@ -44,15 +44,8 @@ const roleRows = (userId: string, roles: Readonly<Record<string, readonly string
   )
 
 export const userRepository = (knex: Knex): UserRepository => {
-  const sqlite = (knex.client as { config: { client: unknown } }).config.client === 'sqlite3'
   // user-info, code exchange and refresh read the user of every request: grouped as tokens are
-  const byId = groupLookup<string, UserRow>(
-    async (ids) => {
-      const rows = await knex<UserRow>('users').whereIn('id', ids)
-      return new Map(rows.map((r) => [r.id, r]))
-    },
-    { maxKeys: 100, inFlight: sqlite ? 1 : 4 },
-  )
+  const byId = groupedById<UserRow>(knex, 'users')
   return {
     async get(id) {
       const row = await byId(id)
