@@ -36,12 +36,10 @@ type LoginDeps = Pick<Deps, 'store' | 'clock' | 'config' | 'faults' | 'rateLimit
  * the attempts minus the successes.
  */
 async function countAttempt(
-  request: Request,
-  username: string,
+  { limit, key, windowStart, window }: LoginWindow,
   succeeded: boolean,
   deps: LoginDeps,
 ): Promise<RateLimitState & { blocked: boolean }> {
-  const { limit, key, windowStart, window } = loginWindow(request, username, deps)
   const hit = (counter: string) =>
     deps.store.rateLimits.hit(`${key}:${counter}`, windowStart, window)
   const attempts = await hit('attempts')
@@ -56,6 +54,7 @@ async function countAttempt(
 }
 
 /** The login limit's counter key and current window for this client IP + username. */
+type LoginWindow = ReturnType<typeof loginWindow>
 function loginWindow(request: Request, username: string, deps: LoginDeps) {
   const { limit, window } = deps.rateLimits().login
   const now = deps.clock()
@@ -71,11 +70,9 @@ function loginWindow(request: Request, username: string, deps: LoginDeps) {
  * not counted again. Undefined while attempts remain, or when the counter cannot be read.
  */
 async function alreadyBlocked(
-  request: Request,
-  username: string,
+  { limit, key, windowStart, window }: LoginWindow,
   deps: LoginDeps,
 ): Promise<RateLimitState | undefined> {
-  const { limit, key, windowStart, window } = loginWindow(request, username, deps)
   try {
     const failures = await deps.store.rateLimits.count(`${key}:failures`, windowStart)
     return failures >= limit ? { limit, remaining: 0, reset: windowStart + window } : undefined
@@ -160,7 +157,8 @@ export const login = (deps: Deps): ServerRoute => ({
       }
       const username = str(form.username) ?? ''
       const password = str(form.password) ?? ''
-      const blocked = await alreadyBlocked(request, username, deps)
+      const counted = loginWindow(request, username, deps)
+      const blocked = await alreadyBlocked(counted, deps)
       if (blocked) return throttled(request, h, blocked, deps)
       const user =
         username !== '' && username.length <= 255
@@ -172,7 +170,7 @@ export const login = (deps: Deps): ServerRoute => ({
         user !== undefined
       let limit: (RateLimitState & { blocked: boolean }) | undefined
       try {
-        limit = await countAttempt(request, username, valid, deps)
+        limit = await countAttempt(counted, valid, deps)
       } catch (err) {
         // as for the API limits: counters that cannot be written do not take sign-in down
         deps.log('rate-limit-unavailable', { error: (err as Error).message })
