@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { appendFileSync, readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -6,10 +6,7 @@ import { startEmbedded, type Embedded } from './harness/embedded.ts'
 import { loginDryRun } from './harness/login-dry-run.ts'
 import { registeredChecks, runChecks } from './harness/runner.ts'
 import { fetchVia, resolveTarget, type Target } from './harness/target.ts'
-import type { CheckResult } from './harness/types.ts'
-import { buildReport } from './report/json.ts'
-import { htmlReport } from './report/html.ts'
-import { junitReport } from './report/junit.ts'
+import { writeReportDir } from './report/all-formats.ts'
 import { markdownSummary } from './report/markdown.ts'
 import { gate, loadKnownFailures, type KnownFailure } from './gate.ts'
 import { formatResultLine, formatSummary, useColor } from './report/terminal.ts'
@@ -221,14 +218,14 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       today: new Date(),
     })
     const summary = markdownSummary(results, verdict, target.baseUrl)
-    if (values['report-dir']) {
-      writeReports(values['report-dir'], results, target, {
+    if (values['report-dir'])
+      writeReportDir(values['report-dir'], results, {
+        target: { baseUrl: target.baseUrl, embedded: target.embedded },
+        version: suiteVersion(),
         startedAt,
         finishedAt,
-        passed: verdict.passed,
+        verdict,
       })
-      writeFileSync(join(values['report-dir'], 'summary.md'), summary)
-    }
     // GitHub Actions shows this file as the job summary
     if (io.env.GITHUB_STEP_SUMMARY) appendFileSync(io.env.GITHUB_STEP_SUMMARY, `${summary}\n`)
     for (const line of verdict.excused) io.out.write(`known failure: ${line}\n`)
@@ -257,24 +254,6 @@ async function probe(target: Target): Promise<true | string> {
     const cause = (err as Error & { cause?: Error & { code?: string } }).cause
     return cause ? `${cause.code ?? cause.name}: ${cause.message}` : (err as Error).message
   }
-}
-
-function writeReports(
-  dir: string,
-  results: readonly CheckResult[],
-  target: Target,
-  run: { startedAt: Date; finishedAt: Date; passed: boolean },
-): void {
-  mkdirSync(dir, { recursive: true })
-  const report = buildReport({
-    results,
-    target: { baseUrl: target.baseUrl, embedded: target.embedded },
-    version: suiteVersion(),
-    ...run,
-  })
-  writeFileSync(join(dir, 'junit.xml'), junitReport(results))
-  writeFileSync(join(dir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`)
-  writeFileSync(join(dir, 'report.html'), htmlReport(report))
 }
 
 /** The resolved configuration with every secret replaced, for --print-config. */

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs'
 import { connect, rootCertificates } from 'node:tls'
 import { chromium, type Browser, type BrowserContext, type Page } from '@playwright/test'
 import type { Http } from './http.ts'
-import { redactHeaders, redactUrl } from './redact.ts'
+import { redactHeaders, redactUrl, rememberIssuedUrl } from './redact.ts'
 import type { LoginConfig, LoginStep, Target, TargetClient, TargetUser } from './target.ts'
 
 /**
@@ -129,6 +129,7 @@ export async function browse(
         return
       }
       seen.callback = event.request.url
+      rememberIssuedUrl(event.request.url)
       resolveCallback(event.request.url)
       void cdp
         .send('Fetch.fulfillRequest', {

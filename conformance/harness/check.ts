@@ -2,7 +2,7 @@ import { requirements, type Requirement, type RequirementId } from '../requireme
 import type { Browser, BrowserContext } from '@playwright/test'
 import { launchBrowser } from './browser.ts'
 import { createHttp, type Http } from './http.ts'
-import { redactUrl } from './redact.ts'
+import { redactResult, redactUrl } from './redact.ts'
 import type { Target } from './target.ts'
 import type { CheckResult, Level, Verdict } from './types.ts'
 
@@ -118,16 +118,17 @@ export async function runCheck(
   const screenshots: { name: string; png: string }[] = []
   const contexts: BrowserContext[] = []
   const started = performance.now()
-  const result = (verdict: Verdict, message: string | undefined): CheckResult => ({
-    id,
-    ...req,
-    verdict,
-    message,
-    notes,
-    exchanges: http.exchanges,
-    screenshots,
-    durationMs: Math.round(performance.now() - started),
-  })
+  const result = (verdict: Verdict, message: string | undefined): CheckResult =>
+    redactResult({
+      id,
+      ...req,
+      verdict,
+      message,
+      notes,
+      exchanges: http.exchanges,
+      screenshots,
+      durationMs: Math.round(performance.now() - started),
+    })
   if (!entry) return result('skip', 'no check is registered for this requirement')
   const ctx: CheckContext = {
     target: targetFor(id, target, entry.exclusive),

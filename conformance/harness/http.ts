@@ -1,6 +1,6 @@
 import { fetchVia, type Target } from './target.ts'
 import type { Exchange } from './types.ts'
-import { redactForm, redactHeaders, redactJson, redactUrl } from './redact.ts'
+import { redactBody, redactHeaders, redactUrl, rememberIssued } from './redact.ts'
 
 /** A response as the harness sees it: status, lower-cased headers, raw text and parsed JSON. */
 export interface HttpResponse {
@@ -47,19 +47,6 @@ const toParams = (values: Record<string, string | readonly string[]>): URLSearch
     else for (const x of v) p.append(k, x)
   }
   return p
-}
-
-const MAX_RECORDED_BODY = 16 * 1024
-
-const redactBody = (
-  body: string | undefined,
-  contentType: string | undefined,
-): string | undefined => {
-  if (body === undefined) return undefined
-  const clipped =
-    body.length > MAX_RECORDED_BODY ? `${body.slice(0, MAX_RECORDED_BODY)}…[truncated]` : body
-  if (contentType?.includes('x-www-form-urlencoded')) return redactForm(clipped)
-  return redactJson(clipped)
 }
 
 export function createHttp(target: Pick<Target, 'baseUrl' | 'dispatcher'>): Http {
@@ -120,6 +107,9 @@ export function createHttp(target: Pick<Target, 'baseUrl' | 'dispatcher'>): Http
           json = undefined
         }
       }
+      // what the target hands out is remembered first, so that it is redacted wherever it
+      // appears, in this exchange and in every later one
+      rememberIssued(json, response.headers.get('location'), text)
       exchanges.push({
         ...base,
         status: response.status,

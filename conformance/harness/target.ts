@@ -1,5 +1,6 @@
 import { rootCertificates } from 'node:tls'
 import { Agent } from 'undici'
+import { rememberSecret } from './redact.ts'
 
 /** A client the suite acts as. */
 export interface TargetClient {
@@ -116,6 +117,11 @@ export function resolveTarget(
     connect: config.ca ? { ca: [...rootCertificates, config.ca] } : {},
     keepAliveTimeout: 1000,
   })
+  // the configuration's secrets are redacted from every transcript and message of the run
+  for (const client of Object.values<TargetClient | undefined>(config.clients))
+    rememberSecret(client?.secret)
+  for (const user of Object.values<TargetUser | undefined>(config.users))
+    rememberSecret(user?.password)
   return { ...config, baseUrl: config.baseUrl, dispatcher, embedded, controls }
 }
 
