@@ -5,6 +5,8 @@
  * one line each, and listed at /dev/findings and /dev/findings.json.
  */
 
+import { RP_FINDING_KINDS } from '../rp/catalogue.ts'
+
 export type Severity = 'error' | 'warning'
 
 export interface FindingKind {
@@ -94,6 +96,8 @@ export const FINDING_KINDS = {
     advice:
       'reuse a token until shortly before expires_in instead of asking for a new one per call, and after a 429 wait for Retry-After seconds',
   },
+  // what a client accepted from an RP test issuer (server/rp/catalogue.ts)
+  ...RP_FINDING_KINDS,
 } as const satisfies Record<string, FindingKind>
 
 export type FindingCode = keyof typeof FINDING_KINDS
