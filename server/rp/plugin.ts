@@ -157,7 +157,8 @@ export const rpIssuers = (
       const location = r.headers.location
       if (r.statusCode < 300 || r.statusCode > 399 || typeof location !== 'string')
         return h.continue
-      if (!location.includes('state=rp.')) return h.continue
+      // only the normal endpoints' redirects to the client (not the hop into them from /rp/)
+      if (!location.includes('state=rp.') || request.path.startsWith('/rp/')) return h.continue
       let url: URL
       try {
         url = new URL(location)
