@@ -5,7 +5,7 @@ import { rootCertificates } from 'node:tls'
 import { parseArgs } from 'node:util'
 import { Agent } from 'undici'
 import { clients, users } from '../../fixtures/index.ts'
-import { RP_TESTS } from '../../server/rp/catalogue.ts'
+import { RP_CONTROL, RP_TESTS } from '../../server/rp/catalogue.ts'
 import { startEmbedded, type Embedded } from '../harness/embedded.ts'
 import { buildReport } from '../report/json.ts'
 import { junitReport } from '../report/junit.ts'
@@ -41,7 +41,7 @@ Options:
   --report-dir DIR     write junit.xml and report.json there
   --json               print the JSON report on stdout instead of the lines
   --quiet              do not echo the command's output
-Exit: 0 every MUST met, 1 a MUST not met, 2 usage, 3 server unreachable.
+Exit: 0 the control signed in and every MUST was met; 1 otherwise; 2 usage; 3 server unreachable.
 `
 
 export interface RpIo {
@@ -166,7 +166,9 @@ export async function rpTestMain(argv: readonly string[], io: RpIo): Promise<num
         if (!values.json) io.out.write(`${formatResultLine(r, color)}\n`)
       },
     })
-    const passed = !results.some((r) => r.verdict === 'fail')
+    // a run whose control never signed in proves nothing: it does not pass either
+    const control = results.find((r) => r.id === RP_CONTROL)
+    const passed = control?.verdict === 'pass' && !results.some((r) => r.verdict === 'fail')
     const report = buildReport({
       results,
       target: { baseUrl, embedded: embedded !== undefined },
