@@ -125,11 +125,11 @@ export async function rpTestMain(argv: readonly string[], io: RpIo): Promise<num
       caPem = embedded.target.ca
       const client = clients.find((c) => c.id === RP_FIXTURE_CLIENT)
       const [alice] = users
-      if (client && alice)
+      if (client)
         Object.assign(env, {
           RP_TEST_CLIENT_ID: client.id,
           RP_TEST_CLIENT_SECRET: client.secret,
-          RP_TEST_REDIRECT_URI: client.redirectUris[0] ?? '',
+          RP_TEST_REDIRECT_URI: client.redirectUris[0],
           RP_TEST_USERNAME: alice.username,
           RP_TEST_PASSWORD: alice.password,
         })

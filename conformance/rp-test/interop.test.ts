@@ -54,8 +54,8 @@ const LIBRARY_FINDINGS: Record<
   },
 }
 
-let embedded: Embedded
-let browser: Browser
+let embedded: Embedded | undefined
+let browser: Browser | undefined
 let settings: RpClientSettings
 
 beforeAll(async () => {
@@ -72,6 +72,7 @@ afterAll(async () => {
 })
 
 async function run(make: (s: RpClientSettings) => RpLibrary): Promise<CheckResult[]> {
+  if (!embedded || !browser) throw new Error('the embedded server or the browser did not start')
   const app = await startRpApp(make(settings))
   try {
     return await runRpTests({
@@ -105,6 +106,11 @@ describe('RP tests against third-party relying-party libraries (Chromium sign-in
           .map((r) => `${r.id}: ${r.message ?? ''}`)
           .join('\n'),
       ).toEqual(expected)
+      // each recorded finding is the library accepting that fault, as the judge words it
+      for (const [id, finding] of Object.entries(findings))
+        expect(results.find((r) => r.id === id)?.message, finding?.why).toMatch(
+          /^your client accepted/,
+        )
     }, 600_000)
   }
 
