@@ -128,7 +128,7 @@ export const rpIssuers = (
       if (test.kind === 'negative' && (kind === 'tainted-use' || kind === 'signed-in'))
         deps.explain?.record(`rp.${test.id}` as FindingCode, {
           clientId: event.clientId,
-          endpoint: `rp/${test.id}`,
+          endpoint: `/rp/${test.id}`,
           ...(event.detail !== undefined ? { detail: event.detail } : {}),
         })
     }
