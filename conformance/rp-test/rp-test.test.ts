@@ -1,7 +1,11 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import { describe, expect, it } from 'vitest'
 import { RP_CONTROL, RP_TESTS, rpTest, type RpTest } from '../../server/rp/catalogue.ts'
 import type { RpEvent, RpEventKind } from '../../server/rp/observations.ts'
+import { startEmbedded } from '../harness/embedded.ts'
 import { rpTestMain } from './cli.ts'
 import { judge, selectRpTests } from './runner.ts'
 
@@ -112,6 +116,50 @@ describe('idp-conformance rp-test', () => {
     expect(t.out()).toMatch(/SKIP rp-id_token-sig-rs256 .*\n.*inconclusive/)
     expect(t.out()).toMatch(/SKIP rp-id_token-aud /)
     expect(t.out()).not.toMatch(/PASS/)
+  })
+
+  it('runs against a separately started server (--base-url, --ca) and writes JUnit and JSON', async () => {
+    const embedded = await startEmbedded()
+    const dir = mkdtempSync(join(tmpdir(), 'rp-test-cli-'))
+    try {
+      writeFileSync(join(dir, 'ca.pem'), embedded.target.ca ?? '')
+      const t = io()
+      const code = await rpTestMain(
+        [
+          // the command sees the test issuer and the CA it is given
+          '--run',
+          'test -n "$RP_TEST_ISSUER" && test -f "$RP_TEST_CA" && exit 1; exit 7',
+          '--base-url',
+          embedded.target.baseUrl,
+          '--ca',
+          join(dir, 'ca.pem'),
+          '--only',
+          'rp-nonce',
+          '--report-dir',
+          join(dir, 'out'),
+          '--json',
+        ],
+        t.io,
+      )
+      expect(code).toBe(1)
+      const report = JSON.parse(t.out()) as {
+        passed: boolean
+        checks: { id: string; verdict: string; notes: string[] }[]
+      }
+      expect(report.passed).toBe(false)
+      expect(report.checks.map((c) => c.id)).toEqual([
+        RP_CONTROL,
+        'rp-nonce-invalid',
+        'rp-nonce-missing',
+      ])
+      expect(report.checks[0]?.notes[0]).toMatch(/exit code 1$/)
+      const junit = readFileSync(join(dir, 'out', 'junit.xml'), 'utf8')
+      expect(junit).toContain('name="rp-nonce-invalid [MUST]')
+      expect(JSON.parse(readFileSync(join(dir, 'out', 'report.json'), 'utf8'))).toEqual(report)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+      await embedded.stop()
+    }
   })
 
   it('an unreachable --base-url exits 3', async () => {

@@ -310,3 +310,19 @@ describe('RP test issuers', () => {
     expect(finding?.clientId).toBe('conformance-client')
   })
 })
+
+describe('RP test issuers switched off', () => {
+  it('RP_TESTS=false serves no /rp, and production refuses them on', async () => {
+    const off = await testApp({ rpTests: false })
+    try {
+      expect((await off.server.inject('/rp')).statusCode).toBe(404)
+    } finally {
+      await off.stop()
+    }
+    const { loadConfig } = await import('../config.ts')
+    expect(loadConfig({ NODE_ENV: 'production' }, { baseUrl: BASE }).rpTests).toBe(false)
+    expect(() =>
+      loadConfig({ NODE_ENV: 'production', RP_TESTS: 'true' }, { baseUrl: BASE }),
+    ).toThrow(/RP_TESTS cannot be on/)
+  })
+})
