@@ -206,7 +206,8 @@ export const RP_TESTS = [
     kind: 'positive',
     level: 'MUST',
     stage: 'token-response',
-    title: 'signing key rotated at every token response: the new kid is only in a re-fetched JWKS',
+    title:
+      'signing key rotated at every token response: a client holding an earlier JWKS must re-fetch it for the new kid',
     reference: 'OpenID Connect Core §10.1.1',
     fix: 'on an unknown kid, re-fetch the JWKS (once) before refusing: keys rotate',
   },

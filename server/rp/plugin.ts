@@ -402,7 +402,7 @@ export const rpIssuers = (
               observe(codeTaint.test, 'tainted-use', { ...ctx, detail: codeTaint.what })
               taintTokens(body, {
                 test: codeTaint.test,
-                what: 'used a token of the tampered callback',
+                what: 'a token of the tampered callback',
               })
             }
             if (typeof body.id_token === 'string') {
@@ -413,7 +413,7 @@ export const rpIssuers = (
                 observe(test, 'fault-delivered', { ...ctx, detail: test.title })
                 taintTokens(body, {
                   test,
-                  what: `used a token that came with ${test.accepted ?? ''}`,
+                  what: 'a token of the faulty token response',
                 })
               }
             } else if (test.stage === 'token-response') {
@@ -427,7 +427,7 @@ export const rpIssuers = (
               observe(test, 'fault-delivered', { ...ctx, detail: test.title })
               taintTokens(body, {
                 test,
-                what: 'used the access token of a response without token_type',
+                what: 'a token of the response without token_type',
               })
             }
             if (test.id === 'rp-token-response-extra-members') {
@@ -462,7 +462,7 @@ export const rpIssuers = (
               // what the client does with this token from now on is a use after the fault
               for (const key of tokenKeys(presented))
                 if (key.startsWith('at:'))
-                  taints.put(key, { test, what: 'after a user-info response with another sub' })
+                  taints.put(key, { test, what: 'used again after user-info gave another sub' })
             }
             return jsonNoStore(h, claims)
           },
