@@ -12,6 +12,13 @@ if (args[0] === 'serve') {
     out: (line) => console.log(line),
     err: (line) => console.error(line),
   })
+} else if (args[0] === 'rp-test') {
+  const { rpTestMain } = await import('../conformance/rp-test/cli.ts')
+  process.exitCode = await rpTestMain(args.slice(1), {
+    out: process.stdout,
+    err: process.stderr,
+    env: process.env,
+  })
 } else if (args[0] === 'clients' || args[0] === 'users') {
   const { registrationsMain } = await import('./registrations.ts')
   process.exitCode = await registrationsMain(args, {

@@ -14,6 +14,7 @@ import { oauthErrors } from './plugins/oauth-errors.ts'
 import { rateLimit } from './plugins/rate-limit.ts'
 import { transport } from './plugins/transport.ts'
 import { routes } from './routes/index.ts'
+import { rpIssuers } from './rp/plugin.ts'
 import { registerCookies } from './sessions.ts'
 import { createKnexStore, migrate, openDatabase } from './store/knex/index.ts'
 import { memoryRateLimits } from './store/memory-rate-limits.ts'
@@ -158,6 +159,8 @@ export async function createServer(config: Config, options: AppOptions): Promise
   if (deps.explain) await server.register(explainPlugin(deps.explain))
   registerCookies(server)
   server.route(routes(server, deps))
+  // the RP test issuers under /rp/{test-id} (issue 23); they leave the normal issuer's answers alone
+  if (config.rpTests) await server.register(rpIssuers(deps))
 
   const plain = config.httpPort !== undefined ? createPlainListener(deps) : undefined
   let purgeTimer: NodeJS.Timeout | undefined

@@ -79,6 +79,12 @@ export interface Config {
    */
   readonly explain: boolean
   /**
+   * The RP test issuers at `{base_url}/rp/{test-id}` (server/rp/): one deliberate fault each,
+   * for integrators to prove their client refuses it. Env `RP_TESTS`. Default true, except
+   * under `NODE_ENV=production`, where turning them on is refused.
+   */
+  readonly rpTests: boolean
+  /**
    * Seconds between `keys rotate` publishing a key and every process signing with it: longer
    * than the JWKS max-age (60 s) plus the keystore's refresh (10 s). Env `KEY_ACTIVATION_DELAY`.
    * Default 120.
@@ -163,6 +169,7 @@ const schema = Joi.object<Config>({
   clientsFile: Joi.string().min(1).optional(),
   usersFile: Joi.string().min(1).optional(),
   explain: Joi.boolean().required(),
+  rpTests: Joi.boolean().required(),
   keyActivationDelay: Joi.number().integer().min(0).max(86400).required(),
   purgeInterval: Joi.number().integer().min(0).max(86400).required(),
   rateLimits: Joi.object(
@@ -236,6 +243,7 @@ export function loadConfig(
     clientsFile: env.CLIENTS_FILE || undefined,
     usersFile: env.USERS_FILE || undefined,
     explain: bool(env.EXPLAIN),
+    rpTests: bool(env.RP_TESTS),
     keyActivationDelay: num(env.KEY_ACTIVATION_DELAY),
     purgeInterval: num(env.PURGE_INTERVAL),
   }
@@ -275,6 +283,7 @@ export function loadConfig(
     trustProxy: false,
     loadFixtures: true,
     explain: false,
+    rpTests: env.NODE_ENV !== 'production',
     keyActivationDelay: 120,
     purgeInterval: 300,
     ...merged,
@@ -292,6 +301,10 @@ export function loadConfig(
   if (candidate.explain === true && env.NODE_ENV === 'production')
     problems.push(
       'EXPLAIN cannot be on when NODE_ENV=production: explain mode records client requests and serves them at /dev/findings',
+    )
+  if (candidate.rpTests === true && env.NODE_ENV === 'production')
+    problems.push(
+      'RP_TESTS cannot be on when NODE_ENV=production: the RP test issuers answer sign-ins with deliberate faults',
     )
   if (problems.length > 0) throw new ConfigError(problems)
   return result.value as Config

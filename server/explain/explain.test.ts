@@ -366,7 +366,7 @@ describe('explain mode with an integrator’s clients file', () => {
     const all = await findingsSince(0)
     expect(all.length).toBeGreaterThanOrEqual(10)
     for (const f of all) {
-      expect(f.severity).toMatch(/^(error|warning)$/)
+      expect(f.severity).toMatch(/^(error|warning|info)$/)
       expect(f.reference).toMatch(/RFC \d+|INTERFACE\.md|OpenID Connect/)
       expect(f.advice.length).toBeGreaterThan(20)
     }

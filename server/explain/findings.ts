@@ -5,7 +5,10 @@
  * one line each, and listed at /dev/findings and /dev/findings.json.
  */
 
-export type Severity = 'error' | 'warning'
+import { RP_FINDING_KINDS } from '../rp/catalogue.ts'
+
+/** error: refused or unsafe; warning: works but should change; info: allowed, worth knowing. */
+export type Severity = 'error' | 'warning' | 'info'
 
 export interface FindingKind {
   readonly severity: Severity
@@ -18,18 +21,27 @@ export interface FindingKind {
 
 export const FINDING_KINDS = {
   'authorize.no-state': {
-    severity: 'warning',
-    title: 'authorize request without state',
-    reference: 'RFC 6749 §10.12, RFC 9700 §4.7.1',
+    // every request that gets this far carries an S256 challenge: PKCE already binds the code
+    severity: 'info',
+    title: 'authorize request without state (PKCE protects this one against CSRF)',
+    reference: 'RFC 9700 §2.1 (PKCE may provide the CSRF protection); RFC 6749 §10.12',
     advice:
-      'send an unguessable state with every authorize request, keep it in the user session and compare it with the state on the callback',
+      'nothing to fix while PKCE is used; send an unguessable state, kept in the user session and compared on the callback, if you want the sign-in bound to the browser before the code is redeemed',
   },
   'authorize.no-nonce': {
-    severity: 'warning',
-    title: 'openid authorize request without nonce',
-    reference: 'OpenID Connect Core §3.1.2.1, §15.5.2',
+    severity: 'info',
+    title: 'openid authorize request without nonce (PKCE protects this one against code injection)',
+    reference:
+      'OpenID Connect Core §3.1.2.1 (nonce OPTIONAL in the code flow), §15.5.2; RFC 9700 §2.1.1',
     advice:
-      'send a fresh nonce with every openid authorize request and check the nonce claim of the ID token against it',
+      'nothing to fix while PKCE is used; a fresh nonce, compared with the ID token nonce claim, also binds the ID token to this sign-in',
+  },
+  'pkce.missing': {
+    severity: 'error',
+    title: 'authorize request without PKCE (refused)',
+    reference: 'INTERFACE.md §5.2 (PKCE mandatory); RFC 9700 §2.1.1; RFC 7636 §4.3',
+    advice:
+      'send code_challenge=BASE64URL(SHA-256(code_verifier)) with code_challenge_method=S256 and the code_verifier at the token endpoint; openid-client v6: calculatePKCECodeChallenge; openid-client v5: generators.codeChallenge; Auth.js: checks: ["pkce", "state"]; express-openid-connect and passport-openidconnect: use response_type code (PKCE is on in the first; the second needs a PKCE-capable fork)',
   },
   'pkce.plain': {
     severity: 'error',
@@ -64,7 +76,7 @@ export const FINDING_KINDS = {
     title: 'client credentials in an Authorization: Basic header',
     reference: 'INTERFACE.md §5.3 (client_secret_post only); RFC 6749 §2.3.1',
     advice:
-      'send client_id and client_secret as form fields of the POST body (token_endpoint_auth_method client_secret_post); in openid-client v6, pass ClientSecretPost(secret)',
+      'send client_id and client_secret as form fields of the POST body (token_endpoint_auth_method client_secret_post). openid-client v6: pass ClientSecretPost(secret) to discovery(); openid-client v5: new issuer.Client({ token_endpoint_auth_method: "client_secret_post" }); express-openid-connect: clientAuthMethod: "client_secret_post"; Auth.js: client: { token_endpoint_auth_method: "client_secret_post" }; passport-openidconnect: sends the body by default; Spring Security: clientAuthenticationMethod CLIENT_SECRET_POST',
   },
   'token.in-query': {
     severity: 'error',
@@ -94,6 +106,8 @@ export const FINDING_KINDS = {
     advice:
       'reuse a token until shortly before expires_in instead of asking for a new one per call, and after a 429 wait for Retry-After seconds',
   },
+  // what a client accepted from an RP test issuer (server/rp/catalogue.ts)
+  ...RP_FINDING_KINDS,
 } as const satisfies Record<string, FindingKind>
 
 export type FindingCode = keyof typeof FINDING_KINDS

@@ -60,6 +60,9 @@ const findingsPage = (findings: readonly Finding[], clientId: string | undefined
             color: #b06000;
             font-weight: 600;
           }
+          .info {
+            color: #1967d2;
+          }
           code {
             font-size: 12px;
           }
@@ -71,7 +74,8 @@ const findingsPage = (findings: readonly Finding[], clientId: string | undefined
           ${findings.length}
           finding${findings.length === 1 ? '' : 's'}${clientId ? ` for client ${clientId}` : ''}
           (${findings.filter((f) => f.severity === 'error').length} errors,
-          ${findings.filter((f) => f.severity === 'warning').length} warnings), newest first. The
+          ${findings.filter((f) => f.severity === 'warning').length} warnings,
+          ${findings.filter((f) => f.severity === 'info').length} informational), newest first. The
           same list as JSON: <a href="/dev/findings.json">/dev/findings.json</a>.
         </p>
         ${

@@ -57,12 +57,17 @@ export function errorPageResponse(
   error: OAuthError,
   branding: Branding | undefined,
   status = error.status,
+  title: 'Sign-in error' | 'Sign-out error' = 'Sign-in error',
 ): ResponseObject {
   const nonce = newNonce()
-  return page(h, errorPage({ error: error.code, description: error.message, branding, nonce }), {
-    nonce,
-    status,
-  })
+  return page(
+    h,
+    errorPage({ error: error.code, description: error.message, branding, nonce, title }),
+    {
+      nonce,
+      status,
+    },
+  )
 }
 
 /**
@@ -126,6 +131,8 @@ function explainAuthorize(
           ? 'code_challenge_method=plain'
           : 'code_challenge without code_challenge_method',
     })
+  if (raw.code_challenge === undefined || raw.code_challenge === '')
+    explain.record('pkce.missing', context)
   if (validation.kind !== 'ok') return
   if (validation.request.state === undefined) explain.record('authorize.no-state', context)
   if (validation.request.scope.includes('openid') && validation.request.nonce === undefined)

@@ -9,7 +9,15 @@ import { endSession, interactionCookie, INTERACTION_COOKIE, SESSION_COOKIE } fro
 import type { Client } from '../store/store.ts'
 import { loggedOutPage, logoutConfirmPage } from '../views/logout.ts'
 import { newNonce, page } from '../views/respond.ts'
-import { errorPageResponse, redirectToClient } from './authorize.ts'
+import { errorPageResponse as authorizeErrorPage, redirectToClient } from './authorize.ts'
+
+/** The error page of a sign-out: titled as one (issue 23), otherwise the sign-in error page. */
+const errorPageResponse = (
+  h: Parameters<typeof authorizeErrorPage>[0],
+  error: Parameters<typeof authorizeErrorPage>[1],
+  branding: Parameters<typeof authorizeErrorPage>[2],
+  status?: number,
+) => authorizeErrorPage(h, error, branding, status ?? error.status, 'Sign-out error')
 
 /** The logout request once its client is identified (or not). */
 interface LogoutRequest {
@@ -144,7 +152,7 @@ export const logout = (deps: Deps): ServerRoute[] => {
         h,
         invalidRequest(
           client
-            ? `post_logout_redirect_uri '${safeName(postLogoutRedirectUri)}' is not registered for client '${safeName(client.id)}': register it in its post_logout_redirect_uris`
+            ? `post_logout_redirect_uri '${safeName(postLogoutRedirectUri)}' is not registered for client '${safeName(client.id)}': register it in its post_logout_redirect_uris${slashHint(client.postLogoutRedirectUris, postLogoutRedirectUri)}`
             : 'post_logout_redirect_uri needs a client: send client_id or id_token_hint with it (OpenID RP-Initiated Logout section 3)',
         ),
         branding,
@@ -220,4 +228,17 @@ export const logout = (deps: Deps): ServerRoute[] => {
       },
     },
   ]
+}
+
+/**
+ * Registered URIs are compared exactly (OpenID RP-Initiated Logout §3; RFC 9700 §4.1.3), and
+ * libraries commonly send the origin without the trailing slash a registration may have: say so
+ * when that is the only difference.
+ */
+function slashHint(registered: readonly string[], sent: string): string {
+  const bare = (u: string) => u.replace(/\/+$/, '')
+  const near = registered.find((r) => r !== sent && bare(r) === bare(sent))
+  return near === undefined
+    ? ''
+    : ` (registered is '${safeName(near)}', which differs only by a trailing slash: URIs are compared exactly, so register the form your library sends)`
 }

@@ -11,9 +11,11 @@ export function errorPage(options: {
   description: string
   branding?: Branding | undefined
   nonce: string
+  /** The page title: a sign-out's errors are not sign-in errors. */
+  title?: 'Sign-in error' | 'Sign-out error'
 }) {
   return layout({
-    title: 'Sign-in error',
+    title: options.title ?? 'Sign-in error',
     branding: options.branding,
     nonce: options.nonce,
     body: html`<h1>Something went wrong</h1>

@@ -1,0 +1,199 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { rootCertificates } from 'node:tls'
+import { parseArgs } from 'node:util'
+import { Agent } from 'undici'
+import { clients, users } from '../../fixtures/index.ts'
+import { RP_CONTROL, RP_TESTS } from '../../server/rp/catalogue.ts'
+import { startEmbedded, type Embedded } from '../harness/embedded.ts'
+import { buildReport } from '../report/json.ts'
+import { junitReport } from '../report/junit.ts'
+import { formatResultLine, formatSummary, useColor } from '../report/terminal.ts'
+import { commandSignIn, probeRpIssuers, runRpTests } from './runner.ts'
+
+export const RP_EXIT = { ok: 0, failures: 1, usage: 2, unreachable: 3 } as const
+
+/** The fixture client and user the embedded server offers the sign-in (redirect on loopback). */
+export const RP_FIXTURE_CLIENT = 'rp-test-client'
+
+export const RP_USAGE = `Usage: idp-conformance rp-test --list
+       idp-conformance rp-test --run "<sign-in command>" [options]
+
+Runs your client's sign-in once per RP test issuer ({base_url}/rp/{test-id}: one deliberate
+fault each) and judges it from the command's exit code (0 = signed in) and what the issuer saw
+your client do with the tokens. Negative tests pass when the sign-in fails and nothing it was
+given is used; positive ones when it succeeds.
+
+The command gets: RP_TEST_ISSUER (the issuer to discover), RP_TEST_ID, RP_TEST_EXPECT
+(refuse | sign-in), RP_TEST_SIGNED_IN_URL (optional beacon for your signed-in page),
+RP_TEST_CA and NODE_EXTRA_CA_CERTS (the server's CA, when known); against the embedded
+server also RP_TEST_CLIENT_ID, RP_TEST_CLIENT_SECRET, RP_TEST_REDIRECT_URI (http://127.0.0.1/callback,
+any port), RP_TEST_USERNAME, RP_TEST_PASSWORD.
+
+Options:
+  --list               the test IDs, one per line
+  --run CMD            the sign-in command (run through the shell)
+  --base-url URL       a separately started reference server (default: start one embedded)
+  --ca FILE            PEM to trust for --base-url
+  --only IDS           comma-separated test IDs or prefixes (the control always runs)
+  --timeout SECONDS    per sign-in (default 120)
+  --report-dir DIR     write junit.xml and report.json there
+  --json               print the JSON report on stdout instead of the lines
+  --quiet              do not echo the command's output
+Exit: 0 the control signed in and every MUST was met; 1 otherwise; 2 usage; 3 server unreachable.
+`
+
+export interface RpIo {
+  readonly out: NodeJS.WritableStream & { isTTY?: boolean }
+  readonly err: NodeJS.WritableStream
+  readonly env: NodeJS.ProcessEnv
+}
+
+export async function rpTestMain(argv: readonly string[], io: RpIo): Promise<number> {
+  let values
+  try {
+    values = parseArgs({
+      args: [...argv],
+      options: {
+        list: { type: 'boolean' },
+        run: { type: 'string' },
+        'base-url': { type: 'string' },
+        ca: { type: 'string' },
+        only: { type: 'string' },
+        timeout: { type: 'string' },
+        'report-dir': { type: 'string' },
+        json: { type: 'boolean' },
+        quiet: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }).values
+  } catch (err) {
+    io.err.write(`idp-conformance rp-test: ${(err as Error).message}\n${RP_USAGE}`)
+    return RP_EXIT.usage
+  }
+  if (values.help) {
+    io.out.write(RP_USAGE)
+    return RP_EXIT.ok
+  }
+  if (values.list) {
+    for (const t of RP_TESTS) io.out.write(`${t.id}\n`)
+    return RP_EXIT.ok
+  }
+  const usage = (message: string): number => {
+    io.err.write(`idp-conformance rp-test: ${message}\n${RP_USAGE}`)
+    return RP_EXIT.usage
+  }
+  if (!values.run) return usage('give --run "<sign-in command>" or --list')
+  const timeout = values.timeout === undefined ? 120 : Number(values.timeout)
+  if (!Number.isInteger(timeout) || timeout < 1 || timeout > 3600)
+    return usage('--timeout must be a whole number of seconds from 1 to 3600')
+  const only = values.only
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+  if (only?.some((p) => !RP_TESTS.some((t) => t.id.startsWith(p))))
+    return usage(`--only names no RP test: ${values.only ?? ''} (see --list)`)
+  if (values.ca && !values['base-url']) return usage('--ca goes with --base-url')
+
+  let embedded: Embedded | undefined
+  const scratch = mkdtempSync(join(tmpdir(), 'rp-test-'))
+  let dispatcher: Agent | undefined
+  try {
+    let baseUrl: string
+    let caPem: string | undefined
+    const env: Record<string, string> = {}
+    if (values['base-url']) {
+      baseUrl = values['base-url'].replace(/\/+$/, '')
+      try {
+        caPem = values.ca ? readFileSync(values.ca, 'utf8') : undefined
+      } catch (err) {
+        return usage(`cannot read --ca: ${(err as Error).message}`)
+      }
+    } else {
+      try {
+        embedded = await startEmbedded()
+      } catch (err) {
+        io.err.write(
+          `idp-conformance rp-test: could not start the embedded server: ${(err as Error).message}\n`,
+        )
+        return RP_EXIT.unreachable
+      }
+      baseUrl = embedded.target.baseUrl
+      caPem = embedded.target.ca
+      const client = clients.find((c) => c.id === RP_FIXTURE_CLIENT)
+      const [alice] = users
+      if (client)
+        Object.assign(env, {
+          RP_TEST_CLIENT_ID: client.id,
+          RP_TEST_CLIENT_SECRET: client.secret,
+          RP_TEST_REDIRECT_URI: client.redirectUris[0],
+          RP_TEST_USERNAME: alice.username,
+          RP_TEST_PASSWORD: alice.password,
+        })
+    }
+    if (caPem) {
+      const caFile = values.ca ?? join(scratch, 'ca.pem')
+      if (!values.ca) writeFileSync(caFile, caPem)
+      env.RP_TEST_CA = caFile
+      env.NODE_EXTRA_CA_CERTS = caFile
+    }
+    dispatcher = new Agent({
+      connect: { ca: caPem ? [...rootCertificates, caPem] : undefined },
+    })
+    const reachable = await probeRpIssuers(baseUrl, dispatcher)
+    if (reachable !== true) {
+      io.err.write(`idp-conformance rp-test: ${baseUrl} has no RP test issuers: ${reachable}\n`)
+      return RP_EXIT.unreachable
+    }
+    const color = useColor(io.out, io.env)
+    const quiet = values.quiet || values.json
+    if (!values.json) io.out.write(`RP tests against ${baseUrl}/rp/{test-id}\n`)
+    const startedAt = new Date()
+    const results = await runRpTests({
+      baseUrl,
+      dispatcher,
+      env,
+      ...(only ? { only } : {}),
+      signIn: commandSignIn(values.run, {
+        timeoutMs: timeout * 1000,
+        baseEnv: io.env,
+        ...(quiet ? {} : { echo: (chunk: string) => io.err.write(chunk) }),
+      }),
+      onResult: (r) => {
+        if (!values.json) io.out.write(`${formatResultLine(r, color)}\n`)
+      },
+    })
+    // a run whose control never signed in proves nothing: it does not pass either
+    const control = results.find((r) => r.id === RP_CONTROL)
+    const passed = control?.verdict === 'pass' && !results.some((r) => r.verdict === 'fail')
+    const report = buildReport({
+      results,
+      target: { baseUrl, embedded: embedded !== undefined },
+      version: '0.1.0',
+      startedAt,
+      finishedAt: new Date(),
+      passed,
+    })
+    if (values['report-dir']) {
+      mkdirSync(values['report-dir'], { recursive: true })
+      writeFileSync(
+        join(values['report-dir'], 'junit.xml'),
+        junitReport(results, 'idp-conformance rp-test'),
+      )
+      writeFileSync(
+        join(values['report-dir'], 'report.json'),
+        `${JSON.stringify(report, null, 2)}\n`,
+      )
+    }
+    if (values.json) io.out.write(`${JSON.stringify(report, null, 2)}\n`)
+    else io.out.write(`${formatSummary(results)}\n${passed ? 'PASSED' : 'FAILED'}\n`)
+    return passed ? RP_EXIT.ok : RP_EXIT.failures
+  } finally {
+    await dispatcher?.close()
+    await embedded?.stop()
+    rmSync(scratch, { recursive: true, force: true })
+  }
+}

@@ -1,0 +1,129 @@
+import type { Browser } from '@playwright/test'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { clients } from '../../fixtures/index.ts'
+import { RP_TESTS } from '../../server/rp/catalogue.ts'
+import { launchBrowser } from '../harness/browser.ts'
+import { startEmbedded, type Embedded } from '../harness/embedded.ts'
+import type { CheckResult, Verdict } from '../harness/types.ts'
+import { RP_FIXTURE_CLIENT } from './cli.ts'
+import {
+  carelessClient,
+  openidClientV5,
+  openidClientV6,
+  startRpApp,
+  type RpClientSettings,
+  type RpLibrary,
+} from './interop/apps.ts'
+import { browserSignIn } from './interop/browser-sign-in.ts'
+import { runRpTests } from './runner.ts'
+
+/**
+ * The RP tests against real relying-party libraries, each signed in through Chromium: every
+ * negative test refused and every positive one signed in, except where a library really accepts
+ * a fault, which is written down here as a finding about that library with its spec section
+ * (and expected, so a change in the library shows up). The careless control must be judged
+ * failing.
+ */
+
+/** What a library accepts, with the spec section it departs from: findings, not test failures. */
+const LIBRARY_FINDINGS: Record<
+  string,
+  Partial<Record<string, { verdict: Verdict; why: string }>>
+> = {
+  'openid-client v6': {
+    // oauth4webapi does not verify the signature of an ID token that came straight from the
+    // token endpoint over TLS, as OpenID Connect Core §3.1.3.7 (6) allows in the code flow
+    'rp-id_token-bad-sig-rs256': {
+      verdict: 'warn',
+      why: 'no signature check on token-endpoint ID tokens (Core §3.1.3.7 (6) allows TLS instead)',
+    },
+    'rp-id_token-kid-unknown': {
+      verdict: 'warn',
+      why: 'the same: the kid is never looked up (Core §3.1.3.7 (6))',
+    },
+    'rp-id_token-bad-at_hash': {
+      verdict: 'info',
+      why: 'at_hash is not checked in the code flow, which Core §3.1.3.8 makes a MAY',
+    },
+  },
+  'openid-client v5': {
+    'rp-token_type-missing': {
+      verdict: 'fail',
+      why: 'uses the access token of a token response without token_type (RFC 6749 §5.1 makes token_type REQUIRED; §7.1: a client MUST NOT use a token whose type it does not understand)',
+    },
+  },
+}
+
+let embedded: Embedded | undefined
+let browser: Browser | undefined
+let settings: RpClientSettings
+
+beforeAll(async () => {
+  embedded = await startEmbedded()
+  browser = await launchBrowser(embedded.target)
+  const client = clients.find((c) => c.id === RP_FIXTURE_CLIENT)
+  if (!client) throw new Error('no RP test fixture client')
+  settings = { clientId: client.id, clientSecret: client.secret, caPem: embedded.target.ca }
+}, 120_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await embedded?.stop()
+})
+
+async function run(make: (s: RpClientSettings) => RpLibrary): Promise<CheckResult[]> {
+  if (!embedded || !browser) throw new Error('the embedded server or the browser did not start')
+  const app = await startRpApp(make(settings))
+  try {
+    return await runRpTests({
+      baseUrl: embedded.target.baseUrl,
+      dispatcher: embedded.target.dispatcher,
+      signIn: browserSignIn(browser, app.url, { username: 'alice', password: 'wonderland' }),
+    })
+  } finally {
+    await app.stop()
+  }
+}
+
+const verdicts = (results: readonly CheckResult[]) =>
+  Object.fromEntries(results.map((r) => [r.id, r.verdict]))
+
+describe('RP tests against third-party relying-party libraries (Chromium sign-in)', () => {
+  for (const [name, make] of [
+    ['openid-client v6', openidClientV6],
+    ['openid-client v5', openidClientV5],
+  ] as const) {
+    it(`${name}: refuses every negative test and signs in on every positive one, findings aside`, async () => {
+      const results = await run(make)
+      const findings = LIBRARY_FINDINGS[name] ?? {}
+      const expected = Object.fromEntries(
+        RP_TESTS.map((t) => [t.id, findings[t.id]?.verdict ?? 'pass']),
+      )
+      expect(
+        verdicts(results),
+        results
+          .filter((r) => r.verdict !== 'pass')
+          .map((r) => `${r.id}: ${r.message ?? ''}`)
+          .join('\n'),
+      ).toEqual(expected)
+      // each recorded finding is the library accepting that fault, as the judge words it
+      for (const [id, finding] of Object.entries(findings))
+        expect(results.find((r) => r.id === id)?.message, finding?.why).toMatch(
+          /^your client accepted/,
+        )
+    }, 600_000)
+  }
+
+  it('the careless control is judged failing the negative tests it accepts', async () => {
+    const results = await run(carelessClient)
+    const byId = verdicts(results)
+    // every positive test signs in: the judge does not fail a client for nothing
+    for (const t of RP_TESTS.filter((x) => x.kind === 'positive')) expect(byId[t.id]).toBe('pass')
+    // every applicable negative test is not met, at its level
+    for (const t of RP_TESTS.filter((x) => x.kind === 'negative'))
+      expect(byId[t.id], t.id).toBe(
+        t.level === 'MUST' ? 'fail' : t.level === 'SHOULD' ? 'warn' : 'info',
+      )
+    expect(results.some((r) => r.verdict === 'fail')).toBe(true)
+  }, 600_000)
+})

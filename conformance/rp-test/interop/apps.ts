@@ -1,0 +1,251 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { randomBytes, createHash } from 'node:crypto'
+import { rootCertificates } from 'node:tls'
+import { decodeJwt } from 'jose'
+import * as oidc from 'openid-client'
+import { custom as customV5, generators, Issuer } from 'openid-client-v5'
+import { Agent } from 'undici'
+
+/**
+ * Relying-party web apps for the RP tests, each a small HTTP server on 127.0.0.1 with
+ * `/login?issuer=` (starts a sign-in at that issuer) and `/callback` (finishes it, calls
+ * user-info, and answers a page titled `signed-in` or `refused`). Two are built on widely used
+ * libraries with separate protocol cores (openid-client v6 on oauth4webapi; openid-client v5,
+ * its own core); the third is deliberately careless, the control that must be judged failing.
+ */
+
+export interface RpClientSettings {
+  readonly clientId: string
+  readonly clientSecret: string
+  /** The reference server's CA (PEM), trusted beside the public roots; TLS checks stay on. */
+  readonly caPem: string | undefined
+}
+
+/** One library's sign-in: what to keep between /login and /callback is its own business. */
+export interface RpLibrary {
+  readonly name: string
+  begin(issuer: string, redirectUri: string): Promise<{ url: string; session: unknown }>
+  /** Resolves to the user-info sub when the sign-in is accepted; throws when refused. */
+  finish(issuer: string, redirectUri: string, callback: URL, session: unknown): Promise<string>
+}
+
+const SCOPE = 'openid profile email offline_access'
+
+/** openid-client v6 (oauth4webapi core), used as its README shows. */
+export function openidClientV6(settings: RpClientSettings): RpLibrary {
+  const dispatcher = new Agent({
+    connect: { ca: settings.caPem ? [...rootCertificates, settings.caPem] : undefined },
+  })
+  const configs = new Map<string, Promise<oidc.Configuration>>()
+  const configOf = (issuer: string): Promise<oidc.Configuration> => {
+    let config = configs.get(issuer)
+    if (!config) {
+      config = oidc.discovery(
+        new URL(issuer),
+        settings.clientId,
+        undefined,
+        oidc.ClientSecretPost(settings.clientSecret),
+        {
+          [oidc.customFetch]: (url, options) =>
+            fetch(url, { ...options, dispatcher } as RequestInit),
+        },
+      )
+      configs.set(issuer, config)
+      config.catch(() => configs.delete(issuer))
+    }
+    return config
+  }
+  return {
+    name: 'openid-client v6',
+    async begin(issuer, redirectUri) {
+      const config = await configOf(issuer)
+      const verifier = oidc.randomPKCECodeVerifier()
+      const state = oidc.randomState()
+      const nonce = oidc.randomNonce()
+      const url = oidc.buildAuthorizationUrl(config, {
+        redirect_uri: redirectUri,
+        scope: SCOPE,
+        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+        state,
+        nonce,
+      })
+      return { url: url.href, session: { verifier, state, nonce } }
+    },
+    async finish(issuer, _redirectUri, callback, session) {
+      const { verifier, state, nonce } = session as Record<string, string>
+      const config = await configOf(issuer)
+      const tokens = await oidc.authorizationCodeGrant(config, callback, {
+        pkceCodeVerifier: verifier,
+        expectedState: state,
+        expectedNonce: nonce,
+        idTokenExpected: true,
+      })
+      const sub = tokens.claims()?.sub
+      if (!sub) throw new Error('no ID token claims')
+      const info = await oidc.fetchUserInfo(config, tokens.access_token, sub)
+      return info.sub
+    },
+  }
+}
+
+/** openid-client v5 (its own protocol core, not oauth4webapi), used as its README shows. */
+export function openidClientV5(settings: RpClientSettings): RpLibrary {
+  if (settings.caPem)
+    customV5.setHttpOptionsDefaults({ ca: [...rootCertificates, settings.caPem], timeout: 10_000 })
+  const clientOf = async (issuer: string, redirectUri: string) => {
+    const discovered = await Issuer.discover(issuer)
+    return new discovered.Client({
+      client_id: settings.clientId,
+      client_secret: settings.clientSecret,
+      redirect_uris: [redirectUri],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'client_secret_post',
+    })
+  }
+  return {
+    name: 'openid-client v5',
+    async begin(issuer, redirectUri) {
+      const client = await clientOf(issuer, redirectUri)
+      const verifier = generators.codeVerifier()
+      const state = generators.state()
+      const nonce = generators.nonce()
+      const url = client.authorizationUrl({
+        scope: SCOPE,
+        redirect_uri: redirectUri,
+        code_challenge: generators.codeChallenge(verifier),
+        code_challenge_method: 'S256',
+        state,
+        nonce,
+      })
+      return { url, session: { verifier, state, nonce } }
+    },
+    async finish(issuer, redirectUri, callback, session) {
+      const { verifier, state, nonce } = session as Record<string, string>
+      const client = await clientOf(issuer, redirectUri)
+      const params = client.callbackParams(callback.href)
+      const tokenSet = await client.callback(redirectUri, params, {
+        code_verifier: verifier,
+        state,
+        nonce,
+      })
+      const info = await client.userinfo(tokenSet)
+      return info.sub
+    },
+  }
+}
+
+/**
+ * The control: a client that does everything a careless integration does. It sends state and
+ * nonce but never compares them, decodes the ID token without verifying anything, ignores
+ * token_type and iss, and trusts user-info. A correct judge must fail it.
+ */
+export function carelessClient(settings: RpClientSettings): RpLibrary {
+  const dispatcher = new Agent({
+    connect: { ca: settings.caPem ? [...rootCertificates, settings.caPem] : undefined },
+  })
+  const get = async (url: string, headers: Record<string, string> = {}) => {
+    const res = await fetch(url, { headers, dispatcher } as RequestInit)
+    return (await res.json()) as Record<string, unknown>
+  }
+  return {
+    name: 'careless client',
+    async begin(issuer, redirectUri) {
+      const doc = await get(`${issuer}/.well-known/openid-configuration`)
+      const verifier = randomBytes(32).toString('base64url')
+      const url = new URL(String(doc.authorization_endpoint))
+      url.search = new URLSearchParams({
+        client_id: settings.clientId,
+        redirect_uri: redirectUri,
+        response_type: 'code',
+        scope: SCOPE,
+        state: randomBytes(8).toString('hex'),
+        nonce: randomBytes(8).toString('hex'),
+        code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+        code_challenge_method: 'S256',
+      }).toString()
+      return { url: url.href, session: { verifier, doc } }
+    },
+    async finish(_issuer, redirectUri, callback, session) {
+      const { verifier, doc } = session as { verifier: string; doc: Record<string, unknown> }
+      const res = await fetch(String(doc.token_endpoint), {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code: callback.searchParams.get('code') ?? '',
+          redirect_uri: redirectUri,
+          code_verifier: verifier,
+          client_id: settings.clientId,
+          client_secret: settings.clientSecret,
+        }).toString(),
+        dispatcher,
+      } as RequestInit)
+      const tokens = (await res.json()) as Record<string, string>
+      if (!tokens.access_token) throw new Error(`token endpoint: ${JSON.stringify(tokens)}`)
+      // deliberately careless: no signature, iss, aud, exp, nonce or at_hash check
+      decodeJwt(tokens.id_token ?? '')
+      const info = await get(String(doc.userinfo_endpoint), {
+        authorization: `Bearer ${tokens.access_token}`,
+      })
+      return String(info.sub)
+    },
+  }
+}
+
+const page = (res: ServerResponse, status: number, title: string, body: string): void => {
+  const esc = body.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`)
+  res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
+  res.end(`<!doctype html><title>${title}</title><p id="result">${esc}</p>`)
+}
+
+/** Serves one library as a web app on 127.0.0.1 (a free port); `stop` closes it. */
+export async function startRpApp(
+  library: RpLibrary,
+): Promise<{ url: string; stop(): Promise<void> }> {
+  const sessions = new Map<string, { issuer: string; state: unknown }>()
+  let origin = ''
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    void (async () => {
+      const url = new URL(req.url ?? '/', origin)
+      const redirectUri = `${origin}/callback`
+      if (url.pathname === '/login') {
+        const issuer = url.searchParams.get('issuer') ?? ''
+        const { url: authorize, session } = await library.begin(issuer, redirectUri)
+        const sid = randomBytes(16).toString('hex')
+        sessions.set(sid, { issuer, state: session })
+        res.writeHead(302, {
+          location: authorize,
+          'set-cookie': `sid=${sid}; HttpOnly; SameSite=Lax; Path=/`,
+        })
+        res.end()
+        return
+      }
+      if (url.pathname === '/callback') {
+        const sid = /(?:^|;\s*)sid=([0-9a-f]+)/.exec(req.headers.cookie ?? '')?.[1] ?? ''
+        const session = sessions.get(sid)
+        sessions.delete(sid)
+        if (!session) return page(res, 400, 'refused', 'no sign-in in progress')
+        try {
+          const sub = await library.finish(session.issuer, redirectUri, url, session.state)
+          return page(res, 200, 'signed-in', `signed in as ${sub}`)
+        } catch (err) {
+          return page(res, 401, 'refused', `${library.name} refused: ${(err as Error).message}`)
+        }
+      }
+      page(res, 404, 'not found', 'no such page')
+    })().catch((err: unknown) => page(res, 500, 'refused', `error: ${(err as Error).message}`))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const address = server.address()
+  if (address === null || typeof address === 'string') throw new Error('no port')
+  origin = `http://127.0.0.1:${address.port}`
+  return {
+    url: origin,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
+  }
+}

@@ -1,0 +1,262 @@
+/**
+ * The relying-party tests: one test issuer per entry, served at `{base_url}/rp/{id}`, each
+ * answering a normal sign-in with exactly one deliberate fault. Named after the OpenID
+ * Foundation's RP tests (its older `rp-…` test plan) where one exists.
+ *
+ * A negative test is passed by a client that refuses the sign-in and does not use what it was
+ * given; a positive one by a client that signs in. `level` says how hard the spec words the
+ * client's duty: a MUST not met fails a run, a SHOULD warns, a MAY is recorded.
+ */
+
+export type RpLevel = 'MUST' | 'SHOULD' | 'MAY'
+
+/** Where the fault is delivered: the redirect to the client, the token response or user-info. */
+export type RpStage = 'authorization-response' | 'token-response' | 'userinfo-response'
+
+export interface RpTest {
+  readonly id: string
+  readonly kind: 'negative' | 'positive'
+  readonly level: RpLevel
+  readonly stage: RpStage
+  /** What the test issuer does, in one line. */
+  readonly title: string
+  /** For negative tests: the sentence after "your client accepted …". */
+  readonly accepted?: string
+  /** Where the client's duty is written. */
+  readonly reference: string
+  /** What to change in the client (negative) or what the test proves (positive). */
+  readonly fix: string
+  /** Set when the test only applies if the client sent this parameter on its authorize request. */
+  readonly needs?: 'state' | 'nonce'
+}
+
+export const RP_TESTS = [
+  {
+    id: 'rp-id_token-sig-rs256',
+    kind: 'positive',
+    level: 'MUST',
+    stage: 'token-response',
+    title: 'a correct sign-in: RS256 ID token, no fault (the control)',
+    reference: 'OpenID Connect Core §3.1.3.7',
+    fix: 'the control run: if it does not sign in, no refusal in the other tests proves anything',
+  },
+  {
+    id: 'rp-id_token-bad-sig-rs256',
+    kind: 'negative',
+    // Core §3.1.3.7 (6) lets a code-flow client rely on TLS to the token endpoint instead
+    level: 'SHOULD',
+    stage: 'token-response',
+    title: 'ID token whose RS256 signature does not verify with the published key',
+    accepted: 'an ID token whose signature does not verify with the key its kid names',
+    reference:
+      'OpenID Connect Core §3.1.3.7 (6) (a code-flow client MAY rely on TLS instead); RFC 7515 §5.2',
+    fix: 'verify the ID token signature with the issuer JWKS key its kid names, and refuse the sign-in when it does not verify',
+  },
+  {
+    id: 'rp-id_token-sig-none',
+    kind: 'negative',
+    level: 'MUST',
+    stage: 'token-response',
+    title: 'unsecured ID token (alg none)',
+    accepted: 'an unsigned ID token (alg none) from an issuer that signs with RS256',
+    reference:
+      'OpenID Connect Core §2 (none only when the client registered it) and §3.1.3.7 (7); RFC 8725 §2.1, §3.1',
+    fix: 'allow only the algorithms the issuer advertises (id_token_signing_alg_values_supported: RS256) and never alg none',
+  },
+  {
+    id: 'rp-id_token-issuer-mismatch',
+    kind: 'negative',
+    level: 'MUST',
+    stage: 'token-response',
+    title: 'ID token iss of another issuer',
+    accepted: 'an ID token whose iss is another issuer',
+    reference: 'OpenID Connect Core §3.1.3.7 (2)',
+    fix: 'compare the ID token iss exactly with the issuer of the discovery document you started from',
+  },
+  {
+    id: 'rp-id_token-aud',
+    kind: 'negative',
+    level: 'MUST',
+    stage: 'token-response',
+    title: 'ID token aud of another client',
+    accepted: 'an ID token issued to another client (aud)',
+    reference: 'OpenID Connect Core §3.1.3.7 (3)',
+    fix: 'refuse an ID token whose aud does not contain your client_id',
+  },
+  {
+    id: 'rp-id_token-aud-multiple-no-azp',
+    kind: 'negative',
+    level: 'SHOULD',
+    stage: 'token-response',
+    title: 'ID token with a second, untrusted audience and no azp',
+    accepted: 'an ID token with an additional untrusted audience and no azp',
+    reference: 'OpenID Connect Core §3.1.3.7 (3) and (4)',
+    fix: 'refuse an ID token that lists audiences you do not trust, and require azp when aud has several values',
+  },
+  {
+    id: 'rp-id_token-expired',
+    kind: 'negative',
+    level: 'MUST',
+    stage: 'token-response',
+    title: 'ID token whose exp is an hour in the past',
+    accepted: 'an expired ID token (exp an hour in the past)',
+    reference: 'OpenID Connect Core §3.1.3.7 (9); RFC 7519 §4.1.4',
+    fix: 'refuse an ID token whose exp has passed (allow a small clock skew, not an hour)',
+  },
+  {
+    id: 'rp-id_token-iat',
+    kind: 'negative',
+    level: 'SHOULD',
+    stage: 'token-response',
+    title: 'ID token without iat',
+    accepted: 'an ID token without the REQUIRED iat claim',
+    reference: 'OpenID Connect Core §2 (iat REQUIRED) and §3.1.3.7 (10)',
+    fix: 'refuse an ID token that lacks a REQUIRED claim (iss, sub, aud, exp, iat)',
+  },
+  {
+    id: 'rp-nonce-invalid',
+    kind: 'negative',
+    level: 'MUST',
+    stage: 'token-response',
+    needs: 'nonce',
+    title: 'ID token nonce different from the one sent',
+    accepted: 'an ID token whose nonce differs from the nonce of its authorize request',
+    reference: 'OpenID Connect Core §3.1.3.7 (11), §15.5.2',
+    fix: 'keep the nonce you sent in the user session and compare the ID token nonce with it exactly',
+  },
+  {
+    id: 'rp-nonce-missing',
+    kind: 'negative',
+    level: 'MUST',
+    stage: 'token-response',
+    needs: 'nonce',
+    title: 'ID token without nonce although one was sent',
+    accepted: 'an ID token without nonce although the authorize request sent one',
+    reference: 'OpenID Connect Core §3.1.3.7 (11)',
+    fix: 'when you sent a nonce, refuse an ID token that has none',
+  },
+  {
+    id: 'rp-id_token-kid-unknown',
+    kind: 'negative',
+    level: 'SHOULD',
+    stage: 'token-response',
+    title: 'ID token signed by a key whose kid is not in the JWKS',
+    accepted: 'an ID token signed by a key the issuer does not publish',
+    reference:
+      'OpenID Connect Core §3.1.3.7 (6) (a code-flow client MAY rely on TLS instead), §10.1.1',
+    fix: 'look the kid up in the issuer JWKS (re-fetch it once for an unknown kid) and refuse the sign-in when no published key has it',
+  },
+  {
+    id: 'rp-response-state-mismatch',
+    kind: 'negative',
+    level: 'SHOULD',
+    stage: 'authorization-response',
+    needs: 'state',
+    title: 'authorization response whose state differs from the one sent',
+    accepted:
+      'an authorization response whose state differs from the state it sent, and redeemed its code',
+    reference:
+      'RFC 6749 §4.1.2, §10.12; RFC 9700 §2.1 (PKCE may carry CSRF protection, but a client that sends state must compare it)',
+    fix: 'keep the state in the user session and refuse a callback whose state differs, before redeeming the code',
+  },
+  {
+    id: 'rp-response-iss-mismatch',
+    kind: 'negative',
+    level: 'SHOULD',
+    stage: 'authorization-response',
+    title: 'authorization response iss (RFC 9207) of another issuer',
+    accepted: 'an authorization response whose iss names another issuer, and redeemed its code',
+    reference:
+      'RFC 9207 §2.4 (MUST for clients that implement it); RFC 9700 §4.4.2 (mix-up defence)',
+    fix: 'compare the iss parameter of the callback with the issuer you sent the user to, and refuse it when it differs',
+  },
+  {
+    id: 'rp-userinfo-bad-sub-claim',
+    kind: 'negative',
+    level: 'MUST',
+    stage: 'userinfo-response',
+    title: 'user-info sub different from the ID token sub',
+    accepted: 'a user-info response whose sub differs from the ID token sub',
+    reference: 'OpenID Connect Core §5.3.4',
+    fix: 'compare the user-info sub with the ID token sub and discard the user-info response when they differ',
+  },
+  {
+    id: 'rp-token_type-missing',
+    kind: 'negative',
+    level: 'MUST',
+    stage: 'token-response',
+    title: 'token response without token_type',
+    accepted: 'a token response without token_type, and used its access token',
+    reference:
+      'RFC 6749 §5.1 (token_type REQUIRED), §7.1 (do not use a token of a type you do not understand)',
+    fix: 'refuse a token response whose token_type is missing or not Bearer (compared case-insensitively)',
+  },
+  {
+    id: 'rp-id_token-bad-at_hash',
+    kind: 'negative',
+    level: 'MAY',
+    stage: 'token-response',
+    title: 'ID token at_hash that does not match the access token',
+    accepted: 'an ID token whose at_hash does not match the access token',
+    reference: 'OpenID Connect Core §3.1.3.8 (MAY in the code flow), §3.2.2.9',
+    fix: 'when the ID token carries at_hash, compare it with the left half of SHA-256 of the access token',
+  },
+  {
+    id: 'rp-key-rotation-op-sign-key',
+    kind: 'positive',
+    level: 'MUST',
+    stage: 'token-response',
+    title:
+      'signing key rotated at every token response: a client holding an earlier JWKS must re-fetch it for the new kid',
+    reference: 'OpenID Connect Core §10.1.1',
+    fix: 'on an unknown kid, re-fetch the JWKS (once) before refusing: keys rotate',
+  },
+  {
+    id: 'rp-jwks-two-keys',
+    kind: 'positive',
+    level: 'MUST',
+    stage: 'token-response',
+    title: 'two keys in the JWKS; the ID token is signed by the second',
+    reference: 'OpenID Connect Core §10.1; RFC 7517 §4.5',
+    fix: 'pick the verification key by kid, not the first key of the set',
+  },
+  {
+    id: 'rp-token-response-extra-members',
+    kind: 'positive',
+    level: 'MUST',
+    stage: 'token-response',
+    title: 'token response with extra members the client does not know',
+    reference: 'RFC 6749 §5.1 (the client MUST ignore unrecognized value names)',
+    fix: 'ignore token response members you do not know',
+  },
+] as const satisfies readonly RpTest[]
+
+export type RpTestId = (typeof RP_TESTS)[number]['id']
+
+const BY_ID = new Map<string, RpTest>(RP_TESTS.map((t) => [t.id, t]))
+
+export const rpTest = (id: string): RpTest | undefined => BY_ID.get(id)
+
+/** The positive test whose failure makes every negative verdict inconclusive. */
+export const RP_CONTROL: RpTestId = 'rp-id_token-sig-rs256'
+
+type NegativeId = Extract<(typeof RP_TESTS)[number], { kind: 'negative' }>['id']
+
+/**
+ * The client-check findings `rp.<test-id>` (explain mode): raised when a client goes on to use
+ * what a negative test's fault tainted, or a page of it is marked signed-in.
+ */
+export const RP_FINDING_KINDS = Object.fromEntries(
+  RP_TESTS.filter((t) => t.kind === 'negative').map((t) => [
+    `rp.${t.id}`,
+    {
+      severity: t.level === 'MUST' ? 'error' : 'warning',
+      title: `your client accepted ${(t as RpTest).accepted ?? t.title}`,
+      reference: t.reference,
+      advice: t.fix,
+    },
+  ]),
+) as Record<
+  `rp.${NegativeId}`,
+  { severity: 'error' | 'warning'; title: string; reference: string; advice: string }
+>

@@ -1,0 +1,63 @@
+/**
+ * What the test issuers saw a client do, per RP test: the fault delivered, the tainted tokens
+ * used afterwards, a page marked signed-in. Kept in this process's memory (a bounded ring), read
+ * by the runner through `GET {base_url}/rp/{test}/observations?since=SEQ`.
+ */
+
+export type RpEventKind =
+  /** The client started a sign-in at the test issuer. */
+  | 'authorize'
+  /** The client fetched the test issuer's JWKS. */
+  | 'jwks'
+  /** The test's fault was delivered to the client (at the test's stage). */
+  | 'fault-delivered'
+  /** The test does not apply to what this client sent (no state, no nonce); `detail` says why. */
+  | 'not-applicable'
+  /** A token response answered the code grant (with or without the fault). */
+  | 'token-issued'
+  /** The client went on to use what the fault tainted: `detail` says how. */
+  | 'tainted-use'
+  /** The integrator marked the client's page as signed-in (`{issuer}/signed-in`). */
+  | 'signed-in'
+
+export interface RpEvent {
+  readonly seq: number
+  readonly at: string
+  readonly test: string
+  readonly kind: RpEventKind
+  readonly clientId: string | undefined
+  /** What exactly was seen; never a token or a secret. */
+  readonly detail: string | undefined
+}
+
+export interface RpObservations {
+  record(test: string, kind: RpEventKind, context?: { clientId?: string; detail?: string }): RpEvent
+  /** One test's events after `since`, oldest first. */
+  list(test: string, since?: number): RpEvent[]
+  /** The newest seq (0 before any event). */
+  last(): number
+}
+
+export function createObservations(capacity = 5000): RpObservations {
+  const ring: RpEvent[] = []
+  let seq = 0
+  return {
+    record(test, kind, context = {}) {
+      const event: RpEvent = {
+        seq: ++seq,
+        at: new Date().toISOString(),
+        test,
+        kind,
+        clientId: context.clientId?.replace(/[^\x20-\x7E]/g, '?').slice(0, 255),
+        detail: context.detail?.slice(0, 300),
+      }
+      ring.push(event)
+      if (ring.length > capacity) ring.shift()
+      return event
+    },
+    list(test, since = 0) {
+      return ring.filter((e) => e.test === test && e.seq > since)
+    },
+    last: () => seq,
+  }
+}

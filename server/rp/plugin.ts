@@ -1,0 +1,551 @@
+import type {
+  Lifecycle,
+  Plugin,
+  Request,
+  ResponseObject,
+  ResponseToolkit,
+  RouteOptions,
+  ServerRoute,
+} from '@hapi/hapi'
+import { decodeJwt, SignJWT, UnsecuredJWT, type JWTPayload } from 'jose'
+import type { Deps } from '../deps.ts'
+import type { FindingCode } from '../explain/findings.ts'
+import { OAuthError } from '../errors.ts'
+import { randomToken, sha256Hex } from '../protocol/digest.ts'
+import { discoveryDocument } from '../routes/discovery.ts'
+import { introspect } from '../routes/introspect.ts'
+import { revoke } from '../routes/revoke.ts'
+import { token } from '../routes/token.ts'
+import { userInfo } from '../routes/user-info.ts'
+import { atHash } from '../tokens/id-token.ts'
+import { RP_TESTS, rpTest, type RpTest } from './catalogue.ts'
+import { createRpKeys, type RpKey } from './keys.ts'
+import { createObservations, type RpEventKind, type RpObservations } from './observations.ts'
+
+/** Where the test issuers live: `{base_url}/rp/{test-id}`. */
+export const rpIssuerUrl = (baseUrl: string, testId: string): string => `${baseUrl}/rp/${testId}`
+
+/** The audience the aud tests add: a client that is not the caller. */
+export const FOREIGN_AUDIENCE = 'rp-test-foreign-client'
+
+/** The state the test issuers give the normal authorize endpoint: `rp.` + 256 random bits. */
+const MARKER = /^rp\.[A-Za-z0-9_-]{43}$/
+
+interface Transaction {
+  readonly test: RpTest
+  readonly state: string | undefined
+  readonly clientId: string | undefined
+  readonly expiresAt: number
+}
+
+/** Why a token or code is tainted: the negative test whose fault it came with. */
+interface Taint {
+  readonly test: RpTest
+  readonly what: string
+}
+
+/** A Map that forgets its oldest entries beyond `max`, so no client can grow it without bound. */
+function bounded<V>(max: number): Map<string, V> & { put(key: string, value: V): void } {
+  const map = new Map<string, V>() as Map<string, V> & { put(key: string, value: V): void }
+  map.put = (key, value) => {
+    map.delete(key)
+    map.set(key, value)
+    if (map.size > max) {
+      const oldest = map.keys().next().value
+      if (oldest !== undefined) map.delete(oldest)
+    }
+  }
+  return map
+}
+
+/** The handler of one of the normal routes, to answer the same request under /rp/{test}. */
+const routeHandler = (route: ServerRoute) =>
+  (route.options as RouteOptions).handler as unknown as (
+    request: Request,
+    h: ResponseToolkit,
+  ) => Promise<Lifecycle.ReturnValue> | Lifecycle.ReturnValue
+
+const testOf = (request: Request): RpTest => {
+  const test = rpTest(String(request.params.test))
+  if (!test)
+    throw new OAuthError('invalid_request', 'no such RP test; GET /rp lists them', { status: 404 })
+  return test
+}
+
+/** The jti of an access token or the digest of a refresh token: how a taint is looked up. */
+function tokenKeys(value: string | undefined): string[] {
+  if (!value) return []
+  const keys = [`rt:${sha256Hex(value)}`]
+  try {
+    const jti = decodeJwt(value).jti
+    if (typeof jti === 'string') keys.push(`at:${jti}`)
+  } catch {
+    // not a JWT: only a refresh token can match
+  }
+  return keys
+}
+
+const bearerOf = (request: Request): string | undefined => {
+  const header = (request.headers as Record<string, string | undefined>).authorization
+  const m = header ? /^Bearer +(\S+)$/i.exec(header) : null
+  if (m?.[1]) return m[1]
+  const body = request.payload as Record<string, unknown> | null
+  return typeof body?.access_token === 'string' ? body.access_token : undefined
+}
+
+const formOf = (request: Request): Record<string, unknown> =>
+  (request.payload as Record<string, unknown> | null) ?? {}
+
+/**
+ * The RP test issuers (issue 23): beside the normal issuer, one issuer per test of
+ * `catalogue.ts` under `/rp/{test}`, with its own discovery document and JWKS, the same
+ * clients and users, and exactly one deliberate fault each. The normal endpoints do the work
+ * (sign-in, code, tokens); these routes change their answers and record what the client does
+ * next. Nothing here changes an answer of the normal issuer: the one server-wide hook rewrites
+ * only the redirects of authorize requests that a test issuer started.
+ */
+export const rpIssuers = (
+  deps: Deps,
+  observations: RpObservations = createObservations(),
+): Plugin<undefined> => ({
+  name: 'rp-issuers',
+  register(server) {
+    const base = deps.config.baseUrl
+    const keys = createRpKeys()
+    const transactions = bounded<Transaction>(10_000)
+    const taints = bounded<Taint>(20_000)
+
+    const observe = (
+      test: RpTest,
+      kind: RpEventKind,
+      context: { clientId?: string | undefined; detail?: string } = {},
+    ): void => {
+      const event = observations.record(test.id, kind, {
+        ...(context.clientId !== undefined ? { clientId: context.clientId } : {}),
+        ...(context.detail !== undefined ? { detail: context.detail } : {}),
+      })
+      // a negative test's fault accepted: the client-check finding `rp.<test>`
+      if (test.kind === 'negative' && (kind === 'tainted-use' || kind === 'signed-in'))
+        deps.explain?.record(`rp.${test.id}` as FindingCode, {
+          clientId: event.clientId,
+          endpoint: `/rp/${test.id}`,
+          ...(event.detail !== undefined ? { detail: event.detail } : {}),
+        })
+    }
+
+    const taintOf = (value: string | undefined): Taint | undefined => {
+      for (const key of tokenKeys(value)) {
+        const t = taints.get(key)
+        if (t) return t
+      }
+      return undefined
+    }
+    const taintTokens = (body: Record<string, unknown>, taint: Taint): void => {
+      for (const name of ['access_token', 'refresh_token'] as const) {
+        const value = body[name]
+        if (typeof value === 'string')
+          for (const key of tokenKeys(value))
+            if (key.startsWith(name[0] === 'a' ? 'at:' : 'rt:')) taints.put(key, taint)
+      }
+    }
+
+    // ---- the redirect back to the client: state restored, iss of the test issuer, or the fault
+    server.ext('onPreResponse', (request: Request, h: ResponseToolkit) => {
+      const response = request.response
+      if ('isBoom' in response && response.isBoom) return h.continue
+      const r = response as ResponseObject
+      const location = r.headers.location
+      if (r.statusCode < 300 || r.statusCode > 399 || typeof location !== 'string')
+        return h.continue
+      // only the normal endpoints' redirects to the client (not the hop into them from /rp/)
+      if (!location.includes('state=rp.') || request.path.startsWith('/rp/')) return h.continue
+      let url: URL
+      try {
+        url = new URL(location)
+      } catch {
+        return h.continue
+      }
+      const marker = url.searchParams.get('state') ?? ''
+      const tx = MARKER.test(marker) ? transactions.get(marker) : undefined
+      if (!tx || tx.expiresAt <= deps.clock()) return h.continue
+      transactions.delete(marker)
+      const { test } = tx
+      let state = tx.state
+      let iss = rpIssuerUrl(base, test.id)
+      const code = url.searchParams.get('code')
+      const ctx = { clientId: tx.clientId }
+      if (code !== null && test.id === 'rp-response-state-mismatch') {
+        if (tx.state === undefined) {
+          observe(test, 'not-applicable', {
+            ...ctx,
+            detail:
+              'the client sent no state (it may rely on PKCE for CSRF protection, RFC 9700 §2.1), so a changed state proves nothing',
+          })
+        } else {
+          state = `${tx.state.slice(0, 64)}~changed-${randomToken().slice(0, 8)}`
+          taints.put(`code:${sha256Hex(code)}`, {
+            test,
+            what: 'redeemed the code of a callback whose state was changed',
+          })
+          observe(test, 'fault-delivered', { ...ctx, detail: 'callback with a changed state' })
+        }
+      }
+      if (code !== null && test.id === 'rp-response-iss-mismatch') {
+        iss = base
+        taints.put(`code:${sha256Hex(code)}`, {
+          test,
+          what: 'redeemed the code of a callback whose iss named another issuer',
+        })
+        observe(test, 'fault-delivered', { ...ctx, detail: `callback with iss=${base}` })
+      }
+      if (state === undefined) url.searchParams.delete('state')
+      else url.searchParams.set('state', state)
+      url.searchParams.set('iss', iss)
+      r.location(url.toString())
+      return h.continue
+    })
+
+    const prefix = '/rp/{test}'
+    const tokenRoute = token(deps)
+    const userInfoRoutes = userInfo(deps)
+    const introspectRoute = introspect(deps)
+    const revokeRoute = revoke(deps)
+
+    /** The ID token of `test`: the normal one's claims, this issuer's iss and key, the fault. */
+    const faultyIdToken = async (
+      test: RpTest,
+      normal: string,
+    ): Promise<{ idToken: string; applied: boolean; notApplicable?: string }> => {
+      const now = deps.clock()
+      const claims: JWTPayload = { ...decodeJwt(normal), iss: rpIssuerUrl(base, test.id) }
+      let signer: RpKey = await keys.main()
+      let kid = signer.kid
+      let applied = true
+      let notApplicable: string | undefined
+      switch (test.id) {
+        case 'rp-id_token-bad-sig-rs256':
+          signer = await keys.stranger()
+          break
+        case 'rp-id_token-sig-none':
+          return { idToken: new UnsecuredJWT(claims).encode(), applied }
+        case 'rp-id_token-issuer-mismatch':
+          claims.iss = base
+          break
+        case 'rp-id_token-aud':
+          claims.aud = FOREIGN_AUDIENCE
+          break
+        case 'rp-id_token-aud-multiple-no-azp':
+          claims.aud = [String(claims.aud), FOREIGN_AUDIENCE]
+          delete claims.azp
+          break
+        case 'rp-id_token-expired':
+          claims.iat = now - 7200
+          claims.exp = now - 3600
+          break
+        case 'rp-id_token-iat':
+          delete claims.iat
+          break
+        case 'rp-nonce-invalid':
+        case 'rp-nonce-missing':
+          if (claims.nonce === undefined) {
+            applied = false
+            notApplicable =
+              'the authorize request carried no nonce, so the ID token has none to get wrong'
+          } else if (test.id === 'rp-nonce-invalid') claims.nonce = randomToken()
+          else delete claims.nonce
+          break
+        case 'rp-id_token-kid-unknown':
+          signer = await keys.stranger()
+          kid = signer.kid
+          break
+        case 'rp-id_token-bad-at_hash':
+          claims.at_hash = atHash(randomToken())
+          break
+        case 'rp-key-rotation-op-sign-key':
+          signer = await keys.rotate()
+          kid = signer.kid
+          break
+        default:
+          // the positive tests and the faults of other stages: a correct ID token
+          applied = false
+      }
+      const idToken = await new SignJWT(claims)
+        .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid })
+        .sign(signer.privateKey)
+      return { idToken, applied, ...(notApplicable !== undefined ? { notApplicable } : {}) }
+    }
+
+    const jsonNoStore = (h: ResponseToolkit, body: object): ResponseObject =>
+      h
+        .response(body)
+        .type('application/json')
+        .header('cache-control', 'no-store')
+        .header('pragma', 'no-cache')
+
+    const routes: ServerRoute[] = [
+      {
+        method: 'GET',
+        path: '/rp',
+        options: {
+          handler: () => ({
+            tests: RP_TESTS.map((t) => ({
+              id: t.id,
+              kind: t.kind,
+              level: t.level,
+              title: t.title,
+              issuer: rpIssuerUrl(base, t.id),
+            })),
+            last: observations.last(),
+          }),
+        },
+      },
+      ...['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server'].map(
+        (path): ServerRoute => ({
+          method: 'GET',
+          path: `${prefix}${path}`,
+          options: {
+            handler: (request, h) => {
+              const test = testOf(request)
+              // the normal document at this issuer's paths; no logout (ID token hints of a test
+              // issuer mean nothing to the normal one); RFC 9207 iss on every callback
+              const { end_session_endpoint: _logout, ...doc } = discoveryDocument(
+                rpIssuerUrl(base, test.id),
+              )
+              return h
+                .response({ ...doc, authorization_response_iss_parameter_supported: true })
+                .header('cache-control', 'no-store')
+            },
+          },
+        }),
+      ),
+      {
+        method: 'GET',
+        path: `${prefix}/.well-known/jwks.json`,
+        options: {
+          handler: async (request, h) => {
+            const test = testOf(request)
+            const set =
+              test.id === 'rp-key-rotation-op-sign-key'
+                ? await keys.rotated()
+                : test.id === 'rp-jwks-two-keys'
+                  ? [await keys.decoy(), await keys.main()]
+                  : [await keys.main()]
+            observe(test, 'jwks')
+            return h
+              .response({ keys: set.map((k) => k.publicJwk) })
+              .type('application/json')
+              .header('cache-control', 'no-store')
+          },
+        },
+      },
+      {
+        method: 'GET',
+        path: `${prefix}/auth/authorize`,
+        options: {
+          handler: (request, h) => {
+            const test = testOf(request)
+            const query = request.query as Record<string, string | string[] | undefined>
+            const params = new URLSearchParams()
+            for (const [name, value] of Object.entries(query))
+              for (const one of [value ?? []].flat()) if (name !== 'state') params.append(name, one)
+            const clientId = typeof query.client_id === 'string' ? query.client_id : undefined
+            if (Array.isArray(query.state)) {
+              // the normal endpoint refuses a repeated state; let it say so
+              for (const one of query.state) params.append('state', one)
+            } else {
+              const marker = `rp.${randomToken()}`
+              transactions.put(marker, {
+                test,
+                state: query.state || undefined,
+                clientId,
+                expiresAt: deps.clock() + 600,
+              })
+              params.set('state', marker)
+            }
+            observe(test, 'authorize', { clientId })
+            return h
+              .redirect(`${base}/auth/authorize?${params.toString()}`)
+              .code(302)
+              .header('cache-control', 'no-store')
+          },
+        },
+      },
+      {
+        ...tokenRoute,
+        path: `${prefix}/auth/token`,
+        options: {
+          ...(tokenRoute.options as RouteOptions),
+          handler: async (request, h) => {
+            const test = testOf(request)
+            const form = formOf(request)
+            const response = (await routeHandler(tokenRoute)(request, h)) as ResponseObject
+            const body = { ...(response.source as Record<string, unknown>) }
+            const clientId = typeof form.client_id === 'string' ? form.client_id : undefined
+            const ctx = { clientId }
+            if (form.grant_type === 'refresh_token') {
+              const taint = taintOf(
+                typeof form.refresh_token === 'string' ? form.refresh_token : undefined,
+              )
+              if (taint) {
+                observe(taint.test, 'tainted-use', {
+                  ...ctx,
+                  detail: `redeemed the refresh token at ${request.path}`,
+                })
+                taintTokens(body, taint)
+              }
+              return jsonNoStore(h, body)
+            }
+            if (form.grant_type !== 'authorization_code') return jsonNoStore(h, body)
+            const codeTaint =
+              typeof form.code === 'string' ? taints.get(`code:${sha256Hex(form.code)}`) : undefined
+            if (codeTaint) {
+              observe(codeTaint.test, 'tainted-use', { ...ctx, detail: codeTaint.what })
+              taintTokens(body, {
+                test: codeTaint.test,
+                what: 'a token of the tampered callback',
+              })
+            }
+            if (typeof body.id_token === 'string') {
+              const { idToken, applied, notApplicable } = await faultyIdToken(test, body.id_token)
+              body.id_token = idToken
+              if (notApplicable) observe(test, 'not-applicable', { ...ctx, detail: notApplicable })
+              if (applied && test.kind === 'negative' && test.stage === 'token-response') {
+                observe(test, 'fault-delivered', { ...ctx, detail: test.title })
+                taintTokens(body, {
+                  test,
+                  what: 'a token of the faulty token response',
+                })
+              }
+            } else if (test.stage === 'token-response') {
+              observe(test, 'not-applicable', {
+                ...ctx,
+                detail: 'the sign-in asked for no openid scope, so there is no ID token to test',
+              })
+            }
+            if (test.id === 'rp-token_type-missing') {
+              delete body.token_type
+              observe(test, 'fault-delivered', { ...ctx, detail: test.title })
+              taintTokens(body, {
+                test,
+                what: 'a token of the response without token_type',
+              })
+            }
+            if (test.id === 'rp-token-response-extra-members') {
+              body.rp_test_unknown_member = 'a client must ignore this (RFC 6749 §5.1)'
+              body.rp_test_unknown_object = { nested: [1, 2, 3] }
+            }
+            observe(test, 'token-issued', ctx)
+            return jsonNoStore(h, body)
+          },
+        },
+      },
+      ...userInfoRoutes.map((route): ServerRoute => ({
+        ...route,
+        path: `${prefix}/auth/user-info`,
+        options: {
+          ...(route.options as RouteOptions),
+          handler: async (request, h) => {
+            const test = testOf(request)
+            const response = (await routeHandler(route)(request, h)) as ResponseObject
+            const presented = bearerOf(request)
+            const taint = taintOf(presented)
+            const claims = { ...(response.source as Record<string, unknown>) }
+            const clientId = presented ? tokenClient(presented) : undefined
+            if (taint)
+              observe(taint.test, 'tainted-use', {
+                clientId,
+                detail: `called user-info with the access token (${taint.what})`,
+              })
+            if (test.id === 'rp-userinfo-bad-sub-claim') {
+              claims.sub = `${String(claims.sub)}-someone-else`
+              observe(test, 'fault-delivered', { clientId, detail: test.title })
+              // what the client does with this token from now on is a use after the fault
+              for (const key of tokenKeys(presented))
+                if (key.startsWith('at:'))
+                  taints.put(key, { test, what: 'used again after user-info gave another sub' })
+            }
+            return jsonNoStore(h, claims)
+          },
+        },
+      })),
+      {
+        ...introspectRoute,
+        path: `${prefix}/auth/introspect`,
+        options: {
+          ...(introspectRoute.options as RouteOptions),
+          handler: async (request, h) => {
+            testOf(request)
+            const response = await routeHandler(introspectRoute)(request, h)
+            const form = formOf(request)
+            const taint = taintOf(typeof form.token === 'string' ? form.token : undefined)
+            if (taint)
+              observe(taint.test, 'tainted-use', {
+                clientId: typeof form.client_id === 'string' ? form.client_id : undefined,
+                detail: `introspected the token (${taint.what})`,
+              })
+            return response
+          },
+        },
+      },
+      {
+        // revoking a tainted token is what a careful client does: not a use
+        ...revokeRoute,
+        path: `${prefix}/auth/revoke`,
+        options: {
+          ...(revokeRoute.options as RouteOptions),
+          handler: (request, h) => {
+            testOf(request)
+            return routeHandler(revokeRoute)(request, h)
+          },
+        },
+      },
+      ...(['GET', 'POST'] as const).map((method): ServerRoute => ({
+        method,
+        path: `${prefix}/signed-in`,
+        options: {
+          cors: { origin: ['*'], credentials: false },
+          payload: method === 'POST' ? { parse: false, maxBytes: 1024 } : undefined,
+          handler: (request, h) => {
+            const test = testOf(request)
+            const q = request.query as Record<string, unknown>
+            observe(test, 'signed-in', {
+              clientId: typeof q.client_id === 'string' ? q.client_id : undefined,
+              detail: 'a page of the client was marked signed-in',
+            })
+            return h.response().code(204).header('cache-control', 'no-store')
+          },
+        },
+      })),
+      {
+        method: 'GET',
+        path: `${prefix}/observations`,
+        options: {
+          handler: (request, h) => {
+            const test = testOf(request)
+            const since = (request.query as Record<string, unknown>).since
+            if (since !== undefined && (typeof since !== 'string' || !/^\d{1,15}$/.test(since)))
+              throw new OAuthError('invalid_request', 'since must be a non-negative integer')
+            return h
+              .response({
+                test: test.id,
+                last: observations.last(),
+                events: observations.list(test.id, since === undefined ? 0 : Number(since)),
+              })
+              .header('cache-control', 'no-store')
+          },
+        },
+      },
+    ]
+    server.route(routes)
+  },
+})
+
+/** The client an access token was issued to, for the record (the token is already verified). */
+function tokenClient(value: string): string | undefined {
+  try {
+    const claims = decodeJwt(value)
+    return typeof claims.client_id === 'string' ? claims.client_id : undefined
+  } catch {
+    return undefined
+  }
+}

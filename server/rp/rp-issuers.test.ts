@@ -1,0 +1,328 @@
+import { createHash, randomBytes } from 'node:crypto'
+import {
+  createLocalJWKSet,
+  decodeJwt,
+  decodeProtectedHeader,
+  jwtVerify,
+  type JSONWebKeySet,
+} from 'jose'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { App } from '../app.ts'
+import { testApp } from '../test-helpers.ts'
+import { RP_TESTS } from './catalogue.ts'
+import { FOREIGN_AUDIENCE } from './plugin.ts'
+
+const BASE = 'https://idp.test'
+const REDIRECT = 'https://client.example/callback'
+const form = { 'content-type': 'application/x-www-form-urlencoded' }
+
+let app: App
+beforeAll(async () => {
+  app = await testApp({ explain: true })
+})
+afterAll(async () => {
+  await app.stop()
+})
+
+const cookiesOf = (headers: Record<string, unknown>): string => {
+  const set = headers['set-cookie']
+  const list = Array.isArray(set) ? (set as string[]) : typeof set === 'string' ? [set] : []
+  return list.map((c) => c.split(';')[0] ?? '').join('; ')
+}
+
+/** A whole sign-in at one test issuer, with `server.inject`: the callback and token response. */
+async function signIn(
+  test: string,
+  options: { state?: string; nonce?: string; scope?: string } = {},
+): Promise<{ callback: URL; tokens: Record<string, unknown>; status: number }> {
+  const verifier = randomBytes(32).toString('base64url')
+  const query = new URLSearchParams({
+    client_id: 'conformance-client',
+    redirect_uri: REDIRECT,
+    response_type: 'code',
+    scope: options.scope ?? 'openid profile offline_access',
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
+    ...(options.state !== undefined ? { state: options.state } : {}),
+    ...(options.nonce !== undefined ? { nonce: options.nonce } : {}),
+  })
+  const start = await app.server.inject(`/rp/${test}/auth/authorize?${query.toString()}`)
+  expect(start.statusCode).toBe(302)
+  const forwarded = new URL(start.headers.location ?? '')
+  expect(forwarded.origin + forwarded.pathname).toBe(`${BASE}/auth/authorize`)
+  const page = await app.server.inject(forwarded.pathname + forwarded.search)
+  const field = (name: string) =>
+    new RegExp(`name="${name}" value="([^"]+)"`).exec(page.payload)?.[1] ?? ''
+  const login = await app.server.inject({
+    method: 'POST',
+    url: '/auth/login',
+    headers: { ...form, cookie: cookiesOf(page.headers) },
+    payload: new URLSearchParams({
+      interaction: field('interaction'),
+      csrf: field('csrf'),
+      username: 'alice',
+      password: 'wonderland',
+      action: 'login',
+    }).toString(),
+  })
+  const callback = new URL(login.headers.location ?? 'https://x.invalid')
+  const res = await app.server.inject({
+    method: 'POST',
+    url: `/rp/${test}/auth/token`,
+    headers: form,
+    payload: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: callback.searchParams.get('code') ?? '',
+      code_verifier: verifier,
+      redirect_uri: REDIRECT,
+      client_id: 'conformance-client',
+      client_secret: 'conformance-secret',
+    }).toString(),
+  })
+  return {
+    callback,
+    tokens: JSON.parse(res.payload) as Record<string, unknown>,
+    status: res.statusCode,
+  }
+}
+
+async function jwksOf(test: string): Promise<JSONWebKeySet> {
+  const res = await app.server.inject(`/rp/${test}/.well-known/jwks.json`)
+  return JSON.parse(res.payload) as JSONWebKeySet
+}
+
+/** Verifies as a correct client would; resolves to the claims or rejects with jose's reason. */
+async function verify(test: string, idToken: unknown) {
+  const { payload } = await jwtVerify(String(idToken), createLocalJWKSet(await jwksOf(test)), {
+    issuer: `${BASE}/rp/${test}`,
+    audience: 'conformance-client',
+    algorithms: ['RS256'],
+    requiredClaims: ['iat', 'exp', 'sub'],
+  })
+  return payload
+}
+
+async function events(test: string) {
+  const res = await app.server.inject(`/rp/${test}/observations`)
+  return (JSON.parse(res.payload) as { events: { kind: string; detail?: string }[] }).events
+}
+
+describe('RP test issuers', () => {
+  it('lists every test with its issuer, each ID starting rp-', async () => {
+    const res = await app.server.inject('/rp')
+    const body = JSON.parse(res.payload) as { tests: { id: string; issuer: string }[] }
+    expect(body.tests.map((t) => t.id)).toEqual(RP_TESTS.map((t) => t.id))
+    for (const t of body.tests) {
+      expect(t.id).toMatch(/^rp-/)
+      expect(t.issuer).toBe(`${BASE}/rp/${t.id}`)
+    }
+  })
+
+  it('serves a discovery document of its own issuer, endpoints under its path, and RFC 9207', async () => {
+    const res = await app.server.inject('/rp/rp-id_token-aud/.well-known/openid-configuration')
+    const doc = JSON.parse(res.payload) as Record<string, unknown>
+    expect(doc.issuer).toBe(`${BASE}/rp/rp-id_token-aud`)
+    expect(doc.token_endpoint).toBe(`${BASE}/rp/rp-id_token-aud/auth/token`)
+    expect(doc.jwks_uri).toBe(`${BASE}/rp/rp-id_token-aud/.well-known/jwks.json`)
+    expect(doc.authorization_response_iss_parameter_supported).toBe(true)
+    expect(doc.end_session_endpoint).toBeUndefined()
+  })
+
+  it('answers an unknown test with 404 in the JSON error shape', async () => {
+    const res = await app.server.inject('/rp/rp-nonsense/.well-known/openid-configuration')
+    expect(res.statusCode).toBe(404)
+    expect(JSON.parse(res.payload)).toMatchObject({ error: 'invalid_request' })
+  })
+
+  it('the control signs in cleanly: state restored, iss of the test issuer, a verifiable ID token', async () => {
+    const { callback, tokens } = await signIn('rp-id_token-sig-rs256', { state: 's1', nonce: 'n1' })
+    expect(callback.searchParams.get('state')).toBe('s1')
+    expect(callback.searchParams.get('iss')).toBe(`${BASE}/rp/rp-id_token-sig-rs256`)
+    const claims = await verify('rp-id_token-sig-rs256', tokens.id_token)
+    expect(claims.nonce).toBe('n1')
+    expect(tokens.token_type).toBe('Bearer')
+  })
+
+  it('leaves the normal issuer alone: a normal sign-in keeps its iss and state', async () => {
+    const { signInAndRedeem } = await import('../test-helpers.ts')
+    const tokens = await signInAndRedeem(app, {
+      username: 'alice',
+      password: 'wonderland',
+      scope: 'openid',
+    })
+    expect(decodeJwt(tokens.id_token ?? '').iss).toBe(BASE)
+    const page = await app.server.inject(
+      `/auth/authorize?${new URLSearchParams({ client_id: 'conformance-client', redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 'rp.not-a-marker', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' }).toString()}`,
+    )
+    expect(page.statusCode).toBe(200)
+  })
+
+  const refused: [string, RegExp][] = [
+    ['rp-id_token-bad-sig-rs256', /signature verification failed/],
+    ['rp-id_token-issuer-mismatch', /unexpected "iss" claim value/],
+    ['rp-id_token-aud', /unexpected "aud" claim value/],
+    ['rp-id_token-expired', /"exp" claim timestamp check failed/],
+    ['rp-id_token-iat', /missing required "iat" claim/],
+    ['rp-id_token-kid-unknown', /no applicable key found/],
+  ]
+  it.each(refused)('%s: a correct verifier refuses its ID token', async (test, reason) => {
+    const { tokens } = await signIn(test, { state: 's', nonce: 'n' })
+    await expect(verify(test, tokens.id_token)).rejects.toThrow(reason)
+    expect((await events(test)).map((e) => e.kind)).toContain('fault-delivered')
+  })
+
+  it('rp-id_token-sig-none: an unsecured JWT', async () => {
+    const { tokens } = await signIn('rp-id_token-sig-none', { nonce: 'n' })
+    expect(decodeProtectedHeader(String(tokens.id_token)).alg).toBe('none')
+    expect(String(tokens.id_token).endsWith('.')).toBe(true)
+  })
+
+  it('rp-id_token-aud-multiple-no-azp: two audiences, no azp', async () => {
+    const { tokens } = await signIn('rp-id_token-aud-multiple-no-azp', { nonce: 'n' })
+    const claims = await verify('rp-id_token-aud-multiple-no-azp', tokens.id_token)
+    expect(claims.aud).toEqual(['conformance-client', FOREIGN_AUDIENCE])
+    expect(claims.azp).toBeUndefined()
+  })
+
+  it('rp-nonce-invalid and rp-nonce-missing change the nonce that was sent', async () => {
+    const a = await signIn('rp-nonce-invalid', { nonce: 'sent' })
+    expect((await verify('rp-nonce-invalid', a.tokens.id_token)).nonce).not.toBe('sent')
+    const b = await signIn('rp-nonce-missing', { nonce: 'sent' })
+    expect((await verify('rp-nonce-missing', b.tokens.id_token)).nonce).toBeUndefined()
+  })
+
+  it('rp-nonce-invalid does not apply to a client that sent no nonce, and says so', async () => {
+    await signIn('rp-nonce-invalid', {})
+    const last = (await events('rp-nonce-invalid')).filter((e) => e.kind === 'not-applicable')
+    expect(last.at(-1)?.detail).toMatch(/no nonce/)
+  })
+
+  it('rp-id_token-bad-at_hash: at_hash is not that of the access token', async () => {
+    const { tokens } = await signIn('rp-id_token-bad-at_hash', { nonce: 'n' })
+    const claims = await verify('rp-id_token-bad-at_hash', tokens.id_token)
+    const expected = createHash('sha256')
+      .update(String(tokens.access_token))
+      .digest()
+      .subarray(0, 16)
+      .toString('base64url')
+    expect(claims.at_hash).not.toBe(expected)
+  })
+
+  it('rp-token_type-missing drops token_type; rp-token-response-extra-members adds members', async () => {
+    expect((await signIn('rp-token_type-missing')).tokens.token_type).toBeUndefined()
+    const extra = (await signIn('rp-token-response-extra-members')).tokens
+    expect(extra.rp_test_unknown_member).toBeDefined()
+    expect(extra.token_type).toBe('Bearer')
+  })
+
+  it('rp-response-state-mismatch changes the state; redeeming its code is a tainted use and a finding', async () => {
+    const since = app.deps.explain?.list().at(-1)?.seq ?? 0
+    const { callback, status } = await signIn('rp-response-state-mismatch', { state: 'mine' })
+    expect(callback.searchParams.get('state')).not.toBe('mine')
+    expect(status).toBe(200)
+    const kinds = (await events('rp-response-state-mismatch')).map((e) => e.kind)
+    expect(kinds).toEqual(expect.arrayContaining(['fault-delivered', 'tainted-use']))
+    const findings = app.deps.explain?.list({ since }) ?? []
+    expect(findings.map((f) => f.code)).toContain('rp.rp-response-state-mismatch')
+    expect(findings.find((f) => f.code === 'rp.rp-response-state-mismatch')?.title).toMatch(
+      /^your client accepted/,
+    )
+  })
+
+  it('rp-response-iss-mismatch answers with the normal issuer in iss', async () => {
+    const { callback } = await signIn('rp-response-iss-mismatch', { state: 's' })
+    expect(callback.searchParams.get('iss')).toBe(BASE)
+    expect(callback.searchParams.get('state')).toBe('s')
+  })
+
+  it('rp-userinfo-bad-sub-claim: user-info sub differs; a later use of the token is recorded', async () => {
+    const { tokens } = await signIn('rp-userinfo-bad-sub-claim', { nonce: 'n' })
+    const idSub = (await verify('rp-userinfo-bad-sub-claim', tokens.id_token)).sub
+    const call = () =>
+      app.server.inject({
+        url: '/rp/rp-userinfo-bad-sub-claim/auth/user-info',
+        headers: { authorization: `Bearer ${String(tokens.access_token)}` },
+      })
+    const first = await call()
+    expect((JSON.parse(first.payload) as { sub: string }).sub).not.toBe(idSub)
+    let kinds = (await events('rp-userinfo-bad-sub-claim')).map((e) => e.kind)
+    expect(kinds).not.toContain('tainted-use')
+    await call()
+    kinds = (await events('rp-userinfo-bad-sub-claim')).map((e) => e.kind)
+    expect(kinds).toContain('tainted-use')
+  })
+
+  it('records a tainted access token used at user-info and a tainted refresh token redeemed', async () => {
+    const test = 'rp-id_token-aud'
+    const { tokens } = await signIn(test, { nonce: 'n' })
+    await app.server.inject({
+      url: `/rp/${test}/auth/user-info`,
+      headers: { authorization: `Bearer ${String(tokens.access_token)}` },
+    })
+    const refreshed = await app.server.inject({
+      method: 'POST',
+      url: `/rp/${test}/auth/token`,
+      headers: form,
+      payload: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: String(tokens.refresh_token),
+        client_id: 'conformance-client',
+        client_secret: 'conformance-secret',
+      }).toString(),
+    })
+    expect(refreshed.statusCode).toBe(200)
+    const uses = (await events(test)).filter((e) => e.kind === 'tainted-use').map((e) => e.detail)
+    expect(uses).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/user-info/),
+        expect.stringMatching(/refresh/),
+      ]),
+    )
+  })
+
+  it('rp-key-rotation-op-sign-key signs with a new kid each time, published with the previous one', async () => {
+    const test = 'rp-key-rotation-op-sign-key'
+    const a = await signIn(test, { nonce: 'n' })
+    const b = await signIn(test, { nonce: 'n' })
+    const kidA = decodeProtectedHeader(String(a.tokens.id_token)).kid
+    const kidB = decodeProtectedHeader(String(b.tokens.id_token)).kid
+    expect(kidA).not.toBe(kidB)
+    expect((await jwksOf(test)).keys.map((k) => k.kid)).toEqual([kidB, kidA])
+    await verify(test, b.tokens.id_token)
+  })
+
+  it('rp-jwks-two-keys publishes two keys and signs with the second', async () => {
+    const test = 'rp-jwks-two-keys'
+    const { tokens } = await signIn(test, { nonce: 'n' })
+    const set = await jwksOf(test)
+    expect(set.keys).toHaveLength(2)
+    expect(decodeProtectedHeader(String(tokens.id_token)).kid).toBe(set.keys[1]?.kid)
+    await verify(test, tokens.id_token)
+  })
+
+  it('the signed-in beacon of a negative test is recorded and raises its finding', async () => {
+    const res = await app.server.inject(
+      '/rp/rp-id_token-aud/signed-in?client_id=conformance-client',
+    )
+    expect(res.statusCode).toBe(204)
+    const finding = app.deps.explain?.list().at(-1)
+    expect(finding?.code).toBe('rp.rp-id_token-aud')
+    expect(finding?.clientId).toBe('conformance-client')
+  })
+})
+
+describe('RP test issuers switched off', () => {
+  it('RP_TESTS=false serves no /rp, and production refuses them on', async () => {
+    const off = await testApp({ rpTests: false })
+    try {
+      expect((await off.server.inject('/rp')).statusCode).toBe(404)
+    } finally {
+      await off.stop()
+    }
+    const { loadConfig } = await import('../config.ts')
+    expect(loadConfig({ NODE_ENV: 'production' }, { baseUrl: BASE }).rpTests).toBe(false)
+    expect(() =>
+      loadConfig({ NODE_ENV: 'production', RP_TESTS: 'true' }, { baseUrl: BASE }),
+    ).toThrow(/RP_TESTS cannot be on/)
+  })
+})
