@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import Joi from 'joi'
+import { compileTrust } from './protocol/client-address.ts'
 
 /** Requests allowed per window for one rate-limit group. */
 export interface RateLimit {
@@ -44,10 +45,13 @@ export interface Config {
    */
   readonly httpPort: number | undefined
   /**
-   * Behind a TLS-terminating proxy: believe `X-Forwarded-Proto` / `X-Forwarded-For`, and
-   * reject requests without `X-Forwarded-Proto: https`. Env `TRUST_PROXY`. Default false.
+   * Behind TLS-terminating proxies: which of them to believe, as proxy-addr takes it. A number
+   * of hops counted from the server (`TRUST_PROXY=1`: the one proxy in front; `true` means 1),
+   * or a comma-separated list of proxy addresses and CIDR ranges (`10.0.0.0/8,loopback`). The
+   * client address is then the first untrusted hop of `X-Forwarded-For` from the right, and
+   * requests without `X-Forwarded-Proto: https` are refused. Env `TRUST_PROXY`. Default false.
    */
-  readonly trustProxy: boolean
+  readonly trustProxy: false | number | readonly string[]
   /** Access token lifetime, seconds (INTERFACE.md §8). Env `ACCESS_TOKEN_TTL`. Default 3600. */
   readonly accessTokenTtl: number
   /** ID token lifetime, seconds. Env `ID_TOKEN_TTL`. Default 3600. */
@@ -153,7 +157,28 @@ const schema = Joi.object<Config>({
   tlsCert: Joi.string().optional(),
   tlsKey: Joi.string().optional(),
   httpPort: Joi.number().port().optional(),
-  trustProxy: Joi.boolean().required(),
+  trustProxy: Joi.alternatives(
+    Joi.boolean().valid(false),
+    Joi.number().integer().min(1).max(32),
+    Joi.array()
+      .items(
+        Joi.string().custom((value: string, helpers) => {
+          try {
+            compileTrust([value])
+          } catch {
+            return helpers.error('any.invalid')
+          }
+          return value
+        }),
+      )
+      .min(1),
+  )
+    .required()
+    .messages({
+      'alternatives.match':
+        '"trustProxy" must be false, a number of proxy hops, or a list of proxy addresses/CIDR ranges',
+      'any.invalid': '"trustProxy" entry {#value} is not an IP address or CIDR range',
+    }),
   accessTokenTtl: Joi.number().integer().min(1).max(86400).required(),
   idTokenTtl: Joi.number().integer().min(1).max(86400).required(),
   refreshTokenTtl: Joi.number().integer().min(1).required(),
@@ -184,6 +209,19 @@ const bool = (v: string | undefined): unknown =>
       : /^(0|false|no|off)$/i.test(v)
         ? false
         : v
+
+/** TRUST_PROXY: false/0 for none, true for one hop, a hop count, or a list of addresses/ranges. */
+function trustProxy(v: string | undefined): unknown {
+  if (v === undefined || v.trim() === '') return undefined
+  const b = bool(v.trim())
+  if (b === false) return false
+  if (b === true) return 1
+  if (/^\d+$/.test(v.trim())) return Number(v.trim()) === 0 ? false : Number(v.trim())
+  return v
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+}
 
 function parseRateLimit(
   name: string,
@@ -226,7 +264,7 @@ export function loadConfig(
     tlsCert: env.TLS_CERT || undefined,
     tlsKey: env.TLS_KEY || undefined,
     httpPort: num(env.HTTP_PORT),
-    trustProxy: bool(env.TRUST_PROXY),
+    trustProxy: trustProxy(env.TRUST_PROXY),
     accessTokenTtl: num(env.ACCESS_TOKEN_TTL),
     idTokenTtl: num(env.ID_TOKEN_TTL),
     refreshTokenTtl: num(env.REFRESH_TOKEN_TTL),
@@ -287,6 +325,9 @@ export function loadConfig(
     databaseUrl: merged.databaseUrl ?? `sqlite:${dataDir}/idp.sqlite`,
     rateLimits,
   }
+  // `true` (env, file or override) is the one proxy in front; 0 hops is none
+  if (candidate.trustProxy === true) candidate.trustProxy = 1
+  if (candidate.trustProxy === 0) candidate.trustProxy = false
   const result = schema.validate(candidate, { abortEarly: false, convert: false })
   if (result.error) problems.push(...result.error.details.map((d) => d.message))
   if (candidate.explain === true && env.NODE_ENV === 'production')

@@ -1,13 +1,9 @@
 import type { Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hapi/hapi'
 import type { Deps } from '../deps.ts'
 import { accessDenied, invalidRequest, OAuthError } from '../errors.ts'
-import {
-  clientIp,
-  rateLimitHeaders,
-  tooManyRequests,
-  type RateLimitState,
-} from '../plugins/rate-limit.ts'
+import { rateLimitHeaders, tooManyRequests, type RateLimitState } from '../plugins/rate-limit.ts'
 import type { AuthorizationRequest } from '../protocol/authorization-request.ts'
+import { clientAddress } from '../protocol/client-address.ts'
 import { digestsEqual, sha256Hex } from '../protocol/digest.ts'
 import {
   createSession,
@@ -59,7 +55,7 @@ function loginWindow(request: Request, username: string, deps: LoginDeps) {
   const { limit, window } = deps.rateLimits().login
   const now = deps.clock()
   const windowStart = now - (now % window)
-  const key = `login:${clientIp(request, deps.config.trustProxy)}:${sha256Hex(username)}`
+  const key = `login:${clientAddress(request, deps.config.trustProxy)}:${sha256Hex(username)}`
   return { limit, window, windowStart, key }
 }
 
