@@ -4,7 +4,7 @@ import type { Server as HttpServer } from 'node:http'
 import { dirname } from 'node:path'
 import Hapi from '@hapi/hapi'
 import Inert from '@hapi/inert'
-import type { Config } from './config.ts'
+import { ConfigError, faultsRefused, type Config } from './config.ts'
 import { systemClock, type Clock, type Deps, type Fault } from './deps.ts'
 import { createExplain, type Finding } from './explain/findings.ts'
 import { explainPlugin } from './explain/plugin.ts'
@@ -75,6 +75,9 @@ export function purgePolicy(config: Config, limits: Config['rateLimits']): Purge
  * signing key exists, and wires every plugin and route. The only place things are wired.
  */
 export async function createServer(config: Config, options: AppOptions): Promise<App> {
+  const faults = new Set(options.faults ?? [])
+  const refused = faults.size > 0 ? faultsRefused() : undefined
+  if (refused) throw new ConfigError([`${refused} (asked for: ${[...faults].join(', ')})`])
   let store = options.store
   let releaseLock = (): void => undefined
   if (!store) {
@@ -120,7 +123,6 @@ export async function createServer(config: Config, options: AppOptions): Promise
     throw err
   }
 
-  const faults = new Set(options.faults ?? [])
   const deps: Deps = {
     rateLimits: options.rateLimits ?? (() => config.rateLimits),
     config,
