@@ -12,7 +12,8 @@ import { createKeystore, ensureSigningKey } from './keys/keystore.ts'
 import { createPlainListener } from './plain-listener.ts'
 import { oauthErrors } from './plugins/oauth-errors.ts'
 import { rateLimit } from './plugins/rate-limit.ts'
-import { transport } from './plugins/transport.ts'
+import { HSTS, transport } from './plugins/transport.ts'
+import { answerClientErrors } from './plugins/client-errors.ts'
 import { routes } from './routes/index.ts'
 import { registerCookies } from './sessions.ts'
 import { createKnexStore, migrate, openDatabase } from './store/knex/index.ts'
@@ -153,6 +154,8 @@ export async function createServer(config: Config, options: AppOptions): Promise
       response: { emptyStatusCode: 204 },
     },
   })
+  // what Node's parser refuses never reaches hapi: answer it in the JSON shape too
+  answerClientErrors(server.listener, deps, { 'strict-transport-security': HSTS })
   await server.register(oauthErrors(deps))
   await server.register(transport(deps))
   await server.register(rateLimit(deps))
@@ -162,6 +165,7 @@ export async function createServer(config: Config, options: AppOptions): Promise
   server.route(routes(server, deps))
 
   const plain = config.httpPort !== undefined ? createPlainListener(deps) : undefined
+  if (plain) answerClientErrors(plain, deps)
   let purgeTimer: NodeJS.Timeout | undefined
   const purge = async (): Promise<Record<string, number>> => {
     try {
