@@ -1,6 +1,7 @@
 import { once } from 'node:events'
-import { mkdirSync } from 'node:fs'
+import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs'
 import type { Server as HttpServer } from 'node:http'
+import type { ServerOptions } from 'node:https'
 import { dirname } from 'node:path'
 import Hapi from '@hapi/hapi'
 import Inert from '@hapi/inert'
@@ -62,6 +63,18 @@ const defaultLog: Deps['log'] = (event, detail) => {
   if (event === 'error') console.error(JSON.stringify({ event, ...detail }))
 }
 
+/** Creates `file` owner-only (0600) if missing, and tightens it and its WAL/SHM files if not. */
+function privateFile(file: string): void {
+  closeSync(openSync(file, 'a', 0o600))
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) {
+    try {
+      chmodSync(f, 0o600)
+    } catch {
+      // absent (no WAL yet), or not ours to change
+    }
+  }
+}
+
 /** What expired rows may still matter for, from the configured lifetimes and limits. */
 export function purgePolicy(config: Config, limits: Config['rateLimits']): PurgePolicy {
   return {
@@ -86,8 +99,11 @@ export async function createServer(config: Config, options: AppOptions): Promise
     const file = sqlite ? config.databaseUrl.slice('sqlite:'.length) : ':memory:'
     // one process per SQLite file: it keeps the rate-limit counters in its memory
     if (file !== ':memory:') {
-      mkdirSync(dirname(file), { recursive: true })
+      mkdirSync(dirname(file), { recursive: true, mode: 0o700 })
       releaseLock = lockSqliteFile(file)
+      // the database holds the signing keys: owner-only, WAL and shared-memory files included
+      // (SQLite gives those the database file's mode)
+      privateFile(file)
     }
     try {
       const knex = openDatabase(config.databaseUrl, config.databaseSchema)
@@ -146,10 +162,19 @@ export async function createServer(config: Config, options: AppOptions): Promise
       // RFC 9325 §3.1.1: TLS 1.2 or newer only
       minVersion: faults.has('weak-tls') ? 'TLSv1' : 'TLSv1.2',
       ...(faults.has('weak-tls') ? { ciphers: 'DEFAULT:@SECLEVEL=0' } : {}),
-    },
+      // hapi hands these options to https.createServer: a request whose headers or body do
+      // not arrive within REQUEST_TIMEOUT is answered 408 and its socket closed (Node's
+      // defaults are 60 s for headers and 300 s for the whole request)
+      requestTimeout: config.requestTimeout * 1000,
+      headersTimeout: config.requestTimeout * 1000,
+      connectionsCheckingInterval: 1000,
+    } as ServerOptions,
     router: { stripTrailingSlash: false, isCaseSensitive: true },
     routes: {
-      payload: { maxBytes: 64 * 1024 },
+      payload: { maxBytes: 64 * 1024, timeout: config.requestTimeout * 1000 },
+      // an idle socket mid-request (a handler waiting on a slow database is not idle traffic
+      // for long): closed well after any request could still complete
+      timeout: { socket: (config.requestTimeout + 50) * 1000 },
       // hapi's default validation/parse errors are rendered by the oauth-errors plugin
       response: { emptyStatusCode: 204 },
     },

@@ -88,6 +88,12 @@ export interface Config {
    * Default 120.
    */
   readonly keyActivationDelay: number
+  /**
+   * Seconds a client has to send a whole request (headers and body): past it the request is
+   * answered 408 and its connection closed, so a request that never completes cannot hold a
+   * socket. Env `REQUEST_TIMEOUT`. Default 10.
+   */
+  readonly requestTimeout: number
   /** Seconds between purges of expired rows; 0 turns purging off. Env `PURGE_INTERVAL`. Default 300. */
   readonly purgeInterval: number
 }
@@ -190,6 +196,7 @@ const schema = Joi.object<Config>({
   explain: Joi.boolean().required(),
   keyActivationDelay: Joi.number().integer().min(0).max(86400).required(),
   purgeInterval: Joi.number().integer().min(0).max(86400).required(),
+  requestTimeout: Joi.number().integer().min(1).max(600).required(),
   rateLimits: Joi.object(
     Object.fromEntries(RATE_LIMIT_GROUPS.map((g) => [g, rateLimit.required()])),
   ).required(),
@@ -276,6 +283,7 @@ export function loadConfig(
     explain: bool(env.EXPLAIN),
     keyActivationDelay: num(env.KEY_ACTIVATION_DELAY),
     purgeInterval: num(env.PURGE_INTERVAL),
+    requestTimeout: num(env.REQUEST_TIMEOUT),
   }
   const merged: Input = { ...file }
   for (const [k, v] of Object.entries(fromEnv)) if (v !== undefined) merged[k] = v
@@ -315,6 +323,7 @@ export function loadConfig(
     explain: false,
     keyActivationDelay: 120,
     purgeInterval: 300,
+    requestTimeout: 10,
     ...merged,
     host,
     port,
