@@ -120,13 +120,14 @@ export async function createServer(config: Config, options: AppOptions): Promise
   let registrationWarnings: readonly string[] = []
   try {
     const seed = options.seed ?? true
-    if (seed && config.loadFixtures) await loadFixtures(opened)
+    if (seed && config.loadFixtures) await loadFixtures(opened, config.scrypt)
     if (seed && (config.clientsFile || config.usersFile)) {
       const registrations = await readRegistrations({
         clientsFile: config.clientsFile,
         usersFile: config.usersFile,
         existingClient: (id) => opened.clients.get(id),
         existingUser: (username) => opened.users.byUsername(username),
+        scrypt: config.scrypt,
       })
       await applyRegistrations(opened, registrations)
       registrationWarnings = registrations.warnings

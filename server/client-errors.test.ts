@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { freePort } from '../conformance/harness/embedded.ts'
 import { createServer, type App } from './app.ts'
 import { loadConfig } from './config.ts'
+import { TEST_SCRYPT } from './users/passwords.ts'
 import { createDevCertificate, type TlsMaterial } from './tls.ts'
 
 // INTERFACE.md §7: every error answer is {error, error_description}, including what Node's
@@ -20,6 +21,8 @@ beforeAll(async () => {
       port,
       host: '127.0.0.1',
       baseUrl: `https://127.0.0.1:${port}`,
+      // below OWASP's minimum on purpose: a test server
+      scrypt: TEST_SCRYPT,
       databaseUrl: 'sqlite::memory:',
     },
   )

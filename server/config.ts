@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import Joi from 'joi'
 import { compileTrust } from './protocol/client-address.ts'
+import { OWASP_SCRYPT, type ScryptParams } from './users/passwords.ts'
 
 /** Requests allowed per window for one rate-limit group. */
 export interface RateLimit {
@@ -94,6 +95,12 @@ export interface Config {
    * socket. Env `REQUEST_TIMEOUT`. Default 10.
    */
   readonly requestTimeout: number
+  /**
+   * scrypt parameters for new password hashes. Env `SCRYPT_N` (a power of two), `SCRYPT_R`,
+   * `SCRYPT_P`. Default OWASP's minimum, N=2^17, r=8, p=1 (users/passwords.ts). A hash made with
+   * other parameters is replaced at the user's next successful sign-in.
+   */
+  readonly scrypt: ScryptParams
   /** Seconds between purges of expired rows; 0 turns purging off. Env `PURGE_INTERVAL`. Default 300. */
   readonly purgeInterval: number
 }
@@ -197,6 +204,19 @@ const schema = Joi.object<Config>({
   keyActivationDelay: Joi.number().integer().min(0).max(86400).required(),
   purgeInterval: Joi.number().integer().min(0).max(86400).required(),
   requestTimeout: Joi.number().integer().min(1).max(600).required(),
+  scrypt: Joi.object({
+    N: Joi.number()
+      .integer()
+      .min(1024)
+      .max(2 ** 20)
+      .custom((value: number, helpers) =>
+        (value & (value - 1)) === 0 ? value : helpers.error('any.invalid'),
+      )
+      .required()
+      .messages({ 'any.invalid': '"scrypt.N" (SCRYPT_N) must be a power of two' }),
+    r: Joi.number().integer().min(1).max(32).required(),
+    p: Joi.number().integer().min(1).max(16).required(),
+  }).required(),
   rateLimits: Joi.object(
     Object.fromEntries(RATE_LIMIT_GROUPS.map((g) => [g, rateLimit.required()])),
   ).required(),
@@ -284,6 +304,14 @@ export function loadConfig(
     keyActivationDelay: num(env.KEY_ACTIVATION_DELAY),
     purgeInterval: num(env.PURGE_INTERVAL),
     requestTimeout: num(env.REQUEST_TIMEOUT),
+    scrypt:
+      env.SCRYPT_N || env.SCRYPT_R || env.SCRYPT_P
+        ? {
+            N: num(env.SCRYPT_N) ?? OWASP_SCRYPT.N,
+            r: num(env.SCRYPT_R) ?? OWASP_SCRYPT.r,
+            p: num(env.SCRYPT_P) ?? OWASP_SCRYPT.p,
+          }
+        : undefined,
   }
   const merged: Input = { ...file }
   for (const [k, v] of Object.entries(fromEnv)) if (v !== undefined) merged[k] = v
@@ -324,6 +352,7 @@ export function loadConfig(
     keyActivationDelay: 120,
     purgeInterval: 300,
     requestTimeout: 10,
+    scrypt: OWASP_SCRYPT,
     ...merged,
     host,
     port,

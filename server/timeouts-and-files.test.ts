@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { freePort } from '../conformance/harness/embedded.ts'
 import { createServer, type App } from './app.ts'
 import { loadConfig } from './config.ts'
+import { TEST_SCRYPT } from './users/passwords.ts'
 import { createDevCertificate, loadTls, type TlsMaterial } from './tls.ts'
 
 let app: App
@@ -22,6 +23,8 @@ beforeAll(async () => {
       port,
       host: '127.0.0.1',
       baseUrl: `https://127.0.0.1:${port}`,
+      // below OWASP's minimum on purpose: a test server
+      scrypt: TEST_SCRYPT,
       dataDir,
       databaseUrl: `sqlite:${join(dataDir, 'db', 'idp.sqlite')}`,
       // short, so the test does not wait for the 10 s default

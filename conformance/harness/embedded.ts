@@ -4,6 +4,7 @@ import { createServer, type App } from '../../server/app.ts'
 import { loadConfig, type Config } from '../../server/config.ts'
 import type { Fault } from '../../server/deps.ts'
 import { createDevCertificate } from '../../server/tls.ts'
+import { TEST_SCRYPT } from '../../server/users/passwords.ts'
 import { resolveTarget, type Target, type TargetClient } from './target.ts'
 
 const GENEROUS = { limit: 100_000, window: 60 }
@@ -68,6 +69,9 @@ export async function startEmbedded(options: EmbeddedOptions = {}): Promise<Embe
       // a whole suite run from one address must not trip the limits; the RATE checks lower
       // one group at a time through the target's controls
       rateLimits: GENEROUS_LIMITS,
+      // below OWASP's minimum on purpose: a throwaway in-memory target whose only users are the
+      // fixtures, signed in hundreds of times per run; `serve` keeps the OWASP default
+      scrypt: TEST_SCRYPT,
       ...options.config,
     },
   )
