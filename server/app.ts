@@ -5,11 +5,14 @@ import type { ServerOptions } from 'node:https'
 import { dirname } from 'node:path'
 import Hapi from '@hapi/hapi'
 import Inert from '@hapi/inert'
+import type { Logger } from 'pino'
 import { ConfigError, faultsRefused, type Config } from './config.ts'
 import { systemClock, type Clock, type Deps, type Fault } from './deps.ts'
 import { createExplain, type Finding } from './explain/findings.ts'
 import { explainPlugin } from './explain/plugin.ts'
-import { createKeystore, ensureSigningKey } from './keys/keystore.ts'
+import { createKeystore, ensureSigningKey, type Keystore } from './keys/keystore.ts'
+import { accessLog, eventLog } from './logging.ts'
+import { createMetrics } from './metrics.ts'
 import { createPlainListener } from './plain-listener.ts'
 import { oauthErrors } from './plugins/oauth-errors.ts'
 import { rateLimit } from './plugins/rate-limit.ts'
@@ -34,7 +37,13 @@ export interface AppOptions {
   readonly clock?: Clock
   /** Test-only faults (see deps.ts). */
   readonly faults?: Iterable<Fault>
+  /** Server events; default: `logger`'s, else errors on stderr. */
   readonly log?: Deps['log']
+  /**
+   * The JSON logger (logging.ts): an access line per request and every server event at its
+   * level. Without it nothing but errors is printed (embedding and tests).
+   */
+  readonly logger?: Logger
   /** Rate limits to use instead of `config.rateLimits` (the embedded target's probe control). */
   readonly rateLimits?: Deps['rateLimits']
   /**
@@ -141,14 +150,35 @@ export async function createServer(config: Config, options: AppOptions): Promise
     throw err
   }
 
+  const baseLog = options.log ?? (options.logger ? eventLog(options.logger) : defaultLog)
+  const keystore = createKeystore(store.keys)
+  let activeKid: string | undefined
+  const keys: Keystore = {
+    ...keystore,
+    // `keys rotate` publishes a key that every process starts signing with later: say when
+    async signingKey(now) {
+      const key = await keystore.signingKey(now)
+      if (key.kid !== activeKid) {
+        if (activeKid !== undefined)
+          log('signing-key-activated', { kid: key.kid, previous: activeKid })
+        activeKid = key.kid
+      }
+      return key
+    },
+  }
+  const metrics = config.metrics ? createMetrics({ store: opened, keys, clock }) : undefined
+  function log(event: string, detail?: Record<string, unknown>): void {
+    metrics?.event(event)
+    baseLog(event, detail)
+  }
   const deps: Deps = {
     rateLimits: options.rateLimits ?? (() => config.rateLimits),
     config,
     store: opened,
-    keys: createKeystore(store.keys),
+    keys,
     clock,
     faults,
-    log: options.log ?? defaultLog,
+    log,
     explain: config.explain
       ? createExplain(options.onFinding ? { onFinding: options.onFinding } : {})
       : undefined,
@@ -182,6 +212,8 @@ export async function createServer(config: Config, options: AppOptions): Promise
   })
   // what Node's parser refuses never reaches hapi: answer it in the JSON shape too
   answerClientErrors(server.listener, deps, { 'strict-transport-security': HSTS })
+  if (options.logger) await server.register(accessLog(options.logger, config))
+  if (metrics) await server.register(metrics.plugin)
   await server.register(oauthErrors(deps))
   await server.register(transport(deps))
   await server.register(rateLimit(deps))

@@ -101,6 +101,16 @@ export interface Config {
    * other parameters is replaced at the user's next successful sign-in.
    */
   readonly scrypt: ScryptParams
+  /**
+   * Least level of the JSON log lines `serve` writes to stdout (pino): fatal, error, warn, info
+   * (one access line per request), debug, trace or silent. Env `LOG_LEVEL`. Default info.
+   */
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
+  /**
+   * Serve Prometheus metrics at `/metrics` on the HTTPS listener. Env `METRICS`. Default false:
+   * keep it private (block `/metrics` at the proxy, or bind HOST to a private interface).
+   */
+  readonly metrics: boolean
   /** Seconds between purges of expired rows; 0 turns purging off. Env `PURGE_INTERVAL`. Default 300. */
   readonly purgeInterval: number
 }
@@ -204,6 +214,10 @@ const schema = Joi.object<Config>({
   keyActivationDelay: Joi.number().integer().min(0).max(86400).required(),
   purgeInterval: Joi.number().integer().min(0).max(86400).required(),
   requestTimeout: Joi.number().integer().min(1).max(600).required(),
+  metrics: Joi.boolean().required(),
+  logLevel: Joi.string()
+    .valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent')
+    .required(),
   scrypt: Joi.object({
     N: Joi.number()
       .integer()
@@ -304,6 +318,8 @@ export function loadConfig(
     keyActivationDelay: num(env.KEY_ACTIVATION_DELAY),
     purgeInterval: num(env.PURGE_INTERVAL),
     requestTimeout: num(env.REQUEST_TIMEOUT),
+    metrics: bool(env.METRICS),
+    logLevel: env.LOG_LEVEL || undefined,
     scrypt:
       env.SCRYPT_N || env.SCRYPT_R || env.SCRYPT_P
         ? {
@@ -352,6 +368,8 @@ export function loadConfig(
     keyActivationDelay: 120,
     purgeInterval: 300,
     requestTimeout: 10,
+    metrics: false,
+    logLevel: 'info',
     scrypt: OWASP_SCRYPT,
     ...merged,
     host,

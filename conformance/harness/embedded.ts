@@ -1,4 +1,5 @@
 import { createServer as createNetServer } from 'node:net'
+import type { Logger } from 'pino'
 import { clients, users } from '../../fixtures/index.ts'
 import { createServer, type App } from '../../server/app.ts'
 import { loadConfig, type Config } from '../../server/config.ts'
@@ -32,6 +33,8 @@ export interface EmbeddedOptions {
   readonly faults?: readonly Fault[]
   /** Configuration overrides (short lifetimes, small rate limits). */
   readonly config?: Partial<Config>
+  /** The server's JSON logger (server/logging.ts); default: no log at all. */
+  readonly logger?: Logger
 }
 
 export interface Embedded {
@@ -84,7 +87,7 @@ export async function startEmbedded(options: EmbeddedOptions = {}): Promise<Embe
     clock,
     rateLimits: () => limits,
     faults: options.faults ?? [],
-    log: () => undefined,
+    ...(options.logger ? { logger: options.logger } : { log: () => undefined }),
   })
   await app.start()
   const [alice, bob] = users
