@@ -6,6 +6,7 @@ import tseslint from 'typescript-eslint'
 export default defineConfig(
   {
     ignores: [
+      'dist/',
       '.data/',
       '.data-*/',
       'coverage/',
