@@ -14,6 +14,7 @@ export default defineConfig(
       'test-results/',
       'node_modules/',
       'scripts/idp-conformance.js',
+      'scripts/build.js',
       'eslint.config.js',
     ],
   },

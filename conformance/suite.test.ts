@@ -41,7 +41,8 @@ describe('conformance suite against the embedded reference server', () => {
     // the log is there, one access line per request with its id
     const access = logLines.filter((l) => l.includes('"responseTime"'))
     expect(access.length).toBeGreaterThan(100)
-    expect(JSON.parse(access[0] ?? '{}')).toMatchObject({ req: { id: expect.any(String) } })
+    const first = JSON.parse(access[0] ?? '{}') as { req?: { id?: unknown } }
+    expect(typeof first.req?.id).toBe('string')
     expect(used.size).toBeGreaterThan(50)
     const leaked = [...used].filter((secret) => log.includes(secret))
     expect(leaked).toEqual([])

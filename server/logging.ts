@@ -127,7 +127,8 @@ export const accessLog = (logger: Logger, config: Pick<Config, 'trustProxy'>) =>
       req: (request: Request) => ({
         id: request.info.id,
         method: request.method.toUpperCase(),
-        // hapi leaves request.url null when the URL does not parse
+        // hapi leaves request.url null when the URL does not parse, whatever its types say
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition
         url: loggableUrl(request.path, request.url?.searchParams ?? new URLSearchParams()),
         remoteAddress: clientAddress(request, config.trustProxy),
         userAgent: (request.headers as Record<string, string | undefined>)['user-agent'],

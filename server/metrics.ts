@@ -146,7 +146,8 @@ export function serveClusterMetrics(): void {
     if (message.type !== REQUEST) return
     aggregator.clusterMetrics().then(
       (text) => worker.send({ type: RESPONSE, id: message.id, text }),
-      (err: Error) => worker.send({ type: RESPONSE, id: message.id, error: err.message }),
+      (err: unknown) =>
+        worker.send({ type: RESPONSE, id: message.id, error: (err as Error).message }),
     )
   })
 }

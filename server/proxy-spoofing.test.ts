@@ -97,7 +97,7 @@ describe('TRUST_PROXY: the client address is the first untrusted hop from the ri
     // a peer outside the list is the client itself: its X-Forwarded-For is not read at all
     const direct = await app.server.inject({
       url: '/.well-known/jwks.json',
-      ...viaProxy(`${CLIENT}`, '192.0.2.50'),
+      ...viaProxy(CLIENT, '192.0.2.50'),
     })
     expect(direct.statusCode).toBe(200)
   })
