@@ -6,6 +6,7 @@ import tseslint from 'typescript-eslint'
 export default defineConfig(
   {
     ignores: [
+      'dist/',
       '.data/',
       '.data-*/',
       'coverage/',
@@ -13,6 +14,7 @@ export default defineConfig(
       'test-results/',
       'node_modules/',
       'scripts/idp-conformance.js',
+      'scripts/build.js',
       'eslint.config.js',
     ],
   },

@@ -1,35 +1,16 @@
 #!/usr/bin/env node
-// The package's bin: runs the TypeScript CLI through tsx (Node 20 cannot run .ts by itself).
-import { register } from 'tsx/esm/api'
+// The package's bin. An installed package runs the compiled JavaScript of dist/ (`npm pack`
+// builds it: prepack); a checkout runs the TypeScript sources through tsx.
+import { existsSync } from 'node:fs'
 
-register()
-const args = process.argv.slice(2)
-if (args[0] === 'serve') {
-  await import('./serve.ts')
-} else if (args[0] === 'keys') {
-  const { keysMain } = await import('./keys.ts')
-  process.exitCode = await keysMain(args.slice(1), {
-    out: (line) => console.log(line),
-    err: (line) => console.error(line),
-  })
-} else if (args[0] === 'rp-test') {
-  const { rpTestMain } = await import('../conformance/rp-test/cli.ts')
-  process.exitCode = await rpTestMain(args.slice(1), {
-    out: process.stdout,
-    err: process.stderr,
-    env: process.env,
-  })
-} else if (args[0] === 'clients' || args[0] === 'users') {
-  const { registrationsMain } = await import('./registrations.ts')
-  process.exitCode = await registrationsMain(args, {
-    out: (line) => console.log(line),
-    err: (line) => console.error(line),
-  })
+const source = new URL('./cli-main.ts', import.meta.url)
+let cli
+if (existsSync(source)) {
+  const { register } = await import('tsx/esm/api')
+  register()
+  cli = await import(source.href)
 } else {
-  const { main } = await import('../conformance/cli.ts')
-  process.exitCode = await main(args, {
-    out: process.stdout,
-    err: process.stderr,
-    env: process.env,
-  })
+  cli = await import(new URL('../dist/scripts/cli-main.js', import.meta.url).href)
 }
+const code = await cli.run(process.argv.slice(2))
+if (code !== undefined) process.exitCode = code

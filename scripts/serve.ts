@@ -1,8 +1,11 @@
 import cluster from 'node:cluster'
 import { parseArgs } from 'node:util'
+import type { Logger } from 'pino'
 import { createServer } from '../server/app.ts'
 import { ConfigError, loadConfig, type Config } from '../server/config.ts'
 import { formatFinding } from '../server/explain/findings.ts'
+import { createLogger, eventLog } from '../server/logging.ts'
+import { serveClusterMetrics } from '../server/metrics.ts'
 import { RegistrationError } from '../server/registry/registrations.ts'
 import { devCertificateHosts, loadTls, type TlsMaterial } from '../server/tls.ts'
 
@@ -61,10 +64,12 @@ try {
       '--workers needs PostgreSQL (DATABASE_URL=postgres://…): a SQLite file is served by exactly one process',
     ])
   const tls = await loadTls({ ...config, hosts: devCertificateHosts(config.host, config.baseUrl) })
+  // JSON lines on stdout (pretty on a terminal): an access line per request, every event
+  const logger = createLogger({ level: config.logLevel })
   if (workers > 1 && cluster.isPrimary) {
-    await runPrimary(config, tls, workers)
+    await runPrimary(config, tls, workers, logger)
   } else {
-    await runServer(config, tls)
+    await runServer(config, tls, logger)
   }
 } catch (err) {
   console.error(
@@ -75,36 +80,48 @@ try {
   process.exit(err instanceof ConfigError || err instanceof RegistrationError ? 2 : 1)
 }
 
-function banner(config: Config, tls: TlsMaterial, workers: number): void {
-  console.log(
+function banner(config: Config, tls: TlsMaterial, workers: number, logger: Logger): void {
+  logger.info(
+    { event: 'listening', baseUrl: config.baseUrl, workers },
     `reference server listening on ${config.baseUrl}${workers > 1 ? ` (${workers} workers)` : ''}`,
   )
   if (tls.caPath)
-    console.log(
+    logger.info(
+      { event: 'dev-ca', caPath: tls.caPath },
       `dev CA certificate: ${tls.caPath} (curl --cacert ${tls.caPath} ${config.baseUrl}/.well-known/openid-configuration)`,
     )
   if (config.httpPort !== undefined)
-    console.log(
+    logger.info(
+      { event: 'plain-listener', httpPort: config.httpPort },
       `plain HTTP listener on port ${config.httpPort} answers every request with an error`,
     )
   if (config.explain)
-    console.log(
+    logger.info(
+      { event: 'explain-mode' },
       `explain mode: findings print here and at ${config.baseUrl}/dev/findings (JSON: /dev/findings.json); --no-explain turns it off`,
+    )
+  if (config.metrics)
+    logger.info(
+      { event: 'metrics' },
+      `metrics: ${config.baseUrl}/metrics (Prometheus); keep it private (README: Metrics)`,
     )
 }
 
 /** One server process: the whole of `serve`, or one worker of the cluster. */
-async function runServer(config: Config, tls: TlsMaterial): Promise<void> {
+async function runServer(config: Config, tls: TlsMaterial, logger: Logger): Promise<void> {
   const worker = cluster.isWorker
   const app = await createServer(config, {
     tls,
+    logger,
     onFinding: (finding) => console.log(formatFinding(finding)),
     // the primary has loaded fixtures and registrations once, before forking
     seed: !worker,
   })
-  if (!worker) for (const warning of app.registrationWarnings) console.warn(`warning: ${warning}`)
+  if (!worker)
+    for (const warning of app.registrationWarnings)
+      logger.warn({ event: 'registration-warning' }, warning)
   await app.start()
-  if (!worker) banner(config, tls, 1)
+  if (!worker) banner(config, tls, 1, logger)
   const stop = (): void => {
     void app.stop().then(() => process.exit(0))
   }
@@ -117,9 +134,17 @@ async function runServer(config: Config, tls: TlsMaterial): Promise<void> {
  * workers, which share the port (node:cluster) and the database, and replaces a worker that
  * dies. SIGTERM/SIGINT stop the workers, then the primary.
  */
-async function runPrimary(config: Config, tls: TlsMaterial, workers: number): Promise<void> {
-  const setup = await createServer(config, { tls })
-  for (const warning of setup.registrationWarnings) console.warn(`warning: ${warning}`)
+async function runPrimary(
+  config: Config,
+  tls: TlsMaterial,
+  workers: number,
+  logger: Logger,
+): Promise<void> {
+  const setup = await createServer(config, { tls, log: eventLog(logger) })
+  for (const warning of setup.registrationWarnings)
+    logger.warn({ event: 'registration-warning' }, warning)
+  // every worker's /metrics asks the primary for the sum over all workers
+  if (config.metrics) serveClusterMetrics()
   await setup.stop()
   let stopping = false
   const listening = new Set<number>()
@@ -130,7 +155,7 @@ async function runPrimary(config: Config, tls: TlsMaterial, workers: number): Pr
     listening.add(worker.id)
     if (!announced && listening.size === workers) {
       announced = true
-      banner(config, tls, workers)
+      banner(config, tls, workers, logger)
     }
   })
   cluster.on('exit', (worker, code, signal) => {
@@ -138,7 +163,8 @@ async function runPrimary(config: Config, tls: TlsMaterial, workers: number): Pr
     const now = Date.now()
     recentDeaths = [...recentDeaths.filter((t) => t >= now - 60_000), now]
     const how = signal ? signal : `code ${String(code)}`
-    console.error(
+    logger.error(
+      { event: 'worker-exit', workerPid: worker.process.pid, code, signal },
       `worker ${String(worker.process.pid)} exited (${how}); ${recentDeaths.length > 5 ? 'too many exits in a minute, stopping' : 'starting another'}`,
     )
     if (recentDeaths.length > 5) {

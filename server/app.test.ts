@@ -82,7 +82,7 @@ describe('transport', () => {
   })
 
   test('behind a trusted proxy, a request that did not arrive over https is refused', async () => {
-    app = await testApp({ trustProxy: true })
+    app = await testApp({ trustProxy: 1 })
     const plain = await app.server.inject({
       url: '/.well-known/openid-configuration',
       headers: { 'x-forwarded-proto': 'http' },

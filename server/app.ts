@@ -1,18 +1,23 @@
 import { once } from 'node:events'
-import { mkdirSync } from 'node:fs'
+import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs'
 import type { Server as HttpServer } from 'node:http'
+import type { ServerOptions } from 'node:https'
 import { dirname } from 'node:path'
 import Hapi from '@hapi/hapi'
 import Inert from '@hapi/inert'
-import type { Config } from './config.ts'
+import type { Logger } from 'pino'
+import { ConfigError, faultsRefused, type Config } from './config.ts'
 import { systemClock, type Clock, type Deps, type Fault } from './deps.ts'
 import { createExplain, type Finding } from './explain/findings.ts'
 import { explainPlugin } from './explain/plugin.ts'
-import { createKeystore, ensureSigningKey } from './keys/keystore.ts'
+import { createKeystore, ensureSigningKey, type Keystore } from './keys/keystore.ts'
+import { accessLog, eventLog } from './logging.ts'
+import { createMetrics } from './metrics.ts'
 import { createPlainListener } from './plain-listener.ts'
 import { oauthErrors } from './plugins/oauth-errors.ts'
 import { rateLimit } from './plugins/rate-limit.ts'
-import { transport } from './plugins/transport.ts'
+import { HSTS, transport } from './plugins/transport.ts'
+import { answerClientErrors } from './plugins/client-errors.ts'
 import { routes } from './routes/index.ts'
 import { rpIssuers } from './rp/plugin.ts'
 import { registerCookies } from './sessions.ts'
@@ -33,7 +38,13 @@ export interface AppOptions {
   readonly clock?: Clock
   /** Test-only faults (see deps.ts). */
   readonly faults?: Iterable<Fault>
+  /** Server events; default: `logger`'s, else errors on stderr. */
   readonly log?: Deps['log']
+  /**
+   * The JSON logger (logging.ts): an access line per request and every server event at its
+   * level. Without it nothing but errors is printed (embedding and tests).
+   */
+  readonly logger?: Logger
   /** Rate limits to use instead of `config.rateLimits` (the embedded target's probe control). */
   readonly rateLimits?: Deps['rateLimits']
   /**
@@ -62,6 +73,18 @@ const defaultLog: Deps['log'] = (event, detail) => {
   if (event === 'error') console.error(JSON.stringify({ event, ...detail }))
 }
 
+/** Creates `file` owner-only (0600) if missing, and tightens it and its WAL/SHM files if not. */
+function privateFile(file: string): void {
+  closeSync(openSync(file, 'a', 0o600))
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) {
+    try {
+      chmodSync(f, 0o600)
+    } catch {
+      // absent (no WAL yet), or not ours to change
+    }
+  }
+}
+
 /** What expired rows may still matter for, from the configured lifetimes and limits. */
 export function purgePolicy(config: Config, limits: Config['rateLimits']): PurgePolicy {
   return {
@@ -76,6 +99,9 @@ export function purgePolicy(config: Config, limits: Config['rateLimits']): Purge
  * signing key exists, and wires every plugin and route. The only place things are wired.
  */
 export async function createServer(config: Config, options: AppOptions): Promise<App> {
+  const faults = new Set(options.faults ?? [])
+  const refused = faults.size > 0 ? faultsRefused() : undefined
+  if (refused) throw new ConfigError([`${refused} (asked for: ${[...faults].join(', ')})`])
   let store = options.store
   let releaseLock = (): void => undefined
   if (!store) {
@@ -83,8 +109,11 @@ export async function createServer(config: Config, options: AppOptions): Promise
     const file = sqlite ? config.databaseUrl.slice('sqlite:'.length) : ':memory:'
     // one process per SQLite file: it keeps the rate-limit counters in its memory
     if (file !== ':memory:') {
-      mkdirSync(dirname(file), { recursive: true })
+      mkdirSync(dirname(file), { recursive: true, mode: 0o700 })
       releaseLock = lockSqliteFile(file)
+      // the database holds the signing keys: owner-only, WAL and shared-memory files included
+      // (SQLite gives those the database file's mode)
+      privateFile(file)
     }
     try {
       const knex = openDatabase(config.databaseUrl, config.databaseSchema)
@@ -101,13 +130,14 @@ export async function createServer(config: Config, options: AppOptions): Promise
   let registrationWarnings: readonly string[] = []
   try {
     const seed = options.seed ?? true
-    if (seed && config.loadFixtures) await loadFixtures(opened)
+    if (seed && config.loadFixtures) await loadFixtures(opened, config.scrypt)
     if (seed && (config.clientsFile || config.usersFile)) {
       const registrations = await readRegistrations({
         clientsFile: config.clientsFile,
         usersFile: config.usersFile,
         existingClient: (id) => opened.clients.get(id),
         existingUser: (username) => opened.users.byUsername(username),
+        scrypt: config.scrypt,
       })
       await applyRegistrations(opened, registrations)
       registrationWarnings = registrations.warnings
@@ -121,15 +151,35 @@ export async function createServer(config: Config, options: AppOptions): Promise
     throw err
   }
 
-  const faults = new Set(options.faults ?? [])
+  const baseLog = options.log ?? (options.logger ? eventLog(options.logger) : defaultLog)
+  const keystore = createKeystore(store.keys)
+  let activeKid: string | undefined
+  const keys: Keystore = {
+    ...keystore,
+    // `keys rotate` publishes a key that every process starts signing with later: say when
+    async signingKey(now) {
+      const key = await keystore.signingKey(now)
+      if (key.kid !== activeKid) {
+        if (activeKid !== undefined)
+          log('signing-key-activated', { kid: key.kid, previous: activeKid })
+        activeKid = key.kid
+      }
+      return key
+    },
+  }
+  const metrics = config.metrics ? createMetrics({ store: opened, keys, clock }) : undefined
+  function log(event: string, detail?: Record<string, unknown>): void {
+    metrics?.event(event)
+    baseLog(event, detail)
+  }
   const deps: Deps = {
     rateLimits: options.rateLimits ?? (() => config.rateLimits),
     config,
     store: opened,
-    keys: createKeystore(store.keys),
+    keys,
     clock,
     faults,
-    log: options.log ?? defaultLog,
+    log,
     explain: config.explain
       ? createExplain(options.onFinding ? { onFinding: options.onFinding } : {})
       : undefined,
@@ -144,14 +194,27 @@ export async function createServer(config: Config, options: AppOptions): Promise
       // RFC 9325 §3.1.1: TLS 1.2 or newer only
       minVersion: faults.has('weak-tls') ? 'TLSv1' : 'TLSv1.2',
       ...(faults.has('weak-tls') ? { ciphers: 'DEFAULT:@SECLEVEL=0' } : {}),
-    },
+      // hapi hands these options to https.createServer: a request whose headers or body do
+      // not arrive within REQUEST_TIMEOUT is answered 408 and its socket closed (Node's
+      // defaults are 60 s for headers and 300 s for the whole request)
+      requestTimeout: config.requestTimeout * 1000,
+      headersTimeout: config.requestTimeout * 1000,
+      connectionsCheckingInterval: 1000,
+    } as ServerOptions,
     router: { stripTrailingSlash: false, isCaseSensitive: true },
     routes: {
-      payload: { maxBytes: 64 * 1024 },
+      payload: { maxBytes: 64 * 1024, timeout: config.requestTimeout * 1000 },
+      // an idle socket mid-request (a handler waiting on a slow database is not idle traffic
+      // for long): closed well after any request could still complete
+      timeout: { socket: (config.requestTimeout + 50) * 1000 },
       // hapi's default validation/parse errors are rendered by the oauth-errors plugin
       response: { emptyStatusCode: 204 },
     },
   })
+  // what Node's parser refuses never reaches hapi: answer it in the JSON shape too
+  answerClientErrors(server.listener, deps, { 'strict-transport-security': HSTS })
+  if (options.logger) await server.register(accessLog(options.logger, config))
+  if (metrics) await server.register(metrics.plugin)
   await server.register(oauthErrors(deps))
   await server.register(transport(deps))
   await server.register(rateLimit(deps))
@@ -163,6 +226,7 @@ export async function createServer(config: Config, options: AppOptions): Promise
   if (config.rpTests) await server.register(rpIssuers(deps))
 
   const plain = config.httpPort !== undefined ? createPlainListener(deps) : undefined
+  if (plain) answerClientErrors(plain, deps)
   let purgeTimer: NodeJS.Timeout | undefined
   const purge = async (): Promise<Record<string, number>> => {
     try {

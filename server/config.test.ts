@@ -41,7 +41,7 @@ describe('loadConfig', () => {
     expect(config.port).toBe(9443)
     expect(config.baseUrl).toBe('https://127.0.0.1:9443')
     expect(config.accessTokenTtl).toBe(600)
-    expect(config.trustProxy).toBe(true)
+    expect(config.trustProxy).toBe(1)
     expect(config.rateLimits.token).toEqual({ limit: 5, window: 30 })
     expect(config.rateLimits.login).toEqual({ limit: 3, window: 10 })
   })

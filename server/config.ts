@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs'
 import Joi from 'joi'
+import { compileTrust } from './protocol/client-address.ts'
+import { OWASP_SCRYPT, type ScryptParams } from './users/passwords.ts'
 
 /** Requests allowed per window for one rate-limit group. */
 export interface RateLimit {
@@ -44,10 +46,13 @@ export interface Config {
    */
   readonly httpPort: number | undefined
   /**
-   * Behind a TLS-terminating proxy: believe `X-Forwarded-Proto` / `X-Forwarded-For`, and
-   * reject requests without `X-Forwarded-Proto: https`. Env `TRUST_PROXY`. Default false.
+   * Behind TLS-terminating proxies: which of them to believe, as proxy-addr takes it. A number
+   * of hops counted from the server (`TRUST_PROXY=1`: the one proxy in front; `true` means 1),
+   * or a comma-separated list of proxy addresses and CIDR ranges (`10.0.0.0/8,loopback`). The
+   * client address is then the first untrusted hop of `X-Forwarded-For` from the right, and
+   * requests without `X-Forwarded-Proto: https` are refused. Env `TRUST_PROXY`. Default false.
    */
-  readonly trustProxy: boolean
+  readonly trustProxy: false | number | readonly string[]
   /** Access token lifetime, seconds (INTERFACE.md §8). Env `ACCESS_TOKEN_TTL`. Default 3600. */
   readonly accessTokenTtl: number
   /** ID token lifetime, seconds. Env `ID_TOKEN_TTL`. Default 3600. */
@@ -90,6 +95,28 @@ export interface Config {
    * Default 120.
    */
   readonly keyActivationDelay: number
+  /**
+   * Seconds a client has to send a whole request (headers and body): past it the request is
+   * answered 408 and its connection closed, so a request that never completes cannot hold a
+   * socket. Env `REQUEST_TIMEOUT`. Default 10.
+   */
+  readonly requestTimeout: number
+  /**
+   * scrypt parameters for new password hashes. Env `SCRYPT_N` (a power of two), `SCRYPT_R`,
+   * `SCRYPT_P`. Default OWASP's minimum, N=2^17, r=8, p=1 (users/passwords.ts). A hash made with
+   * other parameters is replaced at the user's next successful sign-in.
+   */
+  readonly scrypt: ScryptParams
+  /**
+   * Least level of the JSON log lines `serve` writes to stdout (pino): fatal, error, warn, info
+   * (one access line per request), debug, trace or silent. Env `LOG_LEVEL`. Default info.
+   */
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
+  /**
+   * Serve Prometheus metrics at `/metrics` on the HTTPS listener. Env `METRICS`. Default false:
+   * keep it private (block `/metrics` at the proxy, or bind HOST to a private interface).
+   */
+  readonly metrics: boolean
   /** Seconds between purges of expired rows; 0 turns purging off. Env `PURGE_INTERVAL`. Default 300. */
   readonly purgeInterval: number
 }
@@ -159,7 +186,28 @@ const schema = Joi.object<Config>({
   tlsCert: Joi.string().optional(),
   tlsKey: Joi.string().optional(),
   httpPort: Joi.number().port().optional(),
-  trustProxy: Joi.boolean().required(),
+  trustProxy: Joi.alternatives(
+    Joi.boolean().valid(false),
+    Joi.number().integer().min(1).max(32),
+    Joi.array()
+      .items(
+        Joi.string().custom((value: string, helpers) => {
+          try {
+            compileTrust([value])
+          } catch {
+            return helpers.error('any.invalid')
+          }
+          return value
+        }),
+      )
+      .min(1),
+  )
+    .required()
+    .messages({
+      'alternatives.match':
+        '"trustProxy" must be false, a number of proxy hops, or a list of proxy addresses/CIDR ranges',
+      'any.invalid': '"trustProxy" entry {#value} is not an IP address or CIDR range',
+    }),
   accessTokenTtl: Joi.number().integer().min(1).max(86400).required(),
   idTokenTtl: Joi.number().integer().min(1).max(86400).required(),
   refreshTokenTtl: Joi.number().integer().min(1).required(),
@@ -172,6 +220,24 @@ const schema = Joi.object<Config>({
   rpTests: Joi.boolean().required(),
   keyActivationDelay: Joi.number().integer().min(0).max(86400).required(),
   purgeInterval: Joi.number().integer().min(0).max(86400).required(),
+  requestTimeout: Joi.number().integer().min(1).max(600).required(),
+  metrics: Joi.boolean().required(),
+  logLevel: Joi.string()
+    .valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent')
+    .required(),
+  scrypt: Joi.object({
+    N: Joi.number()
+      .integer()
+      .min(1024)
+      .max(2 ** 20)
+      .custom((value: number, helpers) =>
+        (value & (value - 1)) === 0 ? value : helpers.error('any.invalid'),
+      )
+      .required()
+      .messages({ 'any.invalid': '"scrypt.N" (SCRYPT_N) must be a power of two' }),
+    r: Joi.number().integer().min(1).max(32).required(),
+    p: Joi.number().integer().min(1).max(16).required(),
+  }).required(),
   rateLimits: Joi.object(
     Object.fromEntries(RATE_LIMIT_GROUPS.map((g) => [g, rateLimit.required()])),
   ).required(),
@@ -191,6 +257,19 @@ const bool = (v: string | undefined): unknown =>
       : /^(0|false|no|off)$/i.test(v)
         ? false
         : v
+
+/** TRUST_PROXY: false/0 for none, true for one hop, a hop count, or a list of addresses/ranges. */
+function trustProxy(v: string | undefined): unknown {
+  if (v === undefined || v.trim() === '') return undefined
+  const b = bool(v.trim())
+  if (b === false) return false
+  if (b === true) return 1
+  if (/^\d+$/.test(v.trim())) return Number(v.trim()) === 0 ? false : Number(v.trim())
+  return v
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+}
 
 function parseRateLimit(
   name: string,
@@ -233,7 +312,7 @@ export function loadConfig(
     tlsCert: env.TLS_CERT || undefined,
     tlsKey: env.TLS_KEY || undefined,
     httpPort: num(env.HTTP_PORT),
-    trustProxy: bool(env.TRUST_PROXY),
+    trustProxy: trustProxy(env.TRUST_PROXY),
     accessTokenTtl: num(env.ACCESS_TOKEN_TTL),
     idTokenTtl: num(env.ID_TOKEN_TTL),
     refreshTokenTtl: num(env.REFRESH_TOKEN_TTL),
@@ -246,6 +325,17 @@ export function loadConfig(
     rpTests: bool(env.RP_TESTS),
     keyActivationDelay: num(env.KEY_ACTIVATION_DELAY),
     purgeInterval: num(env.PURGE_INTERVAL),
+    requestTimeout: num(env.REQUEST_TIMEOUT),
+    metrics: bool(env.METRICS),
+    logLevel: env.LOG_LEVEL || undefined,
+    scrypt:
+      env.SCRYPT_N || env.SCRYPT_R || env.SCRYPT_P
+        ? {
+            N: num(env.SCRYPT_N) ?? OWASP_SCRYPT.N,
+            r: num(env.SCRYPT_R) ?? OWASP_SCRYPT.r,
+            p: num(env.SCRYPT_P) ?? OWASP_SCRYPT.p,
+          }
+        : undefined,
   }
   const merged: Input = { ...file }
   for (const [k, v] of Object.entries(fromEnv)) if (v !== undefined) merged[k] = v
@@ -286,6 +376,10 @@ export function loadConfig(
     rpTests: env.NODE_ENV !== 'production',
     keyActivationDelay: 120,
     purgeInterval: 300,
+    requestTimeout: 10,
+    metrics: false,
+    logLevel: 'info',
+    scrypt: OWASP_SCRYPT,
     ...merged,
     host,
     port,
@@ -296,6 +390,9 @@ export function loadConfig(
     databaseUrl: merged.databaseUrl ?? `sqlite:${dataDir}/idp.sqlite`,
     rateLimits,
   }
+  // `true` (env, file or override) is the one proxy in front; 0 hops is none
+  if (candidate.trustProxy === true) candidate.trustProxy = 1
+  if (candidate.trustProxy === 0) candidate.trustProxy = false
   const result = schema.validate(candidate, { abortEarly: false, convert: false })
   if (result.error) problems.push(...result.error.details.map((d) => d.message))
   if (candidate.explain === true && env.NODE_ENV === 'production')
@@ -308,4 +405,16 @@ export function loadConfig(
     )
   if (problems.length > 0) throw new ConfigError(problems)
   return result.value as Config
+}
+
+/**
+ * Why test-only faults (deps.ts) may not be switched on here, or undefined when they may: only
+ * inside the test harness (vitest sets `VITEST` in its workers, where the self-test runs), and
+ * never with `NODE_ENV=production`. A fault such as `access-token-alg-none` accepts unsigned
+ * tokens; no server that anyone can reach may run with one.
+ */
+export function faultsRefused(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (env.NODE_ENV === 'production') return 'test-only faults are refused when NODE_ENV=production'
+  if (!env.VITEST) return 'test-only faults are refused outside the test harness (vitest)'
+  return undefined
 }

@@ -5,7 +5,8 @@ import type { Store } from './store/store.ts'
 
 /**
  * Faults that only tests switch on, so the suite's self-test can prove a check fails where msw
- * cannot reach (browser traffic, TLS, server-side state). Production code never sets them.
+ * cannot reach (browser traffic, TLS, server-side state). createServer refuses them outside the
+ * test harness and with NODE_ENV=production (config.ts faultsRefused).
  */
 export type Fault =
   | 'plain-http-serves-documents'

@@ -10,7 +10,10 @@ import { HSTS } from './plugins/transport.ts'
 export function createPlainListener(deps: Pick<Deps, 'faults'>): Server {
   return createServer((req, res) => {
     if (deps.faults.has('plain-http-serves-documents')) {
-      res.writeHead(200, { 'content-type': 'application/json' })
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        'x-content-type-options': 'nosniff',
+      })
       res.end(JSON.stringify({ issuer: 'served over plain http' }))
       return
     }
@@ -22,6 +25,7 @@ export function createPlainListener(deps: Pick<Deps, 'faults'>): Server {
       'content-type': 'application/json',
       'content-length': Buffer.byteLength(body),
       'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
       'strict-transport-security': HSTS,
       connection: 'close',
     })

@@ -1,6 +1,7 @@
 import { createServer, type App, type AppOptions } from './app.ts'
 import { loadConfig, type Config } from './config.ts'
 import { createDevCertificate, type TlsMaterial } from './tls.ts'
+import { TEST_SCRYPT } from './users/passwords.ts'
 
 let tls: Promise<TlsMaterial> | undefined
 
@@ -12,7 +13,14 @@ export async function testApp(
   tls ??= createDevCertificate(['127.0.0.1'])
   const cfg = loadConfig(
     {},
-    { port: 0, baseUrl: 'https://idp.test', databaseUrl: 'sqlite::memory:', ...config },
+    {
+      port: 0,
+      baseUrl: 'https://idp.test',
+      databaseUrl: 'sqlite::memory:',
+      // below OWASP's minimum on purpose: tests sign in many times on a shared machine
+      scrypt: TEST_SCRYPT,
+      ...config,
+    },
   )
   return createServer(cfg, { tls: await tls, log: () => undefined, ...options })
 }

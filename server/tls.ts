@@ -1,6 +1,6 @@
 import 'reflect-metadata'
 import { webcrypto, X509Certificate } from 'node:crypto'
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { join } from 'node:path'
 import * as x509 from '@peculiar/x509'
@@ -140,6 +140,8 @@ export async function loadTls(options: {
   const material = await createDevCertificate(options.hosts, now)
   mkdirSync(dir, { recursive: true, mode: 0o700 })
   writeFileSync(paths.key, material.key, { mode: 0o600 })
+  // the mode above applies only to a new file: a key replaced in place is tightened too
+  chmodSync(paths.key, 0o600)
   writeFileSync(paths.cert, material.cert)
   writeFileSync(paths.ca, material.ca ?? '')
   return { ...material, caPath: paths.ca }

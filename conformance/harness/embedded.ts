@@ -1,9 +1,11 @@
 import { createServer as createNetServer } from 'node:net'
+import type { Logger } from 'pino'
 import { clients, users } from '../../fixtures/index.ts'
 import { createServer, type App } from '../../server/app.ts'
 import { loadConfig, type Config } from '../../server/config.ts'
 import type { Fault } from '../../server/deps.ts'
 import { createDevCertificate } from '../../server/tls.ts'
+import { TEST_SCRYPT } from '../../server/users/passwords.ts'
 import { resolveTarget, type Target, type TargetClient } from './target.ts'
 
 const GENEROUS = { limit: 100_000, window: 60 }
@@ -31,6 +33,8 @@ export interface EmbeddedOptions {
   readonly faults?: readonly Fault[]
   /** Configuration overrides (short lifetimes, small rate limits). */
   readonly config?: Partial<Config>
+  /** The server's JSON logger (server/logging.ts); default: no log at all. */
+  readonly logger?: Logger
 }
 
 export interface Embedded {
@@ -68,6 +72,9 @@ export async function startEmbedded(options: EmbeddedOptions = {}): Promise<Embe
       // a whole suite run from one address must not trip the limits; the RATE checks lower
       // one group at a time through the target's controls
       rateLimits: GENEROUS_LIMITS,
+      // below OWASP's minimum on purpose: a throwaway in-memory target whose only users are the
+      // fixtures, signed in hundreds of times per run; `serve` keeps the OWASP default
+      scrypt: TEST_SCRYPT,
       ...options.config,
     },
   )
@@ -80,7 +87,7 @@ export async function startEmbedded(options: EmbeddedOptions = {}): Promise<Embe
     clock,
     rateLimits: () => limits,
     faults: options.faults ?? [],
-    log: () => undefined,
+    ...(options.logger ? { logger: options.logger } : { log: () => undefined }),
   })
   await app.start()
   const [alice, bob] = users

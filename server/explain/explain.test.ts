@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { freePort } from '../../conformance/harness/embedded.ts'
 import { createServer, type App } from '../app.ts'
 import { loadConfig, type Config } from '../config.ts'
+import { TEST_SCRYPT } from '../users/passwords.ts'
 import { createDevCertificate } from '../tls.ts'
 import { testApp } from '../test-helpers.ts'
 import type { Finding } from './findings.ts'
@@ -82,7 +83,14 @@ beforeAll(async () => {
   base = `https://127.0.0.1:${port}`
   const config = loadConfig(
     { CLIENTS_FILE: clientsFile, USERS_FILE: usersFile, EXPLAIN: 'true' },
-    { host: '127.0.0.1', port, baseUrl: base, databaseUrl: 'sqlite::memory:' },
+    {
+      host: '127.0.0.1',
+      port,
+      baseUrl: base,
+      databaseUrl: 'sqlite::memory:',
+      // below OWASP's minimum on purpose: a test server
+      scrypt: TEST_SCRYPT,
+    },
   )
   const tls = await createDevCertificate(['127.0.0.1'])
   agent = new Agent({ connect: { ca: tls.ca } })

@@ -3,6 +3,7 @@ import type { RateLimitGroup } from '../config.ts'
 import type { Deps } from '../deps.ts'
 import { OAuthError } from '../errors.ts'
 import { endpointOf } from '../explain/findings.ts'
+import { clientAddress } from '../protocol/client-address.ts'
 
 /** The API endpoints and the group whose limit each counts against. */
 export const GROUP_OF_PATH: Readonly<Record<string, RateLimitGroup>> = {
@@ -21,16 +22,6 @@ export interface RateLimitState {
   readonly remaining: number
   /** Unix seconds at which the window resets. */
   readonly reset: number
-}
-
-/** The caller's address: X-Forwarded-For is believed only behind a trusted proxy. */
-export function clientIp(request: Request, trustProxy: boolean): string {
-  if (trustProxy) {
-    const forwarded = (request.headers as Record<string, string | undefined>)['x-forwarded-for']
-    const first = forwarded?.split(',')[0]?.trim()
-    if (first) return first
-  }
-  return request.info.remoteAddress
 }
 
 /**
@@ -100,7 +91,7 @@ export const rateLimit = (
       const key =
         byClient && clientId
           ? `client:${clientId}`
-          : `ip:${clientIp(request, deps.config.trustProxy)}`
+          : `ip:${clientAddress(request, deps.config.trustProxy)}`
       let state
       try {
         state = await countRequest(group, key, deps)

@@ -6,7 +6,7 @@ import type { Deps } from '../deps.ts'
 export const HSTS = 'max-age=31536000; includeSubDomains'
 
 /**
- * HTTPS-only rules (ARCHITECTURE.md): HSTS on every response; behind a trusted TLS-terminating
+ * HTTPS-only rules (ARCHITECTURE.md): HSTS and nosniff on every response; behind a trusted TLS-terminating
  * proxy, a request that did not arrive over https is refused before any handler reads it.
  */
 export const transport = (deps: Pick<Deps, 'config'>): Plugin<undefined> => ({
@@ -24,8 +24,12 @@ export const transport = (deps: Pick<Deps, 'config'>): Plugin<undefined> => ({
     }
     server.ext('onPreResponse', (request: Request, h: ResponseToolkit) => {
       const response = request.response
-      if ('isBoom' in response) response.output.headers['strict-transport-security'] = HSTS
-      else response.header('strict-transport-security', HSTS)
+      // nosniff on every response, the JSON API's included (pages set their own CSP as well)
+      const headers = { 'strict-transport-security': HSTS, 'x-content-type-options': 'nosniff' }
+      for (const [name, value] of Object.entries(headers)) {
+        if ('isBoom' in response) response.output.headers[name] = value
+        else response.header(name, value)
+      }
       return h.continue
     })
   },

@@ -3,7 +3,7 @@ import Joi from 'joi'
 import { sha256Hex } from '../protocol/digest.ts'
 import { checkRegistrableRedirectUri } from '../protocol/redirect-uri.ts'
 import type { Branding, Client, Store, User } from '../store/store.ts'
-import { hashPassword } from '../users/passwords.ts'
+import { hashPassword, type ScryptParams } from '../users/passwords.ts'
 import { parseJsonDocument, RegistrationError, showPath, type JsonDocument } from './json-file.ts'
 
 /**
@@ -197,6 +197,8 @@ export interface ReadOptions {
   readonly existingClient?: (id: string) => Promise<Client | undefined>
   /** The user that holds a username in the store, to refuse a clash with another id. */
   readonly existingUser?: (username: string) => Promise<User | undefined>
+  /** scrypt parameters for the entries given a clear `password` (default OWASP's minimum). */
+  readonly scrypt?: ScryptParams
 }
 
 async function readDoc(file: string): Promise<JsonDocument> {
@@ -334,7 +336,7 @@ export async function readRegistrations(options: ReadOptions): Promise<Registrat
         user: {
           id,
           username: e.username,
-          passwordHash: e.password_hash ?? (await hashPassword(e.password ?? '')),
+          passwordHash: e.password_hash ?? (await hashPassword(e.password ?? '', options.scrypt)),
           name: e.name,
           picture: e.picture,
           email: e.email,

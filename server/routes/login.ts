@@ -1,13 +1,9 @@
 import type { Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hapi/hapi'
 import type { Deps } from '../deps.ts'
 import { accessDenied, invalidRequest, OAuthError } from '../errors.ts'
-import {
-  clientIp,
-  rateLimitHeaders,
-  tooManyRequests,
-  type RateLimitState,
-} from '../plugins/rate-limit.ts'
+import { rateLimitHeaders, tooManyRequests, type RateLimitState } from '../plugins/rate-limit.ts'
 import type { AuthorizationRequest } from '../protocol/authorization-request.ts'
+import { clientAddress } from '../protocol/client-address.ts'
 import { digestsEqual, sha256Hex } from '../protocol/digest.ts'
 import {
   createSession,
@@ -15,7 +11,8 @@ import {
   INTERACTION_COOKIE,
   setSessionCookie,
 } from '../sessions.ts'
-import { DUMMY_HASH, verifyPassword } from '../users/passwords.ts'
+import type { User } from '../store/store.ts'
+import { dummyHash, hashPassword, needsRehash, verifyPassword } from '../users/passwords.ts'
 import { SafeHtml } from '../views/html.ts'
 import { loginPage } from '../views/login.ts'
 import { newNonce, page } from '../views/respond.ts'
@@ -59,7 +56,7 @@ function loginWindow(request: Request, username: string, deps: LoginDeps) {
   const { limit, window } = deps.rateLimits().login
   const now = deps.clock()
   const windowStart = now - (now % window)
-  const key = `login:${clientIp(request, deps.config.trustProxy)}:${sha256Hex(username)}`
+  const key = `login:${clientAddress(request, deps.config.trustProxy)}:${sha256Hex(username)}`
   return { limit, window, windowStart, key }
 }
 
@@ -79,6 +76,21 @@ async function alreadyBlocked(
   } catch (err) {
     deps.log('rate-limit-unavailable', { error: (err as Error).message })
     return undefined
+  }
+}
+
+/**
+ * Replaces a hash made with other scrypt parameters than the configured ones, now that the
+ * password is known to be right: raising SCRYPT_N upgrades each user at their next sign-in. A
+ * failure leaves the old hash, which still verifies; it never fails the sign-in.
+ */
+async function rehash(user: User, password: string, deps: LoginDeps): Promise<void> {
+  try {
+    const next = await hashPassword(password.slice(0, 1024), deps.config.scrypt)
+    if (await deps.store.users.replacePasswordHash(user.id, user.passwordHash, next))
+      deps.log('password-rehashed', { userId: user.id })
+  } catch (err) {
+    deps.log('password-rehash-failed', { userId: user.id, error: (err as Error).message })
   }
 }
 
@@ -166,8 +178,10 @@ export const login = (deps: Deps): ServerRoute => ({
           : undefined
       // the hash is checked even for an unknown user, so timing does not tell them apart
       const valid =
-        (await verifyPassword(password.slice(0, 1024), user?.passwordHash ?? DUMMY_HASH)) &&
-        user !== undefined
+        (await verifyPassword(
+          password.slice(0, 1024),
+          user?.passwordHash ?? dummyHash(deps.config.scrypt),
+        )) && user !== undefined
       let limit: (RateLimitState & { blocked: boolean }) | undefined
       try {
         limit = await countAttempt(counted, valid, deps)
@@ -212,6 +226,7 @@ export const login = (deps: Deps): ServerRoute => ({
           undefined,
         )
       }
+      if (needsRehash(user.passwordHash, deps.config.scrypt)) await rehash(user, password, deps)
       const { cookie, session } = await createSession(user.id, deps)
       const params = await issueCodeParams(
         ar,

@@ -51,15 +51,13 @@ for (const store of stores) {
       }
       const workers = [0, 1, 2, 3].map(worker)
       try {
-        const deadline = Date.now() + 30_000
-        while (issued.length + revoked.length < 24 && Date.now() < deadline)
-          await new Promise((r) => setTimeout(r, 50))
+        // no throughput floor: however slow the shared machine, wait for enough answered work
+        // (the test's own timeout is the only bound); this test is about durability, not speed
+        while (issued.length < 10 || revoked.length < 4) await new Promise((r) => setTimeout(r, 50))
         // under load: the workers are mid-flight when the process dies
         await server.kill9()
         stop = true
         await Promise.all(workers)
-        expect(issued.length).toBeGreaterThanOrEqual(10)
-        expect(revoked.length).toBeGreaterThanOrEqual(4)
 
         server = await startServer({ dataDir, env, port: server.port })
         for (const token of issued) {

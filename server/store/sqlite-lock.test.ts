@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs'
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
@@ -44,8 +44,21 @@ describe('SQLite file lock', () => {
   })
 
   test('in-memory databases take no lock', async () => {
+    // each in-memory database is its own: two servers of this process run side by side and
+    // both answer, where two on one file are refused (above), and no lock file appears
     const a = await testApp()
     const b = await testApp()
-    await Promise.all([a.stop(), b.stop()])
+    try {
+      for (const app of [a, b]) {
+        const res = await app.server.inject('/.well-known/openid-configuration')
+        expect(res.statusCode).toBe(200)
+      }
+      expect(existsSync(':memory:.lock')).toBe(false)
+      expect(readdirSync('.').filter((f) => f.endsWith('.lock') && f.includes('memory'))).toEqual(
+        [],
+      )
+    } finally {
+      await Promise.all([a.stop(), b.stop()])
+    }
   })
 })

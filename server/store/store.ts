@@ -115,6 +115,11 @@ export interface UserRepository {
   insertIfAbsent(user: User, roles: Readonly<Record<string, readonly string[]>>): Promise<void>
   /** Inserts the user or replaces the one with its id, and replaces all of their roles. */
   upsert(user: User, roles: Readonly<Record<string, readonly string[]>>): Promise<void>
+  /**
+   * Replaces the user's password hash if it is still `current` (a rehash with stronger
+   * parameters must not undo a change made meanwhile). Returns whether it was replaced.
+   */
+  replacePasswordHash(id: string, current: string, next: string): Promise<boolean>
 }
 
 export interface KeyRepository {

@@ -19,42 +19,115 @@ const scryptAsync = (
     })
   })
 
-const PARAMS = { N: 16384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 } as const
+/** scrypt's cost (N, a power of two), block size (r) and parallelization (p). */
+export interface ScryptParams {
+  readonly N: number
+  readonly r: number
+  readonly p: number
+}
+
+/**
+ * OWASP Password Storage Cheat Sheet (scrypt): "a minimum CPU/memory cost parameter of (2^17),
+ * a minimum block size of 8 (1024 bytes), and a parallelization parameter of 1". The default
+ * of `SCRYPT_N`/`SCRYPT_R`/`SCRYPT_P`; 128 MiB and a few hundred ms of CPU per hash.
+ */
+export const OWASP_SCRYPT: ScryptParams = { N: 2 ** 17, r: 8, p: 1 }
+
+/**
+ * A lower cost for tests and the embedded conformance target only, which sign in hundreds of
+ * times on a shared machine: never the default of a server someone can reach.
+ */
+export const TEST_SCRYPT: ScryptParams = { N: 2 ** 14, r: 8, p: 1 }
+
+/** Bounds on a stored hash's parameters: a crafted `password_hash` cannot ask for gigabytes. */
+const MAX = { N: 2 ** 20, r: 32, p: 16 }
 const KEYLEN = 32
 
+/**
+ * Memory scrypt needs for these parameters (OpenSSL: 128·r·(N + 2) for V plus 128·r·p for B),
+ * with 1 MiB to spare: the cap follows the parameters, so a stronger cost never fails with
+ * "memory limit exceeded".
+ */
+export function maxmemFor({ N, r, p }: ScryptParams): number {
+  return 128 * r * (N + 2) + 128 * r * p + 1024 * 1024
+}
+
+const validParams = ({ N, r, p }: ScryptParams): boolean =>
+  Number.isInteger(N) &&
+  Number.isInteger(r) &&
+  Number.isInteger(p) &&
+  N >= 2 &&
+  N <= MAX.N &&
+  (N & (N - 1)) === 0 &&
+  r >= 1 &&
+  r <= MAX.r &&
+  p >= 1 &&
+  p <= MAX.p
+
 /** scrypt hash in the form `scrypt$N$r$p$salt$hash` (base64url). */
-export async function hashPassword(password: string): Promise<string> {
+export async function hashPassword(
+  password: string,
+  params: ScryptParams = OWASP_SCRYPT,
+): Promise<string> {
   const salt = randomBytes(16)
-  const key = await scryptAsync(password.normalize('NFKC'), salt, KEYLEN, PARAMS)
+  const key = await scryptAsync(password.normalize('NFKC'), salt, KEYLEN, {
+    ...params,
+    maxmem: maxmemFor(params),
+  })
   return [
     'scrypt',
-    PARAMS.N,
-    PARAMS.r,
-    PARAMS.p,
+    params.N,
+    params.r,
+    params.p,
     salt.toString('base64url'),
     key.toString('base64url'),
   ].join('$')
 }
 
-/** A hash of a random password: verified against when the user is unknown, so timing tells nothing. */
-export const DUMMY_HASH =
-  'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'
+/**
+ * A hash of no password with the given parameters: verified against when the user is unknown,
+ * so the time a sign-in takes does not tell whether the username exists.
+ */
+export function dummyHash(params: ScryptParams = OWASP_SCRYPT): string {
+  return `scrypt$${params.N}$${params.r}$${params.p}$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA`
+}
+
+function parse(stored: string): (ScryptParams & { salt: string; hash: string }) | undefined {
+  const parts = stored.split('$')
+  if (parts.length !== 6 || parts[0] !== 'scrypt') return undefined
+  const [, n, r, p, salt, hash] = parts as [string, string, string, string, string, string]
+  const params = { N: Number(n), r: Number(r), p: Number(p) }
+  return validParams(params) ? { ...params, salt, hash } : undefined
+}
 
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  const parts = stored.split('$')
-  if (parts.length !== 6 || parts[0] !== 'scrypt') return false
-  const [, n, r, p, salt, hash] = parts as [string, string, string, string, string, string]
-  const expected = Buffer.from(hash, 'base64url')
+  const parsed = parse(stored)
+  if (!parsed) return false
+  const expected = Buffer.from(parsed.hash, 'base64url')
+  if (expected.length === 0) return false
   const key = await scryptAsync(
     password.normalize('NFKC'),
-    Buffer.from(salt, 'base64url'),
+    Buffer.from(parsed.salt, 'base64url'),
     expected.length,
-    {
-      N: Number(n),
-      r: Number(r),
-      p: Number(p),
-      maxmem: PARAMS.maxmem,
-    },
+    { N: parsed.N, r: parsed.r, p: parsed.p, maxmem: maxmemFor(parsed) },
   )
   return key.length === expected.length && timingSafeEqual(key, expected)
 }
+
+/**
+ * Whether a stored hash was made with other parameters than the configured ones (or is not a
+ * scrypt hash this module reads): the login route then rehashes the password it has just
+ * verified, so raising `SCRYPT_N` upgrades every user at their next successful sign-in.
+ */
+export function needsRehash(stored: string, params: ScryptParams): boolean {
+  const parsed = parse(stored)
+  return (
+    !parsed ||
+    parsed.N !== params.N ||
+    parsed.r !== params.r ||
+    parsed.p !== params.p ||
+    Buffer.from(parsed.hash, 'base64url').length !== KEYLEN
+  )
+}
+
+export { validParams as validScryptParams }

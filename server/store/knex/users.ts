@@ -75,6 +75,12 @@ export const userRepository = (knex: Knex): UserRepository => {
           await trx('user_roles').insert(rows).onConflict(['user_id', 'client_id', 'role']).ignore()
       })
     },
+    async replacePasswordHash(id, current, next) {
+      const updated = await knex('users')
+        .where({ id, password_hash: current })
+        .update({ password_hash: next })
+      return updated > 0
+    },
     async upsert(user, roles) {
       await knex.transaction(async (trx) => {
         await trx('users').insert(toRow(user)).onConflict('id').merge()

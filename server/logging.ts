@@ -1,0 +1,139 @@
+import type { Request } from '@hapi/hapi'
+import type { ServerResponse } from 'node:http'
+import HapiPino from 'hapi-pino'
+import { pino, type DestinationStream, type Level, type Logger } from 'pino'
+import PinoPretty from 'pino-pretty'
+import type { Config } from './config.ts'
+import type { Deps } from './deps.ts'
+import { clientAddress } from './protocol/client-address.ts'
+
+/**
+ * Query parameters logged with their value; every other value is replaced by `[REDACTED]`
+ * (codes, tokens, `id_token_hint`, `state`, `login_hint` and whatever a client invents).
+ */
+const PLAIN_QUERY = new Set([
+  'client_id',
+  'response_type',
+  'response_mode',
+  'scope',
+  'redirect_uri',
+  'post_logout_redirect_uri',
+  'code_challenge_method',
+  'prompt',
+  'max_age',
+  'grant_type',
+  'ui_locales',
+  'display',
+])
+
+/** Paths pino blanks in every line, event details included (defence in depth). */
+export const REDACT_PATHS = [
+  'authorization',
+  'cookie',
+  'password',
+  'secret',
+  'client_secret',
+  'token',
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'id_token_hint',
+  'code',
+  'code_verifier',
+  'csrf',
+  '*.authorization',
+  '*.cookie',
+  '*.password',
+  '*.secret',
+  '*.client_secret',
+  '*.token',
+  '*.access_token',
+  '*.refresh_token',
+  '*.id_token',
+  '*.id_token_hint',
+  '*.code',
+  '*.code_verifier',
+  '*.csrf',
+  '*.headers.authorization',
+  '*.headers.cookie',
+  '*.headers["set-cookie"]',
+  '*.headers.location',
+]
+
+/** A path with its query's values redacted except the few harmless ones. */
+export function loggableUrl(path: string, query: URLSearchParams): string {
+  const kept = [...query.entries()].map(
+    ([name, value]) => `${name}=${PLAIN_QUERY.has(name) ? value : '[REDACTED]'}`,
+  )
+  return kept.length > 0 ? `${path}?${kept.join('&')}` : path
+}
+
+export interface LoggerOptions {
+  readonly level?: Level | 'silent'
+  /** Where the JSON lines go; default stdout, pretty-printed when stdout is a terminal. */
+  readonly destination?: DestinationStream
+}
+
+/** The server's logger: JSON lines (pino), pretty when stdout is a terminal. */
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const destination =
+    options.destination ??
+    (process.stdout.isTTY ? PinoPretty({ colorize: true, sync: true }) : process.stdout)
+  return pino(
+    {
+      level: options.level ?? 'info',
+      redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
+      base: { pid: process.pid },
+    },
+    destination,
+  )
+}
+
+/** The level of each server event (Deps['log']); anything else is info. */
+const LEVEL_OF: Readonly<Record<string, Level>> = {
+  error: 'error',
+  'storage-unavailable': 'error',
+  'rate-limit-unavailable': 'warn',
+  'purge-failed': 'warn',
+  'password-rehash-failed': 'warn',
+  'client-error': 'debug',
+  purge: 'info',
+  'password-rehashed': 'info',
+  'signing-key-created': 'info',
+  'signing-key-activated': 'info',
+}
+
+/** Deps['log'] writing each event at its level. */
+export function eventLog(logger: Logger): Deps['log'] {
+  return (event, detail = {}) => {
+    logger[LEVEL_OF[event] ?? 'info']({ event, ...detail }, event)
+  }
+}
+
+/**
+ * hapi-pino: one access line per request (`request completed`) with the request id, method,
+ * path, the query with its values redacted, the client address, the status and the time. No
+ * header, body or cookie is logged.
+ */
+export const accessLog = (logger: Logger, config: Pick<Config, 'trustProxy'>) => ({
+  plugin: HapiPino,
+  options: {
+    instance: logger,
+    logRequestComplete: true,
+    logEvents: ['response', 'request-error', 'onPostStart', 'onPostStop'],
+    wrapSerializers: false,
+    getChildBindings: (request: Request) => ({ req: request }),
+    serializers: {
+      req: (request: Request) => ({
+        id: request.info.id,
+        method: request.method.toUpperCase(),
+        // hapi leaves request.url null when the URL does not parse, whatever its types say
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition
+        url: loggableUrl(request.path, request.url?.searchParams ?? new URLSearchParams()),
+        remoteAddress: clientAddress(request, config.trustProxy),
+        userAgent: (request.headers as Record<string, string | undefined>)['user-agent'],
+      }),
+      res: (res: ServerResponse) => ({ statusCode: res.statusCode }),
+    },
+  },
+})

@@ -1,0 +1,62 @@
+import type { Server as HttpServer } from 'node:http'
+import type { Socket } from 'node:net'
+import type { Deps } from '../deps.ts'
+
+/** Headers every response carries, the parser's refusals included (INTERFACE.md §7). */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'x-content-type-options': 'nosniff',
+  'cache-control': 'no-store',
+}
+
+/** Node's parser error codes and the status each is answered with. */
+const STATUS_OF: Readonly<Record<string, [number, string, string]>> = {
+  HPE_HEADER_OVERFLOW: [
+    431,
+    'Request Header Fields Too Large',
+    'the request headers are too large',
+  ],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout', 'the request did not arrive in time'],
+  HPE_INVALID_METHOD: [400, 'Bad Request', 'the request method is not understood'],
+}
+
+/**
+ * Answers what Node's HTTP parser refuses (a 16 KiB header, an unknown method, a malformed
+ * request line) in the JSON error shape instead of hapi's bare `400 Bad Request` with no body.
+ * Node gives the socket, not a response object, to `clientError` listeners; the bytes written
+ * here are the complete, fixed response Node's documentation shows for this event, with a
+ * JSON body. Replaces hapi's own listener on `listener`.
+ */
+export function answerClientErrors(
+  listener: HttpServer,
+  deps: Pick<Deps, 'log'>,
+  extraHeaders: Readonly<Record<string, string>> = {},
+): void {
+  listener.removeAllListeners('clientError')
+  listener.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    const code = err.code ?? ''
+    // a response already under way on this socket (a pipelined request) cannot get another
+    const active = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage
+    if (code === 'ECONNRESET' || !socket.writable || active?.headersSent) {
+      socket.destroy()
+      return
+    }
+    const [status, reason, description] = STATUS_OF[code] ?? [
+      400,
+      'Bad Request',
+      'the request is malformed',
+    ]
+    deps.log('client-error', { code, status })
+    const body = JSON.stringify({ error: 'invalid_request', error_description: description })
+    const headers = {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': String(Buffer.byteLength(body)),
+      ...SECURITY_HEADERS,
+      ...extraHeaders,
+      connection: 'close',
+    }
+    const head = Object.entries(headers)
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('')
+    socket.end(`HTTP/1.1 ${String(status)} ${reason}\r\n${head}\r\n${body}`)
+  })
+}
