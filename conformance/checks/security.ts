@@ -47,10 +47,9 @@ async function otherSource(
   if (!resolved || !resolved.address.startsWith('127.')) return undefined
   const address = resolved.address === '127.0.0.2' ? '127.0.0.3' : '127.0.0.2'
   const dispatcher = new Agent({
-    connect: {
-      ...(ctx.target.ca ? { ca: [...rootCertificates, ctx.target.ca] } : {}),
-      localAddress: address,
-    },
+    connect: ctx.target.ca ? { ca: [...rootCertificates, ctx.target.ca] } : {},
+    // a Client option: undici passes it to each connect, over any connect.localAddress
+    localAddress: address,
     keepAliveTimeout: 1000,
   })
   const http = createHttp({ baseUrl: ctx.target.baseUrl, dispatcher })
