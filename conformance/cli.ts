@@ -8,6 +8,7 @@ import { registeredChecks, runChecks } from './harness/runner.ts'
 import { fetchVia, resolveTarget, type Target } from './harness/target.ts'
 import type { CheckResult } from './harness/types.ts'
 import { buildReport } from './report/json.ts'
+import { profileChecks } from './threats.ts'
 import { htmlReport } from './report/html.ts'
 import { junitReport } from './report/junit.ts'
 import { markdownSummary } from './report/markdown.ts'
@@ -40,7 +41,8 @@ const USAGE = `usage: idp-conformance [run] [options]
   --config FILE          JSON: clients, users and other facts about the target
   --ca FILE              PEM certificate authority to trust for the target
   --report-dir DIR       write junit.xml, report.json and report.html there
-  --only PATTERNS        comma-separated IDs, ID globs (PKCE-*), areas or levels to run
+  --only PATTERNS        comma-separated IDs, ID globs (PKCE-*), areas or levels to run;
+                         'security' runs the security profile (SEC-* and the checks of its threat table)
   --skip PATTERNS        the same, to leave out
   --strict               SHOULD-level warnings fail the run too
   --known-failures FILE  JSON [{id, reason, expires}]: listed failures do not fail the run
@@ -87,9 +89,14 @@ export function selectChecks(patterns: string | undefined): RequirementId[] {
       'i',
     )
     return (
-      glob.test(id) || req.area.toLowerCase() === p.toLowerCase() || req.level === p.toUpperCase()
+      glob.test(id) ||
+      req.area.toLowerCase() === p.toLowerCase() ||
+      req.level === p.toUpperCase() ||
+      // the security profile: its own SEC-* checks and every check its threat table names
+      (p.toLowerCase() === 'security' && profile.has(id))
     )
   }
+  const profile = new Set(profileChecks())
   const selected = all.filter((id) => wanted.some((p) => matches(id, p)))
   if (selected.length === 0) throw new UsageError(`--only ${patterns} selects no check`)
   return selected

@@ -49,8 +49,7 @@ export const threats = [
   {
     section: 'RFC 9700 §4.3',
     title: 'Credential leakage via browser history',
-    attack:
-      'reads a code from the browser history and redeems it, or an access token put in a URL',
+    attack: 'reads a code from the browser history and redeems it, or an access token put in a URL',
     applies: true,
     checks: ['CODE-02', 'CODE-05', 'PKCE-05', 'UI-03'],
   },
@@ -158,7 +157,8 @@ export const threats = [
     title: 'Attacks on in-browser communication flows',
     attack: 'intercepts a response delivered by postMessage (web_message response mode)',
     applies: false,
-    reason: 'responses are delivered by redirect only: response_modes_supported is [query] (DISC-09)',
+    reason:
+      'responses are delivered by redirect only: response_modes_supported is [query] (DISC-09)',
   },
   {
     section: 'RFC 9700 §4.18',
@@ -347,7 +347,8 @@ export const threats = [
   {
     section: 'RFC 6819 §4.4.1.11',
     title: 'DoS attacks that exhaust resources',
-    attack: "floods an endpoint, or exhausts a client's or user's limit so the real one is locked out",
+    attack:
+      "floods an endpoint, or exhausts a client's or user's limit so the real one is locked out",
     applies: true,
     checks: ['RATE-01', 'RATE-03', 'SEC-01', 'ROBUST-01'],
   },
@@ -490,6 +491,7 @@ export const threats = [
 /** Every check the profile relies on: the SEC-* rows and every check a threat names. */
 export function profileChecks(): RequirementId[] {
   const ids = new Set<RequirementId>()
-  for (const t of threats as readonly Threat[]) if (t.applies === true) t.checks.forEach((id) => ids.add(id))
+  for (const t of threats as readonly Threat[])
+    if (t.applies === true) t.checks.forEach((id) => ids.add(id))
   return [...ids]
 }

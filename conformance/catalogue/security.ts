@@ -32,7 +32,8 @@ export const security = {
   'SEC-04': {
     area: 'Security',
     level: 'MUST',
-    source: 'RFC 6749 §2.3.1 (MUST NOT be included in the request URI), §3.2; RFC 7662 §2.1; RFC 7009 §2.1',
+    source:
+      'RFC 6749 §2.3.1 (MUST NOT be included in the request URI), §3.2; RFC 7662 §2.1; RFC 7009 §2.1',
     title:
       'client credentials in the URL query of the token, introspection or revocation request, and GET to those endpoints, are refused without a token or token data',
   },
@@ -53,7 +54,8 @@ export const security = {
   'SEC-07': {
     area: 'Security',
     level: 'SHOULD',
-    source: 'OWASP ASVS 4.0 V3.2.1 (new session token on authentication), V3.4.1-V3.4.3 (cookie attributes)',
+    source:
+      'OWASP ASVS 4.0 V3.2.1 (new session token on authentication), V3.4.1-V3.4.3 (cookie attributes)',
     title:
       'a session identifier planted before sign-in is replaced at sign-in, and the session cookie is Secure, HttpOnly and SameSite',
   },
@@ -74,7 +76,8 @@ export const security = {
   'SEC-10': {
     area: 'Security',
     level: 'SHOULD',
-    source: 'RFC 9700 §4.15.1 (SHOULD NOT allow confusion between a client and a genuine resource owner)',
+    source:
+      'RFC 9700 §4.15.1 (SHOULD NOT allow confusion between a client and a genuine resource owner)',
     title: 'the sub of a client_credentials access token never equals the sub of a user',
   },
 } as const satisfies Record<string, Requirement>

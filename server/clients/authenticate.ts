@@ -21,7 +21,10 @@ function basicUser(authorization: string): string | undefined {
 /** Compared against when the client is unknown, so timing does not reveal which ids exist. */
 const NO_CLIENT_DIGEST = sha256Hex('no such client')
 
-type AuthDeps = Pick<Deps, 'store' | 'explain' | 'clock' | 'config' | 'log' | 'rateLimits' | 'faults'>
+type AuthDeps = Pick<
+  Deps,
+  'store' | 'explain' | 'clock' | 'config' | 'log' | 'rateLimits' | 'faults'
+>
 
 /**
  * Authenticates the client and counts the request against the rate limit: an authenticated
@@ -39,7 +42,8 @@ export async function authenticateClient(
     client = await checkCredentials(request, params, deps)
   } catch (err) {
     const query = request.query as Record<string, unknown>
-    const named = params.client_id ?? (typeof query.client_id === 'string' ? query.client_id : undefined)
+    const named =
+      params.client_id ?? (typeof query.client_id === 'string' ? query.client_id : undefined)
     await countClientAuthentication(request, named, false, deps)
     throw err
   }

@@ -69,7 +69,8 @@ export const securitySabotage: Record<keyof typeof security, Sabotage> = {
       http.post(target.baseUrl + TOKEN, async ({ request }) => {
         const real = await fetchVia(target.dispatcher, bypass(request))
         const text = await real.text()
-        if (real.status < 400) return new HttpResponse(text, { status: real.status, headers: headerPairs(real.headers) })
+        if (real.status < 400)
+          return new HttpResponse(text, { status: real.status, headers: headerPairs(real.headers) })
         return HttpResponse.json(
           {
             error: 'invalid_request',
