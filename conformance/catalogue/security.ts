@@ -57,14 +57,14 @@ export const security = {
     source:
       'OWASP ASVS 4.0 V3.2.1 (new session token on authentication), V3.4.1-V3.4.3 (cookie attributes)',
     title:
-      'a session identifier planted before sign-in is replaced at sign-in, and the session cookie is Secure, HttpOnly and SameSite',
+      'a session identifier planted before sign-in is replaced at sign-in, and the session cookie is Secure and HttpOnly (its SameSite is noted)',
   },
   'SEC-08': {
     area: 'Security',
     level: 'SHOULD',
     source: 'RFC 9700 §4.2.4 (suppress the Referer header with a Referrer Policy)',
     title:
-      'the login, error and logged-out pages send a Referrer-Policy that keeps the authorization request URL out of third-party requests',
+      'the login, error and logged-out pages send a Referrer-Policy that keeps the authorization request URL out of third-party requests, or reference no other origin',
   },
   'SEC-09': {
     area: 'Security',

@@ -212,6 +212,11 @@ function expectRefusedCredentials(res: HttpResponse, what: string): void {
 check('SEC-04', async (ctx) => {
   // RFC 6749 §2.3.1: client credentials MUST NOT be included in the request URI
   const { token, client } = await someAccessToken(ctx)
+  // whether a refused revocation revoked anything can only be seen on a token that introspects
+  // active (some providers introspect their JWT access tokens as inactive)
+  const before = await introspectRaw(ctx, token, { client })
+  const observable = (before.json as { active?: unknown } | null)?.active === true
+  if (!observable) ctx.note('the token does not introspect active, so revocation is not observed')
   const query = credentials(client)
   const endpoints: { path: string; body: Record<string, string> }[] = [
     { path: TOKEN, body: { grant_type: 'client_credentials' } },
@@ -226,6 +231,7 @@ check('SEC-04', async (ctx) => {
     expectRefusedCredentials(get, `GET ${path} with every parameter in the URL`)
   }
   // neither refused revocation may have revoked the token
+  if (!observable) return
   const still = await introspectRaw(ctx, token, { client })
   expectStatus(still, 200, 'introspection of the token afterwards')
   expectThat(
@@ -326,10 +332,12 @@ check('SEC-07', async (ctx) => {
   for (const c of session) {
     expectThat(c.secure, `the session cookie ${c.name} is not Secure`)
     expectThat(c.httpOnly, `the session cookie ${c.name} is not HttpOnly`)
-    expectThat(
-      c.sameSite === 'Lax' || c.sameSite === 'Strict',
-      `the session cookie ${c.name} has SameSite=${c.sameSite}, not Lax or Strict`,
-    )
+    // SameSite=None is a provider's legitimate choice (a session sent to prompt=none in a
+    // cross-site iframe, as node-oidc-provider does); CSRF then rests on LOGIN-03's form tokens
+    if (c.sameSite !== 'Lax' && c.sameSite !== 'Strict')
+      ctx.note(
+        `the session cookie ${c.name} has SameSite=${c.sameSite}: it is sent on cross-site requests`,
+      )
   }
   const victim = await ctx.newBrowserContext()
   await victim.addCookies(session)
@@ -399,9 +407,24 @@ check('SEC-08', async (ctx) => {
     }
     checked++
     const policy = referrerPolicy(res)
+    if (policy !== undefined && SAFE_POLICIES.has(policy)) continue
+    // RFC 9700 §4.2.4's other countermeasure: a page that loads and links nothing of another
+    // origin sends no Referer to a third party whatever its policy
+    const origin = new URL(ctx.target.baseUrl).origin
+    const foreign = [
+      ...res.text.matchAll(/(?:src|href|action)\s*=\s*["']?(https?:\/\/[^"'\s>]+)/gi),
+    ]
+      .map((m) => m[1] ?? '')
+      .filter((u) => !u.startsWith(`${origin}/`) && u !== origin)
+    if (foreign.length === 0) {
+      ctx.note(
+        `${what}: Referrer-Policy ${show(policy ?? null)}, but the page loads and links nothing of another origin`,
+      )
+      continue
+    }
     expectThat(
-      policy !== undefined && SAFE_POLICIES.has(policy),
-      `${what}: Referrer-Policy ${show(policy ?? null)} lets the URL of the authorization request leak to third parties in the Referer (RFC 9700 §4.2.4); expected no-referrer, same-origin or an origin-only policy`,
+      false,
+      `${what}: Referrer-Policy ${show(policy ?? null)} lets the URL of the authorization request leak in the Referer to ${show(foreign[0])} (RFC 9700 §4.2.4); expected no-referrer, same-origin or an origin-only policy`,
     )
   }
   expectThat(checked > 0, 'neither the login page nor the error page was served as HTML')
