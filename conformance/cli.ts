@@ -14,7 +14,7 @@ import { junitReport } from './report/junit.ts'
 import { markdownSummary } from './report/markdown.ts'
 import { gate, loadKnownFailures, type KnownFailure } from './gate.ts'
 import { formatResultLine, formatSummary, useColor } from './report/terminal.ts'
-import { requirements, type RequirementId } from './requirements.ts'
+import { checkName, requirements, type RequirementId } from './requirements.ts'
 import { loadTargetConfig, UsageError } from './target-config.ts'
 import type { TargetConfig } from './harness/target.ts'
 
@@ -157,8 +157,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     knownFailures = values['known-failures'] ? loadKnownFailures(values['known-failures']) : []
     concurrency = parseParallel(values.parallel)
     if (values.list) {
-      for (const id of ids)
-        io.out.write(`${id} [${requirements[id].level}] ${requirements[id].title}\n`)
+      for (const id of ids) io.out.write(`${checkName(id)}\n`)
       return EXIT.ok
     }
     const remote = values['base-url'] ?? values.config ?? io.env.IDP_BASE_URL
