@@ -95,6 +95,19 @@ function failureKey(request: Request, clientId: string | undefined, deps: Client
   return `authfail:${clientIp(request, deps.config.trustProxy)}:${clientId ?? ''}`
 }
 
+/**
+ * A source's failures across every client_id it names may reach this multiple of the group's
+ * limit: enough for a few misconfigured clients behind one address, too few to try a guessed
+ * secret against every client.
+ */
+export const SOURCE_FAILURES_FACTOR = 10
+
+/** The per-source total beside the per-source-and-client counter (not under the SEC-01 fault). */
+function sourceKey(request: Request, deps: ClientLimitDeps): string | undefined {
+  if (deps.faults.has('client-auth-failures-charged-to-client')) return undefined
+  return `authfail:${clientIp(request, deps.config.trustProxy)}`
+}
+
 /** The limit's state when this source has used up its failures for `clientId`, else undefined. */
 async function failuresUsedUp(
   request: Request,
@@ -105,12 +118,17 @@ async function failuresUsedUp(
   const { limit, window } = deps.rateLimits()[group]
   const now = deps.clock()
   const windowStart = now - (now % window)
+  const used = { limit, remaining: 0, reset: windowStart + window }
   try {
     const failures = await deps.store.rateLimits.count(
       `${group}:${failureKey(request, clientId, deps)}`,
       windowStart,
     )
-    return failures >= limit ? { limit, remaining: 0, reset: windowStart + window } : undefined
+    if (failures >= limit) return used
+    const total = sourceKey(request, deps)
+    if (total === undefined) return undefined
+    const all = await deps.store.rateLimits.count(`${group}:${total}`, windowStart)
+    return all >= limit * SOURCE_FAILURES_FACTOR ? used : undefined
   } catch (err) {
     deps.log('rate-limit-unavailable', { error: (err as Error).message })
     return undefined
@@ -140,6 +158,20 @@ export async function countClientAuthentication(
     return
   }
   ;(request.app as { rateLimit?: RateLimitState }).rateLimit = state
+  const total = authenticated ? undefined : sourceKey(request, deps)
+  if (total !== undefined && !state.exceeded) {
+    try {
+      const all = await countRequest(group, total, deps)
+      if (all.count > all.limit * SOURCE_FAILURES_FACTOR) {
+        const used = { limit: state.limit, remaining: 0, reset: state.reset }
+        ;(request.app as { rateLimit?: RateLimitState }).rateLimit = used
+        throw tooManyRequests(used, deps.clock())
+      }
+    } catch (err) {
+      if (err instanceof OAuthError) throw err
+      deps.log('rate-limit-unavailable', { error: (err as Error).message })
+    }
+  }
   if (!state.exceeded) return
   // once per client and window: the first authenticated token request over the limit
   if (authenticated && group === 'token' && state.count === state.limit + 1)
@@ -154,8 +186,8 @@ export async function countClientAuthentication(
 /**
  * Rate limiting of the API endpoints (INTERFACE.md §7, §8; ARCHITECTURE.md): token,
  * introspection and revocation counted per authenticated client_id, and their failed client
- * authentications per source address and client_id (countClientAuthentication); user-info and
- * the public documents per IP. X-RateLimit-Limit, -Remaining and -Reset go on every response of those endpoints.
+ * authentications per source address and client_id, and per source address in all
+ * (countClientAuthentication); user-info and the public documents per IP. X-RateLimit-Limit, -Remaining and -Reset go on every response of those endpoints.
  */
 export const rateLimit = (
   deps: Pick<Deps, 'store' | 'clock' | 'config' | 'log' | 'rateLimits' | 'faults' | 'explain'>,
