@@ -18,14 +18,14 @@ export const security = {
   'SEC-02': {
     area: 'Security',
     level: 'MUST',
-    source: 'RFC 6749 §10.10 (MUST prevent guessing); RFC 6819 §4.4.3.6, §5.1.4.2.3',
+    source: 'RFC 6749 §10.10 (MUST prevent guessing of resource owner passwords)',
     title:
       'password spraying (one password tried against many user names from one address) is throttled, not only repeated tries on one user name',
   },
   'SEC-03': {
     area: 'Security',
     level: 'SHOULD',
-    source: 'RFC 9700 §4.4.2 (mix-up defense); RFC 9207 §2, §3',
+    source: 'RFC 9700 §4.4.2.1 (mix-up defense via issuer identification); RFC 9207 §2, §3',
     title:
       'the authorization response carries iss equal to the issuer, and discovery says authorization_response_iss_parameter_supported: true',
   },
@@ -47,7 +47,7 @@ export const security = {
   'SEC-06': {
     area: 'Security',
     level: 'MUST',
-    source: 'RFC 6749 §10.10 (probability MUST be ≤ 2^-128); RFC 6819 §5.1.4.2.2, §5.1.5.3',
+    source: 'RFC 6749 §10.10 (probability MUST be ≤ 2^-128); RFC 6819 §5.1.4.2.2',
     title:
       'authorization codes, refresh tokens and session identifiers are distinct and carry at least 128 bits of entropy (sampled)',
   },
@@ -69,7 +69,7 @@ export const security = {
   'SEC-09': {
     area: 'Security',
     level: 'SHOULD',
-    source: 'RFC 6749 §5.2 (error_description for the client developer); RFC 6819 §5.1.1, §5.1.4.1',
+    source: 'OWASP ASVS 4.0 V7.4.1 (a generic message, no stack trace or internals); RFC 6749 §5.2',
     title:
       'error bodies and error pages never reveal internals (stack traces, SQL, file paths) for the suite’s malformed requests',
   },
