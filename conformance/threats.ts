@@ -20,7 +20,12 @@ export type Threat = {
 } & (
   | { readonly applies: true; readonly checks: readonly [RequirementId, ...RequirementId[]] }
   | { readonly applies: 'unobservable'; readonly reason: string }
-  | { readonly applies: false; readonly reason: string }
+  | {
+      readonly applies: false
+      readonly reason: string
+      /** The checks that show the feature the threat needs is refused, when there are any. */
+      readonly evidence?: readonly RequirementId[]
+    }
 )
 
 const NO_IMPLICIT =
@@ -75,6 +80,7 @@ export const threats = [
     attack: 'injects a stolen access token into an implicit-grant response',
     applies: false,
     reason: NO_IMPLICIT,
+    evidence: ['AUTHZ-07', 'DISC-04'],
   },
   {
     section: 'RFC 9700 §4.7',
@@ -365,6 +371,7 @@ export const threats = [
     attack: 'steals or injects tokens delivered in the URL fragment',
     applies: false,
     reason: NO_IMPLICIT,
+    evidence: ['AUTHZ-07', 'DISC-04'],
   },
   {
     section: 'RFC 6819 §4.4.3',
@@ -372,6 +379,7 @@ export const threats = [
     attack: 'collects passwords through a client, or guesses them at the token endpoint',
     applies: false,
     reason: NO_ROPC,
+    evidence: ['SEC-05', 'DISC-05'],
   },
   // §4.5: refreshing an access token
   {
@@ -485,5 +493,6 @@ export function profileChecks(): RequirementId[] {
   const ids = new Set<RequirementId>()
   for (const t of threats as readonly Threat[])
     if (t.applies === true) t.checks.forEach((id) => ids.add(id))
+    else if (t.applies === false) t.evidence?.forEach((id) => ids.add(id))
   return [...ids]
 }

@@ -38,7 +38,12 @@ export function threatTable(results: readonly CheckResult[]): ThreatRow[] | unde
   return (threats as readonly Threat[]).map((t): ThreatRow => {
     const base = { section: t.section, title: t.title, attack: t.attack }
     if (t.applies === false)
-      return { ...base, status: 'not applicable', checks: [], reason: t.reason }
+      return {
+        ...base,
+        status: 'not applicable',
+        checks: (t.evidence ?? []).map((id) => ({ id, verdict: verdict.get(id) })),
+        reason: t.reason,
+      }
     if (t.applies === 'unobservable')
       return { ...base, status: 'unobservable', checks: [], reason: t.reason }
     const checks = t.checks.map((id) => ({ id, verdict: verdict.get(id) }))
@@ -90,7 +95,7 @@ export function markdownThreats(rows: readonly ThreatRow[]): string {
   ]
   for (const r of rows)
     lines.push(
-      `| ${cell(`${r.section} ${r.title}`)} | ${r.status} | ${cell(r.reason ?? checkList(r))} |`,
+      `| ${cell(`${r.section} ${r.title}`)} | ${r.status} | ${cell([r.reason, checkList(r)].filter(Boolean).join('; '))} |`,
     )
   lines.push('')
   return lines.join('\n')
@@ -104,14 +109,13 @@ export function htmlThreats(rows: readonly ThreatRow[]): string {
   const body = rows
     .map((r) => {
       const cls = r.status.replace(/ /g, '-')
-      const checks = r.reason
-        ? esc(r.reason)
-        : r.checks
-            .map(
-              (x) =>
-                `<a href="#check-${esc(x.id)}">${esc(x.id)}</a> <span class="tv">${esc(x.verdict ?? 'not run')}</span>`,
-            )
-            .join(', ')
+      const links = r.checks
+        .map(
+          (x) =>
+            `<a href="#check-${esc(x.id)}">${esc(x.id)}</a> <span class="tv">${esc(x.verdict ?? 'not run')}</span>`,
+        )
+        .join(', ')
+      const checks = r.reason ? `${esc(r.reason)}${links ? `<br>${links}` : ''}` : links
       return `<tr class="threat ${cls}"><td>${esc(r.section)}</td><td><b>${esc(r.title)}</b><br><span class="src">${esc(r.attack)}</span></td><td class="ts">${esc(r.status)}</td><td>${checks}</td></tr>`
     })
     .join('\n')
