@@ -7,10 +7,11 @@ import { loginDryRun } from './harness/login-dry-run.ts'
 import { registeredChecks, runChecks } from './harness/runner.ts'
 import { fetchVia, resolveTarget, type Target } from './harness/target.ts'
 import { writeReportDir } from './report/all-formats.ts'
+import { profileChecks } from './threats.ts'
 import { markdownSummary } from './report/markdown.ts'
 import { gate, loadKnownFailures, type KnownFailure } from './gate.ts'
 import { formatResultLine, formatSummary, useColor } from './report/terminal.ts'
-import { requirements, type RequirementId } from './requirements.ts'
+import { checkName, requirements, type RequirementId } from './requirements.ts'
 import { loadTargetConfig, UsageError } from './target-config.ts'
 import type { TargetConfig } from './harness/target.ts'
 
@@ -37,7 +38,8 @@ const USAGE = `usage: idp-conformance [run] [options]
   --config FILE          JSON: clients, users and other facts about the target
   --ca FILE              PEM certificate authority to trust for the target
   --report-dir DIR       write junit.xml, report.json and report.html there
-  --only PATTERNS        comma-separated IDs, ID globs (PKCE-*), areas or levels to run
+  --only PATTERNS        comma-separated IDs, ID globs (PKCE-*), areas or levels to run;
+                         'security' runs the security profile (SEC-* and the checks of its threat table)
   --skip PATTERNS        the same, to leave out
   --strict               SHOULD-level warnings fail the run too
   --known-failures FILE  JSON [{id, reason, expires}]: listed failures do not fail the run
@@ -84,9 +86,14 @@ export function selectChecks(patterns: string | undefined): RequirementId[] {
       'i',
     )
     return (
-      glob.test(id) || req.area.toLowerCase() === p.toLowerCase() || req.level === p.toUpperCase()
+      glob.test(id) ||
+      req.area.toLowerCase() === p.toLowerCase() ||
+      req.level === p.toUpperCase() ||
+      // the security profile: its own SEC-* checks and every check its threat table names
+      (p.toLowerCase() === 'security' && profile.has(id))
     )
   }
+  const profile = new Set(profileChecks())
   const selected = all.filter((id) => wanted.some((p) => matches(id, p)))
   if (selected.length === 0) throw new UsageError(`--only ${patterns} selects no check`)
   return selected
@@ -147,8 +154,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     knownFailures = values['known-failures'] ? loadKnownFailures(values['known-failures']) : []
     concurrency = parseParallel(values.parallel)
     if (values.list) {
-      for (const id of ids)
-        io.out.write(`${id} [${requirements[id].level}] ${requirements[id].title}\n`)
+      for (const id of ids) io.out.write(`${checkName(id)}\n`)
       return EXIT.ok
     }
     const remote = values['base-url'] ?? values.config ?? io.env.IDP_BASE_URL

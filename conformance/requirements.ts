@@ -20,6 +20,7 @@ import { robustness } from './catalogue/robustness.ts'
 import { resourceServer } from './catalogue/resource-server.ts'
 import type { Requirement } from './catalogue/requirement.ts'
 import { transport } from './catalogue/transport.ts'
+import { security } from './catalogue/security.ts'
 
 export type { Requirement } from './catalogue/requirement.ts'
 
@@ -50,6 +51,7 @@ export const requirements = {
   ...rateLimit,
   ...robustness,
   ...resourceServer,
+  ...security,
 } as const satisfies Record<string, Requirement>
 
 export type RequirementId = keyof typeof requirements

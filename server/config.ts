@@ -127,6 +127,7 @@ export const RATE_LIMIT_GROUPS = [
   'revoke',
   'userinfo',
   'login',
+  'loginaddress',
   'public',
 ] as const
 export type RateLimitGroup = (typeof RATE_LIMIT_GROUPS)[number]
@@ -146,6 +147,8 @@ const DEFAULT_RATE_LIMITS: Record<RateLimitGroup, RateLimit> = {
   revoke: { limit: 300, window: 60 },
   userinfo: { limit: 600, window: 60 },
   login: { limit: 10, window: 300 },
+  // failed sign-ins from one address across user names (password spraying)
+  loginaddress: { limit: 100, window: 300 },
   public: { limit: 600, window: 60 },
 }
 

@@ -38,6 +38,11 @@ export type Fault =
   | 'login-enumerates-users'
   | 'access-token-alg-none'
   | 'hapi-errors-unrendered'
+  | 'client-auth-failures-charged-to-client'
+  | 'client-credentials-in-query-accepted'
+  | 'login-spraying-unthrottled'
+  | 'session-fixation'
+  | 'client-credentials-sub-of-user'
 
 /** Unix seconds. The clock is a dependency so tests can move time. */
 export type Clock = () => number

@@ -15,6 +15,7 @@ beforeAll(async () => {
         revoke: { limit: 100, window: 60 },
         userinfo: { limit: 100, window: 60 },
         login: { limit: 100, window: 60 },
+        loginaddress: { limit: 100, window: 60 },
         public: { limit: 100, window: 60 },
       },
     },

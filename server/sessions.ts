@@ -42,8 +42,10 @@ export async function currentSession(
 export async function createSession(
   userId: string,
   deps: Pick<Deps, 'store' | 'clock' | 'config'>,
+  /** Test-only (the SEC-07 fault): reuse this identifier instead of a fresh one. */
+  reuse?: string,
 ): Promise<{ cookie: string; session: Session }> {
-  const id = randomToken()
+  const id = reuse ?? randomToken()
   const now = deps.clock()
   const session: Session = {
     digest: sha256Hex(id),
@@ -51,7 +53,8 @@ export async function createSession(
     authTime: now,
     expiresAt: now + deps.config.sessionTtl,
   }
-  await deps.store.sessions.insert(session)
+  // the reused identifier's session is already stored (that is the fault: it lives on)
+  if (reuse === undefined) await deps.store.sessions.insert(session)
   return { cookie: id, session }
 }
 
@@ -73,6 +76,10 @@ export async function endSession(
   if (id) await deps.store.sessions.end(sha256Hex(id), deps.clock())
   response.unstate(SESSION_COOKIE)
 }
+
+/** The session identifier the browser sent, if well-formed. */
+export const sessionCookie = (request: Request): string | undefined =>
+  cookie(request, SESSION_COOKIE)
 
 export const interactionCookie = (request: Request): string | undefined =>
   cookie(request, INTERACTION_COOKIE)

@@ -15,6 +15,7 @@ const GENEROUS_LIMITS: Config['rateLimits'] = {
   revoke: GENEROUS,
   userinfo: GENEROUS,
   login: GENEROUS,
+  loginaddress: GENEROUS,
   public: GENEROUS,
 }
 

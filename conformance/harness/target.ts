@@ -97,7 +97,7 @@ export interface TargetControls {
   advanceClock(seconds: number): void
   /**
    * Lowers one rate-limit group's budget so a 429 probe stays bounded (RATE-*); the group
-   * names are the server's (token, introspect, revoke, userinfo, login, public).
+   * names are the server's (token, introspect, revoke, userinfo, login, loginaddress, public).
    */
   setRateLimit(group: string, limit: number, windowSeconds: number): void
   /** Puts the clock and the rate limits back (done after every check). */

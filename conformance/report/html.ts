@@ -1,5 +1,6 @@
 import type { Exchange } from '../harness/types.ts'
 import type { RunReport } from './json.ts'
+import { htmlThreats, THREAT_CSS } from './threats.ts'
 
 const esc = (s: string): string => s.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`)
 
@@ -40,7 +41,7 @@ export function htmlReport(report: RunReport): string {
     .map(
       (
         c,
-      ) => `<details class="check ${c.verdict}" data-verdict="${c.verdict}" ${c.verdict === 'fail' ? 'open' : ''}>
+      ) => `<details id="check-${esc(c.id)}" class="check ${c.verdict}" data-verdict="${c.verdict}" ${c.verdict === 'fail' ? 'open' : ''}>
 <summary><span class="v">${c.verdict.toUpperCase()}</span> <b>${esc(c.id)}</b> [${c.level}] ${esc(c.title)} <span class="src">${esc(c.source)}</span></summary>
 ${c.message ? `<p class="msg">${esc(c.message)}</p>` : ''}${c.notes.map((n) => `<p class="note">${esc(n)}</p>`).join('')}
 ${c.screenshots.map((s) => `<figure><img alt="${esc(s.name)}" src="data:image/png;base64,${s.png}"><figcaption>${esc(s.name)}</figcaption></figure>`).join('')}
@@ -62,12 +63,14 @@ h1{font-size:1.3rem}.summary span{margin-right:1rem}
 pre{background:#f6f8fa;padding:.4rem;overflow:auto;white-space:pre-wrap;word-break:break-all;font-size:12px}
 .x{border-top:1px dashed #ccc;margin-top:.4rem}.line{font-family:monospace}.ms{color:#5f6368}
 img{max-width:100%;border:1px solid #ccc}
+${THREAT_CSS}
 </style></head><body>
 <h1>Conformance report</h1>
 <p>Target <code>${esc(report.target.baseUrl)}</code>${report.target.embedded ? ' (embedded reference server)' : ''}; suite ${esc(report.suite.version)}; ${esc(report.startedAt)}.</p>
 <p class="summary" id="summary"><strong>${report.passed ? 'PASSED' : 'FAILED'}</strong>
 <span>${c.pass} passed</span><span>${c.fail} failed</span><span>${c.warn} warned</span><span>${c.info} info</span><span>${c.skip} skipped</span></p>
 <p id="filters">Show: ${(['pass', 'fail', 'warn', 'info', 'skip'] as const).map((v) => `<label><input type="checkbox" value="${v}" checked> ${v}</label>`).join(' ')}</p>
+${report.threats ? htmlThreats(report.threats) : ''}
 <section id="checks">
 ${rows}
 </section>

@@ -1,5 +1,6 @@
 import type { CheckResult } from '../harness/types.ts'
 import { countVerdicts } from './summary.ts'
+import { threatTable, type ThreatRow } from './threats.ts'
 
 /** Bumped on any incompatible change of the report's shape. */
 export const REPORT_SCHEMA_VERSION = 1
@@ -13,6 +14,8 @@ export interface RunReport {
   readonly passed: boolean
   readonly counts: ReturnType<typeof countVerdicts>
   readonly checks: readonly CheckResult[]
+  /** The security profile's threat table; absent when the run checked nothing of the profile. */
+  readonly threats?: readonly ThreatRow[]
 }
 
 export function buildReport(options: {
@@ -24,6 +27,7 @@ export function buildReport(options: {
   /** The run's verdict, known failures and the coverage gate included. */
   passed: boolean
 }): RunReport {
+  const threats = threatTable(options.results)
   return {
     schemaVersion: REPORT_SCHEMA_VERSION,
     suite: { name: 'idp-conformance', version: options.version },
@@ -33,5 +37,6 @@ export function buildReport(options: {
     passed: options.passed,
     counts: countVerdicts(options.results),
     checks: options.results,
+    ...(threats ? { threats } : {}),
   }
 }

@@ -1,6 +1,7 @@
 import type { CheckResult } from '../harness/types.ts'
 import type { GateVerdict } from '../gate.ts'
 import { countVerdicts } from './summary.ts'
+import { markdownThreats, threatTable } from './threats.ts'
 
 const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ')
 
@@ -26,6 +27,8 @@ export function markdownSummary(
       )
     lines.push('')
   }
+  const threats = threatTable(results)
+  if (threats) lines.push(markdownThreats(threats))
   if (verdict.excused.length > 0)
     lines.push('Known failures:', '', ...verdict.excused.map((e) => `- ${cell(e)}`), '')
   if (verdict.problems.length > 0)

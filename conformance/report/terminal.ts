@@ -1,5 +1,6 @@
 import type { CheckResult, Verdict } from '../harness/types.ts'
 import { countVerdicts } from './summary.ts'
+import { formatThreats, threatTable } from './threats.ts'
 
 const LABEL: Record<Verdict, string> = {
   pass: 'PASS',
@@ -48,6 +49,8 @@ export function formatSummary(results: readonly CheckResult[]): string {
         `  ${level.padEnd(20)} ${c.pass}/${n} passed, ${c.fail + c.warn + c.info} not met, ${c.skip} skipped`,
       )
   }
+  const threats = threatTable(results)
+  if (threats) lines.push(formatThreats(threats))
   const c = countVerdicts(results)
   lines.push(
     '',

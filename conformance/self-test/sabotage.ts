@@ -21,6 +21,7 @@ import { robustnessSabotage } from './sabotage/robustness.ts'
 import { resourceServerSabotage } from './sabotage/resource-server.ts'
 import type { Sabotage } from './sabotage/kit.ts'
 import { transportSabotage } from './sabotage/transport.ts'
+import { securitySabotage } from './sabotage/security.ts'
 
 export type { Sabotage } from './sabotage/kit.ts'
 
@@ -50,4 +51,5 @@ export const sabotage: Record<RequirementId, Sabotage> = {
   ...rateLimitSabotage,
   ...robustnessSabotage,
   ...resourceServerSabotage,
+  ...securitySabotage,
 }

@@ -68,10 +68,117 @@ export function tooManyRequests(state: RateLimitState, now: number): OAuthError 
   )
 }
 
+/** The groups of the endpoints that authenticate a client (client_secret_post). */
+export const CLIENT_GROUPS: ReadonlySet<RateLimitGroup> = new Set(['token', 'introspect', 'revoke'])
+
+type ClientLimitDeps = Pick<Deps, 'store' | 'clock' | 'config' | 'log' | 'rateLimits' | 'faults'>
+
+/**
+ * The counter a failed client authentication is charged to: its source address and the
+ * client_id it names. Charged to the client_id alone, anyone could lock a client out by
+ * sending wrong secrets in its name (RFC 6819 §5.1.4.2.3); the client's own requests from its
+ * own address are counted apart (`client:`), once authenticated.
+ */
+function failureKey(request: Request, clientId: string | undefined, deps: ClientLimitDeps): string {
+  // the self-test's broken server (SEC-01) charges failures to the client they name
+  if (deps.faults.has('client-auth-failures-charged-to-client'))
+    return `client:${clientId ?? ''}:failures`
+  return `authfail:${clientAddress(request, deps.config.trustProxy)}:${clientId ?? ''}`
+}
+
+/**
+ * A source's failures across every client_id it names may reach this multiple of the group's
+ * limit: enough for a few misconfigured clients behind one address, too few to try a guessed
+ * secret against every client.
+ */
+export const SOURCE_FAILURES_FACTOR = 10
+
+/** The per-source total beside the per-source-and-client counter (not under the SEC-01 fault). */
+function sourceKey(request: Request, deps: ClientLimitDeps): string | undefined {
+  if (deps.faults.has('client-auth-failures-charged-to-client')) return undefined
+  return `authfail:${clientAddress(request, deps.config.trustProxy)}`
+}
+
+/** The limit's state when this source has used up its failures for `clientId`, else undefined. */
+async function failuresUsedUp(
+  request: Request,
+  group: RateLimitGroup,
+  clientId: string | undefined,
+  deps: ClientLimitDeps,
+): Promise<RateLimitState | undefined> {
+  const { limit, window } = deps.rateLimits()[group]
+  const now = deps.clock()
+  const windowStart = now - (now % window)
+  const used = { limit, remaining: 0, reset: windowStart + window }
+  try {
+    const failures = await deps.store.rateLimits.count(
+      `${group}:${failureKey(request, clientId, deps)}`,
+      windowStart,
+    )
+    if (failures >= limit) return used
+    const total = sourceKey(request, deps)
+    if (total === undefined) return undefined
+    const all = await deps.store.rateLimits.count(`${group}:${total}`, windowStart)
+    return all >= limit * SOURCE_FAILURES_FACTOR ? used : undefined
+  } catch (err) {
+    deps.log('rate-limit-unavailable', { error: (err as Error).message })
+    return undefined
+  }
+}
+
+/**
+ * Counts a token, introspection or revocation request once its client authentication is
+ * decided: an authenticated one against its client_id, a failed one against its source address
+ * and the client_id it named. Throws the 429 when the count passes the limit.
+ */
+export async function countClientAuthentication(
+  request: Request,
+  clientId: string | undefined,
+  authenticated: boolean,
+  deps: ClientLimitDeps & Pick<Deps, 'explain'>,
+): Promise<void> {
+  const group = GROUP_OF_PATH[request.path]
+  if (!group || !CLIENT_GROUPS.has(group) || deps.faults.has('rate-limit-keyed-by-ip')) return
+  const id = clientId?.slice(0, 255)
+  const key = authenticated ? `client:${id ?? ''}` : failureKey(request, id, deps)
+  let state
+  try {
+    state = await countRequest(group, key, deps)
+  } catch (err) {
+    deps.log('rate-limit-unavailable', { error: (err as Error).message })
+    return
+  }
+  ;(request.app as { rateLimit?: RateLimitState }).rateLimit = state
+  const total = authenticated ? undefined : sourceKey(request, deps)
+  if (total !== undefined && !state.exceeded) {
+    try {
+      const all = await countRequest(group, total, deps)
+      if (all.count > all.limit * SOURCE_FAILURES_FACTOR) {
+        const used = { limit: state.limit, remaining: 0, reset: state.reset }
+        ;(request.app as { rateLimit?: RateLimitState }).rateLimit = used
+        throw tooManyRequests(used, deps.clock())
+      }
+    } catch (err) {
+      if (err instanceof OAuthError) throw err
+      deps.log('rate-limit-unavailable', { error: (err as Error).message })
+    }
+  }
+  if (!state.exceeded) return
+  // once per client and window: the first authenticated token request over the limit
+  if (authenticated && group === 'token' && state.count === state.limit + 1)
+    deps.explain?.record('rate-limit.polling', {
+      clientId: id,
+      endpoint: endpointOf(request),
+      detail: `${state.limit} requests in ${deps.rateLimits()[group].window} s`,
+    })
+  throw tooManyRequests(state, deps.clock())
+}
+
 /**
  * Rate limiting of the API endpoints (INTERFACE.md §7, §8; ARCHITECTURE.md): token,
- * introspection and revocation counted per client_id, user-info and the public documents per
- * IP. X-RateLimit-Limit, -Remaining and -Reset go on every response of those endpoints.
+ * introspection and revocation counted per authenticated client_id, and their failed client
+ * authentications per source address and client_id, and per source address in all
+ * (countClientAuthentication); user-info and the public documents per IP. X-RateLimit-Limit, -Remaining and -Reset go on every response of those endpoints.
  */
 export const rateLimit = (
   deps: Pick<Deps, 'store' | 'clock' | 'config' | 'log' | 'rateLimits' | 'faults' | 'explain'>,
@@ -85,13 +192,18 @@ export const rateLimit = (
       const clientId =
         typeof payload?.client_id === 'string' ? payload.client_id.slice(0, 255) : undefined
       // the self-test's broken server counts everyone behind one address together
-      const byClient =
-        (group === 'token' || group === 'introspect' || group === 'revoke') &&
-        !deps.faults.has('rate-limit-keyed-by-ip')
-      const key =
-        byClient && clientId
-          ? `client:${clientId}`
-          : `ip:${clientAddress(request, deps.config.trustProxy)}`
+      if (CLIENT_GROUPS.has(group) && !deps.faults.has('rate-limit-keyed-by-ip')) {
+        // counted once the client is authenticated or not (countClientAuthentication); here
+        // only a source whose failures for this client_id are used up is refused, before its
+        // secret is checked
+        const blocked = await failuresUsedUp(request, group, clientId, deps)
+        if (blocked) {
+          ;(request.app as { rateLimit?: RateLimitState }).rateLimit = blocked
+          throw tooManyRequests(blocked, deps.clock())
+        }
+        return h.continue
+      }
+      const key = `ip:${clientAddress(request, deps.config.trustProxy)}`
       let state
       try {
         state = await countRequest(group, key, deps)

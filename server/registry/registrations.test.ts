@@ -39,6 +39,36 @@ const CLIENTS = `{
 `
 
 describe('clients and users files', () => {
+  test("a user's sub may not be a client_id (RFC 9700 §4.15: client impersonating a user)", async () => {
+    const clientsFile = file(CLIENTS)
+    const usersFile = file(
+      JSON.stringify({
+        users: [{ username: 'dave', password: 'pw', sub: 'my-app', org_id: 'org-1' }],
+      }),
+    )
+    const problems = await problemsOf({
+      clientsFile,
+      usersFile,
+      existingClient: (id) =>
+        Promise.resolve(id === 'service-client' ? ({ id } as never) : undefined),
+    })
+    expect(problems.join('\n')).toMatch(/sub 'my-app' is the client_id of a registered client/)
+    const fixtureClash = file(
+      JSON.stringify({
+        users: [{ username: 'erin', password: 'pw', sub: 'service-client', org_id: 'org-1' }],
+      }),
+    )
+    expect(
+      (
+        await problemsOf({
+          usersFile: fixtureClash,
+          existingClient: (id) =>
+            Promise.resolve(id === 'service-client' ? ({ id } as never) : undefined),
+        })
+      ).join('\n'),
+    ).toMatch(/sub 'service-client' is the client_id/)
+  })
+
   test('a valid pair loads, secrets and passwords hashed, defaults filled in', async () => {
     const clientsFile = file(CLIENTS)
     const usersFile = file(

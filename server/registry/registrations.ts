@@ -312,6 +312,12 @@ export async function readRegistrations(options: ReadOptions): Promise<Registrat
       if (subs.has(id)) problems.push(`${here('sub')}: sub '${id}' appears twice in this file`)
       usernames.add(e.username)
       subs.add(id)
+      // RFC 9700 §4.15: a client_credentials token's sub is its client_id, so a user with that
+      // sub could be impersonated by the client at every resource server
+      if (fileClients.has(id) || (await options.existingClient?.(id)))
+        problems.push(
+          `${here(e.sub !== undefined ? 'sub' : 'username')}: sub '${id}' is the client_id of a registered client, whose client_credentials tokens carry it as sub: a resource server could take that client for this user (RFC 9700 §4.15); pick another sub`,
+        )
       const holder = await options.existingUser?.(e.username)
       if (holder && holder.id !== id)
         problems.push(

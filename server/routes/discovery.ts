@@ -28,6 +28,9 @@ export function discoveryDocument(baseUrl: string): Record<string, unknown> {
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
     claims_parameter_supported: false,
+    // RFC 9207 §3: every authorization response carries iss, so clients may insist on it (the
+    // mix-up defense of RFC 9700 §4.4); omitted, this member means false
+    authorization_response_iss_parameter_supported: true,
   }
 }
 

@@ -9,6 +9,7 @@ import {
   createSession,
   interactionCookie,
   INTERACTION_COOKIE,
+  sessionCookie,
   setSessionCookie,
 } from '../sessions.ts'
 import type { User } from '../store/store.ts'
@@ -58,6 +59,36 @@ function loginWindow(request: Request, username: string, deps: LoginDeps) {
   const windowStart = now - (now % window)
   const key = `login:${clientAddress(request, deps.config.trustProxy)}:${sha256Hex(username)}`
   return { limit, window, windowStart, key }
+}
+
+/**
+ * The window of the per-address limit on failed sign-ins, whatever the username: throttling
+ * each IP + username alone lets one address try a common password against every user
+ * (password spraying, RFC 6749 §10.10). Undefined on the self-test's broken server (SEC-02).
+ */
+function addressWindow(request: Request, deps: LoginDeps): LoginWindow | undefined {
+  if (deps.faults.has('login-spraying-unthrottled')) return undefined
+  const { limit, window } = deps.rateLimits().loginaddress
+  const now = deps.clock()
+  const windowStart = now - (now % window)
+  const key = `loginaddress:${clientAddress(request, deps.config.trustProxy)}`
+  return { limit, window, windowStart, key }
+}
+
+/** Counts a failed sign-in against its address; the state when the address is over its limit. */
+async function countAddressFailure(
+  { limit, key, windowStart, window }: LoginWindow,
+  deps: LoginDeps,
+): Promise<(RateLimitState & { blocked: boolean }) | undefined> {
+  try {
+    const failures = await deps.store.rateLimits.hit(`${key}:failures`, windowStart, window)
+    return failures > limit
+      ? { limit, remaining: 0, reset: windowStart + window, blocked: true }
+      : undefined
+  } catch (err) {
+    deps.log('rate-limit-unavailable', { error: (err as Error).message })
+    return undefined
+  }
 }
 
 /**
@@ -170,7 +201,10 @@ export const login = (deps: Deps): ServerRoute => ({
       const username = str(form.username) ?? ''
       const password = str(form.password) ?? ''
       const counted = loginWindow(request, username, deps)
-      const blocked = await alreadyBlocked(counted, deps)
+      const byAddress = addressWindow(request, deps)
+      const blocked =
+        (byAddress && (await alreadyBlocked(byAddress, deps))) ??
+        (await alreadyBlocked(counted, deps))
       if (blocked) return throttled(request, h, blocked, deps)
       const user =
         username !== '' && username.length <= 255
@@ -190,6 +224,8 @@ export const login = (deps: Deps): ServerRoute => ({
         deps.log('rate-limit-unavailable', { error: (err as Error).message })
       }
       if (limit?.blocked) return throttled(request, h, limit, deps)
+      const sprayed = !valid && byAddress ? await countAddressFailure(byAddress, deps) : undefined
+      if (sprayed) return throttled(request, h, sprayed, deps)
       const withLimit = (res: ResponseObject): ResponseObject => {
         if (limit)
           for (const [name, value] of Object.entries(rateLimitHeaders(limit)))
@@ -227,7 +263,9 @@ export const login = (deps: Deps): ServerRoute => ({
         )
       }
       if (needsRehash(user.passwordHash, deps.config.scrypt)) await rehash(user, password, deps)
-      const { cookie, session } = await createSession(user.id, deps)
+      // the self-test's broken server (SEC-07) keeps the identifier the browser brought
+      const planted = deps.faults.has('session-fixation') ? sessionCookie(request) : undefined
+      const { cookie, session } = await createSession(user.id, deps, planted)
       const params = await issueCodeParams(
         ar,
         { userId: user.id, authTime: session.authTime },

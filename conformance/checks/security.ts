@@ -1,0 +1,599 @@
+import { randomBytes } from 'node:crypto'
+import { lookup } from 'node:dns/promises'
+import { rootCertificates } from 'node:tls'
+import type { BrowserContext, Cookie } from '@playwright/test'
+import { Agent } from 'undici'
+import { signIn as fillSignIn } from '../harness/browser.ts'
+import { check, type CheckContext } from '../harness/check.ts'
+import { estimateEntropyBits } from '../harness/entropy.ts'
+import { expectJsonObject, expectStatus, expectThat } from '../harness/expect.ts'
+import { authorize, authorizeRaw, codeOf, redeemRaw } from '../harness/flows.ts'
+import { createHttp, type Http, type HttpResponse } from '../harness/http.ts'
+import {
+  claimsOf,
+  clientCredentialsRaw,
+  credentials,
+  idTokenOf,
+  INTROSPECT,
+  introspectRaw,
+  REVOKE,
+  signIn,
+  someAccessToken,
+  TOKEN,
+  USER_INFO,
+} from '../harness/tokens.ts'
+
+const show = (v: unknown): string => {
+  // JSON.stringify(undefined) is undefined
+  const s = (JSON.stringify(v) as string | undefined) ?? String(v)
+  return s.length > 200 ? `${s.slice(0, 200)}…` : s
+}
+
+/** The limit the embedded server's groups are lowered to for a probe, and its odd window. */
+const PROBE_LIMIT = 3
+const PROBE_WINDOW = 97
+
+const wrongSecret = (): string => `wrong-${randomBytes(8).toString('hex')}`
+
+/**
+ * A second HTTP client that connects from another source address, for the checks that tell a
+ * client's limit from its address's. Only a loopback target can be reached from another local
+ * address (127.0.0.2 beside 127.0.0.1); undefined otherwise.
+ */
+async function otherSource(
+  ctx: CheckContext,
+): Promise<{ http: Http; address: string; close(): Promise<void> } | undefined> {
+  const host = new URL(ctx.target.baseUrl).hostname.replace(/^\[|\]$/g, '')
+  const resolved = await lookup(host, { family: 4 }).catch(() => undefined)
+  if (!resolved || !resolved.address.startsWith('127.')) return undefined
+  const address = resolved.address === '127.0.0.2' ? '127.0.0.3' : '127.0.0.2'
+  const dispatcher = new Agent({
+    connect: ctx.target.ca ? { ca: [...rootCertificates, ctx.target.ca] } : {},
+    // a Client option: undici passes it to each connect, over any connect.localAddress
+    localAddress: address,
+    keepAliveTimeout: 1000,
+  })
+  const http = createHttp({ baseUrl: ctx.target.baseUrl, dispatcher })
+  return {
+    http,
+    address,
+    async close() {
+      for (const e of http.exchanges) ctx.http.record(e)
+      await dispatcher.close()
+    },
+  }
+}
+
+/** An advertised X-RateLimit-Limit, or undefined. */
+const advertisedLimit = (res: HttpResponse): number | undefined => {
+  const raw = res.headers.get('x-ratelimit-limit')
+  return raw !== null && /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : undefined
+}
+
+check('SEC-01', { exclusive: true }, async (ctx) => {
+  // RFC 6819 §5.1.4.2.3: a limit charged to the account it names lets anyone lock that account
+  // out; failed client authentications are counted against where they come from
+  const client = ctx.target.clients.service ?? ctx.target.clients.main
+  const attacker = await otherSource(ctx)
+  if (!attacker)
+    return ctx.skip(
+      'the attacker must send from another source address than the real client, which the suite can only do against a loopback target',
+    )
+  try {
+    const controls = ctx.target.controls
+    controls?.setRateLimit('token', PROBE_LIMIT, PROBE_WINDOW)
+    const wrong = () =>
+      attacker.http.postForm(TOKEN, {
+        grant_type: 'client_credentials',
+        client_id: client.id,
+        client_secret: wrongSecret(),
+      })
+    const first = await wrong()
+    expectThat(
+      first.status !== 200,
+      `a token request with a wrong secret for ${client.id} got 200 (${first.text.slice(0, 100)})`,
+    )
+    const limit = advertisedLimit(first) ?? (controls ? PROBE_LIMIT : undefined)
+    if (limit === undefined)
+      return ctx.skip(
+        'no X-RateLimit-Limit on the token endpoint, so the probe cannot size its burst',
+      )
+    const budget = controls ? PROBE_LIMIT + 1 : ctx.target.rateLimitBudget
+    if (budget === undefined || limit + 1 > budget)
+      ctx.skip(
+        `exhausting a limit of ${limit} takes ${limit + 1} requests; the target config's rateLimitBudget is ${budget ?? 'unset'}`,
+      )
+    let sent = 1
+    let limited = first.status === 429
+    while (!limited && sent < limit + 1) {
+      limited = (await wrong()).status === 429
+      sent++
+    }
+    ctx.note(
+      limited
+        ? `the attacker at ${attacker.address} was refused with 429 after ${sent} wrong secrets`
+        : `the attacker at ${attacker.address} was never refused with 429 in ${sent} wrong secrets (RATE-01 and RATE-03 judge that)`,
+    )
+    const real = await clientCredentialsRaw(ctx, client)
+    expectThat(
+      real.status !== 429,
+      `client lock-out: after ${sent} token requests with a wrong secret for ${client.id} from another address (${attacker.address}), the real client with its correct secret got 429: failed authentications are charged to the client_id they name, not to their source`,
+    )
+    expectStatus(real, 200, `the real client ${client.id} after the attacker's wrong secrets`)
+  } finally {
+    await attacker.close()
+  }
+})
+
+/** One failed sign-in per call, each with another user name and the same password. */
+async function sprayer(
+  ctx: CheckContext,
+  context: BrowserContext,
+  password: string,
+): Promise<() => Promise<number>> {
+  const { outcome } = await authorize(ctx, { context, user: null })
+  expectThat(outcome.loginShown, 'the authorization request did not show the login page')
+  const page = outcome.page
+  return async () => {
+    const posted = page.waitForResponse(
+      (r) => r.request().isNavigationRequest() && r.request().method() === 'POST',
+      { timeout: 10_000 },
+    )
+    await fillSignIn(
+      page,
+      { username: `spray-${randomBytes(6).toString('hex')}`, password },
+      ctx.target.login,
+    )
+    const res = await posted
+    await page.waitForLoadState('load', { timeout: 10_000 }).catch(() => undefined)
+    return res.status()
+  }
+}
+
+/** Against another target, spraying this many user names without a 429 fails the check. */
+const SPRAY_MAX = 100
+
+check('SEC-02', { exclusive: true }, async (ctx) => {
+  // RFC 6749 §10.10: the server MUST prevent guessing of resource owner passwords; a limit per
+  // user name alone lets one address try a common password against every user
+  const controls = ctx.target.controls
+  controls?.setRateLimit('loginaddress', PROBE_LIMIT, PROBE_WINDOW)
+  const attempts = controls ? PROBE_LIMIT + 1 : Math.min(ctx.target.rateLimitBudget ?? 0, SPRAY_MAX)
+  if (attempts === 0)
+    ctx.skip('the spraying probe is off because the target config sets no rateLimitBudget')
+  const context = await ctx.newBrowserContext()
+  const spray = await sprayer(ctx, context, `Spring${new Date().getFullYear()}!`)
+  for (let i = 1; i <= attempts; i++) {
+    const status = await spray()
+    if (status === 429) {
+      ctx.note(`spraying was refused with 429 at the ${i}th user name`)
+      return
+    }
+  }
+  if (!controls && attempts < SPRAY_MAX)
+    ctx.skip(
+      `no 429 within the rateLimitBudget of ${attempts} sign-ins; ${SPRAY_MAX} are needed to tell`,
+    )
+  expectThat(
+    false,
+    `password spraying is not throttled: ${attempts} failed sign-ins with one password and ${attempts} different user names from one address were never refused with 429`,
+  )
+})
+
+check('SEC-03', async (ctx) => {
+  // RFC 9207 §3: the metadata parameter tells clients to insist on iss; omitted, it means false
+  const doc = await ctx.http.get('/.well-known/openid-configuration')
+  const meta = expectJsonObject(doc, 'discovery')
+  expectThat(
+    meta.authorization_response_iss_parameter_supported === true,
+    `mix-up defense: discovery must say authorization_response_iss_parameter_supported: true (RFC 9207 §3), got ${show(meta.authorization_response_iss_parameter_supported)}`,
+  )
+  const auth = await authorize(ctx)
+  codeOf(auth)
+  const iss = auth.callback?.searchParams.get('iss')
+  expectThat(
+    iss === ctx.target.baseUrl,
+    `mix-up defense: the authorization response must carry iss=${ctx.target.baseUrl} (RFC 9207 §2), got ${show(iss)}`,
+  )
+})
+
+/** A response that must not have honoured credentials: a 4xx without a token or token data. */
+function expectRefusedCredentials(res: HttpResponse, what: string): void {
+  // the body is not quoted when it holds a token: messages are not redacted like exchanges
+  const leaked = /"(access_token|refresh_token|id_token)"|"active"\s*:\s*true/.test(res.text)
+  const shown = leaked ? 'with a token or token data' : res.text.slice(0, 150)
+  expectThat(
+    res.status >= 400 && res.status < 500,
+    `${what}: expected a 4xx refusal, got ${res.status} ${shown}`,
+  )
+  expectThat(!leaked, `${what}: the ${res.status} refusal carries a token or token data`)
+}
+
+check('SEC-04', async (ctx) => {
+  // RFC 6749 §2.3.1: client credentials MUST NOT be included in the request URI
+  const { token, client } = await someAccessToken(ctx)
+  // whether a refused revocation revoked anything can only be seen on a token that introspects
+  // active (some providers introspect their JWT access tokens as inactive)
+  const before = await introspectRaw(ctx, token, { client })
+  const observable = (before.json as { active?: unknown } | null)?.active === true
+  if (!observable) ctx.note('the token does not introspect active, so revocation is not observed')
+  const query = credentials(client)
+  const endpoints: { path: string; body: Record<string, string> }[] = [
+    { path: TOKEN, body: { grant_type: 'client_credentials' } },
+    { path: INTROSPECT, body: { token } },
+    { path: REVOKE, body: { token } },
+  ]
+  for (const { path, body } of endpoints) {
+    const inQuery = await ctx.http.request(path, { method: 'POST', query, form: body })
+    expectRefusedCredentials(inQuery, `credentials in the URL query of POST ${path}`)
+    // RFC 6749 §3.2, RFC 7662 §2.1, RFC 7009 §2.1: these endpoints take POST only
+    const get = await ctx.http.get(path, { ...body, ...query })
+    expectRefusedCredentials(get, `GET ${path} with every parameter in the URL`)
+  }
+  // neither refused revocation may have revoked the token
+  if (!observable) return
+  const still = await introspectRaw(ctx, token, { client })
+  expectStatus(still, 200, 'introspection of the token afterwards')
+  expectThat(
+    (still.json as { active?: unknown } | null)?.active === true,
+    'a revocation request with its credentials in the URL revoked the token',
+  )
+})
+
+check('SEC-05', async (ctx) => {
+  // RFC 9700 §2.4: the resource owner password credentials grant MUST NOT be used
+  const user = ctx.target.users.primary
+  const res = await ctx.http.postForm(TOKEN, {
+    grant_type: 'password',
+    username: user.username,
+    password: user.password,
+    scope: 'openid',
+    ...credentials(ctx.target.clients.main),
+  })
+  expectThat(
+    !/"(access_token|refresh_token|id_token)"/.test(res.text),
+    `the password grant issued a token (RFC 9700 §2.4: it MUST NOT be used): ${res.status}`,
+  )
+  expectStatus(res, [400, 401], 'password grant')
+  const body = expectJsonObject(res, 'password grant error')
+  expectThat(
+    body.error === 'unsupported_grant_type' || body.error === 'unauthorized_client',
+    `the password grant must be refused with unsupported_grant_type or unauthorized_client, got error=${show(body.error)}`,
+  )
+})
+
+/** How many codes, refresh tokens and sessions SEC-06 samples. */
+const SAMPLES = 8
+
+/** Cookies of the target's origin. */
+async function idpCookies(ctx: CheckContext, context: BrowserContext): Promise<Cookie[]> {
+  return context.cookies(ctx.target.baseUrl)
+}
+
+check('SEC-06', async (ctx) => {
+  // RFC 6749 §10.10: guessing a generated token MUST have a probability of at most 2^-128
+  const context = await ctx.newBrowserContext()
+  const codes: string[] = []
+  const refreshTokens: string[] = []
+  for (let i = 0; i < SAMPLES; i++) {
+    const auth = await authorize(ctx, { context, scope: 'openid offline_access' })
+    const code = codeOf(auth)
+    codes.push(code)
+    const res = await redeemRaw(ctx, {
+      code,
+      verifier: auth.verifier,
+      client: auth.client,
+      redirectUri: auth.redirectUri,
+    })
+    expectStatus(res, 200, 'token response')
+    const rt = (res.json as { refresh_token?: unknown }).refresh_token
+    if (typeof rt === 'string') refreshTokens.push(rt)
+  }
+  const judge = (what: string, samples: readonly string[]) => {
+    expectThat(
+      new Set(samples).size === samples.length,
+      `${what}: ${samples.length - new Set(samples).size} repeated among ${samples.length} samples`,
+    )
+    const bits = estimateEntropyBits(samples)
+    ctx.note(`${what}: an estimated ${Math.round(bits)} bits each (${samples.length} samples)`)
+    // a few samples can make a random position look less varied than it is: an estimate within
+    // two symbols of 128 bits cannot tell 126 from 130, so only a clear shortfall fails
+    const slack = 2 * Math.log2(Math.max(2, new Set(samples.join('')).size))
+    expectThat(
+      bits >= 128 - slack,
+      `${what} carry an estimated ${Math.round(bits)} bits of entropy, fewer than the 128 RFC 6749 §10.10 requires`,
+    )
+    if (bits < 128)
+      ctx.note(
+        `${what}: ${Math.round(bits)} bits is within the estimate's error of 128; not judged a failure`,
+      )
+  }
+  judge('authorization codes', codes)
+  if (refreshTokens.length >= 2) judge('refresh tokens', refreshTokens)
+  else ctx.note('no refresh tokens were issued for offline_access, so none were sampled')
+  // session identifiers: the HttpOnly cookies a fresh sign-in sets, compared across sign-ins
+  const values = new Map<string, string[]>()
+  for (let i = 0; i < SAMPLES; i++) {
+    const fresh = await ctx.newBrowserContext()
+    codeOf(await authorize(ctx, { context: fresh }))
+    for (const c of await idpCookies(ctx, fresh))
+      if (c.httpOnly) values.set(c.name, [...(values.get(c.name) ?? []), c.value])
+    await fresh.close()
+  }
+  const sessionCookies = [...values].filter(([, v]) => v.length === SAMPLES && new Set(v).size > 1)
+  if (sessionCookies.length === 0)
+    ctx.note('no HttpOnly cookie varies across sign-ins, so no session identifier was sampled')
+  for (const [name, samples] of sessionCookies) judge(`session cookie ${name}`, samples)
+})
+
+check('SEC-07', async (ctx) => {
+  // OWASP ASVS V3.2.1: a new session token on authentication. The attacker signs in, then plants
+  // their own session cookie in the victim's browser; the victim signs in (prompt=login)
+  const attacker = await ctx.newBrowserContext()
+  const before = new Set((await idpCookies(ctx, attacker)).map((c) => `${c.name}=${c.value}`))
+  codeOf(await authorize(ctx, { context: attacker }))
+  const session = (await idpCookies(ctx, attacker)).filter(
+    (c) => !before.has(`${c.name}=${c.value}`),
+  )
+  expectThat(session.length > 0, 'signing in set no cookie at the IdP: no session to examine')
+  for (const c of session) {
+    expectThat(c.secure, `the session cookie ${c.name} is not Secure`)
+    expectThat(c.httpOnly, `the session cookie ${c.name} is not HttpOnly`)
+    // SameSite=None is a provider's legitimate choice (a session sent to prompt=none in a
+    // cross-site iframe, as node-oidc-provider does); CSRF then rests on LOGIN-03's form tokens
+    if (c.sameSite !== 'Lax' && c.sameSite !== 'Strict')
+      ctx.note(
+        `the session cookie ${c.name} has SameSite=${c.sameSite}: it is sent on cross-site requests`,
+      )
+  }
+  const victim = await ctx.newBrowserContext()
+  await victim.addCookies(session)
+  const planted = new Map(session.map((c) => [c.name, c.value]))
+  codeOf(await authorize(ctx, { context: victim, params: { prompt: 'login' } }))
+  const after = await idpCookies(ctx, victim)
+  for (const c of after) {
+    expectThat(
+      planted.get(c.name) !== c.value,
+      `session fixation: after signing in, the victim's browser still holds the planted session cookie ${c.name}: the identifier was not replaced at sign-in`,
+    )
+  }
+})
+
+/** Referrer policies that send at most the origin to another site (W3C Referrer Policy §3). */
+const SAFE_POLICIES = new Set([
+  'no-referrer',
+  'same-origin',
+  'origin',
+  'strict-origin',
+  'origin-when-cross-origin',
+  'strict-origin-when-cross-origin',
+])
+
+/** The policy in force: the last recognised token of the header, else a meta referrer. */
+function referrerPolicy(res: HttpResponse): string | undefined {
+  const tokens = (res.headers.get('referrer-policy') ?? '')
+    .split(',')
+    .map((t) => t.trim().toLowerCase())
+    .filter((t) => t !== '')
+  const header = tokens.at(-1)
+  if (header) return header
+  return /<meta[^>]+name=["']?referrer["']?[^>]*content=["']?([\w-]+)/i
+    .exec(res.text)?.[1]
+    ?.toLowerCase()
+}
+
+check('SEC-08', async (ctx) => {
+  // RFC 9700 §4.2.4: suppress the Referer header with a Referrer Policy on these pages
+  const client = ctx.target.clients.main
+  const valid = {
+    client_id: client.id,
+    redirect_uri: client.redirectUri ?? '',
+    response_type: 'code',
+    scope: 'openid',
+    state: randomBytes(8).toString('hex'),
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbqGJSstw-cM',
+    code_challenge_method: 'S256',
+  }
+  const pages: [string, HttpResponse][] = [
+    ['login page', await authorizeRaw(ctx, valid)],
+    ['error page', await authorizeRaw(ctx, { ...valid, client_id: `unknown-${valid.state}` })],
+    [
+      'logged-out page',
+      await ctx.http.request('/auth/logout', { headers: { accept: 'text/html' } }),
+    ],
+  ]
+  let checked = 0
+  for (const [what, res] of pages) {
+    if (res.status >= 300 && res.status < 400) {
+      ctx.note(`${what}: a ${res.status} redirect, no page to examine`)
+      continue
+    }
+    if (!/text\/html/i.test(res.headers.get('content-type') ?? '')) {
+      ctx.note(`${what}: not an HTML page (${res.status})`)
+      continue
+    }
+    checked++
+    const policy = referrerPolicy(res)
+    if (policy !== undefined && SAFE_POLICIES.has(policy)) continue
+    // RFC 9700 §4.2.4's other countermeasure: a page that loads and links nothing of another
+    // origin sends no Referer to a third party whatever its policy
+    const origin = new URL(ctx.target.baseUrl).origin
+    const foreign = [
+      ...res.text.matchAll(/(?:src|href|action)\s*=\s*["']?(https?:\/\/[^"'\s>]+)/gi),
+    ]
+      .map((m) => m[1] ?? '')
+      .filter((u) => !u.startsWith(`${origin}/`) && u !== origin)
+    if (foreign.length === 0) {
+      ctx.note(
+        `${what}: Referrer-Policy ${show(policy ?? null)}, but the page loads and links nothing of another origin`,
+      )
+      continue
+    }
+    expectThat(
+      false,
+      `${what}: Referrer-Policy ${show(policy ?? null)} lets the URL of the authorization request leak in the Referer to ${show(foreign[0])} (RFC 9700 §4.2.4); expected no-referrer, same-origin or an origin-only policy`,
+    )
+  }
+  expectThat(checked > 0, 'neither the login page nor the error page was served as HTML')
+})
+
+/** What an error body must not show: stack frames, source paths, SQL and driver errors. */
+const INTERNALS: readonly [string, RegExp][] = [
+  ['a stack trace', /\bat (?:async )?[\w$.<>[\] ]+ \(?[^()\s]+:\d+:\d+\)?|\n\s+at \S/],
+  ['a source file path', /(?:\/[\w.@-]+){2,}\.(?:[cm]?[jt]s|py|java|rb|go|php)\b|node_modules/],
+  ['a file system path', /(?:^|[\s"'(])(?:\/home|\/usr|\/srv|\/opt|\/var|\/app|[A-Z]:\\)[\\/]/],
+  [
+    'SQL or a database error',
+    /\b(?:SELECT\s.+\sFROM|INSERT INTO|UPDATE\s\S+\sSET|SQLITE_\w+|syntax error at or near|duplicate key value|ER_\w+|knex:)/i,
+  ],
+  ['a runtime error name', /\b(?:TypeError|ReferenceError|RangeError|ECONNREFUSED|ENOENT):/],
+]
+
+check('SEC-09', async (ctx) => {
+  const client = ctx.target.clients.main
+  const junk = 'x'.repeat(5000)
+  const requests: [string, () => Promise<HttpResponse>][] = [
+    [
+      'token, a JSON body',
+      () =>
+        ctx.http.request(TOKEN, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"grant_type":',
+        }),
+    ],
+    [
+      'token, bad percent-encoding',
+      () =>
+        ctx.http.request(TOKEN, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: 'grant_type=%zz&client_id=%E0%A4%A',
+        }),
+    ],
+    [
+      'token, a NUL in the code',
+      () =>
+        ctx.http.postForm(TOKEN, {
+          grant_type: 'authorization_code',
+          code: 'a\u0000b',
+          code_verifier: junk,
+          redirect_uri: 'https://x/\u0000',
+          ...credentials(client),
+        }),
+    ],
+    [
+      'token, repeated parameters',
+      () =>
+        ctx.http.postForm(TOKEN, {
+          grant_type: ['client_credentials', 'refresh_token'],
+          ...credentials(client),
+        }),
+    ],
+    [
+      'token, a quote in the refresh token',
+      () =>
+        ctx.http.postForm(TOKEN, {
+          grant_type: 'refresh_token',
+          refresh_token: `' OR 1=1 --`,
+          ...credentials(client),
+        }),
+    ],
+    [
+      'token, a huge client_id',
+      () =>
+        ctx.http.postForm(TOKEN, {
+          grant_type: 'client_credentials',
+          client_id: junk,
+          client_secret: junk,
+        }),
+    ],
+    [
+      'introspection, a bad content type',
+      () =>
+        ctx.http.request(INTROSPECT, {
+          method: 'POST',
+          headers: { 'content-type': 'text/xml' },
+          body: '<token/>',
+        }),
+    ],
+    [
+      'introspection, a quote in the token',
+      () => ctx.http.postForm(INTROSPECT, { token: `'";--`, ...credentials(client) }),
+    ],
+    [
+      'revocation, an array token',
+      () => ctx.http.postForm(REVOKE, { token: ['a', 'b'], ...credentials(client) }),
+    ],
+    [
+      'user-info, a malformed JWT',
+      () => ctx.http.request(USER_INFO, { headers: { authorization: 'Bearer eyJ.eyJ.%%%' } }),
+    ],
+    [
+      'user-info, a broken scheme',
+      () =>
+        ctx.http.request(USER_INFO, { headers: { authorization: `Bearer ${'a'.repeat(9000)}` } }),
+    ],
+    [
+      'branding, a strange client_id',
+      () => ctx.http.get('/auth/branding', { client_id: `'; DROP TABLE clients; --` }),
+    ],
+    [
+      'authorize, bad percent-encoding',
+      () =>
+        ctx.http.request('/auth/authorize?client_id=%zz&redirect_uri=%E0%A4', {
+          headers: { accept: 'text/html' },
+        }),
+    ],
+    [
+      'logout, a garbage id_token_hint',
+      () =>
+        ctx.http.get('/auth/logout', {
+          id_token_hint: 'eyJhbGciOiJub25lIn0.%%%.',
+          post_logout_redirect_uri: 'javascript:alert(1)',
+        }),
+    ],
+  ]
+  for (const [what, send] of requests) {
+    const res = await send()
+    for (const [leak, pattern] of INTERNALS) {
+      const m = pattern.exec(res.text)
+      expectThat(
+        !m,
+        `${what}: the ${res.status} answer reveals ${leak}: ${show(res.text.slice(Math.max(0, (m?.index ?? 0) - 40), (m?.index ?? 0) + 80))}`,
+      )
+    }
+  }
+})
+
+check('SEC-10', async (ctx) => {
+  // RFC 9700 §4.15.1: a client's own token must not be taken for a resource owner's
+  const users = [ctx.target.users.primary, ctx.target.users.secondary].filter(
+    (u) => u !== undefined,
+  )
+  const userSubs = new Set<string>()
+  for (const user of users) {
+    const set = await signIn(ctx, { scope: 'openid', user, context: await ctx.newBrowserContext() })
+    const sub = claimsOf(idTokenOf(set)).sub
+    expectThat(typeof sub === 'string', `the ID token of ${user.username} has no sub`)
+    userSubs.add(sub)
+  }
+  const clients = [ctx.target.clients.service, ctx.target.clients.main].filter(
+    (c) => c !== undefined,
+  )
+  let tried = 0
+  for (const client of clients) {
+    const res = await clientCredentialsRaw(ctx, client)
+    if (res.status !== 200) {
+      ctx.note(`client ${client.id}: client_credentials answered ${res.status}`)
+      continue
+    }
+    tried++
+    const sub = claimsOf(String(expectJsonObject(res, 'token').access_token)).sub
+    expectThat(
+      typeof sub !== 'string' || !userSubs.has(sub),
+      `the client_credentials token of ${client.id} has sub ${show(sub)}, the sub of a user: a resource server would take the client for that user (RFC 9700 §4.15)`,
+    )
+  }
+  if (tried === 0) ctx.skip('no configured client was granted a client_credentials token')
+})

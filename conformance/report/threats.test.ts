@@ -1,0 +1,71 @@
+import { describe, expect, test } from 'vitest'
+import { selectChecks } from '../cli.ts'
+import '../checks/index.ts'
+import type { CheckResult, Verdict } from '../harness/types.ts'
+import { requirements, type RequirementId } from '../requirements.ts'
+import { profileChecks, threats, type Threat } from '../threats.ts'
+import { formatSummary } from './terminal.ts'
+import { markdownThreats, threatTable } from './threats.ts'
+
+const result = (id: RequirementId, verdict: Verdict): CheckResult => ({
+  id,
+  ...requirements[id],
+  verdict,
+  message: verdict === 'pass' ? undefined : 'why',
+  notes: [],
+  exchanges: [],
+  screenshots: [],
+  durationMs: 1,
+})
+
+const all = (verdict: Verdict): CheckResult[] =>
+  [...new Set([...profileChecks(), ...selectChecks('SEC-*')])].map((id) => result(id, verdict))
+
+describe('threat catalogue', () => {
+  test('every RFC 9700 §4 threat (§4.1 to §4.17) has a row', () => {
+    const sections = new Set((threats as readonly Threat[]).map((t) => t.section))
+    for (let i = 1; i <= 17; i++) expect(sections).toContain(`RFC 9700 §4.${i}`)
+  })
+
+  test('an applicable threat names at least one check; the others say why', () => {
+    for (const t of threats as readonly Threat[]) {
+      if (t.applies === true) expect(t.checks.length).toBeGreaterThan(0)
+      else expect(t.reason.length).toBeGreaterThan(10)
+    }
+  })
+})
+
+describe('threat table', () => {
+  test('all checks passing: every applicable threat is mitigated', () => {
+    const rows = threatTable(all('pass'))
+    const applicable = rows?.filter((r) => r.reason === undefined) ?? []
+    expect(applicable.length).toBeGreaterThan(40)
+    expect(applicable.every((r) => r.status === 'mitigated')).toBe(true)
+    expect(rows?.find((r) => r.section === 'RFC 9700 §4.6')?.status).toBe('not applicable')
+  })
+
+  test('a failed or warned check marks its threats not mitigated; a skipped one untested', () => {
+    const results = all('pass').map((r) =>
+      r.id === 'SEC-03'
+        ? result('SEC-03', 'warn')
+        : r.id === 'LOGIN-04'
+          ? result('LOGIN-04', 'skip')
+          : r,
+    )
+    const rows = threatTable(results)
+    expect(rows?.find((r) => r.section === 'RFC 9700 §4.4')?.status).toBe('not mitigated')
+    expect(rows?.find((r) => r.section === 'RFC 9700 §4.12')?.status).toBe('untested')
+    expect(markdownThreats(rows ?? [])).toMatch(/RFC 9700 §4\.4 Mix-up attacks \| not mitigated/)
+    expect(formatSummary(results)).toMatch(/UNTESTED RFC 9700 §4\.12 307 redirect: LOGIN-04 SKIP/)
+  })
+
+  test('a run without any profile check has no threat table', () => {
+    expect(threatTable([result('DISC-11', 'pass')])).toBeUndefined()
+  })
+
+  test('--only security selects the SEC-* checks and every check the table names', () => {
+    const selected = selectChecks('security')
+    expect(selected).toEqual(expect.arrayContaining(['SEC-01', 'SEC-10', 'TLS-02', 'PKCE-06']))
+    expect(selected).not.toContain('DISC-11')
+  })
+})

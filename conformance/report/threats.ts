@@ -1,0 +1,132 @@
+import type { CheckResult } from '../harness/types.ts'
+import { profileChecks, threats, type Threat } from '../threats.ts'
+
+/**
+ * mitigated: every check behind the threat ran and passed; not mitigated: one of them failed or
+ * warned; untested: none failed but one was skipped, inconclusive or not run; not applicable and
+ * unobservable (applies, but no black-box check can see it) come from the catalogue.
+ */
+export type ThreatStatus =
+  'mitigated' | 'not mitigated' | 'untested' | 'unobservable' | 'not applicable'
+
+export interface ThreatRow {
+  readonly section: string
+  readonly title: string
+  readonly attack: string
+  readonly status: ThreatStatus
+  /** The checks behind the row and their verdicts in this run (undefined: not run). */
+  readonly checks: readonly { readonly id: string; readonly verdict: string | undefined }[]
+  /** Why the threat does not apply or cannot be observed. */
+  readonly reason?: string
+}
+
+const NOT_MET = new Set(['fail', 'warn', 'info'])
+
+function statusOf(verdicts: readonly (string | undefined)[]): ThreatStatus {
+  if (verdicts.some((v) => v !== undefined && NOT_MET.has(v))) return 'not mitigated'
+  return verdicts.every((v) => v === 'pass') ? 'mitigated' : 'untested'
+}
+
+/**
+ * The threat table of a run, or undefined when the run checked nothing of the security profile
+ * (a run of `--only PKCE-*` has no threat table).
+ */
+export function threatTable(results: readonly CheckResult[]): ThreatRow[] | undefined {
+  const profile = new Set<string>(profileChecks())
+  if (!results.some((r) => profile.has(r.id) || r.area === 'Security')) return undefined
+  const verdict = new Map(results.map((r) => [r.id, r.verdict as string]))
+  return (threats as readonly Threat[]).map((t): ThreatRow => {
+    const base = { section: t.section, title: t.title, attack: t.attack }
+    if (t.applies === false)
+      return {
+        ...base,
+        status: 'not applicable',
+        checks: (t.evidence ?? []).map((id) => ({ id, verdict: verdict.get(id) })),
+        reason: t.reason,
+      }
+    if (t.applies === 'unobservable')
+      return { ...base, status: 'unobservable', checks: [], reason: t.reason }
+    const checks = t.checks.map((id) => ({ id, verdict: verdict.get(id) }))
+    return { ...base, status: statusOf(checks.map((c) => c.verdict)), checks }
+  })
+}
+
+/** How many threats are in each status. */
+export function countThreats(rows: readonly ThreatRow[]): Record<ThreatStatus, number> {
+  const counts: Record<ThreatStatus, number> = {
+    mitigated: 0,
+    'not mitigated': 0,
+    untested: 0,
+    unobservable: 0,
+    'not applicable': 0,
+  }
+  for (const r of rows) counts[r.status]++
+  return counts
+}
+
+const checkList = (row: ThreatRow): string =>
+  row.checks.map((c) => `${c.id} ${c.verdict ? c.verdict.toUpperCase() : 'not run'}`).join(', ')
+
+/** The terminal's threat summary: totals, then every threat not shown mitigated. */
+export function formatThreats(rows: readonly ThreatRow[]): string {
+  const c = countThreats(rows)
+  const lines = [
+    '',
+    `Threats (RFC 9700 §4, RFC 6819 §4): ${c.mitigated} mitigated, ${c['not mitigated']} not mitigated, ${c.untested} untested, ${c.unobservable} not observable from outside, ${c['not applicable']} not applicable`,
+  ]
+  for (const r of rows)
+    if (r.status === 'not mitigated' || r.status === 'untested')
+      lines.push(`  ${r.status.toUpperCase()} ${r.section} ${r.title}: ${checkList(r)}`)
+  return lines.join('\n')
+}
+
+const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ')
+
+/** The Markdown threat table (summary.md). */
+export function markdownThreats(rows: readonly ThreatRow[]): string {
+  const c = countThreats(rows)
+  const lines = [
+    '### Threats',
+    '',
+    `${c.mitigated} mitigated, ${c['not mitigated']} not mitigated, ${c.untested} untested, ${c.unobservable} not observable from outside, ${c['not applicable']} not applicable.`,
+    '',
+    '| threat | status | checks or reason |',
+    '|---|---|---|',
+  ]
+  for (const r of rows)
+    lines.push(
+      `| ${cell(`${r.section} ${r.title}`)} | ${r.status} | ${cell([r.reason, checkList(r)].filter(Boolean).join('; '))} |`,
+    )
+  lines.push('')
+  return lines.join('\n')
+}
+
+const esc = (s: string): string => s.replace(/[<>&"']/g, (ch) => `&#${ch.charCodeAt(0)};`)
+
+/** The HTML threat table (report.html): one row per threat, its checks linked to their results. */
+export function htmlThreats(rows: readonly ThreatRow[]): string {
+  const c = countThreats(rows)
+  const body = rows
+    .map((r) => {
+      const cls = r.status.replace(/ /g, '-')
+      const links = r.checks
+        .map(
+          (x) =>
+            `<a href="#check-${esc(x.id)}">${esc(x.id)}</a> <span class="tv">${esc(x.verdict ?? 'not run')}</span>`,
+        )
+        .join(', ')
+      const checks = r.reason ? `${esc(r.reason)}${links ? `<br>${links}` : ''}` : links
+      return `<tr class="threat ${cls}"><td>${esc(r.section)}</td><td><b>${esc(r.title)}</b><br><span class="src">${esc(r.attack)}</span></td><td class="ts">${esc(r.status)}</td><td>${checks}</td></tr>`
+    })
+    .join('\n')
+  return `<section id="threats"><h2>Threats (RFC 9700 §4, RFC 6819 §4)</h2>
+<p>${c.mitigated} mitigated, ${c['not mitigated']} not mitigated, ${c.untested} untested, ${c.unobservable} not observable from outside, ${c['not applicable']} not applicable.</p>
+<table><thead><tr><th>section</th><th>threat</th><th>status</th><th>checks or reason</th></tr></thead>
+<tbody>
+${body}
+</tbody></table></section>`
+}
+
+/** The table's styles, for the report's stylesheet. */
+export const THREAT_CSS = `table{border-collapse:collapse;margin:.5rem 0 1rem}td,th{border:1px solid #ddd;padding:.25rem .5rem;vertical-align:top;text-align:left}
+.threat.mitigated .ts{color:#137333}.threat.not-mitigated .ts{color:#c5221f;font-weight:bold}.threat.untested .ts{color:#b06000}.threat.not-applicable .ts,.threat.unobservable .ts{color:#5f6368}.tv{color:#5f6368}`

@@ -1,0 +1,90 @@
+import { bypass, http, HttpResponse } from 'msw'
+import type { security } from '../../catalogue/security.ts'
+import { fetchVia } from '../../harness/target.ts'
+import { corruptHeaders, corruptJson, DISCOVERY, headerPairs, type Sabotage } from './kit.ts'
+
+const TOKEN = '/auth/token'
+
+/**
+ * How to break the target for each SEC-* check. `expect` in each comment is the pattern the
+ * check's failure message matches (the assertion that must fire).
+ */
+export const securitySabotage: Record<keyof typeof security, Sabotage> = {
+  // expect: /client lock-out/
+  'SEC-01': {
+    how: 'failed client authentications are charged to the client_id they name',
+    faults: ['client-auth-failures-charged-to-client'],
+  },
+  // expect: /password spraying is not throttled/
+  'SEC-02': {
+    how: 'failed sign-ins are limited per user name only, never per address',
+    faults: ['login-spraying-unthrottled'],
+  },
+  // expect: /authorization_response_iss_parameter_supported: true/
+  'SEC-03': {
+    how: 'discovery does not advertise authorization_response_iss_parameter_supported',
+    handlers: corruptJson(DISCOVERY, (b) => {
+      delete b.authorization_response_iss_parameter_supported
+    }),
+  },
+  // expect: /credentials in the URL query of POST \/auth\/token: expected a 4xx refusal/
+  'SEC-04': {
+    how: 'client credentials in the URL query are accepted',
+    faults: ['client-credentials-in-query-accepted'],
+  },
+  // expect: /the password grant issued a token/
+  'SEC-05': {
+    how: 'the token endpoint answers the password grant with a token',
+    handlers: (target) => [
+      http.post(target.baseUrl + TOKEN, async ({ request }) => {
+        const form = new URLSearchParams(await request.clone().text())
+        if (form.get('grant_type') !== 'password')
+          return fetchVia(target.dispatcher, bypass(request))
+        return HttpResponse.json(
+          { access_token: 'eyJ.forged.token', token_type: 'Bearer', expires_in: 3600 },
+          { headers: { 'cache-control': 'no-store' } },
+        )
+      }),
+    ],
+  },
+  // expect: /bits of entropy, fewer than the 128/
+  'SEC-06': {
+    how: 'authorization codes carry 32 random bits behind a fixed prefix',
+    faults: ['weak-codes'],
+  },
+  // expect: /session fixation/
+  'SEC-07': {
+    how: 'signing in keeps the session identifier the browser already had',
+    faults: ['session-fixation'],
+  },
+  // expect: /Referrer-Policy "unsafe-url" lets the URL/
+  'SEC-08': {
+    how: 'the login page is sent with Referrer-Policy: unsafe-url',
+    handlers: corruptHeaders('/auth/authorize', (h) => h.set('referrer-policy', 'unsafe-url')),
+  },
+  // expect: /reveals a stack trace/
+  'SEC-09': {
+    how: 'token endpoint errors carry the stack trace in error_description',
+    handlers: (target) => [
+      http.post(target.baseUrl + TOKEN, async ({ request }) => {
+        const real = await fetchVia(target.dispatcher, bypass(request))
+        const text = await real.text()
+        if (real.status < 400)
+          return new HttpResponse(text, { status: real.status, headers: headerPairs(real.headers) })
+        return HttpResponse.json(
+          {
+            error: 'invalid_request',
+            error_description:
+              'TypeError: Cannot read properties of undefined\n    at handle (/srv/idp/server/grants/authorization-code.ts:41:17)',
+          },
+          { status: real.status, headers: headerPairs(real.headers) },
+        )
+      }),
+    ],
+  },
+  // expect: /the sub of a user/
+  'SEC-10': {
+    how: "client_credentials tokens carry the first fixture user's sub",
+    faults: ['client-credentials-sub-of-user'],
+  },
+}
