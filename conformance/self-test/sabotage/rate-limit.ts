@@ -1,7 +1,7 @@
 import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
 import type { rateLimit } from '../../catalogue/rate-limit.ts'
 import { fetchVia, type Target } from '../../harness/target.ts'
-import { headerPairs, type Sabotage } from './kit.ts'
+import { headerPairs, type Sabotages } from './kit.ts'
 
 const TOKEN = '/auth/token'
 
@@ -30,9 +30,10 @@ const editHeaders =
   ]
 
 /** How to break the target for each RATE-* check. */
-export const rateLimitSabotage: Record<keyof typeof rateLimit, Sabotage> = {
+export const rateLimitSabotage: Record<keyof typeof rateLimit, Sabotages> = {
   'RATE-01': {
     how: 'the token endpoint is never limited (its 429 turned into invalid_client)',
+    expect: /^token endpoint: no 429 after \d+ requests, though X-RateLimit-Limit is \d+/,
     handlers: (target) => [
       http.post(target.baseUrl + TOKEN, async ({ request }) => {
         const res = await relay(target, request, (h, status) => {
@@ -50,6 +51,7 @@ export const rateLimitSabotage: Record<keyof typeof rateLimit, Sabotage> = {
   },
   'RATE-02': {
     how: 'X-RateLimit-Reset given as seconds until the reset, not a Unix time',
+    expect: /^X-RateLimit-Reset \d+ is not a future Unix time/,
     handlers: editHeaders(TOKEN, (h) => {
       const reset = Number(h.get('x-ratelimit-reset'))
       if (reset) h.set('x-ratelimit-reset', String(reset - Math.floor(Date.now() / 1000)))
@@ -57,10 +59,12 @@ export const rateLimitSabotage: Record<keyof typeof rateLimit, Sabotage> = {
   },
   'RATE-03': {
     how: 'token, introspection and revocation limits counted per address, not per client_id',
+    expect: /the limit is not counted per client_id/,
     faults: ['rate-limit-keyed-by-ip'],
   },
   'RATE-04': {
     how: 'no X-RateLimit headers on successful user-info responses',
+    expect: /^user-info: no x-ratelimit-limit header/,
     handlers: editHeaders('/auth/user-info', (h, status) => {
       if (status !== 200) return
       for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'])

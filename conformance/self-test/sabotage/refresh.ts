@@ -1,7 +1,7 @@
 import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
 import type { refresh } from '../../catalogue/refresh.ts'
 import { fetchVia, type Target } from '../../harness/target.ts'
-import { corruptJson, DISCOVERY, headerPairs, type Json, type Sabotage } from './kit.ts'
+import { corruptJson, DISCOVERY, headerPairs, type Json, type Sabotages } from './kit.ts'
 
 /** What a form-posting sabotage sees: the request's form, and the real server behind it. */
 export interface FormExchange {
@@ -79,9 +79,10 @@ export const TOKEN = '/auth/token'
 const grant = (form: URLSearchParams, type: string): boolean => form.get('grant_type') === type
 
 /** How to break the target for each RT-* check. */
-export const refreshSabotage: Record<keyof typeof refresh, Sabotage> = {
+export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
   'RT-01': {
     how: 'a refresh_token is issued without offline_access',
+    expect: /^a refresh_token was issued for scope "openid", which does not include offline_access/,
     handlers: onForm(TOKEN, async ({ form, forward }) => {
       if (!grant(form, 'authorization_code')) return undefined
       return withJson(await forward(), (b) => {
@@ -92,6 +93,7 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotage> = {
   },
   'RT-02': {
     how: 'offline_access is silently dropped from the code grant',
+    expect: /^prompt=consent: offline_access was not granted/,
     handlers: onForm(TOKEN, async ({ form, forward }) => {
       if (!grant(form, 'authorization_code')) return undefined
       return withJson(await forward(), (b) => {
@@ -102,6 +104,7 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotage> = {
   },
   'RT-03': {
     how: 'the refresh response carries a refresh_token',
+    expect: /^the refresh response carries a refresh_token, which INTERFACE\.md §2\.2 rules out/,
     handlers: onForm(TOKEN, async ({ form, forward }) => {
       if (!grant(form, 'refresh_token')) return undefined
       return withJson(await forward(), (b) => {
@@ -111,6 +114,7 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotage> = {
   },
   'RT-04': {
     how: 'a narrowed refresh changes only the response scope, not the token',
+    expect: /^scope claim of the narrowed access token: expected "openid read:documents"/,
     handlers: onForm(TOKEN, async ({ form, forward }) => {
       const asked = form.get('scope')
       if (!grant(form, 'refresh_token') || asked === null) return undefined
@@ -123,6 +127,7 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotage> = {
   },
   'RT-05': {
     how: 'a narrowed refresh shrinks the grant for later refreshes',
+    expect: /^scope of a refresh without scope after narrowing: expected /,
     handlers: (target) => {
       const narrowedTo = new Map<string, string>()
       return onForm(TOKEN, async ({ form, forward }) => {
@@ -139,6 +144,7 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotage> = {
   },
   'RT-06': {
     how: 'a refresh scope beyond the grant is silently cut back to the grant',
+    expect: /^refresh with scope .*write:documents.*: 200, granting/,
     handlers: onForm(TOKEN, async ({ form, forward }) => {
       if (!grant(form, 'refresh_token') || form.get('scope') === null) return undefined
       const without = new URLSearchParams(form)
@@ -148,6 +154,7 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotage> = {
   },
   'RT-07': {
     how: "a refresh token is accepted from another client (sent on as the owner's)",
+    expect: /^status: expected HTTP 400, got 200 from \S+\/auth\/token/,
     handlers: onForm(TOKEN, async ({ form, forward, target }) => {
       const other = target.clients.other
       if (!grant(form, 'refresh_token') || form.get('client_id') !== other?.id) return undefined
@@ -157,6 +164,7 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotage> = {
   },
   'RT-08': {
     how: 'a refresh with a missing or wrong client secret is accepted',
+    expect: /^refresh with no client_secret: status: expected HTTP 401, got 200/,
     handlers: onForm(TOKEN, async ({ form, forward, target }) => {
       const main = target.clients.main
       if (!grant(form, 'refresh_token') || form.get('client_id') !== main.id) return undefined
@@ -165,12 +173,15 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotage> = {
   },
   'RT-09': {
     how: 'revocation answers 200 but revokes nothing, so a revoked refresh token still works',
+    expect: /^refresh with a revoked refresh token: status: expected HTTP 400, got 200/,
     handlers: onForm('/auth/revoke', () =>
       Promise.resolve(HttpResponse.json({ message: 'revoked' }, { status: 200 })),
     ),
   },
   'RT-10': {
     how: 'public clients (token_endpoint_auth_method none) while refresh tokens do not rotate',
+    expect:
+      /^refresh tokens do not rotate, yet discovery advertises token_endpoint_auth_method "none"/,
     handlers: corruptJson(DISCOVERY, (b) => {
       b.token_endpoint_auth_methods_supported = ['client_secret_post', 'none']
     }),
