@@ -1,3 +1,4 @@
+import { http, HttpResponse } from 'msw'
 import { setupServer } from 'msw/node'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { createRunResources, runCheck } from '../harness/check.ts'
@@ -6,7 +7,8 @@ import { registeredChecks } from '../harness/runner.ts'
 import type { CheckResult } from '../harness/types.ts'
 import { requirements, type RequirementId } from '../requirements.ts'
 import { FAILED_VERDICT, judge } from './judge.ts'
-import { partsOf, sabotage, type Sabotage } from './sabotage.ts'
+import { partsOf, sabotage } from './sabotage.ts'
+import { DISCOVERY, type BrokenTarget } from './sabotage/kit.ts'
 
 /**
  * `SELF_TEST_ONLY=PKCE-02,TOK,RT-10` runs the sabotages of those checks only (an ID, or an
@@ -19,21 +21,46 @@ const only = (process.env.SELF_TEST_ONLY ?? '')
 const selected = (id: RequirementId): boolean =>
   only.length === 0 || only.some((o) => id === o || id.startsWith(`${o}-`))
 
+const mock = setupServer()
+let shared: Embedded
+
+beforeAll(async () => {
+  shared = await startEmbedded()
+  mock.listen({ onUnhandledRequest: 'bypass' })
+})
+afterAll(async () => {
+  mock.close()
+  await shared.stop()
+})
+
+/** Runs one check against the target broken as `s` says. */
+async function withSabotage(id: RequirementId, s: BrokenTarget): Promise<CheckResult> {
+  if ('handlers' in s) {
+    mock.use(...s.handlers(shared.target))
+    const resources = createRunResources(shared.target)
+    try {
+      return await runCheck(id, shared.target, resources)
+    } finally {
+      mock.resetHandlers()
+      await resources.close()
+    }
+  }
+  const broken = await startEmbedded({
+    faults: s.faults,
+    ...(s.config ? { config: s.config } : {}),
+  })
+  const resources = createRunResources(broken.target)
+  try {
+    return await runCheck(id, broken.target, resources)
+  } finally {
+    await resources.close()
+    await broken.stop()
+  }
+}
+
 // Every check is proven able to fail: against a target broken in exactly its property it must
 // fail, and by its own assertion (judge.ts), never by a crash, a timeout or another assertion.
 describe('self-test: every check fails by its own assertion against a broken target', () => {
-  const mock = setupServer()
-  let shared: Embedded
-
-  beforeAll(async () => {
-    shared = await startEmbedded()
-    mock.listen({ onUnhandledRequest: 'bypass' })
-  })
-  afterAll(async () => {
-    mock.close()
-    await shared.stop()
-  })
-
   for (const id of registeredChecks().filter(selected)) {
     const parts = partsOf(sabotage[id])
     const level = requirements[id].level
@@ -49,30 +76,6 @@ describe('self-test: every check fails by its own assertion against a broken tar
       })
     })
   }
-
-  async function withSabotage(id: RequirementId, s: Sabotage): Promise<CheckResult> {
-    if ('handlers' in s) {
-      mock.use(...s.handlers(shared.target))
-      const resources = createRunResources(shared.target)
-      try {
-        return await runCheck(id, shared.target, resources)
-      } finally {
-        mock.resetHandlers()
-        await resources.close()
-      }
-    }
-    const broken = await startEmbedded({
-      faults: s.faults,
-      ...(s.config ? { config: s.config } : {}),
-    })
-    const resources = createRunResources(broken.target)
-    try {
-      return await runCheck(id, broken.target, resources)
-    } finally {
-      await resources.close()
-      await broken.stop()
-    }
-  }
 })
 
 test('every sabotage of a check says what it breaks in its own words', () => {
@@ -80,4 +83,38 @@ test('every sabotage of a check says what it breaks in its own words', () => {
     const hows = partsOf(sabotage[id]).map((s) => s.how)
     expect(new Set(hows).size, `${id}: ${hows.join(' | ')}`).toBe(hows.length)
   }
+})
+
+// The judge at work on real runs: DISC-02 broken in ways that make it fail, but not by the
+// assertion its sabotage names (the issuer comparison), proves nothing.
+describe('self-test: a check failing for the wrong reason is rejected', () => {
+  const disc02 = partsOf(sabotage['DISC-02'])[0]
+  const wrongReasons: [string, BrokenTarget, RegExp][] = [
+    [
+      'the target cannot be reached (a network error)',
+      { handlers: (t) => [http.get(t.baseUrl + DISCOVERY, () => HttpResponse.error())] },
+      /not an assertion|does not match/,
+    ],
+    [
+      'the check fails by another of its assertions (an HTML discovery answer)',
+      {
+        handlers: (t) => [
+          http.get(t.baseUrl + DISCOVERY, () => HttpResponse.html('<p>maintenance</p>')),
+        ],
+      },
+      /does not match the expected assertion/,
+    ],
+  ]
+  test.each(wrongReasons)('DISC-02 failing because %s is rejected', async (_, broken, why) => {
+    const result = await withSabotage('DISC-02', broken)
+    // the check did fail, yet the self-test must not count it as proof
+    expect(result.verdict).not.toBe('pass')
+    const problems = judge(result, 'MUST', disc02?.expect ?? /^$/)
+    expect(problems.join('; ')).toMatch(why)
+  })
+
+  test('DISC-02 failing by its own assertion is accepted (the control)', async () => {
+    const result = await withSabotage('DISC-02', disc02 as BrokenTarget)
+    expect(judge(result, 'MUST', disc02?.expect ?? /^$/)).toEqual([])
+  })
 })
