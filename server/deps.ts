@@ -37,6 +37,10 @@ export type Fault =
   | 'login-enumerates-users'
   | 'access-token-alg-none'
   | 'hapi-errors-unrendered'
+  | 'grant-types-unenforced'
+  | 'refresh-expiry-unchecked'
+  | 'authorize-requires-scope'
+  | 'redirect-mismatch-spends-code'
 
 /** Unix seconds. The clock is a dependency so tests can move time. */
 export type Clock = () => number

@@ -127,13 +127,29 @@ export const tokenSabotage: Record<keyof typeof token, Sabotages> = {
       for (const name of new Set(form.keys())) form.set(name, form.getAll(name).at(-1) ?? '')
     }),
   },
-  'TOK-06': {
-    how: 'unsupported grant types are answered invalid_request',
-    expect: /^error: expected unsupported_grant_type, got "invalid_request"/,
-    handlers: corruptTokenJson((b) => {
-      if (b.error === 'unsupported_grant_type') b.error = 'invalid_request'
-    }),
-  },
+  'TOK-06': [
+    {
+      how: 'a missing grant_type is answered unsupported_grant_type',
+      expect: /^no grant_type: error: expected invalid_request, got "unsupported_grant_type"/,
+      handlers: corruptTokenJson((b, { form }) => {
+        if (!form.has('grant_type') && b.error === 'invalid_request')
+          b.error = 'unsupported_grant_type'
+      }),
+    },
+    {
+      how: 'unsupported grant types are answered invalid_request',
+      expect: /^grant_type=password: error: expected unsupported_grant_type, got "invalid_request"/,
+      handlers: corruptTokenJson((b) => {
+        if (b.error === 'unsupported_grant_type') b.error = 'invalid_request'
+      }),
+    },
+    {
+      how: "a client's registered grant types are not enforced",
+      expect:
+        /^client_credentials by third-client, which is not registered for it: tokens were issued/,
+      faults: ['grant-types-unenforced'],
+    },
+  ],
   'TOK-07': {
     how: 'refresh tokens are a counter behind a fixed prefix',
     expect: /^refresh tokens carry an estimated \d+ bits \(128 required\)/,
