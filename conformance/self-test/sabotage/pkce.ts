@@ -35,13 +35,43 @@ export const pkceSabotage: Record<keyof typeof pkce, Sabotages> = {
       q.set('code_challenge_method', 'S256')
     }),
   },
-  'PKCE-02': {
-    how: 'an omitted code_challenge_method is read as S256',
-    expect: /^code_challenge_method omitted: expected a 302 to .* with error=invalid_request/,
-    handlers: rewriteAuthorizeQuery((q) => {
-      if (!q.has('code_challenge_method')) q.set('code_challenge_method', 'S256')
-    }),
-  },
+  'PKCE-02': [
+    {
+      how: 'code_challenge_method=plain is accepted',
+      expect:
+        /^code_challenge_method=plain: expected a 302 to .* with error=invalid_request, got HTTP 200/,
+      handlers: rewriteAuthorizeQuery((q) => {
+        if (q.get('code_challenge_method') === 'plain') q.set('code_challenge_method', 'S256')
+      }),
+    },
+    {
+      how: 'an omitted code_challenge_method is read as S256',
+      expect:
+        /^code_challenge_method omitted: expected a 302 to .* with error=invalid_request, got HTTP 200/,
+      handlers: rewriteAuthorizeQuery((q) => {
+        if (!q.has('code_challenge_method')) q.set('code_challenge_method', 'S256')
+      }),
+    },
+    {
+      how: 'the method is compared case-insensitively (s256 read as S256)',
+      expect:
+        /^code_challenge_method=s256: expected a 302 to .* with error=invalid_request, got HTTP 200/,
+      handlers: rewriteAuthorizeQuery((q) => {
+        if (q.get('code_challenge_method')?.toUpperCase() === 'S256')
+          q.set('code_challenge_method', 'S256')
+      }),
+    },
+    {
+      how: 'an unknown method is read as S256',
+      expect:
+        /^code_challenge_method=S512: expected a 302 to .* with error=invalid_request, got HTTP 200/,
+      handlers: rewriteAuthorizeQuery((q) => {
+        const method = q.get('code_challenge_method')
+        if (method !== null && !['plain', 's256'].includes(method))
+          q.set('code_challenge_method', 'S256')
+      }),
+    },
+  ],
   'PKCE-03': {
     how: 'a malformed code_challenge is accepted',
     expect: /^a 42-character challenge: expected a 302 to .* with error=invalid_request/,
