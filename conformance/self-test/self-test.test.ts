@@ -61,7 +61,13 @@ async function withSabotage(id: RequirementId, s: BrokenTarget): Promise<CheckRe
 // Every check is proven able to fail: against a target broken in exactly its property it must
 // fail, and by its own assertion (judge.ts), never by a crash, a timeout or another assertion.
 describe('self-test: every check fails by its own assertion against a broken target', () => {
-  for (const id of registeredChecks().filter(selected)) {
+  const ids = registeredChecks().filter(selected)
+  // a mistyped filter must not look like a green self-test
+  if (ids.length === 0)
+    test(`SELF_TEST_ONLY=${only.join(',')} names a registered check`, () => {
+      expect.fail(`SELF_TEST_ONLY=${only.join(',')} matches no registered check ID or area`)
+    })
+  for (const id of ids) {
     const parts = partsOf(sabotage[id])
     const level = requirements[id].level
     parts.forEach((s, i) => {
@@ -116,5 +122,16 @@ describe('self-test: a check failing for the wrong reason is rejected', () => {
   test('DISC-02 failing by its own assertion is accepted (the control)', async () => {
     const result = await withSabotage('DISC-02', disc02 as BrokenTarget)
     expect(judge(result, 'MUST', disc02?.expect ?? /^$/)).toEqual([])
+  })
+})
+
+// A check with nothing to assert is no pass: RT-10 says nothing of refresh tokens that rotate.
+describe('self-test: a check with nothing to assert does not pass', () => {
+  test('RT-10 against refresh tokens that rotate is skipped with the reason', async () => {
+    // RT-03's sabotage: every refresh response carries a refresh token
+    const rotating = partsOf(sabotage['RT-03'])[0] as BrokenTarget
+    const result = await withSabotage('RT-10', rotating)
+    expect(result.verdict, result.message).toBe('skip')
+    expect(result.message).toMatch(/refresh tokens rotate/)
   })
 })

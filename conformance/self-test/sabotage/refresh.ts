@@ -178,12 +178,30 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
       Promise.resolve(HttpResponse.json({ message: 'revoked' }, { status: 200 })),
     ),
   },
-  'RT-10': {
-    how: 'public clients (token_endpoint_auth_method none) while refresh tokens do not rotate',
+  'RT-10': [
+    {
+      how: 'public clients (token_endpoint_auth_method none) while refresh tokens do not rotate',
+      expect:
+        /^refresh tokens do not rotate, yet discovery advertises token_endpoint_auth_method "none"/,
+      handlers: corruptJson(DISCOVERY, (b) => {
+        b.token_endpoint_auth_methods_supported = ['client_secret_post', 'none']
+      }),
+    },
+    {
+      how: 'a refresh token that does not rotate refreshes without the client secret',
+      expect:
+        /^a refresh token that does not rotate refreshed with no client secret, as a public client/,
+      handlers: onForm(TOKEN, async ({ form, forward, target }) => {
+        const main = target.clients.main
+        if (!grant(form, 'refresh_token') || form.has('client_secret')) return undefined
+        return forward(replaced(form, { client_secret: main.secret }))
+      }),
+    },
+  ],
+  'RT-11': {
+    how: 'refresh tokens never expire',
     expect:
-      /^refresh tokens do not rotate, yet discovery advertises token_endpoint_auth_method "none"/,
-    handlers: corruptJson(DISCOVERY, (b) => {
-      b.token_endpoint_auth_methods_supported = ['client_secret_post', 'none']
-    }),
+      /^refresh with a refresh token past its \d+ s lifetime: 200, the expired refresh token still works/,
+    faults: ['refresh-expiry-unchecked'],
   },
 }
