@@ -118,4 +118,17 @@ export const authorize = {
     title:
       'error redirects carry a registered error, a clean description, the state, no code, and iss = issuer if present',
   },
+  'AUTHZ-19': {
+    area: 'Authorize',
+    level: 'MUST',
+    source: 'INTERFACE.md §4.1 (scope not required); RFC 6749 §3.3',
+    title:
+      "an authorization request without scope is processed (the client's default scope) and its code redeemed",
+  },
+  'AUTHZ-20': {
+    area: 'Authorize',
+    level: 'SHOULD',
+    source: 'INTERFACE.md §7; RFC 6749 §3.3, §4.1.2.1',
+    title: 'an unknown scope is refused with invalid_scope rather than silently dropped',
+  },
 } as const satisfies Record<string, Requirement>

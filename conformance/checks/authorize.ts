@@ -873,3 +873,50 @@ check('AUTHZ-18', async (ctx) => {
   }
   expectThat(examined > 0, 'none of the invalid requests produced an error redirect')
 })
+
+check('AUTHZ-19', async (ctx) => {
+  // INTERFACE.md §4.1 lists scope as not required, so a request without it is a valid one;
+  // RFC 6749 §3.3: the server processes it with a pre-defined default scope
+  const auth = await authorize(ctx, { scope: null })
+  expectThat(
+    auth.callback,
+    `an authorization request without scope never came back to ${auth.redirectUri} (page at ${auth.outcome.page.url()})`,
+  )
+  const error = auth.callback.searchParams.get('error')
+  expectThat(
+    error === null,
+    `an authorization request without scope was refused with error=${error ?? ''} (${auth.callback.searchParams.get('error_description') ?? ''})`,
+  )
+  const code = codeOf(auth)
+  const res = await redeemRaw(ctx, {
+    code,
+    verifier: auth.verifier,
+    client: auth.client,
+    redirectUri: auth.redirectUri,
+  })
+  expectStatus(res, 200, 'the token request for the code of a request without scope')
+  const body = res.json as Record<string, unknown>
+  expectThat(
+    typeof body.access_token === 'string' && body.access_token !== '',
+    'the token response for a request without scope has no access_token',
+  )
+  ctx.note(`granted without a scope parameter: ${JSON.stringify(body.scope ?? null)}`)
+})
+
+check('AUTHZ-20', async (ctx) => {
+  const base = await validParams(ctx)
+  const scope = 'openid no-such:scope'
+  const res = await authorizeRaw(ctx, { ...base, scope })
+  const what = `scope="${scope}"`
+  // INTERFACE.md §7: invalid_scope is the answer to an unknown scope (a SHOULD here, since
+  // OIDC Core §3.1.2.1 lets a provider ignore scope values it does not understand)
+  if (isRedirect(res) && (res.headers.get('location') ?? '').startsWith(base.redirect_uri)) {
+    expectErrorRedirect(res, base.redirect_uri, what, ['invalid_scope'], base.state)
+    return
+  }
+  await expectLoginPage(ctx, res, `${what} (neither refused nor shown the login page)`)
+  expectThat(
+    false,
+    `${what}: the unknown scope was not refused with invalid_scope; the login page was shown (dropped silently, see AUTHZ-11 for what is granted)`,
+  )
+})

@@ -213,4 +213,27 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
       },
     }),
   },
+  'AUTHZ-19': {
+    how: 'an authorization request without scope is refused with invalid_scope',
+    expect: /^an authorization request without scope was refused with error=invalid_scope/,
+    faults: ['authorize-requires-scope'],
+  },
+  'AUTHZ-20': {
+    how: 'unknown scopes are silently dropped',
+    expect: /^scope="openid no-such:scope": the unknown scope was not refused with invalid_scope/,
+    handlers: onAuthorize({
+      request: (url) => {
+        const scope = url.searchParams.get('scope')
+        if (scope !== null)
+          url.searchParams.set(
+            'scope',
+            scope
+              .split(' ')
+              .filter((s) => !s.startsWith('no-such'))
+              .join(' '),
+          )
+        return url
+      },
+    }),
+  },
 }

@@ -127,4 +127,10 @@ export const codeSabotage: Record<keyof typeof code, Sabotages> = {
     expect: /^codes carry an estimated \d+ bits of entropy \(< 96\)/,
     faults: ['weak-codes'],
   },
+  'CODE-11': {
+    how: 'a token request with a wrong redirect_uri spends the code',
+    expect:
+      /^after a token request with a wrong redirect_uri, the rightful redemption was refused \(HTTP 400, invalid_grant\): the refused request spent the code/,
+    faults: ['redirect-mismatch-spends-code'],
+  },
 }
