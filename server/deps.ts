@@ -41,6 +41,7 @@ export type Fault =
   | 'refresh-expiry-unchecked'
   | 'authorize-requires-scope'
   | 'redirect-mismatch-spends-code'
+  | 'login-unthrottled'
 
 /** Unix seconds. The clock is a dependency so tests can move time. */
 export type Clock = () => number

@@ -158,7 +158,9 @@ export const login = (deps: Deps): ServerRoute => ({
       const username = str(form.username) ?? ''
       const password = str(form.password) ?? ''
       const counted = loginWindow(request, username, deps)
-      const blocked = await alreadyBlocked(counted, deps)
+      // the self-test's RATE-01 sabotage: sign-in attempts are never throttled
+      const unthrottled = deps.faults.has('login-unthrottled')
+      const blocked = unthrottled ? undefined : await alreadyBlocked(counted, deps)
       if (blocked) return throttled(request, h, blocked, deps)
       const user =
         username !== '' && username.length <= 255
@@ -175,7 +177,7 @@ export const login = (deps: Deps): ServerRoute => ({
         // as for the API limits: counters that cannot be written do not take sign-in down
         deps.log('rate-limit-unavailable', { error: (err as Error).message })
       }
-      if (limit?.blocked) return throttled(request, h, limit, deps)
+      if (limit?.blocked && !unthrottled) return throttled(request, h, limit, deps)
       const withLimit = (res: ResponseObject): ResponseObject => {
         if (limit)
           for (const [name, value] of Object.entries(rateLimitHeaders(limit)))

@@ -29,26 +29,47 @@ const editHeaders =
     http.all(target.baseUrl + path, ({ request }) => relay(target, request, edit)),
   ]
 
+const RATE_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']
+
+/** A token endpoint whose 429s become invalid_client, with or without its rate headers. */
+const neverLimited =
+  ({ headers }: { headers: boolean }) =>
+  (target: Target): HttpHandler[] => [
+    http.post(target.baseUrl + TOKEN, async ({ request }) => {
+      const res = await relay(target, request, (h, status) => {
+        if (!headers) for (const name of RATE_HEADERS) h.delete(name)
+        if (status !== 429) return
+        h.delete('retry-after')
+        if (headers) h.set('x-ratelimit-remaining', '1')
+      })
+      if (res.status !== 429) return res
+      return HttpResponse.json(
+        { error: 'invalid_client', error_description: 'client authentication failed' },
+        { status: 401, headers: new Headers([...res.headers]) },
+      )
+    }),
+  ]
+
 /** How to break the target for each RATE-* check. */
 export const rateLimitSabotage: Record<keyof typeof rateLimit, Sabotages> = {
-  'RATE-01': {
-    how: 'the token endpoint is never limited (its 429 turned into invalid_client)',
-    expect: /^token endpoint: no 429 after \d+ requests, though X-RateLimit-Limit is \d+/,
-    handlers: (target) => [
-      http.post(target.baseUrl + TOKEN, async ({ request }) => {
-        const res = await relay(target, request, (h, status) => {
-          if (status !== 429) return
-          h.delete('retry-after')
-          h.set('x-ratelimit-remaining', '1')
-        })
-        if (res.status !== 429) return res
-        return HttpResponse.json(
-          { error: 'invalid_client', error_description: 'client authentication failed' },
-          { status: 401, headers: new Headers([...res.headers]) },
-        )
-      }),
-    ],
-  },
+  'RATE-01': [
+    {
+      how: 'the token endpoint is never limited (its 429 turned into invalid_client)',
+      expect: /^token endpoint: no 429 after \d+ requests, though X-RateLimit-Limit is \d+/,
+      handlers: neverLimited({ headers: true }),
+    },
+    {
+      how: 'the token endpoint is never limited and sends no X-RateLimit headers',
+      expect:
+        /^token endpoint: no 429 after \d+ requests \(.*\), and no X-RateLimit-Limit header says how many it would take/,
+      handlers: neverLimited({ headers: false }),
+    },
+    {
+      how: 'failed sign-ins on the login form are never throttled',
+      expect: /^login form: no 429 after \d+ requests/,
+      faults: ['login-unthrottled'],
+    },
+  ],
   'RATE-02': {
     how: 'X-RateLimit-Reset given as seconds until the reset, not a Unix time',
     expect: /^X-RateLimit-Reset \d+ is not a future Unix time/,
@@ -67,8 +88,7 @@ export const rateLimitSabotage: Record<keyof typeof rateLimit, Sabotages> = {
     expect: /^user-info: no x-ratelimit-limit header/,
     handlers: editHeaders('/auth/user-info', (h, status) => {
       if (status !== 200) return
-      for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'])
-        h.delete(name)
+      for (const name of RATE_HEADERS) h.delete(name)
     }),
   },
 }
