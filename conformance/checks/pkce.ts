@@ -10,6 +10,7 @@ import {
   redirectUriOf,
 } from '../harness/flows.ts'
 import type { HttpResponse } from '../harness/http.ts'
+import { about } from '../harness/tokens.ts'
 
 /** RFC 7636 §4.1: the characters a code_verifier may use. */
 const UNRESERVED = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~'
@@ -208,8 +209,12 @@ check('PKCE-05', async (ctx) => {
     client: auth.client,
     redirectUri: auth.redirectUri,
   })
-  // RFC 7636 §4.5, §4.6: a code bound to a challenge is not redeemable without the verifier
-  expectOAuthError(res, 400, 'invalid_grant')
+  // RFC 7636 §4.5, §4.6: a code bound to a challenge is not redeemable without the verifier;
+  // the verifier is then a missing required parameter, which RFC 6749 §5.2 calls invalid_request
+  expectThat(res.status !== 200, 'a token request without code_verifier redeemed the code')
+  about('a token request without code_verifier', () =>
+    expectOAuthError(res, 400, ['invalid_grant', 'invalid_request']),
+  )
 })
 
 check('PKCE-06', async (ctx) => {

@@ -19,6 +19,7 @@ import {
 } from '../harness/flows.ts'
 import type { HttpResponse } from '../harness/http.ts'
 import type { TargetClient } from '../harness/target.ts'
+import { about } from '../harness/tokens.ts'
 
 export const TOKEN = '/auth/token'
 
@@ -346,7 +347,7 @@ check('CODE-08', async (ctx) => {
     const res = await redeemRaw(ctx, { code: c.code, verifier, client, redirectUri })
     // RFC 6749 §5.2: an invalid authorization grant is invalid_grant
     expectThat(res.status !== 200, `${c.what} was redeemed (HTTP 200)`)
-    expectOAuthError(res, 400, c.codes)
+    about(c.what, () => expectOAuthError(res, 400, c.codes))
   }
   // RFC 6749 §5.2: a missing required parameter is invalid_request
   const missing = await ctx.http.postForm(TOKEN, {
@@ -355,7 +356,7 @@ check('CODE-08', async (ctx) => {
     code_verifier: verifier,
     ...credentials(client),
   })
-  expectOAuthError(missing, 400, 'invalid_request')
+  about('no code parameter', () => expectOAuthError(missing, 400, 'invalid_request'))
 })
 
 check('CODE-09', async (ctx) => {

@@ -226,7 +226,10 @@ check('RT-07', async (ctx) => {
   const rt = refreshTokenOf(set)
   // RFC 6749 §6, §10.4: the refresh token is bound to the client it was issued to
   const stolen = await refreshRaw(ctx, rt, { client: other })
-  expectOAuthError(stolen, 400, 'invalid_grant')
+  expectThat(stolen.status !== 200, `${other.id} refreshed a refresh token of another client`)
+  about(`${other.id} presenting the refresh token`, () =>
+    expectOAuthError(stolen, 400, 'invalid_grant'),
+  )
   refreshBody(await refreshRaw(ctx, rt), 'refresh by the rightful client afterwards')
 })
 

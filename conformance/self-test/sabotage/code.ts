@@ -105,15 +105,24 @@ export const codeSabotage: Record<keyof typeof code, Sabotages> = {
     expect: /^a code was still accepted 601 s after issue/,
     faults: ['code-expiry-unchecked'],
   },
-  'CODE-08': {
-    how: 'an unknown code crashes the token endpoint (500)',
-    expect: /^status: expected HTTP 400, got 500 from \S+\/auth\/token/,
-    handlers: corruptTokenJson((b, answer) => {
-      if (b.error !== 'invalid_grant') return
-      b.error = 'server_error'
-      answer.status = 500
-    }),
-  },
+  'CODE-08': [
+    {
+      how: 'an unknown code crashes the token endpoint (500)',
+      expect: /^a random code: status: expected HTTP 400, got 500 from \S+\/auth\/token/,
+      handlers: corruptTokenJson((b, answer) => {
+        if (b.error !== 'invalid_grant') return
+        b.error = 'server_error'
+        answer.status = 500
+      }),
+    },
+    {
+      how: 'a token request without code is answered invalid_grant',
+      expect: /^no code parameter: error: expected invalid_request, got "invalid_grant"/,
+      handlers: corruptTokenJson((b, answer) => {
+        if (!answer.form.has('code') && b.error === 'invalid_request') b.error = 'invalid_grant'
+      }),
+    },
+  ],
   'CODE-09': {
     how: 'the token endpoint grants the scope parameter of the token request',
     expect: /^a code for scope=openid came back with scope=/,

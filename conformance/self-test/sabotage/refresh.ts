@@ -154,7 +154,7 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
   },
   'RT-07': {
     how: "a refresh token is accepted from another client (sent on as the owner's)",
-    expect: /^status: expected HTTP 400, got 200 from \S+\/auth\/token/,
+    expect: /^other-client refreshed a refresh token of another client/,
     handlers: onForm(TOKEN, async ({ form, forward, target }) => {
       const other = target.clients.other
       if (!grant(form, 'refresh_token') || form.get('client_id') !== other?.id) return undefined
