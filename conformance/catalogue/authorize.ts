@@ -64,9 +64,8 @@ export const authorize = {
   'AUTHZ-10': {
     area: 'Authorize',
     level: 'MUST',
-    source: 'INTERFACE.md §4.1; RFC 6749 §3.3; OIDC Core §3.1.2.2',
-    title:
-      'a missing scope gets invalid_scope or a default; a scope without openid gets a code and no ID token',
+    source: 'INTERFACE.md §4.1; OIDC Core §3.1.2.1',
+    title: 'a scope without openid gets a code and no ID token (a missing scope is AUTHZ-19)',
   },
   'AUTHZ-11': {
     area: 'Authorize',
