@@ -254,7 +254,9 @@ check('RT-08', async (ctx) => {
 check('RT-09', async (ctx) => {
   const garbage = await refreshRaw(ctx, 'garbage-refresh-token-0123456789abcdef')
   // INTERFACE.md §7: an invalid, expired or revoked refresh token is invalid_grant
-  expectOAuthError(garbage, 400, 'invalid_grant')
+  about('refresh with a refresh token never issued', () =>
+    expectOAuthError(garbage, 400, 'invalid_grant'),
+  )
 
   const context = await ctx.newBrowserContext()
   const set = await signIn(ctx, { scope: 'openid offline_access', context })

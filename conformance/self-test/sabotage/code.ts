@@ -81,14 +81,25 @@ export const codeSabotage: Record<keyof typeof code, Sabotages> = {
     expect: /^successful redemptions of 5 concurrent ones: expected 1, got [2-5]/,
     handlers: replayGetsFirstAnswer,
   },
-  'CODE-05': {
-    how: 'the token request redirect_uri is normalised to the registered one',
-    expect: /^redirect_uri with a trailing slash: the code was redeemed/,
-    handlers: rewriteTokenForm((form, target) => {
-      if (form.get('grant_type') === 'authorization_code' && target.clients.main.redirectUri)
-        form.set('redirect_uri', target.clients.main.redirectUri)
-    }),
-  },
+  'CODE-05': [
+    {
+      how: 'the token request redirect_uri is normalised to the registered one',
+      expect: /^redirect_uri with a trailing slash: the code was redeemed/,
+      handlers: rewriteTokenForm((form, target) => {
+        if (form.get('grant_type') === 'authorization_code' && target.clients.main.redirectUri)
+          form.set('redirect_uri', target.clients.main.redirectUri)
+      }),
+    },
+    {
+      how: 'a token request without redirect_uri is taken as the registered one',
+      expect: /^redirect_uri omitted: the code was redeemed/,
+      handlers: rewriteTokenForm((form, target) => {
+        const registered = target.clients.main.redirectUri
+        if (form.get('grant_type') === 'authorization_code' && !form.has('redirect_uri'))
+          form.set('redirect_uri', registered ?? '')
+      }),
+    },
+  ],
   'CODE-06': {
     how: 'a code is redeemed for whichever client presents it',
     expect: /^client other-client redeemed a code issued to conformance-client/,

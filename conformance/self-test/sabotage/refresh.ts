@@ -171,13 +171,28 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
       return forward(replaced(form, { client_secret: main.secret }))
     }),
   },
-  'RT-09': {
-    how: 'revocation answers 200 but revokes nothing, so a revoked refresh token still works',
-    expect: /^refresh with a revoked refresh token: status: expected HTTP 400, got 200/,
-    handlers: onForm('/auth/revoke', () =>
-      Promise.resolve(HttpResponse.json({ message: 'revoked' }, { status: 200 })),
-    ),
-  },
+  'RT-09': [
+    {
+      how: 'a refresh token that was never issued is answered 401 invalid_client',
+      expect: /^refresh with a refresh token never issued: status: expected HTTP 400, got 401/,
+      handlers: onForm(TOKEN, async ({ form, forward }) => {
+        if (!grant(form, 'refresh_token') || !form.get('refresh_token')?.startsWith('garbage'))
+          return undefined
+        const real = await forward()
+        return HttpResponse.json(
+          { error: 'invalid_client', error_description: 'unknown token' },
+          { status: 401, headers: plainHeaders(real) },
+        )
+      }),
+    },
+    {
+      how: 'revocation answers 200 but revokes nothing, so a revoked refresh token still works',
+      expect: /^refresh with a revoked refresh token: status: expected HTTP 400, got 200/,
+      handlers: onForm('/auth/revoke', () =>
+        Promise.resolve(HttpResponse.json({ message: 'revoked' }, { status: 200 })),
+      ),
+    },
+  ],
   'RT-10': [
     {
       how: 'public clients (token_endpoint_auth_method none) while refresh tokens do not rotate',

@@ -107,14 +107,24 @@ export const tokenSabotage: Record<keyof typeof token, Sabotages> = {
       if (b.access_token !== undefined) b.token_type = 'mac'
     }),
   },
-  'TOK-03': {
-    how: 'the client secret is not verified',
-    expect: /^a wrong secret got tokens \(HTTP 200\)/,
-    handlers: rewriteTokenForm((form, target) => {
-      if (form.get('client_id') === target.clients.main.id)
-        form.set('client_secret', target.clients.main.secret)
-    }),
-  },
+  'TOK-03': [
+    {
+      how: 'the client secret is not verified',
+      expect: /^a wrong secret got tokens \(HTTP 200\)/,
+      handlers: rewriteTokenForm((form, target) => {
+        if (form.get('client_id') === target.clients.main.id)
+          form.set('client_secret', target.clients.main.secret)
+      }),
+    },
+    {
+      how: 'an unknown client_id is told apart from a wrong secret (client enumeration)',
+      expect: /^wrong secret and unknown client answer differently/,
+      handlers: corruptTokenJson((b, { form }) => {
+        if (b.error === 'invalid_client' && form.get('client_id')?.startsWith('no-such-client'))
+          b.error_description = 'no such client'
+      }),
+    },
+  ],
   'TOK-04': {
     how: 'the 401 to a Basic request has no WWW-Authenticate',
     expect: /^401 to a Basic request without WWW-Authenticate: Basic/,
