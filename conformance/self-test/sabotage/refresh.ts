@@ -78,29 +78,40 @@ export function replaced(form: URLSearchParams, values: Record<string, string>):
 export const TOKEN = '/auth/token'
 const grant = (form: URLSearchParams, type: string): boolean => form.get('grant_type') === type
 
+/** The code grant answered as if offline_access had not been granted. */
+const dropOfflineAccess = onForm(TOKEN, async ({ form, forward }) => {
+  if (!grant(form, 'authorization_code')) return undefined
+  return withJson(await forward(), (b) => {
+    delete b.refresh_token
+    if (typeof b.scope === 'string') b.scope = b.scope.replace(/\s*offline_access/, '')
+  })
+})
+
 /** How to break the target for each RT-* check. */
 export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
-  'RT-01': {
-    how: 'a refresh_token is issued without offline_access',
-    expect: /^a refresh_token was issued for scope "openid", which does not include offline_access/,
-    handlers: onForm(TOKEN, async ({ form, forward }) => {
-      if (!grant(form, 'authorization_code')) return undefined
-      return withJson(await forward(), (b) => {
-        if (typeof b.access_token === 'string')
-          b.refresh_token ??= 'unasked-refresh-token-0123456789'
-      })
-    }),
-  },
+  'RT-01': [
+    {
+      how: 'a refresh_token is issued without offline_access',
+      expect:
+        /^a refresh_token was issued for scope "openid", which does not include offline_access/,
+      handlers: onForm(TOKEN, async ({ form, forward }) => {
+        if (!grant(form, 'authorization_code')) return undefined
+        return withJson(await forward(), (b) => {
+          if (typeof b.access_token === 'string')
+            b.refresh_token ??= 'unasked-refresh-token-0123456789'
+        })
+      }),
+    },
+    {
+      how: 'offline_access is silently dropped from the code grant, with its refresh token',
+      expect: /^offline_access was requested but not granted/,
+      handlers: dropOfflineAccess,
+    },
+  ],
   'RT-02': {
     how: 'offline_access is silently dropped from the code grant',
     expect: /^prompt=consent: offline_access was not granted/,
-    handlers: onForm(TOKEN, async ({ form, forward }) => {
-      if (!grant(form, 'authorization_code')) return undefined
-      return withJson(await forward(), (b) => {
-        delete b.refresh_token
-        if (typeof b.scope === 'string') b.scope = b.scope.replace(/\s*offline_access/, '')
-      })
-    }),
+    handlers: dropOfflineAccess,
   },
   'RT-03': {
     how: 'the refresh response carries a refresh_token',
