@@ -52,12 +52,14 @@ const fileSchema = Joi.object({
     other: client,
     third: client,
     service: client,
+    codeOnly: client,
   }).optional(),
   users: Joi.object({ primary: user.required(), secondary: user }).optional(),
   plainHttpUrl: Joi.string()
     .uri({ scheme: ['http'] })
     .optional(),
   rateLimitBudget: Joi.number().integer().min(1).optional(),
+  refreshTokenLifetime: Joi.number().integer().min(1).optional(),
   login: login.optional(),
 })
 
@@ -139,6 +141,7 @@ export function loadTargetConfig(
     users,
     plainHttpUrl: file.plainHttpUrl as string | undefined,
     rateLimitBudget: file.rateLimitBudget as number | undefined,
+    refreshTokenLifetime: file.refreshTokenLifetime as number | undefined,
     login: file.login as TargetConfig['login'],
   }
 }

@@ -43,6 +43,11 @@ export type Fault =
   | 'login-spraying-unthrottled'
   | 'session-fixation'
   | 'client-credentials-sub-of-user'
+  | 'grant-types-unenforced'
+  | 'refresh-expiry-unchecked'
+  | 'authorize-requires-scope'
+  | 'redirect-mismatch-spends-code'
+  | 'login-unthrottled'
 
 /** Unix seconds. The clock is a dependency so tests can move time. */
 export type Clock = () => number

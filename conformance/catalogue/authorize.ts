@@ -64,9 +64,8 @@ export const authorize = {
   'AUTHZ-10': {
     area: 'Authorize',
     level: 'MUST',
-    source: 'INTERFACE.md §4.1; RFC 6749 §3.3; OIDC Core §3.1.2.2',
-    title:
-      'a missing scope gets invalid_scope or a default; a scope without openid gets a code and no ID token',
+    source: 'INTERFACE.md §4.1; OIDC Core §3.1.2.1',
+    title: 'a scope without openid gets a code and no ID token (a missing scope is AUTHZ-19)',
   },
   'AUTHZ-11': {
     area: 'Authorize',
@@ -117,5 +116,18 @@ export const authorize = {
     source: 'RFC 6749 §4.1.2.1, App. A.7, A.8; RFC 9207 §2',
     title:
       'error redirects carry a registered error, a clean description, the state, no code, and iss = issuer if present',
+  },
+  'AUTHZ-19': {
+    area: 'Authorize',
+    level: 'MUST',
+    source: 'INTERFACE.md §4.1 (scope not required); RFC 6749 §3.3',
+    title:
+      "an authorization request without scope is processed (the client's default scope) and its code redeemed",
+  },
+  'AUTHZ-20': {
+    area: 'Authorize',
+    level: 'SHOULD',
+    source: 'INTERFACE.md §7; RFC 6749 §3.3, §4.1.2.1',
+    title: 'an unknown scope is refused with invalid_scope rather than silently dropped',
   },
 } as const satisfies Record<string, Requirement>

@@ -63,4 +63,11 @@ export const code = {
     source: 'RFC 6749 §10.10',
     title: '20 authorization codes are distinct, at least 16 characters and at least 96 bits each',
   },
+  'CODE-11': {
+    area: 'Code grant',
+    level: 'MAY',
+    source: 'RFC 6749 §4.1.2, §4.1.3',
+    title:
+      'a token request refused for a wrong redirect_uri leaves the code to its rightful redemption',
+  },
 } as const satisfies Record<string, Requirement>

@@ -29,8 +29,9 @@ export const pkce = {
   'PKCE-05': {
     area: 'PKCE',
     level: 'MUST',
-    source: 'INTERFACE.md §4.2; RFC 7636 §4.5, §4.6',
-    title: 'a token request without code_verifier gets 400 invalid_grant',
+    source: 'INTERFACE.md §4.2; RFC 7636 §4.5, §4.6; RFC 6749 §5.2',
+    title:
+      'a token request without code_verifier is refused: 400 invalid_grant (or invalid_request, a missing parameter)',
   },
   'PKCE-06': {
     area: 'PKCE',

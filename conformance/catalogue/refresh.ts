@@ -64,4 +64,10 @@ export const refresh = {
     title:
       'refresh tokens that do not rotate are usable only by authenticated (confidential) clients',
   },
+  'RT-11': {
+    area: 'Refresh',
+    level: 'MUST',
+    source: 'INTERFACE.md §7; RFC 6749 §5.2, §6',
+    title: 'an expired refresh token gets 400 invalid_grant',
+  },
 } as const satisfies Record<string, Requirement>

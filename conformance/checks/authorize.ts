@@ -559,17 +559,7 @@ check('AUTHZ-09', async (ctx) => {
 })
 
 check('AUTHZ-10', async (ctx) => {
-  const { scope: _omitted, ...params } = await validParams(ctx)
-  const res = await authorizeRaw(ctx, params)
-  expectThat(res.status < 500, `no scope: HTTP ${res.status}; never a 5xx for bad input`)
-  if (isRedirect(res) && (res.headers.get('location') ?? '').startsWith(params.redirect_uri)) {
-    // RFC 6749 §3.3: without a default scope the request fails with invalid_scope
-    expectErrorRedirect(res, params.redirect_uri, 'no scope', ['invalid_scope'], params.state)
-  } else {
-    await expectLoginPage(ctx, res, 'no scope (a default scope would show the login page)')
-    ctx.note('a request without scope shows the login page: a default scope applies')
-  }
-
+  // a request without scope is AUTHZ-19's (INTERFACE.md §4.1 makes it valid)
   // a plain OAuth request (no openid) is not an OpenID request: no ID token (OIDC Core §3.1.2.1)
   const { body } = await tokensFor(ctx, { scope: 'read:documents', nonce: false })
   expectThat(!('id_token' in body), 'scope=read:documents without openid returned an id_token')
@@ -872,4 +862,53 @@ check('AUTHZ-18', async (ctx) => {
     if (extra.length > 0) ctx.note(`${what}: unexpected parameters ${extra.join(', ')}`)
   }
   expectThat(examined > 0, 'none of the invalid requests produced an error redirect')
+})
+
+check('AUTHZ-19', async (ctx) => {
+  // INTERFACE.md §4.1 lists scope as not required, so a request without it is a valid one;
+  // RFC 6749 §3.3: the server processes it with a pre-defined default scope. Only the
+  // parameters of INTERFACE.md §4.1 are sent: a nonce belongs to an OpenID request (openid
+  // scope), and a provider may refuse it without one
+  const auth = await authorize(ctx, { scope: null, nonce: false })
+  expectThat(
+    auth.callback,
+    `an authorization request without scope never came back to ${auth.redirectUri} (page at ${auth.outcome.page.url()})`,
+  )
+  const error = auth.callback.searchParams.get('error')
+  expectThat(
+    error === null,
+    `an authorization request without scope was refused with error=${error ?? ''} (${auth.callback.searchParams.get('error_description') ?? ''})`,
+  )
+  const code = codeOf(auth)
+  const res = await redeemRaw(ctx, {
+    code,
+    verifier: auth.verifier,
+    client: auth.client,
+    redirectUri: auth.redirectUri,
+  })
+  expectStatus(res, 200, 'the token request for the code of a request without scope')
+  const body = res.json as Record<string, unknown>
+  expectThat(
+    typeof body.access_token === 'string' && body.access_token !== '',
+    'the token response for a request without scope has no access_token',
+  )
+  ctx.note(`granted without a scope parameter: ${JSON.stringify(body.scope ?? null)}`)
+})
+
+check('AUTHZ-20', async (ctx) => {
+  const base = await validParams(ctx)
+  const scope = 'openid no-such:scope'
+  const res = await authorizeRaw(ctx, { ...base, scope })
+  const what = `scope="${scope}"`
+  // INTERFACE.md §7: invalid_scope is the answer to an unknown scope (a SHOULD here, since
+  // OIDC Core §3.1.2.1 lets a provider ignore scope values it does not understand)
+  if (isRedirect(res) && (res.headers.get('location') ?? '').startsWith(base.redirect_uri)) {
+    expectErrorRedirect(res, base.redirect_uri, what, ['invalid_scope'], base.state)
+    return
+  }
+  await expectLoginPage(ctx, res, `${what} (neither refused nor shown the login page)`)
+  expectThat(
+    false,
+    `${what}: the unknown scope was not refused with invalid_scope; the login page was shown (dropped silently, see AUTHZ-11 for what is granted)`,
+  )
 })

@@ -10,6 +10,7 @@ import {
   redirectUriOf,
 } from '../harness/flows.ts'
 import type { HttpResponse } from '../harness/http.ts'
+import { about } from '../harness/tokens.ts'
 
 /** RFC 7636 §4.1: the characters a code_verifier may use. */
 const UNRESERVED = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~'
@@ -119,20 +120,25 @@ check('PKCE-01', async (ctx) => {
   })
 })
 
+/**
+ * A challenge that is well-formed as S256 (43 base64url characters, RFC 7636 §4.2) and a valid
+ * verifier too (§4.1): sent with another method, only the method can make it refused, never
+ * its syntax, so the verdict is the same on every run.
+ */
+const s256Shaped = (): string => randomBytes(32).toString('base64url')
+
 check('PKCE-02', async (ctx) => {
   await expectAcceptedControl(ctx)
-  const verifier = randomVerifier(43)
+  const verifier = s256Shaped()
   const variants: { what: string; challenge: string; method?: string }[] = [
+    // RFC 7636 §4.2 allows plain; INTERFACE.md §1, §5.2 and RFC 9700 §2.1.1 allow S256 only
     { what: 'code_challenge_method=plain', challenge: verifier, method: 'plain' },
     // RFC 7636 §4.3: an omitted method defaults to plain, which must not be read as S256
     { what: 'code_challenge_method omitted', challenge: s256(verifier) },
     // method names are case-sensitive (RFC 7636 §4.2 registers "S256")
     { what: 'code_challenge_method=s256', challenge: s256(verifier), method: 's256' },
-    {
-      what: 'code_challenge_method=S512',
-      challenge: createHash('sha512').update(verifier).digest('base64url'),
-      method: 'S512',
-    },
+    // an unregistered method: the challenge is S256-shaped so only the method is wrong
+    { what: 'code_challenge_method=S512', challenge: s256Shaped(), method: 'S512' },
   ]
   for (const v of variants) {
     const { params, redirectUri, state } = baseRequest(ctx)
@@ -203,8 +209,12 @@ check('PKCE-05', async (ctx) => {
     client: auth.client,
     redirectUri: auth.redirectUri,
   })
-  // RFC 7636 §4.5, §4.6: a code bound to a challenge is not redeemable without the verifier
-  expectOAuthError(res, 400, 'invalid_grant')
+  // RFC 7636 §4.5, §4.6: a code bound to a challenge is not redeemable without the verifier;
+  // the verifier is then a missing required parameter, which RFC 6749 §5.2 calls invalid_request
+  expectThat(res.status !== 200, 'a token request without code_verifier redeemed the code')
+  about('a token request without code_verifier', () =>
+    expectOAuthError(res, 400, ['invalid_grant', 'invalid_request']),
+  )
 })
 
 check('PKCE-06', async (ctx) => {

@@ -20,6 +20,7 @@ import {
 } from '../harness/flows.ts'
 import type { HttpResponse } from '../harness/http.ts'
 import type { TargetClient } from '../harness/target.ts'
+import { about } from '../harness/tokens.ts'
 
 export const TOKEN = '/auth/token'
 
@@ -213,6 +214,29 @@ check('CODE-05', async (ctx) => {
   }
 })
 
+/** ", <error>" of an OAuth error body, or nothing. */
+const errorOf = (res: HttpResponse): string => {
+  const error = (res.json as { error?: unknown } | null)?.error
+  return typeof error === 'string' ? `, ${error}` : ''
+}
+
+check('CODE-11', async (ctx) => {
+  const auth = await authorize(ctx)
+  const code = codeOf(auth)
+  const redeem = (redirectUri: string) =>
+    redeemRaw(ctx, { code, verifier: auth.verifier, client: auth.client, redirectUri })
+  // the same request with a wrong redirect_uri: refused (CODE-05 holds that to invalid_grant)
+  const wrong = await redeem(`${auth.redirectUri}/`)
+  expectThat(wrong.status !== 200, 'redirect_uri with a trailing slash: the code was redeemed')
+  // RFC 6749 §4.1.2 makes a code single use; a request refused for a mismatch did not use it,
+  // and no source says it spends the code, so only a refusal of the rightful one is recorded
+  const right = await redeem(auth.redirectUri)
+  expectThat(
+    right.status === 200,
+    `after a token request with a wrong redirect_uri, the rightful redemption was refused (HTTP ${right.status}${errorOf(right)}): the refused request spent the code`,
+  )
+})
+
 check('CODE-06', async (ctx) => {
   const other = ctx.target.clients.other
   if (!other) return ctx.skip('no second client (clients.other) in the target configuration')
@@ -298,7 +322,7 @@ check('CODE-08', async (ctx) => {
     const res = await redeemRaw(ctx, { code: c.code, verifier, client, redirectUri })
     // RFC 6749 §5.2: an invalid authorization grant is invalid_grant
     expectThat(res.status !== 200, `${c.what} was redeemed (HTTP 200)`)
-    expectOAuthError(res, 400, c.codes)
+    about(c.what, () => expectOAuthError(res, 400, c.codes))
   }
   // RFC 6749 §5.2: a missing required parameter is invalid_request
   const missing = await ctx.http.postForm(TOKEN, {
@@ -307,7 +331,7 @@ check('CODE-08', async (ctx) => {
     code_verifier: verifier,
     ...credentials(client),
   })
-  expectOAuthError(missing, 400, 'invalid_request')
+  about('no code parameter', () => expectOAuthError(missing, 400, 'invalid_request'))
 })
 
 check('CODE-09', async (ctx) => {

@@ -4,6 +4,7 @@ import { expectJsonObject, expectOAuthError, expectStatus, expectThat } from '..
 import { tokensFor, verifyJwt } from '../harness/flows.ts'
 import type { HttpResponse } from '../harness/http.ts'
 import type { TargetClient } from '../harness/target.ts'
+import { about } from '../harness/tokens.ts'
 import {
   credentials,
   estimateEntropyBits,
@@ -225,9 +226,13 @@ check('TOK-05', async (ctx) => {
 
 check('TOK-06', async (ctx) => {
   const main = ctx.target.clients.main
+  // each refusal below is of a request that is valid in every respect but the one under test:
+  // the control shows the main client's credentials and this grant form get tokens
+  expectStatus(await clientCredentialsRaw(ctx, main), 200, 'control: client_credentials of main')
+
   const missing = await ctx.http.postForm(TOKEN, { ...credentials(main) })
   // RFC 6749 §5.2: a missing required parameter is invalid_request
-  expectOAuthError(missing, 400, 'invalid_request')
+  about('no grant_type', () => expectOAuthError(missing, 400, 'invalid_request'))
 
   const user = ctx.target.users.primary
   const random = () => randomBytes(32).toString('base64url')
@@ -245,35 +250,30 @@ check('TOK-06', async (ctx) => {
       ...credentials(main),
     })
     expectThat(res.status !== 200, `grant_type=${grantType} issued tokens`)
-    expectOAuthError(res, 400, 'unsupported_grant_type')
+    // INTERFACE.md §1 supports three grants; RFC 6749 §5.2: any other is unsupported_grant_type
+    about(`grant_type=${grantType}`, () => expectOAuthError(res, 400, 'unsupported_grant_type'))
   }
 
-  const service = ctx.target.clients.service
-  if (!service) {
-    ctx.note('no client_credentials-only client (clients.service): unauthorized_client not tried')
+  // RFC 6749 §5.2: a client not authorized for this grant type is unauthorized_client. Only a
+  // client_credentials request can be valid in every other respect (a code or a refresh token
+  // of a client that may not hold one cannot be had), so that is the one tried.
+  const codeOnly = ctx.target.clients.codeOnly
+  if (!codeOnly) {
+    ctx.note(
+      'no client without the client_credentials grant (clients.codeOnly): unauthorized_client not tried',
+    )
     return
   }
-  const disallowed: Record<string, Record<string, string>> = {
-    authorization_code: {
-      code: random(),
-      redirect_uri: main.redirectUri ?? 'https://client.example/callback',
-      code_verifier: random(),
-    },
-    refresh_token: { refresh_token: random() },
-  }
-  for (const [grantType, extra] of Object.entries(disallowed)) {
-    const res = await ctx.http.postForm(TOKEN, {
-      grant_type: grantType,
-      ...extra,
-      ...credentials(service),
-    })
-    // RFC 6749 §5.2: a client not authorized for this grant type is unauthorized_client
-    const body = expectOAuthError(res, 400, ['unauthorized_client', 'invalid_grant'])
-    if (body.error === 'invalid_grant')
-      ctx.note(
-        `${service.id} with grant_type=${grantType}: invalid_grant, not unauthorized_client (WARN)`,
-      )
-  }
+  // control: its credentials are good, so a refusal below is not invalid_client in disguise
+  const introspected = await ctx.http.postForm('/auth/introspect', {
+    token: random(),
+    ...credentials(codeOnly),
+  })
+  expectStatus(introspected, 200, `control: ${codeOnly.id} authenticating at introspection`)
+  const res = await clientCredentialsRaw(ctx, codeOnly)
+  const what = `client_credentials by ${codeOnly.id}, which is not registered for it`
+  expectThat(res.status !== 200, `${what}: tokens were issued (HTTP 200)`)
+  about(what, () => expectOAuthError(res, 400, 'unauthorized_client'))
 })
 
 /** How many refresh tokens TOK-07 collects (the row's 20). */

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import { check, type CheckContext } from '../harness/check.ts'
 import {
   expectEqual,
@@ -225,7 +226,10 @@ check('RT-07', async (ctx) => {
   const rt = refreshTokenOf(set)
   // RFC 6749 §6, §10.4: the refresh token is bound to the client it was issued to
   const stolen = await refreshRaw(ctx, rt, { client: other })
-  expectOAuthError(stolen, 400, 'invalid_grant')
+  expectThat(stolen.status !== 200, `${other.id} refreshed a refresh token of another client`)
+  about(`${other.id} presenting the refresh token`, () =>
+    expectOAuthError(stolen, 400, 'invalid_grant'),
+  )
   refreshBody(await refreshRaw(ctx, rt), 'refresh by the rightful client afterwards')
 })
 
@@ -250,7 +254,9 @@ check('RT-08', async (ctx) => {
 check('RT-09', async (ctx) => {
   const garbage = await refreshRaw(ctx, 'garbage-refresh-token-0123456789abcdef')
   // INTERFACE.md §7: an invalid, expired or revoked refresh token is invalid_grant
-  expectOAuthError(garbage, 400, 'invalid_grant')
+  about('refresh with a refresh token never issued', () =>
+    expectOAuthError(garbage, 400, 'invalid_grant'),
+  )
 
   const context = await ctx.newBrowserContext()
   const set = await signIn(ctx, { scope: 'openid offline_access', context })
@@ -296,9 +302,7 @@ check('RT-10', async (ctx) => {
   const methods = Array.isArray(doc.token_endpoint_auth_methods_supported)
     ? (doc.token_endpoint_auth_methods_supported as unknown[])
     : ['client_secret_basic']
-  if (rotates) {
-    ctx.note('refresh tokens rotate: the refresh response carries a new refresh_token')
-  } else {
+  if (!rotates) {
     // RFC 9700 §4.14.2: without rotation or sender-constraining, public clients MUST NOT hold them
     expectThat(
       !methods.includes('none'),
@@ -316,6 +320,22 @@ check('RT-10', async (ctx) => {
     expectOAuthError(secretless, [400, 401], 'invalid_client')
   }
   // OIDC Core §11 (INFO): offline access is meant to outlive the login session
+  const current = rotates ? String(refreshed.refresh_token) : rt
+  await noteOfflineAfterLogout(ctx, context, set, current)
+  // nothing was asserted about a token that rotates: that is no pass
+  if (rotates)
+    ctx.skip(
+      'refresh tokens rotate (the refresh response carries a new refresh_token), so the rule for refresh tokens that do not rotate does not apply',
+    )
+})
+
+/** Records whether an offline refresh token still refreshes after the session ends (INFO). */
+async function noteOfflineAfterLogout(
+  ctx: CheckContext,
+  context: Awaited<ReturnType<CheckContext['newBrowserContext']>>,
+  set: TokenSet,
+  rt: string,
+): Promise<void> {
   const idToken = set.idToken
   if (!idToken) {
     ctx.note('no id_token to end the session with; the logout part is left out')
@@ -336,4 +356,31 @@ check('RT-10', async (ctx) => {
       ? 'after logout the offline refresh token still refreshes'
       : `after logout the offline refresh token no longer refreshes (HTTP ${after.status})`,
   )
+}
+
+/** The longest RT-11 waits for a refresh token to expire on a target whose clock it cannot move. */
+const MAX_EXPIRY_WAIT_S = 40
+
+check('RT-11', { exclusive: true }, async (ctx) => {
+  const lifetime = ctx.target.refreshTokenLifetime
+  if (lifetime === undefined)
+    return ctx.skip(
+      'the refresh-token lifetime is not in the target configuration (refreshTokenLifetime), so no refresh token can be presented expired',
+    )
+  const controls = ctx.target.controls
+  if (!controls && lifetime > MAX_EXPIRY_WAIT_S)
+    ctx.skip(
+      `refresh tokens live ${lifetime} s: longer than this check waits (${MAX_EXPIRY_WAIT_S} s), and only the embedded server's clock can be moved`,
+    )
+  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  const rt = refreshTokenOf(set)
+  // the control: live, the same refresh token works, so a refusal below is for its age alone
+  refreshBody(await refreshRaw(ctx, rt), 'control: refresh while the refresh token is live')
+  if (controls) controls.advanceClock(lifetime + 1)
+  else await sleep((lifetime + 1) * 1000)
+  const res = await refreshRaw(ctx, rt)
+  const what = `refresh with a refresh token past its ${lifetime} s lifetime`
+  expectThat(res.status !== 200, `${what}: 200, the expired refresh token still works`)
+  // INTERFACE.md §7, RFC 6749 §5.2: an expired refresh token is invalid_grant
+  about(what, () => expectOAuthError(res, 400, 'invalid_grant'))
 })

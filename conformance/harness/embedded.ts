@@ -101,12 +101,14 @@ export async function startEmbedded(options: EmbeddedOptions = {}): Promise<Embe
         other: fixtureClient('other-client'),
         third: fixtureClient('third-client'),
         service: fixtureClient('service-client'),
+        codeOnly: fixtureClient('third-client'),
       },
       users: {
         primary: { username: alice.username, password: alice.password },
         secondary: { username: bob.username, password: bob.password },
       },
       plainHttpUrl: `http://127.0.0.1:${httpPort}`,
+      refreshTokenLifetime: config.refreshTokenTtl,
     },
     true,
     {

@@ -25,7 +25,8 @@ export interface AuthorizeResult {
 
 export interface AuthorizeOptions {
   readonly client?: TargetClient
-  readonly scope?: string
+  /** The scope parameter (default openid); null sends none. */
+  readonly scope?: string | null
   /** Extra or overriding authorization request parameters. */
   readonly params?: Record<string, string>
   /** The user to sign in as (default: the primary user); null to stop at the login form. */
@@ -65,7 +66,7 @@ export async function authorize(
   const nonce = options.nonce === false ? undefined : oidc.randomNonce()
   const url = oidc.buildAuthorizationUrl(config, {
     redirect_uri: redirectUri,
-    scope: options.scope ?? 'openid',
+    ...(options.scope === null ? {} : { scope: options.scope ?? 'openid' }),
     state,
     ...(nonce ? { nonce } : {}),
     code_challenge: challenge,

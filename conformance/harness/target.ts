@@ -60,6 +60,12 @@ export interface TargetConfig {
     readonly third?: TargetClient | undefined
     /** A client_credentials-only client. */
     readonly service?: TargetClient | undefined
+    /**
+     * A client registered without the client_credentials grant, with a default scope that a
+     * client_credentials token could carry: its client_credentials request differs from a
+     * valid one in the grant type alone (TOK-06, unauthorized_client).
+     */
+    readonly codeOnly?: TargetClient | undefined
   }
   readonly users: {
     readonly primary: TargetUser
@@ -78,6 +84,11 @@ export interface TargetConfig {
    * accident; set, they run only when the advertised X-RateLimit-Limit + 1 fits in it.
    */
   readonly rateLimitBudget?: number | undefined
+  /**
+   * The refresh-token lifetime in seconds (RT-11). The embedded server's clock is moved past
+   * it; on another deployment RT-11 waits it out when it is short enough, else is skipped.
+   */
+  readonly refreshTokenLifetime?: number | undefined
 }
 
 /** A resolved target: its config plus a dispatcher that trusts its CA with TLS checks on. */

@@ -19,17 +19,17 @@ import { brandingSabotage } from './sabotage/branding.ts'
 import { rateLimitSabotage } from './sabotage/rate-limit.ts'
 import { robustnessSabotage } from './sabotage/robustness.ts'
 import { resourceServerSabotage } from './sabotage/resource-server.ts'
-import type { Sabotage } from './sabotage/kit.ts'
+import type { Sabotages } from './sabotage/kit.ts'
 import { transportSabotage } from './sabotage/transport.ts'
 import { securitySabotage } from './sabotage/security.ts'
 
-export type { Sabotage } from './sabotage/kit.ts'
+export { partsOf, type Sabotage, type Sabotages } from './sabotage/kit.ts'
 
 /**
- * Every check's proof that it can fail, one file per area. Typed as a full Record: a check
- * without a proof does not compile.
+ * Every check's proofs that it can fail (one per part of a multi-part check), one file per
+ * area. Typed as a full Record: a check without a proof does not compile.
  */
-export const sabotage: Record<RequirementId, Sabotage> = {
+export const sabotage: Record<RequirementId, Sabotages> = {
   ...discoverySabotage,
   ...jwksSabotage,
   ...transportSabotage,

@@ -1,64 +1,137 @@
+import { http, HttpResponse } from 'msw'
 import { setupServer } from 'msw/node'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { createRunResources, runCheck } from '../harness/check.ts'
 import { startEmbedded, type Embedded } from '../harness/embedded.ts'
 import { registeredChecks } from '../harness/runner.ts'
-import type { Verdict } from '../harness/types.ts'
+import type { CheckResult } from '../harness/types.ts'
 import { requirements, type RequirementId } from '../requirements.ts'
-import { sabotage } from './sabotage.ts'
+import { FAILED_VERDICT, judge } from './judge.ts'
+import { partsOf, sabotage } from './sabotage.ts'
+import { DISCOVERY, type BrokenTarget } from './sabotage/kit.ts'
 
-const expected: Record<'MUST' | 'SHOULD' | 'MAY', Verdict> = {
-  MUST: 'fail',
-  SHOULD: 'warn',
-  MAY: 'info',
+/**
+ * `SELF_TEST_ONLY=PKCE-02,TOK,RT-10` runs the sabotages of those checks only (an ID, or an
+ * area prefix such as TOK); unset, every check's.
+ */
+const only = (process.env.SELF_TEST_ONLY ?? '')
+  .split(',')
+  .map((s) => s.trim())
+  .filter(Boolean)
+const selected = (id: RequirementId): boolean =>
+  only.length === 0 || only.some((o) => id === o || id.startsWith(`${o}-`))
+
+const mock = setupServer()
+let shared: Embedded
+
+beforeAll(async () => {
+  shared = await startEmbedded()
+  mock.listen({ onUnhandledRequest: 'bypass' })
+})
+afterAll(async () => {
+  mock.close()
+  await shared.stop()
+})
+
+/** Runs one check against the target broken as `s` says. */
+async function withSabotage(id: RequirementId, s: BrokenTarget): Promise<CheckResult> {
+  if ('handlers' in s) {
+    mock.use(...s.handlers(shared.target))
+    const resources = createRunResources(shared.target)
+    try {
+      return await runCheck(id, shared.target, resources)
+    } finally {
+      mock.resetHandlers()
+      await resources.close()
+    }
+  }
+  const broken = await startEmbedded({
+    faults: s.faults,
+    ...(s.config ? { config: s.config } : {}),
+  })
+  const resources = createRunResources(broken.target)
+  try {
+    return await runCheck(id, broken.target, resources)
+  } finally {
+    await resources.close()
+    await broken.stop()
+  }
 }
 
-// Every check is proven able to fail: against a deliberately broken target it must not pass.
-describe('self-test: every check fails against a broken target', () => {
-  const mock = setupServer()
-  let shared: Embedded
-
-  beforeAll(async () => {
-    shared = await startEmbedded()
-    mock.listen({ onUnhandledRequest: 'bypass' })
-  })
-  afterAll(async () => {
-    mock.close()
-    await shared.stop()
-  })
-
-  for (const id of registeredChecks()) {
-    const s = sabotage[id]
+// Every check is proven able to fail: against a target broken in exactly its property it must
+// fail, and by its own assertion (judge.ts), never by a crash, a timeout or another assertion.
+describe('self-test: every check fails by its own assertion against a broken target', () => {
+  const ids = registeredChecks().filter(selected)
+  // a mistyped filter must not look like a green self-test
+  if (ids.length === 0)
+    test(`SELF_TEST_ONLY=${only.join(',')} names a registered check`, () => {
+      expect.fail(`SELF_TEST_ONLY=${only.join(',')} matches no registered check ID or area`)
+    })
+  for (const id of ids) {
+    const parts = partsOf(sabotage[id])
     const level = requirements[id].level
-    test(`${id} ${expected[level]}s when ${s.how}`, async () => {
-      const result = await withSabotage(id)
-      expect(result.verdict, result.message).toBe(expected[level])
-      expect(result.message).toBeTruthy()
+    parts.forEach((s, i) => {
+      const part = parts.length > 1 ? ` (part ${i + 1}/${parts.length})` : ''
+      test(`${id}${part} ${FAILED_VERDICT[level]}s when ${s.how}`, async () => {
+        const result = await withSabotage(id, s)
+        const problems = judge(result, level, s.expect)
+        expect(
+          problems,
+          `${id} against "${s.how}": ${result.verdict}: ${result.message ?? '(no message)'}`,
+        ).toEqual([])
+      })
     })
   }
+})
 
-  async function withSabotage(id: RequirementId) {
-    const s = sabotage[id]
-    if ('handlers' in s) {
-      mock.use(...s.handlers(shared.target))
-      const resources = createRunResources(shared.target)
-      try {
-        return await runCheck(id, shared.target, resources)
-      } finally {
-        mock.resetHandlers()
-        await resources.close()
-      }
-    }
-    const broken = await startEmbedded({
-      faults: s.faults,
-      ...(s.config ? { config: s.config } : {}),
-    })
-    const resources = createRunResources(broken.target)
-    try {
-      return await runCheck(id, broken.target, resources)
-    } finally {
-      await resources.close()
-      await broken.stop()
-    }
+test('every sabotage of a check says what it breaks in its own words', () => {
+  for (const id of registeredChecks()) {
+    const hows = partsOf(sabotage[id]).map((s) => s.how)
+    expect(new Set(hows).size, `${id}: ${hows.join(' | ')}`).toBe(hows.length)
   }
+})
+
+// The judge at work on real runs: DISC-02 broken in ways that make it fail, but not by the
+// assertion its sabotage names (the issuer comparison), proves nothing.
+describe('self-test: a check failing for the wrong reason is rejected', () => {
+  const disc02 = partsOf(sabotage['DISC-02'])[0]
+  const wrongReasons: [string, BrokenTarget, RegExp][] = [
+    [
+      'the target cannot be reached (a network error)',
+      { handlers: (t) => [http.get(t.baseUrl + DISCOVERY, () => HttpResponse.error())] },
+      /not an assertion|does not match/,
+    ],
+    [
+      'the check fails by another of its assertions (an HTML discovery answer)',
+      {
+        handlers: (t) => [
+          http.get(t.baseUrl + DISCOVERY, () => HttpResponse.html('<p>maintenance</p>')),
+        ],
+      },
+      /does not match the expected assertion/,
+    ],
+  ]
+  test.each(wrongReasons)('DISC-02 failing because %s is rejected', async (_, broken, why) => {
+    const result = await withSabotage('DISC-02', broken)
+    // the check did fail, yet the self-test must not count it as proof
+    expect(result.verdict).not.toBe('pass')
+    const problems = judge(result, 'MUST', disc02?.expect ?? /^$/)
+    expect(problems.join('; ')).toMatch(why)
+  })
+
+  test('DISC-02 failing by its own assertion is accepted (the control)', async () => {
+    const result = await withSabotage('DISC-02', disc02 as BrokenTarget)
+    expect(judge(result, 'MUST', disc02?.expect ?? /^$/)).toEqual([])
+  })
+})
+
+// A check with nothing to assert is no pass: RT-10 says nothing of refresh tokens that rotate.
+describe('self-test: a check with nothing to assert does not pass', () => {
+  test('RT-10 against refresh tokens that rotate is skipped with the reason', async () => {
+    // RT-03's sabotage: every refresh response carries a refresh token
+    const rotating = partsOf(sabotage['RT-03'])[0] as BrokenTarget
+    const result = await withSabotage('RT-10', rotating)
+    expect(result.verdict, result.message).toBe('skip')
+    expect(result.message).toMatch(/refresh tokens rotate/)
+  })
 })

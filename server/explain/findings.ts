@@ -62,7 +62,7 @@ export const FINDING_KINDS = {
     title: 'authorization code redeemed more than once',
     reference: 'RFC 6749 §4.1.2, §10.5; RFC 9700 §4.5',
     advice:
-      'redeem each code exactly once and never retry the exchange with the same code; the tokens issued by its first redemption are now revoked, so start a new authorize request',
+      'redeem each code exactly once and never retry the exchange with the same code; any tokens issued from it are now revoked, so start a new authorize request',
   },
   'code.redirect-uri-mismatch': {
     severity: 'error',

@@ -20,6 +20,28 @@ const pkceFailed = (deps: Pick<Deps, 'store'>): Set<string> => {
   return set
 }
 
+/**
+ * RFC 6749 §4.1.3: the code is bound to its client and to the authorize request's redirect_uri
+ * (identical strings). The refusal for a request that differs in either.
+ */
+function bindingMismatch(
+  stored: { clientId: string; redirectUri: string },
+  clientId: string,
+  redirectUri: string,
+  deps: Pick<Deps, 'explain'>,
+) {
+  if (stored.clientId !== clientId)
+    return invalidGrant('the authorization code was issued to another client')
+  deps.explain?.record('code.redirect-uri-mismatch', {
+    clientId,
+    endpoint: TOKEN_ENDPOINT,
+    detail: `authorize: ${stored.redirectUri}, token: ${redirectUri}`,
+  })
+  return invalidGrant(
+    'redirect_uri does not match the authorization request: send the same redirect_uri string as the authorize request (RFC 6749 section 4.1.3)',
+  )
+}
+
 /** grant_type=authorization_code (RFC 6749 §4.1.3, RFC 7636 §4.5-4.6, OIDC Core §3.1.3). */
 export const authorizationCode = {
   type: 'authorization_code',
@@ -28,10 +50,18 @@ export const authorizationCode = {
     const redirectUri = required(params, 'redirect_uri')
     const { store, clock } = deps
     const now = clock()
-    // one conditional write: of concurrent redemptions exactly one wins (CODE-04)
-    const consumed = await store.codes.consume(sha256Hex(code), now)
+    // one conditional write: of concurrent redemptions exactly one wins (CODE-04). Only a
+    // request of the code's own client and redirect_uri can spend it: a mismatch is refused and
+    // leaves the code to its rightful redemption (the test-only fault spends it anyway)
+    const spendOnMismatch = deps.faults.has('redirect-mismatch-spends-code')
+    const consumed = await store.codes.consume(
+      sha256Hex(code),
+      now,
+      spendOnMismatch ? undefined : { clientId: client.id, redirectUri },
+    )
     if (!consumed) throw invalidGrant('the authorization code is invalid')
     const { code: stored } = consumed
+    if (consumed.unbound) throw bindingMismatch(stored, client.id, redirectUri, deps)
     // test-only fault (PKCE-08): a code whose only failure was PKCE stays redeemable
     const retryable =
       deps.faults.has('pkce-failure-keeps-code') && pkceFailed(deps).has(stored.digest)
@@ -41,26 +71,16 @@ export const authorizationCode = {
       // RFC 6749 §4.1.2: a code used twice MUST be denied and SHOULD revoke its tokens
       await store.tokens.revokeByCode(stored.digest, now)
       throw invalidGrant(
-        'the authorization code was already used; each code is redeemed once (RFC 6749 section 4.1.2), and the tokens of its first redemption are now revoked',
+        'the authorization code was already used, or spent by a redemption that failed; each code is redeemed once (RFC 6749 section 4.1.2), and any tokens issued from it are now revoked',
       )
     }
     // from here on the code is spent, so a failed attempt cannot be retried (RFC 9700 §4.8)
     // the test-only fault (CODE-07) lets expired codes through
     if (stored.expiresAt <= now && !deps.faults.has('code-expiry-unchecked'))
       throw invalidGrant('the authorization code has expired')
-    if (stored.clientId !== client.id)
-      throw invalidGrant('the authorization code was issued to another client')
-    // RFC 6749 §4.1.3: identical to the authorization request's redirect_uri
-    if (stored.redirectUri !== redirectUri) {
-      deps.explain?.record('code.redirect-uri-mismatch', {
-        clientId: client.id,
-        endpoint: TOKEN_ENDPOINT,
-        detail: `authorize: ${stored.redirectUri}, token: ${redirectUri}`,
-      })
-      throw invalidGrant(
-        'redirect_uri does not match the authorization request: send the same redirect_uri string as the authorize request (RFC 6749 section 4.1.3)',
-      )
-    }
+    // reached only with the test-only fault, which spent the code before comparing these
+    if (stored.clientId !== client.id || stored.redirectUri !== redirectUri)
+      throw bindingMismatch(stored, client.id, redirectUri, deps)
     const verifier = params.code_verifier
     if (verifier !== undefined && (verifier.length < 43 || verifier.length > 128))
       deps.explain?.record('pkce.verifier-length', {

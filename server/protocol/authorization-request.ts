@@ -45,8 +45,11 @@ const fail = (code: OAuthErrorCode, description: string) => new OAuthError(code,
 export async function validateAuthorizationRequest(
   raw: Readonly<Record<string, unknown>>,
   store: Pick<Store, 'clients'>,
-  /** Test-only: the self-test's broken server that grants scopes it does not know. */
-  testFaults: { readonly grantUnknownScopes?: boolean } = {},
+  /**
+   * Test-only: the self-test's broken servers that grant scopes they do not know, or refuse a
+   * request without scope.
+   */
+  testFaults: { readonly grantUnknownScopes?: boolean; readonly requireScope?: boolean } = {},
 ): Promise<AuthorizeValidation> {
   const page = (code: OAuthErrorCode, description: string): AuthorizeError => ({
     kind: 'page',
@@ -150,8 +153,17 @@ export async function validateAuthorizationRequest(
     )
 
   const scopeParam = str('scope')
-  if (!scopeParam) return redirect('invalid_scope', 'scope is required')
-  const scope = parseScope(scopeParam)
+  // INTERFACE.md §4.1: scope is optional; RFC 6749 §3.3: without it, the client's pre-defined
+  // default scopes apply, and only a client without any is refused (the test-only fault
+  // refuses every request without scope)
+  if (!scopeParam && (testFaults.requireScope || client.defaultScopes.length === 0))
+    return redirect(
+      'invalid_scope',
+      testFaults.requireScope
+        ? 'scope is required'
+        : `no scope was requested and client '${safeName(client.id)}' has no default scope: send a scope parameter`,
+    )
+  const scope = scopeParam ? parseScope(scopeParam) : [...client.defaultScopes]
   if (!scope || scope.length === 0) return redirect('invalid_scope', 'scope is malformed')
   if (!testFaults.grantUnknownScopes && !withinScope(scope, client.scopes))
     return redirect(

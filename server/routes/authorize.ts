@@ -149,6 +149,7 @@ export const authorize = (deps: Deps): ServerRoute[] => {
     const raw = (fromBody ? request.payload : request.query) as Record<string, unknown> | null
     const validation = await validateAuthorizationRequest(raw ?? {}, deps.store, {
       grantUnknownScopes: deps.faults.has('authorize-grants-unknown-scope'),
+      requireScope: deps.faults.has('authorize-requires-scope'),
     })
     if (deps.explain) explainAuthorize(deps.explain, request, raw ?? {}, validation)
     if (validation.kind === 'page') return errorPageResponse(h, validation.error, undefined)

@@ -202,9 +202,12 @@ export const login = (deps: Deps): ServerRoute => ({
       const password = str(form.password) ?? ''
       const counted = loginWindow(request, username, deps)
       const byAddress = addressWindow(request, deps)
-      const blocked =
-        (byAddress && (await alreadyBlocked(byAddress, deps))) ??
-        (await alreadyBlocked(counted, deps))
+      // the self-test's RATE-01 sabotage: sign-in attempts are never throttled
+      const unthrottled = deps.faults.has('login-unthrottled')
+      const blocked = unthrottled
+        ? undefined
+        : ((byAddress && (await alreadyBlocked(byAddress, deps))) ??
+          (await alreadyBlocked(counted, deps)))
       if (blocked) return throttled(request, h, blocked, deps)
       const user =
         username !== '' && username.length <= 255
@@ -223,8 +226,9 @@ export const login = (deps: Deps): ServerRoute => ({
         // as for the API limits: counters that cannot be written do not take sign-in down
         deps.log('rate-limit-unavailable', { error: (err as Error).message })
       }
-      if (limit?.blocked) return throttled(request, h, limit, deps)
-      const sprayed = !valid && byAddress ? await countAddressFailure(byAddress, deps) : undefined
+      if (limit?.blocked && !unthrottled) return throttled(request, h, limit, deps)
+      const sprayed =
+        !valid && byAddress && !unthrottled ? await countAddressFailure(byAddress, deps) : undefined
       if (sprayed) return throttled(request, h, sprayed, deps)
       const withLimit = (res: ResponseObject): ResponseObject => {
         if (limit)

@@ -77,6 +77,24 @@ for (const backend of backends) {
         expect(await store.codes.consume('unknown', 100)).toBeUndefined()
       })
 
+      test('a consumer with another client or redirect_uri leaves the code unused', async () => {
+        await store.codes.insert(code('bound'))
+        const right = { clientId: 'c', redirectUri: 'https://client.example/cb' }
+        for (const wrong of [
+          { ...right, redirectUri: 'https://client.example/cb/' },
+          { ...right, clientId: 'other' },
+        ])
+          expect(await store.codes.consume('bound', 100, wrong)).toMatchObject({
+            firstUse: false,
+            unbound: true,
+          })
+        expect((await store.codes.consume('bound', 100, right))?.firstUse).toBe(true)
+        // once spent, a replay is a replay whoever presents it
+        const replay = await store.codes.consume('bound', 100, { ...right, clientId: 'other' })
+        expect(replay).toMatchObject({ firstUse: false })
+        expect(replay?.unbound).toBeUndefined()
+      })
+
       test('concurrent bootstraps on an empty key table create one key', async () => {
         const keys = await Promise.all([
           generateSigningKey(1),

@@ -143,9 +143,21 @@ export interface CodeRepository {
   /**
    * Marks the code used. Atomic: of concurrent callers with the same digest exactly one gets
    * `{ firstUse: true }`. A replay gets `{ firstUse: false }` so the grant can revoke what the
-   * code issued (RFC 6749 §4.1.2). Unknown digest: undefined.
+   * code issued (RFC 6749 §4.1.2). Unknown digest: undefined. With `binding`, only a caller
+   * presenting the code's own client and redirect_uri can use it: another gets
+   * `{ firstUse: false, unbound: true }` and leaves the code unused for its rightful redemption.
    */
-  consume(digest: string, now: number): Promise<{ code: StoredCode; firstUse: boolean } | undefined>
+  consume(
+    digest: string,
+    now: number,
+    binding?: CodeBinding,
+  ): Promise<{ code: StoredCode; firstUse: boolean; unbound?: boolean } | undefined>
+}
+
+/** What a code is bound to besides its PKCE challenge (RFC 6749 §4.1.3). */
+export interface CodeBinding {
+  readonly clientId: string
+  readonly redirectUri: string
 }
 
 export interface TokenRepository {

@@ -3,7 +3,7 @@ import { CompactSign, exportJWK, generateKeyPair, type JWK } from 'jose'
 import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
 import type { accessToken } from '../../catalogue/access-token.ts'
 import { fetchVia, type Target } from '../../harness/target.ts'
-import { headerPairs, JWKS, type Json, type Sabotage } from './kit.ts'
+import { headerPairs, JWKS, type Json, type Sabotages } from './kit.ts'
 
 /** An RSA key of the saboteur's; the "published" one is slipped into the JWKS. */
 interface Forger {
@@ -145,17 +145,21 @@ export function forgeTokens(edits: Forgery): (target: Target) => HttpHandler[] {
 const grantOf = (ex: TokenExchange): string | null => ex.form.get('grant_type')
 
 /** How to break the target for each AT-* check. */
-export const accessTokenSabotage: Record<keyof typeof accessToken, Sabotage> = {
+export const accessTokenSabotage: Record<keyof typeof accessToken, Sabotages> = {
   'AT-01': {
     how: "access tokens are re-signed with a foreign key under the server's kid",
+    expect: /^access token \(authorization_code\): the signature does not verify/,
     handlers: forgeTokens({ access: (jwt) => void (jwt.sign = 'same-kid') }),
   },
   'AT-02': {
     how: 'access tokens carry typ JWT',
+    expect: /^access token \(authorization_code\) header typ: expected "at\+jwt", got "JWT"/,
     handlers: forgeTokens({ access: (jwt) => void (jwt.header.typ = 'JWT') }),
   },
   'AT-03': {
     how: 'access tokens live twice as long as expires_in says',
+    expect:
+      /^access token \(authorization_code\): exp - iat is 7200 s but the token response says expires_in 3600/,
     handlers: forgeTokens({
       access: (jwt, ex) => {
         jwt.payload.exp = Number(jwt.payload.iat) + 2 * Number(ex.body.expires_in)
@@ -164,14 +168,18 @@ export const accessTokenSabotage: Record<keyof typeof accessToken, Sabotage> = {
   },
   'AT-04': {
     how: 'access tokens name a resource server as aud',
+    expect:
+      /^access token \(authorization_code\) aud: expected "conformance-client", got "https:\/\/api\.example"/,
     handlers: forgeTokens({ access: (jwt) => void (jwt.payload.aud = 'https://api.example') }),
   },
   'AT-05': {
     how: 'access tokens carry another subject than the ID token',
+    expect: /^access token sub vs the ID token sub: expected /,
     handlers: forgeTokens({ access: (jwt) => void (jwt.payload.sub = 'usr_someone_else') }),
   },
   'AT-06': {
     how: 'access tokens minted by a refresh carry another org_id',
+    expect: /^refreshed access token org_id: expected "org-1", got "org-elsewhere"/,
     handlers: forgeTokens({
       access: (jwt, ex) => {
         if (grantOf(ex) === 'refresh_token') jwt.payload.org_id = 'org-elsewhere'
@@ -181,6 +189,7 @@ export const accessTokenSabotage: Record<keyof typeof accessToken, Sabotage> = {
   },
   'AT-07': {
     how: 'every access token carries the same jti',
+    expect: /repeats the jti "jti-0001"/,
     handlers: forgeTokens({ access: (jwt) => void (jwt.payload.jti = 'jti-0001') }),
   },
 }

@@ -1,7 +1,7 @@
 import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
 import type { authorize } from '../../catalogue/authorize.ts'
 import { fetchVia, type Target, type TargetClient } from '../../harness/target.ts'
-import { corruptJson, headerPairs, type Sabotage } from './kit.ts'
+import { corruptJson, headerPairs, type Sabotages } from './kit.ts'
 
 export interface AuthorizeChange {
   /** Returns the URL to forward instead of the harness's own (the server misreads it). */
@@ -48,9 +48,10 @@ const toClient = (redirectUri: string, params: Record<string, string | null>) =>
 const mainUri = (target: Target): string => target.clients.main.redirectUri ?? ''
 
 /** How to break the target for each AUTHZ-* check. */
-export const authorizeSabotage: Record<keyof typeof authorize, Sabotage> = {
+export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
   'AUTHZ-01': {
     how: 'a valid request is answered with a code before any login',
+    expect: /^valid authorization request: redirected to the client URI .*code=sabotage-code/,
     handlers: onAuthorize({
       respond: (real, sent) => {
         const uri = sent.searchParams.get('redirect_uri')
@@ -61,10 +62,12 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotage> = {
   },
   'AUTHZ-02': {
     how: 'the success redirect after login leaves state out',
+    expect: /^state in the redirect: expected .*, got null/,
     faults: ['authorize-success-drops-state'],
   },
   'AUTHZ-03': {
     how: 'an unknown or missing client_id is taken to be the main client',
+    expect: /^no client_id: expected an error page \(HTTP 4xx\) at the IdP, got HTTP 200/,
     handlers: onAuthorize({
       request: (url, target) => {
         const id = url.searchParams.get('client_id')
@@ -78,6 +81,7 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotage> = {
   },
   'AUTHZ-04': {
     how: 'the error page for an unregistered redirect_uri becomes an error redirect to it',
+    expect: /^redirect_uri https:\/\/evil\.example\/cb: redirected off the IdP/,
     handlers: onAuthorize({
       respond: (real, sent) => {
         const uri = sent.searchParams.get('redirect_uri')
@@ -88,6 +92,7 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotage> = {
   },
   'AUTHZ-05': {
     how: 'redirect_uri is matched by prefix (anything starting with the registered URI passes)',
+    expect: /^redirect_uri https:\/\/client\.example\/callback\/extra: expected an error page/,
     handlers: onAuthorize({
       request: (url, target) => {
         const uri = url.searchParams.get('redirect_uri')
@@ -98,6 +103,7 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotage> = {
   },
   'AUTHZ-06': {
     how: 'a missing redirect_uri defaults to the registered one',
+    expect: /^no redirect_uri: expected an error page \(HTTP 4xx\) at the IdP/,
     handlers: onAuthorize({
       request: (url, target) => {
         if (!url.searchParams.has('redirect_uri'))
@@ -108,6 +114,7 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotage> = {
   },
   'AUTHZ-07': {
     how: 'response_type is ignored (treated as code)',
+    expect: /^no response_type: expected a redirect to /,
     handlers: onAuthorize({
       request: (url) => {
         url.searchParams.set('response_type', 'code')
@@ -117,6 +124,7 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotage> = {
   },
   'AUTHZ-08': {
     how: 'an unknown parameter is refused with invalid_request',
+    expect: /^extra=foobar: redirected to the client URI .*error=invalid_request/,
     handlers: onAuthorize({
       respond: (_real, sent) => {
         const uri = sent.searchParams.get('redirect_uri')
@@ -131,10 +139,12 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotage> = {
   },
   'AUTHZ-09': {
     how: 'state is cut to 64 characters in the success redirect',
+    expect: /^state after decoding: expected /,
     faults: ['authorize-truncates-state'],
   },
   'AUTHZ-10': {
     how: 'the token response has an id_token although openid was not requested',
+    expect: /^scope=read:documents without openid returned an id_token/,
     handlers: corruptJson(
       '/auth/token',
       (b) => {
@@ -145,18 +155,22 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotage> = {
   },
   'AUTHZ-11': {
     how: 'unknown and foreign scopes are granted as requested',
+    expect: /^scope="openid foo:bar": the token response grants foo:bar/,
     faults: ['authorize-grants-unknown-scope'],
   },
   'AUTHZ-12': {
     how: 'the code is issued without the request nonce, so the ID token has none',
+    expect: /^nonce in the ID token: expected .*, got null/,
     faults: ['authorize-drops-nonce'],
   },
   'AUTHZ-13': {
     how: 'a POSTed authorization request is read from the (empty) query string',
+    expect: /^the POSTed authorization request did not show the login page/,
     faults: ['authorize-post-reads-query'],
   },
   'AUTHZ-14': {
     how: 'prompt=none is ignored and the login page is shown',
+    expect: /^prompt=none without a session: expected a redirect to /,
     handlers: onAuthorize({
       request: (url) => {
         url.searchParams.delete('prompt')
@@ -166,14 +180,18 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotage> = {
   },
   'AUTHZ-15': {
     how: 'prompt=login and max_age are ignored when a session exists',
+    expect: /^prompt=login with a live session did not show the login page/,
     faults: ['authorize-ignores-prompt-login'],
   },
   'AUTHZ-16': {
     how: 'the cancel button is treated as a failed login',
+    expect: /^cancelling did not send the browser back to the client/,
     faults: ['login-cancel-ignored'],
   },
   'AUTHZ-17': {
     how: 'request and request_uri are silently ignored',
+    expect:
+      /^request object by value: expected error=request_not_supported or invalid_request_object/,
     handlers: onAuthorize({
       request: (url) => {
         url.searchParams.delete('request')
@@ -184,6 +202,7 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotage> = {
   },
   'AUTHZ-18': {
     how: 'error redirects carry iss of another issuer',
+    expect: /^response_type=token: iss: expected /,
     handlers: onAuthorize({
       respond: (real) => {
         const location = real.headers.get('location')
@@ -191,6 +210,29 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotage> = {
         const url = new URL(location)
         url.searchParams.set('iss', 'https://evil.example')
         return redirect(url.toString())
+      },
+    }),
+  },
+  'AUTHZ-19': {
+    how: 'an authorization request without scope is refused with invalid_scope',
+    expect: /^an authorization request without scope was refused with error=invalid_scope/,
+    faults: ['authorize-requires-scope'],
+  },
+  'AUTHZ-20': {
+    how: 'unknown scopes are silently dropped',
+    expect: /^scope="openid no-such:scope": the unknown scope was not refused with invalid_scope/,
+    handlers: onAuthorize({
+      request: (url) => {
+        const scope = url.searchParams.get('scope')
+        if (scope !== null)
+          url.searchParams.set(
+            'scope',
+            scope
+              .split(' ')
+              .filter((s) => !s.startsWith('no-such'))
+              .join(' '),
+          )
+        return url
       },
     }),
   },

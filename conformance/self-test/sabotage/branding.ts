@@ -1,7 +1,7 @@
 import { http, type HttpHandler } from 'msw'
 import type { branding } from '../../catalogue/branding.ts'
 import type { Target } from '../../harness/target.ts'
-import type { Json, Sabotage } from './kit.ts'
+import type { Json, Sabotages } from './kit.ts'
 import { relay } from './rate-limit.ts'
 
 const BRANDING = '/auth/branding'
@@ -23,17 +23,20 @@ const editRecord =
   ]
 
 /** How to break the target for each BRAND-* check. */
-export const brandingSabotage: Record<keyof typeof branding, Sabotage> = {
+export const brandingSabotage: Record<keyof typeof branding, Sabotages> = {
   'BRAND-01': {
     how: 'the branding record lacks terms_of_service_url',
+    expect: /^fields of the branding record of conformance-client: expected exactly /,
     handlers: editRecord((b) => delete b.terms_of_service_url),
   },
   'BRAND-02': {
     how: 'brand_color given as a CSS name',
+    expect: /^branding of conformance-client: brand_color must be #RRGGBB, got "blue"/,
     handlers: editRecord((b) => (b.brand_color = 'blue')),
   },
   'BRAND-03': {
     how: 'branding errors served as an HTML page',
+    expect: /^error body: expected Content-Type application\/json, got "text\/html/,
     handlers: (target) => [
       http.get(target.baseUrl + BRANDING, async ({ request }) => {
         const res = await relay(target, request)
@@ -47,6 +50,7 @@ export const brandingSabotage: Record<keyof typeof branding, Sabotage> = {
   },
   'BRAND-04': {
     how: 'the branding record carries the client secret',
+    expect: /^branding of conformance-client carries "client_secret"/,
     handlers: editRecord((b, target) => (b.client_secret = target.clients.main.secret)),
   },
 }

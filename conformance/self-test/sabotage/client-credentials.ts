@@ -1,14 +1,16 @@
 import type { clientCredentials } from '../../catalogue/client-credentials.ts'
-import type { Sabotage } from './kit.ts'
+import type { Sabotages } from './kit.ts'
 import { onForm, replaced, TOKEN, withJson } from './refresh.ts'
 
 const isClientCredentials = (form: URLSearchParams): boolean =>
   form.get('grant_type') === 'client_credentials'
 
 /** How to break the target for each CC-* check. */
-export const clientCredentialsSabotage: Record<keyof typeof clientCredentials, Sabotage> = {
+export const clientCredentialsSabotage: Record<keyof typeof clientCredentials, Sabotages> = {
   'CC-01': {
     how: 'client_credentials answers a wider scope than asked',
+    expect:
+      /^scope of the client_credentials response: expected "api:reports", got "api:reports read:documents"/,
     handlers: onForm(TOKEN, async ({ form, forward }) => {
       if (!isClientCredentials(form)) return undefined
       return withJson(await forward(), (b) => {
@@ -18,6 +20,7 @@ export const clientCredentialsSabotage: Record<keyof typeof clientCredentials, S
   },
   'CC-02': {
     how: 'client_credentials answers an id_token',
+    expect: /^client_credentials response \(scope api:reports\) carries an id_token/,
     handlers: onForm(TOKEN, async ({ form, forward }) => {
       if (!isClientCredentials(form)) return undefined
       return withJson(await forward(), (b) => {
@@ -27,6 +30,7 @@ export const clientCredentialsSabotage: Record<keyof typeof clientCredentials, S
   },
   'CC-03': {
     how: 'client_credentials grants openid and every other scope asked for',
+    expect: /^client_credentials with scope "api:reports openid": "openid" was granted/,
     handlers: onForm(TOKEN, async ({ form, forward }) => {
       const asked = form.get('scope')
       if (!isClientCredentials(form) || asked === null) return undefined
@@ -37,10 +41,13 @@ export const clientCredentialsSabotage: Record<keyof typeof clientCredentials, S
   },
   'CC-04': {
     how: 'the client_credentials token names a subject other than the client',
+    expect:
+      /^sub of a client_credentials access token: expected "service-client", got "service-user"/,
     faults: ['client-credentials-user-subject'],
   },
   'CC-05': {
     how: 'introspection of an active token names another client_id',
+    expect: /^client_id: expected "service-client", got "someone-else"/,
     handlers: onForm('/auth/introspect', async ({ forward }) =>
       withJson(await forward(), (b) => {
         if (b.active === true) b.client_id = 'someone-else'

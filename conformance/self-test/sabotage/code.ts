@@ -1,7 +1,7 @@
 import { http, HttpResponse, type HttpHandler } from 'msw'
 import type { code } from '../../catalogue/code.ts'
 import type { Target } from '../../harness/target.ts'
-import type { Sabotage } from './kit.ts'
+import type { Sabotages } from './kit.ts'
 import { corruptTokenJson, forward, headerPairs, rewriteTokenForm, TOKEN } from './token.ts'
 
 interface Answer {
@@ -46,19 +46,22 @@ function rememberCodes(onRepeat: (first: Answer) => Answer) {
 const replayGetsFirstAnswer = rememberCodes((first) => first)
 
 /** How to break the target for each CODE-* check. */
-export const codeSabotage: Record<keyof typeof code, Sabotage> = {
+export const codeSabotage: Record<keyof typeof code, Sabotages> = {
   'CODE-01': {
     how: 'the code grant returns no id_token',
+    expect: /^id_token: expected a JWT for scope openid/,
     handlers: corruptTokenJson((b) => {
       delete b.id_token
     }),
   },
   'CODE-02': {
     how: 'a second redemption is answered 200 with the first tokens',
+    expect: /^the code was redeemed a second time/,
     handlers: replayGetsFirstAnswer,
   },
   'CODE-03': {
     how: 'a replayed code is refused without revoking its tokens',
+    expect: /^the refresh token still works after the code replay/,
     // the replay never reaches the server, so nothing is revoked
     handlers: rememberCodes((first) => ({
       status: 400,
@@ -75,17 +78,31 @@ export const codeSabotage: Record<keyof typeof code, Sabotage> = {
   },
   'CODE-04': {
     how: 'concurrent redemptions of one code all get the winning tokens',
+    expect: /^successful redemptions of 5 concurrent ones: expected 1, got [2-5]/,
     handlers: replayGetsFirstAnswer,
   },
-  'CODE-05': {
-    how: 'the token request redirect_uri is normalised to the registered one',
-    handlers: rewriteTokenForm((form, target) => {
-      if (form.get('grant_type') === 'authorization_code' && target.clients.main.redirectUri)
-        form.set('redirect_uri', target.clients.main.redirectUri)
-    }),
-  },
+  'CODE-05': [
+    {
+      how: 'the token request redirect_uri is normalised to the registered one',
+      expect: /^redirect_uri with a trailing slash: the code was redeemed/,
+      handlers: rewriteTokenForm((form, target) => {
+        if (form.get('grant_type') === 'authorization_code' && target.clients.main.redirectUri)
+          form.set('redirect_uri', target.clients.main.redirectUri)
+      }),
+    },
+    {
+      how: 'a token request without redirect_uri is taken as the registered one',
+      expect: /^redirect_uri omitted: the code was redeemed/,
+      handlers: rewriteTokenForm((form, target) => {
+        const registered = target.clients.main.redirectUri
+        if (form.get('grant_type') === 'authorization_code' && !form.has('redirect_uri'))
+          form.set('redirect_uri', registered ?? '')
+      }),
+    },
+  ],
   'CODE-06': {
     how: 'a code is redeemed for whichever client presents it',
+    expect: /^client other-client redeemed a code issued to conformance-client/,
     handlers: rewriteTokenForm((form, target) => {
       const { main, other } = target.clients
       if (other && form.get('client_id') === other.id) {
@@ -94,21 +111,46 @@ export const codeSabotage: Record<keyof typeof code, Sabotage> = {
       }
     }),
   },
-  'CODE-07': { how: 'the code expiry is not checked', faults: ['code-expiry-unchecked'] },
-  'CODE-08': {
-    how: 'an unknown code crashes the token endpoint (500)',
-    handlers: corruptTokenJson((b, answer) => {
-      if (b.error !== 'invalid_grant') return
-      b.error = 'server_error'
-      answer.status = 500
-    }),
+  'CODE-07': {
+    how: 'the code expiry is not checked',
+    expect: /^a code was still accepted 601 s after issue/,
+    faults: ['code-expiry-unchecked'],
   },
+  'CODE-08': [
+    {
+      how: 'an unknown code crashes the token endpoint (500)',
+      expect: /^a random code: status: expected HTTP 400, got 500 from \S+\/auth\/token/,
+      handlers: corruptTokenJson((b, answer) => {
+        if (b.error !== 'invalid_grant') return
+        b.error = 'server_error'
+        answer.status = 500
+      }),
+    },
+    {
+      how: 'a token request without code is answered invalid_grant',
+      expect: /^no code parameter: error: expected invalid_request, got "invalid_grant"/,
+      handlers: corruptTokenJson((b, answer) => {
+        if (!answer.form.has('code') && b.error === 'invalid_request') b.error = 'invalid_grant'
+      }),
+    },
+  ],
   'CODE-09': {
     how: 'the token endpoint grants the scope parameter of the token request',
+    expect: /^a code for scope=openid came back with scope=/,
     handlers: corruptTokenJson((b, answer) => {
       const scope = answer.form.get('scope')
       if (answer.status === 200 && scope !== null) b.scope = scope
     }),
   },
-  'CODE-10': { how: 'codes carry 32 random bits behind a fixed prefix', faults: ['weak-codes'] },
+  'CODE-10': {
+    how: 'codes carry 32 random bits behind a fixed prefix',
+    expect: /^codes carry an estimated \d+ bits of entropy \(< 96\)/,
+    faults: ['weak-codes'],
+  },
+  'CODE-11': {
+    how: 'a token request with a wrong redirect_uri spends the code',
+    expect:
+      /^after a token request with a wrong redirect_uri, the rightful redemption was refused \(HTTP 400, invalid_grant\): the refused request spent the code/,
+    faults: ['redirect-mismatch-spends-code'],
+  },
 }

@@ -1,11 +1,12 @@
 import type { idToken } from '../../catalogue/id-token.ts'
 import { forgeTokens, halfHash } from './access-token.ts'
-import type { Sabotage } from './kit.ts'
+import type { Sabotages } from './kit.ts'
 
 /** How to break the target for each IDT-* check. */
-export const idTokenSabotage: Record<keyof typeof idToken, Sabotage> = {
+export const idTokenSabotage: Record<keyof typeof idToken, Sabotages> = {
   'IDT-01': {
     how: 'the authorization_code grant returns no id_token',
+    expect: /^id_token of an openid request: expected a JWT string, got undefined/,
     handlers: forgeTokens({
       body: (body, ex) => {
         if (ex.form.get('grant_type') === 'authorization_code') delete body.id_token
@@ -14,6 +15,7 @@ export const idTokenSabotage: Record<keyof typeof idToken, Sabotage> = {
   },
   'IDT-02': {
     how: 'ID tokens are signed HS256 with the client secret',
+    expect: /^ID token header alg: expected "RS256", got "HS256"/,
     handlers: forgeTokens({
       id: (jwt, ex) => {
         jwt.sign = { hmac: ex.target.clients.main.secret }
@@ -22,6 +24,7 @@ export const idTokenSabotage: Record<keyof typeof idToken, Sabotage> = {
   },
   'IDT-03': {
     how: 'ID tokens name a second audience and no azp',
+    expect: /^ID token azp \(aud is .*\): expected "conformance-client", got undefined/,
     handlers: forgeTokens({
       id: (jwt, ex) => {
         jwt.payload.aud = [ex.form.get('client_id'), 'https://rs.example']
@@ -31,6 +34,7 @@ export const idTokenSabotage: Record<keyof typeof idToken, Sabotage> = {
   },
   'IDT-04': {
     how: 'ID tokens carry a pairwise sub (different per client)',
+    expect: /^sub of alice at client other-client \(subject type public\): expected /,
     handlers: forgeTokens({
       id: (jwt, ex) => {
         jwt.payload.sub = halfHash(`${ex.form.get('client_id') ?? ''}:${String(jwt.payload.sub)}`)
@@ -39,6 +43,7 @@ export const idTokenSabotage: Record<keyof typeof idToken, Sabotage> = {
   },
   'IDT-05': {
     how: 'ID token exp is in milliseconds',
+    expect: /^ID token exp \d+ is more than 50 years ahead/,
     handlers: forgeTokens({
       id: (jwt) => {
         jwt.payload.exp = Number(jwt.payload.exp) * 1000
@@ -47,10 +52,12 @@ export const idTokenSabotage: Record<keyof typeof idToken, Sabotage> = {
   },
   'IDT-06': {
     how: 'ID tokens carry a stale nonce, whether or not one was sent',
+    expect: /^ID token nonce: expected .*, got "n-0S6_WzA2Mj-stale"/,
     handlers: forgeTokens({ id: (jwt) => void (jwt.payload.nonce = 'n-0S6_WzA2Mj-stale') }),
   },
   'IDT-07': {
     how: 'auth_time stays at the first sign-in (re-authentication is not recorded)',
+    expect: /^auth_time did not increase after prompt=login re-authentication/,
     handlers: (target) => {
       let first: unknown
       return forgeTokens({
@@ -62,12 +69,15 @@ export const idTokenSabotage: Record<keyof typeof idToken, Sabotage> = {
   },
   'IDT-08': {
     how: 'at_hash is the hash of another access token',
+    expect: /^ID token at_hash .*: expected /,
     handlers: forgeTokens({
       id: (jwt) => void (jwt.payload.at_hash = halfHash('some other access token')),
     }),
   },
   'IDT-09': {
     how: 'ID tokens carry email claims whatever scope was granted',
+    expect:
+      /^the ID token for scope "openid profile" carries email, email_verified without the email scope/,
     handlers: forgeTokens({
       id: (jwt, ex) => {
         if (String(ex.body.scope).split(' ').includes('email')) jwt.keep = true

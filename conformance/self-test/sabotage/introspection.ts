@@ -2,7 +2,7 @@ import { decodeJwt } from 'jose'
 import { HttpResponse } from 'msw'
 import type { introspection } from '../../catalogue/introspection.ts'
 import type { TargetClient } from '../../harness/target.ts'
-import type { Sabotage } from './kit.ts'
+import type { Sabotages } from './kit.ts'
 import { onForm, replaceJson, replaced, withJson } from './refresh.ts'
 
 export const INTROSPECT = '/auth/introspect'
@@ -28,9 +28,10 @@ export const asMainClient = (path: string) =>
   })
 
 /** How to break the target for each INTRO-* check. */
-export const introspectionSabotage: Record<keyof typeof introspection, Sabotage> = {
+export const introspectionSabotage: Record<keyof typeof introspection, Sabotages> = {
   'INTRO-01': {
     how: 'introspection answers a sub that is not the token’s',
+    expect: /^introspection: sub \(the token.s sub\): expected /,
     handlers: onForm(INTROSPECT, async ({ forward }) =>
       withJson(await forward(), (b) => {
         if (b.active === true) b.sub = `${String(b.sub)}-other`
@@ -39,12 +40,14 @@ export const introspectionSabotage: Record<keyof typeof introspection, Sabotage>
   },
   'INTRO-02': {
     how: 'refresh tokens always introspect inactive',
+    expect: /^introspection of a refresh token: expected active true, got \{"active":false\}/,
     handlers: onForm(INTROSPECT, async ({ form }) =>
       Promise.resolve(isJwt(form.get('token')) ? undefined : HttpResponse.json({ active: false })),
     ),
   },
   'INTRO-03': {
     how: 'introspection decodes an inactive JWT without verifying it and calls it active',
+    expect: /^introspection of a truncated token: expected active false, got \{"active":true/,
     handlers: onForm(INTROSPECT, async ({ form, forward }) => {
       const token = form.get('token')
       const real = await forward()
@@ -62,10 +65,12 @@ export const introspectionSabotage: Record<keyof typeof introspection, Sabotage>
   },
   'INTRO-04': {
     how: 'introspection answers without checking the client secret',
+    expect: /^introspection with no client credentials: status: expected HTTP 401, got 200/,
     handlers: unauthenticated(INTROSPECT),
   },
   'INTRO-05': {
     how: 'a token_type_hint that does not match the token makes it inactive',
+    expect: /^introspection of the access token hinted as a refresh token: expected active true/,
     handlers: onForm(INTROSPECT, async ({ form }) => {
       const hint = form.get('token_type_hint')
       if (hint === null) return undefined
@@ -76,10 +81,13 @@ export const introspectionSabotage: Record<keyof typeof introspection, Sabotage>
   },
   'INTRO-06': {
     how: "another client's tokens introspect as if it were their owner",
+    expect:
+      /^introspection of the access token of another client: expected active false, got \{"active":true/,
     handlers: asMainClient(INTROSPECT),
   },
   'INTRO-07': {
     how: 'introspection answers are cached per token for 5 s',
+    expect: /^the revoked access token still introspects active/,
     handlers: (target) => {
       const cache = new Map<string, { at: number; body: unknown }>()
       return onForm(INTROSPECT, async ({ form, forward }) => {

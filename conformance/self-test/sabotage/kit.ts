@@ -8,9 +8,31 @@ import { fetchVia, type Target } from '../../harness/target.ts'
  * server's answers (seen by the harness's fetch), or faults of the reference server for what
  * msw cannot reach (TLS, the plain listener, the browser, server-side state).
  */
-export type Sabotage =
-  | { readonly how: string; readonly handlers: (target: Target) => HttpHandler[] }
-  | { readonly how: string; readonly faults: readonly Fault[]; readonly config?: Partial<Config> }
+export type BrokenTarget =
+  | { readonly handlers: (target: Target) => HttpHandler[] }
+  | { readonly faults: readonly Fault[]; readonly config?: Partial<Config> }
+
+/**
+ * One proof that a check can fail: how the target is broken, and the assertion the check must
+ * fail by (a pattern its failure message matches). A failure with any other message (a
+ * TypeError, a timeout, a browser that did not start, another assertion of the same check)
+ * proves nothing, and the self-test rejects it.
+ */
+export type Sabotage = BrokenTarget & {
+  /** What is broken, in a few words (the self-test's test name). */
+  readonly how: string
+  /** The failure message the check must give: its own assertion for this breakage. */
+  readonly expect: RegExp
+}
+
+/**
+ * A check's proofs: one sabotage, or one per part of a check that asserts several things (each
+ * part broken on its own, each failing by its own assertion).
+ */
+export type Sabotages = Sabotage | readonly [Sabotage, Sabotage, ...Sabotage[]]
+
+/** The sabotages of one check as a list. */
+export const partsOf = (s: Sabotages): readonly Sabotage[] => ('how' in s ? [s] : s)
 
 export type Json = Record<string, unknown>
 

@@ -1,7 +1,7 @@
 import { http, HttpResponse, type HttpHandler } from 'msw'
 import type { logout } from '../../catalogue/logout.ts'
 import type { Target, TargetClient } from '../../harness/target.ts'
-import type { Sabotage } from './kit.ts'
+import type { Sabotages } from './kit.ts'
 import { relay } from './rate-limit.ts'
 
 /**
@@ -28,13 +28,15 @@ const registered = (target: Target): string[] =>
   )
 
 /** How to break the target for each LOGOUT-* check. */
-export const logoutSabotage: Record<keyof typeof logout, Sabotage> = {
+export const logoutSabotage: Record<keyof typeof logout, Sabotages> = {
   'LOGOUT-01': {
     how: 'logout deletes the session cookie but leaves the session live at the server',
+    expect: /the session survived the logout/,
     faults: ['logout-keeps-session'],
   },
   'LOGOUT-02': {
     how: 'post_logout_redirect_uri compared by prefix (a query or slash added passes)',
+    expect: /^the registered URI with a query added: expected no redirect/,
     handlers: redirectingLogout((params, target) => {
       const uri = params.get('post_logout_redirect_uri') ?? ''
       return registered(target).some((r) => uri.startsWith(r))
@@ -42,10 +44,12 @@ export const logoutSabotage: Record<keyof typeof logout, Sabotage> = {
   },
   'LOGOUT-03': {
     how: 'logout redirects to post_logout_redirect_uri without an id_token_hint',
+    expect: /^no id_token_hint: expected no redirect/,
     handlers: redirectingLogout((params) => !params.has('id_token_hint')),
   },
   'LOGOUT-04': {
     how: 'the id_token_hint is not verified (any hint identifies the client)',
+    expect: /^a hint with a changed claim \(signature kept\): expected no redirect/,
     handlers: redirectingLogout(
       (params, target) =>
         params.has('id_token_hint') &&
@@ -54,14 +58,18 @@ export const logoutSabotage: Record<keyof typeof logout, Sabotage> = {
   },
   'LOGOUT-05': {
     how: 'logout without state redirects with an empty state parameter',
+    expect:
+      /^logout without state: the parameters of the post-logout redirect: expected "", got "state="/,
     faults: ['logout-empty-state'],
   },
   'LOGOUT-06': {
     how: 'a POST logout reads the query string, not the form body',
+    expect: /^the form-encoded POST logout did not redirect to /,
     faults: ['logout-post-reads-query'],
   },
   'LOGOUT-07': {
     how: 'logout without a hint ends the session without asking',
+    expect: /^a logout request without a hint: the session was ended without the user confirming/,
     faults: ['logout-without-confirmation'],
   },
 }

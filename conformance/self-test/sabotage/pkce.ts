@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { http, type HttpHandler } from 'msw'
 import type { pkce } from '../../catalogue/pkce.ts'
 import type { Target } from '../../harness/target.ts'
-import type { Sabotage } from './kit.ts'
+import type { Sabotages } from './kit.ts'
 import { forward, relay, rewriteTokenForm } from './token.ts'
 
 const AUTHORIZE = '/auth/authorize'
@@ -25,23 +25,56 @@ function rewriteAuthorizeQuery(mutate: (query: URLSearchParams) => void) {
 }
 
 /** How to break the target for each PKCE-* check. */
-export const pkceSabotage: Record<keyof typeof pkce, Sabotage> = {
+export const pkceSabotage: Record<keyof typeof pkce, Sabotages> = {
   'PKCE-01': {
     how: 'an authorization request without code_challenge is accepted',
+    expect: /^no code_challenge: expected a 302 to .* with error=invalid_request, got HTTP 200/,
     handlers: rewriteAuthorizeQuery((q) => {
       if (q.has('code_challenge')) return
       q.set('code_challenge', validChallenge())
       q.set('code_challenge_method', 'S256')
     }),
   },
-  'PKCE-02': {
-    how: 'an omitted code_challenge_method is read as S256',
-    handlers: rewriteAuthorizeQuery((q) => {
-      if (!q.has('code_challenge_method')) q.set('code_challenge_method', 'S256')
-    }),
-  },
+  'PKCE-02': [
+    {
+      how: 'code_challenge_method=plain is accepted',
+      expect:
+        /^code_challenge_method=plain: expected a 302 to .* with error=invalid_request, got HTTP 200/,
+      handlers: rewriteAuthorizeQuery((q) => {
+        if (q.get('code_challenge_method') === 'plain') q.set('code_challenge_method', 'S256')
+      }),
+    },
+    {
+      how: 'an omitted code_challenge_method is read as S256',
+      expect:
+        /^code_challenge_method omitted: expected a 302 to .* with error=invalid_request, got HTTP 200/,
+      handlers: rewriteAuthorizeQuery((q) => {
+        if (!q.has('code_challenge_method')) q.set('code_challenge_method', 'S256')
+      }),
+    },
+    {
+      how: 'the method is compared case-insensitively (s256 read as S256)',
+      expect:
+        /^code_challenge_method=s256: expected a 302 to .* with error=invalid_request, got HTTP 200/,
+      handlers: rewriteAuthorizeQuery((q) => {
+        if (q.get('code_challenge_method')?.toUpperCase() === 'S256')
+          q.set('code_challenge_method', 'S256')
+      }),
+    },
+    {
+      how: 'an unknown method is read as S256',
+      expect:
+        /^code_challenge_method=S512: expected a 302 to .* with error=invalid_request, got HTTP 200/,
+      handlers: rewriteAuthorizeQuery((q) => {
+        const method = q.get('code_challenge_method')
+        if (method !== null && !['plain', 's256'].includes(method))
+          q.set('code_challenge_method', 'S256')
+      }),
+    },
+  ],
   'PKCE-03': {
     how: 'a malformed code_challenge is accepted',
+    expect: /^a 42-character challenge: expected a 302 to .* with error=invalid_request/,
     handlers: rewriteAuthorizeQuery((q) => {
       const challenge = q.get('code_challenge')
       if (challenge !== null && !/^[A-Za-z0-9_-]{43}$/.test(challenge))
@@ -50,6 +83,7 @@ export const pkceSabotage: Record<keyof typeof pkce, Sabotage> = {
   },
   'PKCE-04': {
     how: 'the server hashes a different string than the verifier sent (rotated by one)',
+    expect: /^redeeming with the RFC 7636 App\. B verifier: expected HTTP 200, got 400/,
     handlers: rewriteTokenForm((form) => {
       const verifier = form.get('code_verifier')
       if (verifier) form.set('code_verifier', `${verifier.slice(1)}${verifier.charAt(0)}`)
@@ -57,18 +91,23 @@ export const pkceSabotage: Record<keyof typeof pkce, Sabotage> = {
   },
   'PKCE-05': {
     how: 'a token request without code_verifier skips PKCE',
+    expect: /^a token request without code_verifier redeemed the code/,
     faults: ['pkce-verifier-optional'],
   },
   'PKCE-06': {
     how: 'the code_challenge itself is accepted as a plain verifier',
+    expect: /^the code_challenge sent as the verifier redeemed the code/,
     faults: ['pkce-plain-fallback'],
   },
   'PKCE-07': {
     how: 'the verifier syntax (43-128 unreserved characters) is not checked',
+    expect: /^a 42-character verifier with its matching challenge was accepted/,
     faults: ['pkce-verifier-syntax-unchecked'],
   },
   'PKCE-08': {
     how: 'a code whose redemption failed on PKCE stays redeemable',
+    expect:
+      /wrong verifiers on one code were all processed: the correct one then still redeemed it/,
     faults: ['pkce-failure-keeps-code'],
   },
 }

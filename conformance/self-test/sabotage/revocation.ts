@@ -1,6 +1,6 @@
 import { HttpResponse } from 'msw'
 import type { revocation } from '../../catalogue/revocation.ts'
-import type { Sabotage } from './kit.ts'
+import type { Sabotages } from './kit.ts'
 import { asMainClient, unauthenticated } from './introspection.ts'
 import { onForm } from './refresh.ts'
 
@@ -12,25 +12,31 @@ const isJwt = (token: string | null): boolean => token?.split('.').length === 3
 const swallowed = () => HttpResponse.json({ message: 'the token is no longer active' })
 
 /** How to break the target for each REV-* check. */
-export const revocationSabotage: Record<keyof typeof revocation, Sabotage> = {
+export const revocationSabotage: Record<keyof typeof revocation, Sabotages> = {
   'REV-01': {
     how: 'revoking an access token answers 200 and revokes nothing',
+    expect:
+      /^introspection of the revoked access token: expected active false, got \{"active":true/,
     handlers: onForm(REVOKE, ({ form }) =>
       Promise.resolve(isJwt(form.get('token')) ? swallowed() : undefined),
     ),
   },
   'REV-02': {
     how: 'revoking a refresh token answers 200 and revokes nothing',
+    expect: /^refresh with the revoked refresh token: status: expected HTTP 400, got 200/,
     handlers: onForm(REVOKE, ({ form }) =>
       Promise.resolve(isJwt(form.get('token')) ? undefined : swallowed()),
     ),
   },
   'REV-03': {
     how: 'access tokens minted by a refresh are not linked to their refresh token',
+    expect:
+      /^introspection of an access token minted from the refresh token, after revoking it: expected active false/,
     faults: ['refresh-orphans-access-tokens'],
   },
   'REV-04': {
     how: 'revoking an inactive or unknown token is 400',
+    expect: /^revocation of a garbage token: expected HTTP 200, got 400/,
     handlers: onForm(REVOKE, async ({ form, target, forward }) => {
       const check = new URLSearchParams(form)
       check.delete('token_type_hint')
@@ -51,14 +57,18 @@ export const revocationSabotage: Record<keyof typeof revocation, Sabotage> = {
   },
   'REV-05': {
     how: 'revocation works without checking the client secret',
+    expect: /^revocation with no client credentials: status: expected HTTP 401, got 200/,
     handlers: unauthenticated(REVOKE),
   },
   'REV-06': {
     how: "another client's tokens are revoked as if it were their owner",
+    expect:
+      /^introspection of the access token after another client revoked it: expected active true/,
     handlers: asMainClient(REVOKE),
   },
   'REV-07': {
     how: 'an unknown token_type_hint is refused and the token left active',
+    expect: /^revocation of the access token with an unknown hint: expected HTTP 200, got 400/,
     handlers: onForm(REVOKE, ({ form }) => {
       const hint = form.get('token_type_hint')
       const known = hint === null || hint === 'access_token' || hint === 'refresh_token'

@@ -1,13 +1,14 @@
 import { bypass, http, HttpResponse } from 'msw'
 import type { robustness } from '../../catalogue/robustness.ts'
 import { fetchVia } from '../../harness/target.ts'
-import type { Sabotage } from './kit.ts'
+import type { Sabotages } from './kit.ts'
 import { onForm, plainHeaders, replaceJson } from './refresh.ts'
 
 /** How to break the target for each ROBUST-* check. */
-export const robustnessSabotage: Record<keyof typeof robustness, Sabotage> = {
+export const robustnessSabotage: Record<keyof typeof robustness, Sabotages> = {
   'ROBUST-01': {
     how: 'the revocation endpoint answers every refusal with an HTML 500 page',
+    expect: /^\/auth\/revoke: HTTP 500: a 5xx for a malformed request/,
     handlers: (target) => [
       http.all(`${target.baseUrl}/auth/revoke`, async ({ request }) => {
         const real = await fetchVia(target.dispatcher, bypass(request))
@@ -26,6 +27,8 @@ export const robustnessSabotage: Record<keyof typeof robustness, Sabotage> = {
   },
   'ROBUST-02': {
     how: 'introspection calls any JWT-shaped token it does not know active',
+    expect:
+      /^a mutated access token: introspection of the mutated token: expected active false, got \{"active":true/,
     handlers: onForm('/auth/introspect', async ({ form, forward }) => {
       const token = form.get('token') ?? ''
       return replaceJson(await forward(), (body) =>

@@ -5,36 +5,33 @@ import { corruptHeaders, corruptJson, DISCOVERY, headerPairs, type Sabotage } fr
 
 const TOKEN = '/auth/token'
 
-/**
- * How to break the target for each SEC-* check. `expect` in each comment is the pattern the
- * check's failure message matches (the assertion that must fire).
- */
+/** How to break the target for each SEC-* check, and the assertion that must fire. */
 export const securitySabotage: Record<keyof typeof security, Sabotage> = {
-  // expect: /client lock-out/
   'SEC-01': {
     how: 'failed client authentications are charged to the client_id they name',
+    expect: /client lock-out/,
     faults: ['client-auth-failures-charged-to-client'],
   },
-  // expect: /password spraying is not throttled/
   'SEC-02': {
     how: 'failed sign-ins are limited per user name only, never per address',
+    expect: /password spraying is not throttled/,
     faults: ['login-spraying-unthrottled'],
   },
-  // expect: /authorization_response_iss_parameter_supported: true/
   'SEC-03': {
     how: 'discovery does not advertise authorization_response_iss_parameter_supported',
+    expect: /authorization_response_iss_parameter_supported: true/,
     handlers: corruptJson(DISCOVERY, (b) => {
       delete b.authorization_response_iss_parameter_supported
     }),
   },
-  // expect: /credentials in the URL query of POST \/auth\/token: expected a 4xx refusal/
   'SEC-04': {
     how: 'client credentials in the URL query are accepted',
+    expect: /credentials in the URL query of POST \/auth\/token: expected a 4xx refusal/,
     faults: ['client-credentials-in-query-accepted'],
   },
-  // expect: /the password grant issued a token/
   'SEC-05': {
     how: 'the token endpoint answers the password grant with a token',
+    expect: /the password grant issued a token/,
     handlers: (target) => [
       http.post(target.baseUrl + TOKEN, async ({ request }) => {
         const form = new URLSearchParams(await request.clone().text())
@@ -47,24 +44,24 @@ export const securitySabotage: Record<keyof typeof security, Sabotage> = {
       }),
     ],
   },
-  // expect: /bits of entropy, fewer than the 128/
   'SEC-06': {
     how: 'authorization codes carry 32 random bits behind a fixed prefix',
+    expect: /bits of entropy, fewer than the 128/,
     faults: ['weak-codes'],
   },
-  // expect: /session fixation/
   'SEC-07': {
     how: 'signing in keeps the session identifier the browser already had',
+    expect: /session fixation/,
     faults: ['session-fixation'],
   },
-  // expect: /Referrer-Policy "unsafe-url" lets the URL/
   'SEC-08': {
     how: 'the login page is sent with Referrer-Policy: unsafe-url',
+    expect: /Referrer-Policy "unsafe-url" lets the URL/,
     handlers: corruptHeaders('/auth/authorize', (h) => h.set('referrer-policy', 'unsafe-url')),
   },
-  // expect: /reveals a stack trace/
   'SEC-09': {
     how: 'token endpoint errors carry the stack trace in error_description',
+    expect: /reveals a stack trace/,
     handlers: (target) => [
       http.post(target.baseUrl + TOKEN, async ({ request }) => {
         const real = await fetchVia(target.dispatcher, bypass(request))
@@ -82,9 +79,9 @@ export const securitySabotage: Record<keyof typeof security, Sabotage> = {
       }),
     ],
   },
-  // expect: /the sub of a user/
   'SEC-10': {
     how: "client_credentials tokens carry the first fixture user's sub",
+    expect: /the sub of a user/,
     faults: ['client-credentials-sub-of-user'],
   },
 }

@@ -1,7 +1,7 @@
 import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
 import type { token } from '../../catalogue/token.ts'
 import { fetchVia, type Target } from '../../harness/target.ts'
-import { headerPairs, type Json, type Sabotage } from './kit.ts'
+import { headerPairs, type Json, type Sabotages } from './kit.ts'
 
 export { headerPairs } from './kit.ts'
 
@@ -94,42 +94,75 @@ function dropTokenHeader(name: string) {
 }
 
 /** How to break the target for each TOK-* check. */
-export const tokenSabotage: Record<keyof typeof token, Sabotage> = {
+export const tokenSabotage: Record<keyof typeof token, Sabotages> = {
   'TOK-01': {
     how: 'token responses lack Cache-Control',
+    expect: /^authorization_code: Cache-Control null lacks no-store/,
     handlers: dropTokenHeader('cache-control'),
   },
   'TOK-02': {
     how: 'token responses say token_type "mac"',
+    expect: /^authorization_code: token_type "mac" is not Bearer/,
     handlers: corruptTokenJson((b) => {
       if (b.access_token !== undefined) b.token_type = 'mac'
     }),
   },
-  'TOK-03': {
-    how: 'the client secret is not verified',
-    handlers: rewriteTokenForm((form, target) => {
-      if (form.get('client_id') === target.clients.main.id)
-        form.set('client_secret', target.clients.main.secret)
-    }),
-  },
+  'TOK-03': [
+    {
+      how: 'the client secret is not verified',
+      expect: /^a wrong secret got tokens \(HTTP 200\)/,
+      handlers: rewriteTokenForm((form, target) => {
+        if (form.get('client_id') === target.clients.main.id)
+          form.set('client_secret', target.clients.main.secret)
+      }),
+    },
+    {
+      how: 'an unknown client_id is told apart from a wrong secret (client enumeration)',
+      expect: /^wrong secret and unknown client answer differently/,
+      handlers: corruptTokenJson((b, { form }) => {
+        if (b.error === 'invalid_client' && form.get('client_id')?.startsWith('no-such-client'))
+          b.error_description = 'no such client'
+      }),
+    },
+  ],
   'TOK-04': {
     how: 'the 401 to a Basic request has no WWW-Authenticate',
+    expect: /^401 to a Basic request without WWW-Authenticate: Basic/,
     handlers: dropTokenHeader('www-authenticate'),
   },
   'TOK-05': {
     how: 'a repeated form parameter is read as its last value',
+    expect: /^grant_type sent twice: tokens were issued/,
     handlers: rewriteTokenForm((form) => {
       for (const name of new Set(form.keys())) form.set(name, form.getAll(name).at(-1) ?? '')
     }),
   },
-  'TOK-06': {
-    how: 'unsupported grant types are answered invalid_request',
-    handlers: corruptTokenJson((b) => {
-      if (b.error === 'unsupported_grant_type') b.error = 'invalid_request'
-    }),
-  },
+  'TOK-06': [
+    {
+      how: 'a missing grant_type is answered unsupported_grant_type',
+      expect: /^no grant_type: error: expected invalid_request, got "unsupported_grant_type"/,
+      handlers: corruptTokenJson((b, { form }) => {
+        if (!form.has('grant_type') && b.error === 'invalid_request')
+          b.error = 'unsupported_grant_type'
+      }),
+    },
+    {
+      how: 'unsupported grant types are answered invalid_request',
+      expect: /^grant_type=password: error: expected unsupported_grant_type, got "invalid_request"/,
+      handlers: corruptTokenJson((b) => {
+        if (b.error === 'unsupported_grant_type') b.error = 'invalid_request'
+      }),
+    },
+    {
+      how: "a client's registered grant types are not enforced",
+      expect:
+        /^client_credentials by third-client, which is not registered for it: tokens were issued/,
+      faults: ['grant-types-unenforced'],
+    },
+  ],
   'TOK-07': {
     how: 'refresh tokens are a counter behind a fixed prefix',
+    expect: /^refresh tokens carry an estimated \d+ bits \(128 required\)/,
     handlers: (target) => {
       let issued = 0
       return corruptTokenJson((b) => {

@@ -2,7 +2,7 @@ import { decodeJwt, decodeProtectedHeader } from 'jose'
 import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
 import type { userInfo } from '../../catalogue/user-info.ts'
 import { fetchVia, type Target } from '../../harness/target.ts'
-import type { Sabotage } from './kit.ts'
+import type { Sabotages } from './kit.ts'
 import { onForm, plainHeaders, withJson } from './refresh.ts'
 
 const USER_INFO = '/auth/user-info'
@@ -37,9 +37,10 @@ const bearer = (request: Request): string | undefined =>
   /^\S+\s+(\S+)$/.exec(request.headers.get('authorization') ?? '')?.[1]
 
 /** How to break the target for each UI-* check. */
-export const userInfoSabotage: Record<keyof typeof userInfo, Sabotage> = {
+export const userInfoSabotage: Record<keyof typeof userInfo, Sabotages> = {
   'UI-01': {
     how: 'user-info answers another sub',
+    expect: /unexpected "response" body "sub" property value/,
     handlers: onUserInfo(async (_request, real) =>
       withJson(await real(), (b) => {
         if (typeof b.sub === 'string') b.sub = `${b.sub}-other`
@@ -48,6 +49,7 @@ export const userInfoSabotage: Record<keyof typeof userInfo, Sabotage> = {
   },
   'UI-02': {
     how: 'POST to user-info is 405',
+    expect: /^POST user-info with an empty body: expected HTTP 200, got 405/,
     handlers: onUserInfo((request) =>
       Promise.resolve(
         request.method === 'POST'
@@ -61,6 +63,7 @@ export const userInfoSabotage: Record<keyof typeof userInfo, Sabotage> = {
   },
   'UI-03': {
     how: 'a token in the header and the body at once is accepted (the body is ignored)',
+    expect: /^a token in the Authorization header and the body at once: expected HTTP 400, got 200/,
     handlers: onForm(USER_INFO, async ({ form, forward }) => {
       if (!form.has('access_token')) return undefined
       const without = new URLSearchParams(form)
@@ -70,6 +73,7 @@ export const userInfoSabotage: Record<keyof typeof userInfo, Sabotage> = {
   },
   'UI-04': {
     how: 'user-info releases email whatever the scope',
+    expect: /^user-info for "openid" returned claims its scopes do not allow: email/,
     handlers: onUserInfo(async (_request, real) =>
       withJson(await real(), (b) => {
         if (typeof b.sub === 'string') b.email ??= 'leaked@example.com'
@@ -78,6 +82,7 @@ export const userInfoSabotage: Record<keyof typeof userInfo, Sabotage> = {
   },
   'UI-05': {
     how: 'email_verified is the string "true"/"false"',
+    expect: /^primary user: email_verified must be a JSON boolean, got "true"/,
     handlers: onUserInfo(async (_request, real) =>
       withJson(await real(), (b) => {
         if (typeof b.email_verified === 'boolean') b.email_verified = String(b.email_verified)
@@ -86,16 +91,19 @@ export const userInfoSabotage: Record<keyof typeof userInfo, Sabotage> = {
   },
   'UI-06': {
     how: 'a 401 from user-info has no WWW-Authenticate',
+    expect: /^user-info without a token: expected WWW-Authenticate: Bearer/,
     handlers: userInfoHeaders((h) => h.delete('www-authenticate')),
   },
   'UI-07': {
     how: 'a refused token gets a challenge without error="invalid_token"',
+    expect: /^user-info with garbage: expected WWW-Authenticate with error="invalid_token"/,
     handlers: userInfoHeaders((h) => {
       if (h.has('www-authenticate')) h.set('www-authenticate', 'Bearer realm="idp"')
     }),
   },
   'UI-08': {
     how: 'a token without openid gets claims (403 turned into 200)',
+    expect: /^user-info with a client_credentials token: 200, but the token lacks the openid scope/,
     handlers: onUserInfo(async (request, real) => {
       const res = await real()
       const token = bearer(request)
@@ -105,6 +113,7 @@ export const userInfoSabotage: Record<keyof typeof userInfo, Sabotage> = {
   },
   'UI-09': {
     how: 'user-info accepts any JWT of the issuer, ID tokens included',
+    expect: /^user-info with the ID token as a bearer token: expected HTTP 401, got 200/,
     handlers: onUserInfo(async (request, real) => {
       const token = bearer(request)
       if (!token || token.split('.').length !== 3) return undefined
@@ -114,6 +123,7 @@ export const userInfoSabotage: Record<keyof typeof userInfo, Sabotage> = {
   },
   'UI-10': {
     how: 'the Bearer scheme is matched case-sensitively',
+    expect: /^user-info with "Authorization: bearer …": expected HTTP 200, got 401/,
     handlers: onUserInfo((request) =>
       Promise.resolve(
         /^Bearer /.test(request.headers.get('authorization') ?? 'Bearer ')
@@ -127,6 +137,7 @@ export const userInfoSabotage: Record<keyof typeof userInfo, Sabotage> = {
   },
   'UI-11': {
     how: 'no Access-Control-Allow-Origin on user-info',
+    expect: /^CORS preflight: Access-Control-Allow-Origin null/,
     handlers: userInfoHeaders((h) => h.delete('access-control-allow-origin')),
   },
 }

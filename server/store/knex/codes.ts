@@ -41,17 +41,24 @@ export const codeRepository = (knex: Knex): CodeRepository => ({
       consumed_at: null,
     })
   },
-  async consume(digest, now) {
+  async consume(digest, now, binding) {
     // One conditional write decides the winner: it matches an unconsumed row for exactly one
     // of any number of concurrent callers, on SQLite and PostgreSQL alike, and returns the code
-    // to that caller in the same statement. Only the others read the row afterwards.
+    // to that caller in the same statement. Only the others read the row afterwards. With a
+    // binding, a caller with another client or redirect_uri matches nothing and spends nothing.
     const [won] = await knex<CodeRow>('auth_codes')
-      .where({ digest })
+      .where({
+        digest,
+        ...(binding ? { client_id: binding.clientId, redirect_uri: binding.redirectUri } : {}),
+      })
       .whereNull('consumed_at')
       .update({ consumed_at: now })
       .returning('*')
     if (won) return { code: fromRow(won), firstUse: true }
     const row = await knex<CodeRow>('auth_codes').where({ digest }).first()
-    return row && { code: fromRow(row), firstUse: false }
+    if (!row) return undefined
+    return binding && row.consumed_at === null
+      ? { code: fromRow(row), firstUse: false, unbound: true }
+      : { code: fromRow(row), firstUse: false }
   },
 })
