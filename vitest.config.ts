@@ -9,8 +9,9 @@ export default defineConfig({
         test: {
           name: 'server',
           include: ['server/**/*.test.ts', 'fixtures/**/*.test.ts', 'scripts/**/*.test.ts'],
-          // real server processes, killed and restarted: npm run test:scale
-          exclude: ['server/scale/**'],
+          // real server processes, killed and restarted: npm run test:scale; the packed and
+          // installed package: npm run test:package
+          exclude: ['server/scale/**', 'scripts/package.pack.test.ts'],
           testTimeout: 30_000,
         },
       },

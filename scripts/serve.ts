@@ -164,7 +164,7 @@ async function runPrimary(
     recentDeaths = [...recentDeaths.filter((t) => t >= now - 60_000), now]
     const how = signal ? signal : `code ${String(code)}`
     logger.error(
-      { event: 'worker-exit', workerPid: worker.process.pid, code, signal },
+      { event: 'worker-exit', workerPid: worker.process.pid, exitCode: code, signal },
       `worker ${String(worker.process.pid)} exited (${how}); ${recentDeaths.length > 5 ? 'too many exits in a minute, stopping' : 'starting another'}`,
     )
     if (recentDeaths.length > 5) {

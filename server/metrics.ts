@@ -92,8 +92,12 @@ export function createMetrics(deps: Pick<Deps, 'store' | 'keys' | 'clock'>): Met
       server.events.on('response', (request: Request) => {
         const route = request.route.path
         const method = request.method.toUpperCase()
-        const raw = request.response as { statusCode?: number; output?: { statusCode: number } }
-        const status = raw.statusCode ?? raw.output?.statusCode ?? 0
+        // no response object when the client went away first
+        const raw = request.response as {
+          statusCode?: number
+          output?: { statusCode: number }
+        } | null
+        const status = raw?.statusCode ?? raw?.output?.statusCode ?? 0
         requests.inc({ route, method, status: String(status) })
         const end = request.info.completed || request.info.responded || Date.now()
         duration.observe({ route, method }, Math.max(0, end - request.info.received) / 1000)

@@ -45,7 +45,7 @@ export function answerClientErrors(
       'Bad Request',
       'the request is malformed',
     ]
-    deps.log('client-error', { code, status })
+    deps.log('client-error', { reason: code, status })
     const body = JSON.stringify({ error: 'invalid_request', error_description: description })
     const headers = {
       'content-type': 'application/json; charset=utf-8',
