@@ -5,6 +5,20 @@ export class CheckFailure extends Error {
   override readonly name = 'CheckFailure'
 }
 
+/**
+ * A positive control that did not hold: the check's negative cases would prove nothing, so
+ * its verdict is ERROR (inconclusive), never a conformance failure. The requirement the
+ * control exercises has its own check, which fails on its own.
+ */
+export class ControlFailure extends Error {
+  override readonly name = 'ControlFailure'
+}
+
+/** Ends the check as inconclusive unless its positive control holds. */
+export function expectControl(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new ControlFailure(message)
+}
+
 const show = (v: unknown): string => {
   // JSON.stringify(undefined) is undefined: show it as such rather than crash
   const s = (JSON.stringify(v) as string | undefined) ?? String(v)
