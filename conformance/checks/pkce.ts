@@ -203,8 +203,10 @@ check('PKCE-05', async (ctx) => {
     client: auth.client,
     redirectUri: auth.redirectUri,
   })
-  // RFC 7636 §4.5, §4.6: a code bound to a challenge is not redeemable without the verifier
-  expectOAuthError(res, 400, 'invalid_grant')
+  // RFC 7636 §4.5, §4.6: a code bound to a challenge is not redeemable without the verifier;
+  // INTERFACE.md §7 names invalid_request for "a required parameter is missing", as right as
+  // RFC 7636's invalid_grant
+  expectOAuthError(res, 400, ['invalid_grant', 'invalid_request'])
 })
 
 check('PKCE-06', async (ctx) => {

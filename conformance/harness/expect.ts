@@ -72,6 +72,29 @@ export function expectJsonObject(res: HttpResponse, what = 'body'): Record<strin
   return res.json as Record<string, unknown>
 }
 
+/**
+ * A request with a method the endpoint does not take is refused in the JSON error shape:
+ * 400, 404 or 405 (RFC 9110 §15.5.5/§15.5.6 let a server answer 404), noted when not 405.
+ */
+export function wrongMethod(
+  ctx: { note(message: string): void },
+  res: HttpResponse,
+  what: string,
+): void {
+  about(what, () => expectOAuthError(res, [400, 404, 405]))
+  if (res.status !== 405) ctx.note(`${what} was answered ${res.status}, not 405 (SHOULD)`)
+}
+
+/** Runs `fn`, prefixing the message of the CheckFailure it throws with `what`. */
+function about(what: string, fn: () => void): void {
+  try {
+    fn()
+  } catch (err) {
+    if (err instanceof CheckFailure) throw new CheckFailure(`${what}: ${err.message}`)
+    throw err
+  }
+}
+
 /** RFC 6749 App. A.7 / A.8: the characters allowed in error and error_description. */
 export const ERROR_CHARS = /^[\x20-\x21\x23-\x5B\x5D-\x7E]+$/
 

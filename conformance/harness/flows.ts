@@ -62,10 +62,14 @@ export async function authorize(
   const verifier = oidc.randomPKCECodeVerifier()
   const challenge = await oidc.calculatePKCECodeChallenge(verifier)
   const state = oidc.randomState()
-  const nonce = options.nonce === false ? undefined : oidc.randomNonce()
+  const scope = options.scope ?? 'openid'
+  // OIDC Core §3.1.2.1: nonce is an OpenID Connect parameter; providers rightly refuse it in
+  // a request without the openid scope
+  const nonce =
+    options.nonce === false || !scope.split(' ').includes('openid') ? undefined : oidc.randomNonce()
   const url = oidc.buildAuthorizationUrl(config, {
     redirect_uri: redirectUri,
-    scope: options.scope ?? 'openid',
+    scope,
     state,
     ...(nonce ? { nonce } : {}),
     code_challenge: challenge,
