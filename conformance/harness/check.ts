@@ -292,20 +292,32 @@ export function causeOf(
   message: string,
   exchanges: readonly { method: string; url: string; status: number | undefined }[] = [],
 ): string {
-  const status = /expected HTTP ([\d or]+), got (\d+) from (\S+)/.exec(message)
+  const endpoint = (url: string): string => new URL(url, 'https://x').pathname
+  const status = /expected HTTP [\d or]+, got (\d+) from (\S+)/.exec(message)
   if (status) {
-    const url = new URL(status[3] ?? '', 'https://x')
-    const method =
-      [...exchanges].reverse().find((x) => x.url.split('?')[0] === `${url.origin}${url.pathname}`)
-        ?.method ?? ''
-    return `${method ? `${method} ` : ''}${url.pathname} answered HTTP ${status[2]} (expected ${status[1]})`
+    const path = endpoint(status[2] ?? '')
+    const method = [...exchanges].reverse().find((x) => endpoint(x.url) === path)?.method ?? ''
+    return `${method ? `${method} ` : ''}${path} answered HTTP ${status[1]}`
   }
-  return message
+  // an error the IdP answered, as openid-client reported it: the last exchange says where
+  const last = exchanges.at(-1)
+  const refused = /^the IdP (refused the request with|answered) HTTP (\d+)/.exec(message)
+  if (refused && last && String(last.status) === refused[2])
+    return `${last.method} ${endpoint(last.url)} answered HTTP ${refused[2]}`
+  // "what: expected X, got Y" about the last answer: the same assertion on the same endpoint
+  // and status is one cause, whichever request of whichever check met it
+  const assertion = /^[^:]{1,120}: (expected .*)$/s.exec(message)
+  if (assertion && last?.status !== undefined)
+    return `${last.method} ${endpoint(last.url)} (HTTP ${last.status}): ${normalise(assertion[1] ?? '')}`
+  return normalise(message)
+}
+
+const normalise = (text: string): string =>
+  text
     .replace(/https?:\/\/[^\s?#"]+(\?[^\s#"]*)?(#[^\s"]*)?/g, (u) => u.split(/[?#]/)[0] ?? u)
     .replace(/[A-Za-z0-9_-]{20,}/g, '…')
     .replace(/\d+ ?ms\b/g, '… ms')
     .slice(0, 300)
-}
 
 function describe(err: unknown): string {
   if (!(err instanceof Error)) return String(err)

@@ -74,6 +74,9 @@ export async function authorize(
     ...(nonce ? { nonce } : {}),
     code_challenge: challenge,
     code_challenge_method: 'S256',
+    // OIDC Core §11: an OP MUST ignore offline_access unless prompt contains consent (or other
+    // conditions permit it), so a request for offline access asks the way the standard says
+    ...(scope.split(' ').includes('offline_access') ? { prompt: 'consent' } : {}),
     ...options.params,
   })
   const context = options.context ?? (await ctx.newBrowserContext())

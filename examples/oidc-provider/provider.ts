@@ -93,6 +93,7 @@ async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
 /** The deployment's own interaction routes (login form, sign-in, cancel). */
 async function interaction(
   provider: Provider,
+  baseUrl: string,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
@@ -110,7 +111,38 @@ async function interaction(
   try {
     const details = await provider.interactionDetails(req, res)
     if (!uid || details.uid !== uid) return html(400, '<p>unknown interaction</p>')
+    if (req.method === 'GET' && action === undefined && details.prompt.name === 'consent') {
+      // the first-party client's consent is given (as in the documentation's example of a
+      // consent interaction), including offline_access when prompt=consent asked for it
+      const { grantId, session, params } = details
+      const grant = grantId
+        ? await provider.Grant.find(grantId)
+        : new provider.Grant({
+            accountId: String(session?.accountId ?? ''),
+            clientId: String(params.client_id),
+          })
+      if (!grant) return html(400, '<p>unknown grant</p>')
+      const missing = details.prompt.details as {
+        missingOIDCScope?: string[]
+        missingResourceScopes?: Record<string, string[]>
+      }
+      if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '))
+      for (const [resource, scopes] of Object.entries(missing.missingResourceScopes ?? {}))
+        grant.addResourceScope(resource, scopes.join(' '))
+      const id = await grant.save()
+      return void (await provider.interactionFinished(
+        req,
+        res,
+        { consent: { grantId: id } },
+        { mergeWithLastSubmission: true },
+      ))
+    }
     if (req.method === 'GET' && action === undefined) return html(200, loginPage(uid))
+    // login CSRF: a cross-site post is refused (the cookies' SameSite=Lax keeps a browser
+    // from sending them cross-site; a client that sends them anyway meets this)
+    const origin = req.headers.origin
+    if (req.method === 'POST' && origin !== undefined && origin !== new URL(baseUrl).origin)
+      return html(403, '<p>cross-origin sign-in refused</p>')
     if (req.method === 'POST' && action === 'login') {
       const form = await readForm(req)
       const account = ACCOUNTS[form.get('username') ?? '']
@@ -187,6 +219,11 @@ export async function startExampleProvider(port = 0): Promise<ExampleProvider> {
       email: ['email', 'email_verified'],
     },
     responseTypes: ['code'],
+    // OIDC Core §3.1.2.1 and INTERFACE.md §4.1: redirect_uri is required, even for a client
+    // with one registered URI
+    allowOmittingSingleRegisteredRedirectUri: false,
+    // INTERFACE.md §2.2: the refresh_token grant returns no new refresh token
+    rotateRefreshToken: false,
     clientAuthMethods: ['client_secret_post'],
     enabledJWA: { idTokenSigningAlgValues: ['RS256'] },
     pkce: { methods: ['S256'], required: () => true },
@@ -197,7 +234,22 @@ export async function startExampleProvider(port = 0): Promise<ExampleProvider> {
       clientCredentials: { enabled: true },
       introspection: { enabled: true },
       revocation: { enabled: true },
-      rpInitiatedLogout: { enabled: true },
+      rpInitiatedLogout: {
+        enabled: true,
+        // INTERFACE.md §4.6: logout with a valid id_token_hint ends the session and redirects,
+        // so the confirmation form submits itself then; without a hint (anyone could have sent
+        // the request) the user is asked, as the provider does by default
+        logoutSource(ctx, form) {
+          const hinted = Boolean(ctx.oidc.entities.IdTokenHint)
+          const confirm = form.replace(
+            '</form>',
+            '<input type="hidden" name="logout" value="yes"></form>',
+          )
+          ctx.body = hinted
+            ? `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Signing out</title></head><body>${confirm}<noscript><button type="submit" form="op.logoutForm">Continue</button></noscript><script>document.forms[0].submit()</script></body></html>`
+            : `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign out</title></head><body><h1>Do you want to sign out?</h1>${form}<button autofocus type="submit" form="op.logoutForm" value="yes" name="logout">Yes, sign me out</button><button type="submit" form="op.logoutForm">No, stay signed in</button></body></html>`
+        },
+      },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => RESOURCE,
@@ -212,8 +264,6 @@ export async function startExampleProvider(port = 0): Promise<ExampleProvider> {
         }),
       },
     },
-    // INTERFACE.md §2.2: the authorization_code grant returns a refresh token
-    issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     // the example's only client is first-party: its consent is given, as the documentation's
     // `loadExistingGrant` helper describes for first-party clients
     async loadExistingGrant(ctx: KoaContextWithOIDC) {
@@ -254,7 +304,7 @@ export async function startExampleProvider(port = 0): Promise<ExampleProvider> {
   const provider = new Provider(baseUrl, configuration)
   const callback = provider.callback()
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    if (req.url?.startsWith('/interaction/')) void interaction(provider, req, res)
+    if (req.url?.startsWith('/interaction/')) void interaction(provider, baseUrl, req, res)
     else void callback(req, res)
   })
   return {
