@@ -148,7 +148,7 @@ export async function expectErrorPage(
   const final = await followAtIdp(ctx, res, what)
   expectThat(
     !hasPasswordField(final.text),
-    `${what}: the request was accepted: the IdP showed its login form (HTTP ${final.status}), which would redirect after sign-in, instead of an error`,
+    `${what}: the request was accepted: the IdP answered HTTP ${res.status}${isRedirect(res) ? ` to ${res.headers.get('location') ?? ''}` : ''} and showed its login form, which would redirect after sign-in, instead of an error`,
   )
   // the MUST is no redirect to the unverified URI (RFC 6749 §3.1.2.4, §4.1.2.1); a 4xx status
   // for the page is demanded only where REQUIREMENTS.md says so (AUTHZ-03), noted elsewhere
