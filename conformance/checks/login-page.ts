@@ -13,13 +13,7 @@ import {
 import type { HttpResponse } from '../harness/http.ts'
 import { oidc } from '../harness/oidc.ts'
 import type { TargetUser } from '../harness/target.ts'
-import {
-  expectErrorPage,
-  expectLoginPage,
-  expectRedirectTo,
-  validParams,
-  visibleText,
-} from './authorize.ts'
+import { expectErrorPage, expectLoginPage, validParams, visibleText } from './authorize.ts'
 
 /** The hosted login form as a browser got it: where it posts, and what it carries. */
 interface LoginForm {
@@ -139,19 +133,19 @@ async function followToClient(
   form: LoginForm,
   first: HttpResponse,
   redirectUri: string,
-  withCookies = true,
+  /** Collects every response of the chain after the first (their Set-Cookie, for LOGIN-05). */
+  hops: HttpResponse[] = [],
 ): Promise<URL | undefined> {
   const jar = new CookieJar()
-  if (withCookies)
-    for (const c of await form.context.cookies()) {
-      const url = `${c.secure ? 'https' : 'http'}://${c.domain.replace(/^\./, '')}${c.path}`
-      await jar
-        .setCookie(
-          `${c.name}=${c.value}; Path=${c.path}${c.secure ? '; Secure' : ''}${c.httpOnly ? '; HttpOnly' : ''}`,
-          url,
-        )
-        .catch(() => undefined)
-    }
+  for (const c of await form.context.cookies()) {
+    const url = `${c.secure ? 'https' : 'http'}://${c.domain.replace(/^\./, '')}${c.path}`
+    await jar
+      .setCookie(
+        `${c.name}=${c.value}; Path=${c.path}${c.secure ? '; Secure' : ''}${c.httpOnly ? '; HttpOnly' : ''}`,
+        url,
+      )
+      .catch(() => undefined)
+  }
   let res = first
   const idp = new URL(ctx.target.baseUrl).origin
   for (let hop = 0; hop < 10; hop++) {
@@ -166,6 +160,7 @@ async function followToClient(
     res = await ctx.http.request(next.toString(), {
       headers: { accept: 'text/html', ...(cookie ? { cookie } : {}) },
     })
+    hops.push(res)
   }
   return undefined
 }
@@ -445,8 +440,13 @@ check('LOGIN-05', async (ctx) => {
   // OWASP ASVS V3.4: the cookies of the sign-in are Secure, HttpOnly and SameSite
   const form = await captureLoginForm(ctx)
   const signedIn = await postLogin(ctx, form, ctx.target.users.primary)
-  expectRedirectTo(signedIn, redirectUriOf(ctx, mainClient(ctx)), 'the credential post')
-  const cookies = [...cookiesSet(res), ...cookiesSet(signedIn)]
+  // the sign-in may pass through the IdP's own redirects before it reaches the client
+  const hops: HttpResponse[] = []
+  expectControl(
+    await followToClient(ctx, form, signedIn, redirectUriOf(ctx, mainClient(ctx)), hops),
+    `the credential post, replayed with the browser's cookies for ${form.action} and followed through the IdP's redirects, never reached the client (first answer HTTP ${signedIn.status})`,
+  )
+  const cookies = [...cookiesSet(res), ...cookiesSet(signedIn), ...hops.flatMap(cookiesSet)]
   expectThat(cookies.length > 0, 'the sign-in set no cookie at all (how is the session kept?)')
   for (const cookie of cookies) {
     const name = cookie.split('=')[0] ?? cookie

@@ -191,7 +191,16 @@ export async function browse(
           .first()
           .click({ timeout })
       } else if (options.user) {
+        // the navigation the sign-in starts: listened for before the click, since a redirect
+        // chain through the IdP (303 to a resume URL, then to the client) may take a while
+        const navigated = page
+          .waitForEvent('framenavigated', {
+            predicate: (frame) => frame === page.mainFrame(),
+            timeout,
+          })
+          .catch(() => undefined)
         await signIn(page, options.user, target.login, options.onLoginStep)
+        await Promise.race([reachedCallback, navigated])
       } else {
         return { callback: seen.callback, page, loginShown, loginPostStatus }
       }
@@ -199,6 +208,7 @@ export async function browse(
         reachedCallback,
         page.waitForLoadState('load', { timeout }).catch(() => undefined),
       ])
+      if (!arrived()) await followSelfSubmitting(page, reachedCallback, timeout)
       // the redirect may come a moment after the load state of an error page
       if (!arrived()) await Promise.race([reachedCallback, new Promise((r) => setTimeout(r, 300))])
     }

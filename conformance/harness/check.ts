@@ -145,11 +145,7 @@ export async function runCheck(
   const contexts: BrowserContext[] = []
   let timedOut = false
   const started = performance.now()
-  const result = (
-    verdict: Verdict,
-    message: string | undefined,
-    cause?: string | undefined,
-  ): CheckResult => ({
+  const result = (verdict: Verdict, message: string | undefined, cause?: string): CheckResult => ({
     id,
     ...req,
     verdict,
@@ -259,12 +255,12 @@ export function classify(err: unknown): {
   if (code === 'OAUTH_RESPONSE_BODY_ERROR')
     return {
       kind: 'failure',
-      message: `the IdP answered HTTP ${String(e.status)} with error=${String(e.error)}${e.error_description ? ` (${String(e.error_description)})` : ''}`,
+      message: `the IdP answered HTTP ${String(e.status)} with error=${String(e.error)}${typeof e.error_description === 'string' ? ` (${e.error_description})` : ''}`,
     }
   if (code === 'OAUTH_AUTHORIZATION_RESPONSE_ERROR')
     return {
       kind: 'failure',
-      message: `the authorization response carried error=${String(e.error)}${e.error_description ? ` (${String(e.error_description)})` : ''}`,
+      message: `the authorization response carried error=${String(e.error)}${typeof e.error_description === 'string' ? ` (${e.error_description})` : ''}`,
     }
   // oauth4webapi's checks of what the target sent (a non-conform or non-JSON response, a claim
   // that does not match, a timestamp out of range): the target's doing, in its own words

@@ -25,15 +25,16 @@ describe('conformance suite against node-oidc-provider (examples/oidc-provider)'
 
   beforeAll(async () => {
     provider = await startExampleProvider()
-    const file = JSON.parse(
-      readFileSync(new URL('target.json', import.meta.url), 'utf8'),
-    ) as Omit<TargetConfig, 'baseUrl' | 'ca'>
+    const file = JSON.parse(readFileSync(new URL('target.json', import.meta.url), 'utf8')) as Omit<
+      TargetConfig,
+      'baseUrl' | 'ca'
+    >
     target = resolveTarget({ ...file, baseUrl: provider.baseUrl, ca: provider.ca })
     for (const r of await runChecks(target, { ids, concurrency: 2 })) results.set(r.id, r)
   }, 1_200_000)
   afterAll(async () => {
-    await target?.dispatcher.close()
-    await provider?.stop()
+    await (target as Target | undefined)?.dispatcher.close()
+    await (provider as ExampleProvider | undefined)?.stop()
   })
 
   test('every expected verdict names a check that runs here, with a reason', () => {

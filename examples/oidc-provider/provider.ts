@@ -104,6 +104,7 @@ async function interaction(
       'content-type': 'text/html; charset=utf-8',
       'cache-control': 'no-store',
       'x-frame-options': 'DENY',
+      'referrer-policy': 'no-referrer',
       'content-security-policy': "default-src 'self'; frame-ancestors 'none'",
     })
     res.end(body)
@@ -118,7 +119,7 @@ async function interaction(
       const grant = grantId
         ? await provider.Grant.find(grantId)
         : new provider.Grant({
-            accountId: String(session?.accountId ?? ''),
+            accountId: session?.accountId ?? '',
             clientId: String(params.client_id),
           })
       if (!grant) return html(400, '<p>unknown grant</p>')
@@ -130,12 +131,12 @@ async function interaction(
       for (const [resource, scopes] of Object.entries(missing.missingResourceScopes ?? {}))
         grant.addResourceScope(resource, scopes.join(' '))
       const id = await grant.save()
-      return void (await provider.interactionFinished(
+      return await provider.interactionFinished(
         req,
         res,
         { consent: { grantId: id } },
         { mergeWithLastSubmission: true },
-      ))
+      )
     }
     if (req.method === 'GET' && action === undefined) return html(200, loginPage(uid))
     // login CSRF: a cross-site post is refused (the cookies' SameSite=Lax keeps a browser
@@ -148,20 +149,20 @@ async function interaction(
       const account = ACCOUNTS[form.get('username') ?? '']
       if (!account || account.password !== form.get('password'))
         return html(401, loginPage(uid, 'Wrong username or password.'))
-      return void (await provider.interactionFinished(
+      return await provider.interactionFinished(
         req,
         res,
         { login: { accountId: account.sub } },
         { mergeWithLastSubmission: false },
-      ))
+      )
     }
     if (req.method === 'POST' && action === 'abort')
-      return void (await provider.interactionFinished(
+      return await provider.interactionFinished(
         req,
         res,
         { error: 'access_denied', error_description: 'End-User aborted interaction' },
         { mergeWithLastSubmission: false },
-      ))
+      )
     return html(405, '<p>method not allowed</p>')
   } catch (err) {
     // an expired or unknown interaction (its cookie is gone): the provider's own words
@@ -227,7 +228,12 @@ export async function startExampleProvider(port = 0): Promise<ExampleProvider> {
     clientAuthMethods: ['client_secret_post'],
     enabledJWA: { idTokenSigningAlgValues: ['RS256'] },
     pkce: { methods: ['S256'], required: () => true },
-    cookies: { keys: ['example-provider-cookie-key-not-a-secret'] },
+    // the provider's session cookie defaults to SameSite=None; a first-party login keeps it Lax
+    cookies: {
+      keys: ['example-provider-cookie-key-not-a-secret'],
+      long: { sameSite: 'lax' },
+      short: { sameSite: 'lax' },
+    },
     ttl: { AccessToken: 3600, ClientCredentials: 3600, AuthorizationCode: 60, IdToken: 3600 },
     features: {
       devInteractions: { enabled: false },
@@ -274,21 +280,23 @@ export async function startExampleProvider(port = 0): Promise<ExampleProvider> {
         ? await ctx.oidc.provider.Grant.find(grantId)
         : new ctx.oidc.provider.Grant({ clientId: client.clientId, accountId: session.accountId })
       if (!grant) return undefined
-      grant.addOIDCScope(String(params?.scope ?? 'openid'))
+      grant.addOIDCScope(typeof params?.scope === 'string' ? params.scope : 'openid')
       grant.addResourceScope(RESOURCE, API_SCOPES)
       await grant.save()
       return grant
     },
-    async extraTokenClaims(_ctx, token) {
-      const account = 'accountId' in token ? bySub.get(String(token.accountId)) : undefined
-      return account
-        ? { roles: account.roles, org_id: account.orgId, permissions: [...API_SCOPES.split(' ')] }
-        : undefined
+    extraTokenClaims(_ctx, token) {
+      const account = 'accountId' in token ? bySub.get(token.accountId) : undefined
+      return Promise.resolve(
+        account
+          ? { roles: account.roles, org_id: account.orgId, permissions: API_SCOPES.split(' ') }
+          : undefined,
+      )
     },
-    async findAccount(_ctx, sub) {
+    findAccount(_ctx, sub) {
       const account = bySub.get(sub)
-      if (!account) return undefined
-      return {
+      if (!account) return Promise.resolve(undefined)
+      return Promise.resolve({
         accountId: sub,
         claims: () => ({
           sub,
@@ -298,12 +306,14 @@ export async function startExampleProvider(port = 0): Promise<ExampleProvider> {
           email: account.email,
           email_verified: account.emailVerified,
         }),
-      }
+      })
     },
   }
   const provider = new Provider(baseUrl, configuration)
   const callback = provider.callback()
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    // what a deployment's TLS front usually adds (the provider leaves it to the deployment)
+    res.setHeader('strict-transport-security', 'max-age=31536000; includeSubDomains')
     if (req.url?.startsWith('/interaction/')) void interaction(provider, baseUrl, req, res)
     else void callback(req, res)
   })
