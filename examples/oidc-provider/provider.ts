@@ -104,7 +104,8 @@ async function interaction(
       'content-type': 'text/html; charset=utf-8',
       'cache-control': 'no-store',
       'x-frame-options': 'DENY',
-      'referrer-policy': 'no-referrer',
+      // same-origin posts keep their Origin header (no-referrer would make it "null")
+      'referrer-policy': 'strict-origin',
       'content-security-policy': "default-src 'self'; frame-ancestors 'none'",
     })
     res.end(body)
@@ -234,7 +235,16 @@ export async function startExampleProvider(port = 0): Promise<ExampleProvider> {
       long: { sameSite: 'lax' },
       short: { sameSite: 'lax' },
     },
-    ttl: { AccessToken: 3600, ClientCredentials: 3600, AuthorizationCode: 60, IdToken: 3600 },
+    ttl: {
+      AccessToken: 3600,
+      ClientCredentials: 3600,
+      AuthorizationCode: 60,
+      IdToken: 3600,
+      RefreshToken: 30 * 24 * 3600,
+      Grant: 30 * 24 * 3600,
+      Session: 8 * 3600,
+      Interaction: 3600,
+    },
     features: {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
