@@ -229,12 +229,9 @@ export async function startExampleProvider(port = 0): Promise<ExampleProvider> {
     clientAuthMethods: ['client_secret_post'],
     enabledJWA: { idTokenSigningAlgValues: ['RS256'] },
     pkce: { methods: ['S256'], required: () => true },
-    // the provider's session cookie defaults to SameSite=None; a first-party login keeps it Lax
-    cookies: {
-      keys: ['example-provider-cookie-key-not-a-secret'],
-      long: { sameSite: 'lax' },
-      short: { sameSite: 'lax' },
-    },
+    // the session cookie keeps the provider's default SameSite=None: an RP's cross-site POST to
+    // the end_session endpoint (RP-Initiated Logout §2) must carry it to end the session
+    cookies: { keys: ['example-provider-cookie-key-not-a-secret'] },
     ttl: {
       AccessToken: 3600,
       ClientCredentials: 3600,

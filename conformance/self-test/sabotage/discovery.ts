@@ -49,8 +49,9 @@ export const discoverySabotage: Record<keyof typeof discovery, Sabotage> = {
     handlers: corruptJson(DISCOVERY, (b) => delete b.request_uri_parameter_supported),
   },
   'DISC-10': {
-    how: 'revocation_endpoint_auth_methods_supported omitted',
-    handlers: corruptJson(DISCOVERY, (b) => delete b.revocation_endpoint_auth_methods_supported),
+    // the auth-method members are a SHOULD (a note); the endpoints are the MUST
+    how: 'revocation_endpoint omitted',
+    handlers: corruptJson(DISCOVERY, (b) => delete b.revocation_endpoint),
   },
   'DISC-11': {
     how: 'RFC 8414 document with another issuer',
