@@ -1,9 +1,7 @@
-import {
-  request as httpRequest,
-  type IncomingHttpHeaders,
-  type OutgoingHttpHeaders,
-} from 'node:http'
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
+// the module objects, looked up per request (not named imports, which bind the original
+// functions): the self-test's msw interceptors patch http.request and https.request
+import nodeHttp, { type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http'
+import nodeHttps, { Agent as HttpsAgent } from 'node:https'
 import { rootCertificates } from 'node:tls'
 import type { Target } from './target.ts'
 import type { Exchange } from './types.ts'
@@ -136,8 +134,8 @@ function send(
     }
     const req =
       url.protocol === 'http:'
-        ? httpRequest(url, options)
-        : httpsRequest(url, { ...options, agent: agentFor(init.ca) })
+        ? nodeHttp.request(url, options)
+        : nodeHttps.request(url, { ...options, agent: agentFor(init.ca) })
     req.once('error', reject)
     req.once('response', (res) => {
       const chunks: Buffer[] = []
