@@ -19,6 +19,8 @@ export interface CheckContext {
   screenshot(name: string, png: Buffer): void
   /** A fresh browser context (own cookies), closed when the check ends. */
   newBrowserContext(): Promise<BrowserContext>
+  /** Milliseconds left before the check is stopped as timed out (`--check-timeout`). */
+  timeLeftMs(): number
 }
 
 /** What the checks of one run share: one browser, launched on first use. */
@@ -166,6 +168,7 @@ export async function runCheck(
       throw new Skip(reason)
     },
     screenshot: (name, png) => screenshots.push({ name, png: png.toString('base64') }),
+    timeLeftMs: () => Math.max(0, timeoutMs - (performance.now() - started)),
     async newBrowserContext() {
       if (timedOut) throw new CheckTimeout('the check was stopped: it timed out')
       const context = await (await resources.browser()).newContext({ ignoreHTTPSErrors: false })
