@@ -26,6 +26,15 @@ export default defineConfig({
       },
       {
         test: {
+          // the whole suite against node-oidc-provider, a provider the project did not write
+          name: 'examples',
+          include: ['examples/**/*.test.ts'],
+          testTimeout: 30_000,
+          hookTimeout: 1_200_000,
+        },
+      },
+      {
+        test: {
           name: 'self-test',
           include: ['conformance/self-test/**/*.test.ts'],
           testTimeout: 120_000,

@@ -5,6 +5,8 @@ import { parseArgs } from 'node:util'
 import { startEmbedded, type Embedded } from './harness/embedded.ts'
 import { loginDryRun } from './harness/login-dry-run.ts'
 import { registeredChecks, runChecks } from './harness/runner.ts'
+import { CHECK_TIMEOUT_MS, embeddedOnlyReason } from './harness/check.ts'
+import { predictSkips } from './harness/needs.ts'
 import { fetchVia, resolveTarget, type Target } from './harness/target.ts'
 import { writeReportDir } from './report/all-formats.ts'
 import { profileChecks } from './threats.ts'
@@ -45,6 +47,10 @@ const USAGE = `usage: idp-conformance [run] [options]
   --known-failures FILE  JSON [{id, reason, expires}]: listed failures do not fail the run
                          until they expire; a listed check that passes is a stale entry (fails)
   --allow-skips          skipped checks do not fail the run (by default they do)
+  --allow-errors         inconclusive (ERROR) checks, which the harness could not drive, do
+                         not fail the run (by default they do; they are never failures)
+  --check-timeout S      seconds one check may take before it is stopped as inconclusive
+                         (default ${CHECK_TIMEOUT_MS / 1000})
   --parallel N           run up to N checks at once (default: cores - 1, from 1 to 4; here
                          ${DEFAULT_PARALLEL}); checks that change shared state (clock, rate
                          limits) always run alone
@@ -52,7 +58,8 @@ const USAGE = `usage: idp-conformance [run] [options]
                          line per login step and screenshots in the report dir (default
                          reports/login-dry-run); exit 0 when the IdP redirected with a code
   --print-config         print the resolved target configuration (secrets redacted) and exit
-  --list                 list the checks and exit
+  --list                 list the checks and exit; with --config, also the checks the
+                         configuration will skip and why, and the embedded-only ones
   -h, --help             this text
 `
 
@@ -108,6 +115,38 @@ export function parseParallel(value: string | undefined): number {
   return n
 }
 
+/** `--check-timeout S`: whole seconds from 5 to 3600, in ms. */
+export function parseCheckTimeout(value: string | undefined): number {
+  if (value === undefined) return CHECK_TIMEOUT_MS
+  const n = Number(value)
+  if (!/^\d+$/.test(value) || n < 5 || n > 3600)
+    throw new UsageError(`--check-timeout must be whole seconds from 5 to 3600, got ${value}`)
+  return n * 1000
+}
+
+/**
+ * Before a run against a deployment: the checks its configuration will skip (a client or
+ * user it does not name), and the embedded-only checks, each with why.
+ */
+export function plannedSkips(ids: readonly RequirementId[], config: TargetConfig): string {
+  const embeddedOnly = ids.flatMap((id) => {
+    const why = embeddedOnlyReason(id)
+    return why ? [`  ${id}: ${why}`] : []
+  })
+  const skips = predictSkips(
+    ids.filter((id) => !embeddedOnlyReason(id)),
+    config,
+  ).map(({ id, why }) => `  ${id}: ${why}`)
+  const lines: string[] = []
+  if (embeddedOnly.length)
+    lines.push(
+      `Embedded only (not run against a deployment, not counted): ${embeddedOnly.length}`,
+      ...embeddedOnly,
+    )
+  if (skips.length) lines.push(`The configuration will skip ${skips.length} checks:`, ...skips)
+  return lines.length ? `${lines.join('\n')}\n` : ''
+}
+
 /** Runs the CLI; returns the exit code. Never throws for usage, configuration or network problems. */
 export async function main(argv: readonly string[], io: Io): Promise<number> {
   let values
@@ -124,6 +163,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         strict: { type: 'boolean' },
         'known-failures': { type: 'string' },
         'allow-skips': { type: 'boolean' },
+        'allow-errors': { type: 'boolean' },
+        'check-timeout': { type: 'string' },
         parallel: { type: 'string' },
         'print-config': { type: 'boolean' },
         'login-dry-run': { type: 'boolean' },
@@ -147,17 +188,26 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   let ids: RequirementId[]
   let knownFailures: KnownFailure[]
   let concurrency: number
+  let checkTimeoutMs: number
   try {
     const skipped = values.skip ? new Set(selectChecks(values.skip)) : new Set<RequirementId>()
     ids = selectChecks(values.only).filter((id) => !skipped.has(id))
     if (ids.length === 0) throw new UsageError('--only/--skip leave no check to run')
     knownFailures = values['known-failures'] ? loadKnownFailures(values['known-failures']) : []
     concurrency = parseParallel(values.parallel)
+    checkTimeoutMs = parseCheckTimeout(values['check-timeout'])
+    const remote = values['base-url'] ?? values.config ?? io.env.IDP_BASE_URL
     if (values.list) {
       for (const id of ids) io.out.write(`${checkName(id)}\n`)
+      if (remote) {
+        const config = loadTargetConfig(
+          { baseUrl: values['base-url'], config: values.config, ca: values.ca },
+          io.env,
+        )
+        io.out.write(plannedSkips(ids, config))
+      }
       return EXIT.ok
     }
-    const remote = values['base-url'] ?? values.config ?? io.env.IDP_BASE_URL
     if (values['print-config']) {
       const config = remote
         ? loadTargetConfig(
@@ -205,6 +255,16 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       return dry.signedIn ? EXIT.ok : EXIT.failures
     }
     const color = useColor(io.out, io.env)
+    if (!target.embedded) {
+      // checks that only the embedded server can host are not run, and not counted as skipped
+      const embeddedOnly = ids.filter((id) => embeddedOnlyReason(id))
+      ids = ids.filter((id) => !embeddedOnlyReason(id))
+      io.out.write(plannedSkips([...ids, ...embeddedOnly], target))
+      if (ids.length === 0) {
+        io.err.write('idp-conformance: every selected check runs only on the embedded server\n')
+        return EXIT.usage
+      }
+    }
     io.out.write(
       `Running ${ids.length} checks against ${target.baseUrl}${target.embedded ? ' (embedded reference server)' : ''}\n`,
     )
@@ -212,14 +272,17 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     const results = await runChecks(target, {
       ids,
       concurrency,
+      checkTimeoutMs,
       onResult: (r) => io.out.write(`${formatResultLine(r, color)}\n`),
     })
     const finishedAt = new Date()
-    io.out.write(`${formatSummary(results)}\n`)
+    io.out.write(`${formatSummary(results, finishedAt.getTime() - startedAt.getTime())}\n`)
     const strict = values.strict ?? false
     const verdict = gate(results, {
       strict,
       allowSkips: values['allow-skips'] ?? false,
+      allowErrors: values['allow-errors'] ?? false,
+      knownIds: new Set(Object.keys(requirements)),
       knownFailures,
       today: new Date(),
     })
@@ -235,6 +298,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     // GitHub Actions shows this file as the job summary
     if (io.env.GITHUB_STEP_SUMMARY) appendFileSync(io.env.GITHUB_STEP_SUMMARY, `${summary}\n`)
     for (const line of verdict.excused) io.out.write(`known failure: ${line}\n`)
+    for (const line of verdict.unused) io.out.write(`unused known-failures entry: ${line}\n`)
     for (const line of verdict.problems) io.out.write(`fails the run: ${line}\n`)
     io.out.write(verdict.passed ? 'Result: PASSED\n' : 'Result: FAILED\n')
     return verdict.passed ? EXIT.ok : EXIT.failures

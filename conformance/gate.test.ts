@@ -46,6 +46,7 @@ describe('gate', () => {
       passed: true,
       problems: [],
       excused: ['A-01: bug 12 (until 2026-12-31)'],
+      unused: [],
     })
     expect(gate([result('A-01', 'pass')], { ...options, knownFailures }).problems[0]).toMatch(
       /stale entry/,
@@ -57,6 +58,48 @@ describe('gate', () => {
     })
     expect(expired.passed).toBe(false)
     expect(expired.problems[0]).toMatch(/expired on 2026-12-31/)
+  })
+
+  test('a known-failures entry for a check that does not exist fails the run (a typo excuses nothing)', () => {
+    const knownFailures = [{ id: 'A-1', reason: 'typo of A-01', expires: '2026-12-31' }]
+    const verdict = gate([result('A-01', 'pass')], {
+      ...options,
+      knownFailures,
+      knownIds: new Set(['A-01', 'A-02']),
+    })
+    expect(verdict.passed).toBe(false)
+    expect(verdict.problems).toEqual([
+      'known-failures entry A-1: no check has this ID (a typo excuses nothing)',
+    ])
+  })
+
+  test('a known-failures entry for a check not selected in this run is reported, not failed', () => {
+    const knownFailures = [{ id: 'A-02', reason: 'bug 7', expires: '2026-12-31' }]
+    const verdict = gate([result('A-01', 'pass')], {
+      ...options,
+      knownFailures,
+      knownIds: new Set(['A-01', 'A-02']),
+    })
+    expect(verdict.passed).toBe(true)
+    expect(verdict.unused).toEqual(['A-02: not selected in this run, so the entry excused nothing'])
+  })
+
+  test('an inconclusive (ERROR) check fails the run unless allowed, and is never called a failure', () => {
+    const results = [result('A-01', 'error')]
+    const verdict = gate(results, options)
+    expect(verdict.passed).toBe(false)
+    expect(verdict.problems).toEqual(['A-01 [MUST] inconclusive (ERROR): why A-01'])
+    expect(gate(results, { ...options, allowErrors: true }).passed).toBe(true)
+  })
+
+  test('failures that share a cause are one line', () => {
+    const results = ['A-01', 'A-02', 'A-03'].map((id) => ({
+      ...result(id, 'fail'),
+      cause: 'GET /auth/user-info answered HTTP 401',
+    }))
+    expect(gate(results, options).problems).toEqual([
+      'GET /auth/user-info answered HTTP 401: 3 checks fail (A-01, A-02, A-03)',
+    ])
   })
 
   test('skipped checks fail the run unless allowed', () => {

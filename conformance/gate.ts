@@ -15,6 +15,13 @@ export interface GateOptions {
   readonly strict: boolean
   /** Skipped checks are allowed (otherwise they fail the run: a coverage gate). */
   readonly allowSkips: boolean
+  /** Inconclusive (ERROR) checks are allowed (otherwise they fail the run, like skips). */
+  readonly allowErrors?: boolean
+  /**
+   * Every check ID that exists; a known-failures entry naming another is a typo that would
+   * excuse nothing, and fails the run. Omitted, entries are not checked against it.
+   */
+  readonly knownIds?: ReadonlySet<string>
   readonly knownFailures: readonly KnownFailure[]
   readonly today: Date
 }
@@ -26,6 +33,8 @@ export interface GateVerdict {
   readonly problems: readonly string[]
   /** Failures excused by a known-failures entry. */
   readonly excused: readonly string[]
+  /** Known-failures entries for checks this run did not select (they excused nothing). */
+  readonly unused: readonly string[]
 }
 
 const notMet = (r: CheckResult, strict: boolean): boolean =>
@@ -34,13 +43,30 @@ const notMet = (r: CheckResult, strict: boolean): boolean =>
 /**
  * The run's verdict: every MUST check passed (and every SHOULD with `strict`), except failures
  * listed as known and not expired; a listed check that now passes is a stale entry and fails
- * the run, as does an expired entry; skipped checks fail it unless allowed.
+ * the run, as does an expired entry or one naming a check that does not exist; skipped and
+ * inconclusive (ERROR) checks fail it unless allowed. Failures that share a cause are one
+ * problem line: "cause: N checks (IDs)".
  */
 export function gate(results: readonly CheckResult[], options: GateOptions): GateVerdict {
   const problems: string[] = []
   const excused: string[] = []
+  const unused: string[] = []
   const known = new Map(options.knownFailures.map((k) => [k.id, k]))
   const day = options.today.toISOString().slice(0, 10)
+  const ran = new Set(results.map((r) => r.id))
+  for (const entry of options.knownFailures) {
+    if (options.knownIds && !options.knownIds.has(entry.id))
+      problems.push(
+        `known-failures entry ${entry.id}: no check has this ID (a typo excuses nothing)`,
+      )
+    else if (!ran.has(entry.id))
+      unused.push(`${entry.id}: not selected in this run, so the entry excused nothing`)
+  }
+  const byCause = new Map<string, CheckResult[]>()
+  const failed = (r: CheckResult): void => {
+    const key = `${r.verdict}\u0000${r.cause ?? `${r.id}: ${r.message ?? ''}`}`
+    byCause.set(key, [...(byCause.get(key) ?? []), r])
+  }
   for (const r of results) {
     const entry = known.get(r.id)
     if (entry && entry.expires < day) {
@@ -49,16 +75,28 @@ export function gate(results: readonly CheckResult[], options: GateOptions): Gat
     }
     if (notMet(r, options.strict)) {
       if (entry) excused.push(`${r.id}: ${entry.reason} (until ${entry.expires})`)
-      else problems.push(`${r.id} [${r.level}] ${r.verdict}: ${r.message ?? ''}`)
+      else failed(r)
     } else if (entry && r.verdict === 'pass') {
       problems.push(`${r.id}: listed as a known failure but now passes; remove the stale entry`)
+    } else if (r.verdict === 'error' && !options.allowErrors) {
+      failed(r)
     } else if (r.verdict === 'skip' && !options.allowSkips) {
       problems.push(
         `${r.id}: skipped (${r.message ?? 'no reason'}); pass --allow-skips to accept skipped checks`,
       )
     }
   }
-  return { passed: problems.length === 0, problems, excused }
+  const causeLines = [...byCause.values()].map((group) => {
+    const [first] = group as [CheckResult, ...CheckResult[]]
+    const what = first.verdict === 'error' ? 'inconclusive (ERROR)' : first.verdict
+    if (group.length === 1 && !first.cause)
+      return `${first.id} [${first.level}] ${what}: ${first.message ?? ''}`
+    if (group.length === 1)
+      return `${first.id} [${first.level}] ${what}: ${first.message ?? first.cause ?? ''}`
+    return `${first.cause ?? ''}: ${group.length} checks ${what} (${group.map((r) => r.id).join(', ')})`
+  })
+  problems.unshift(...causeLines)
+  return { passed: problems.length === 0, problems, excused, unused }
 }
 
 /** Reads a known-failures file: a JSON array of {id, reason, expires}. */

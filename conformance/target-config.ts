@@ -17,6 +17,7 @@ const client = Joi.object({
   postLogoutRedirectUri: Joi.string()
     .uri({ scheme: ['https', 'http'] })
     .optional(),
+  scope: Joi.string().min(1).optional(),
 })
 const user = Joi.object({ username: Joi.string().required(), password: Joi.string().required() })
 

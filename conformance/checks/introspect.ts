@@ -1,3 +1,4 @@
+import { wrongMethod } from '../harness/expect.ts'
 import { check, type CheckContext } from '../harness/check.ts'
 import {
   expectEqual,
@@ -161,7 +162,9 @@ check('INTRO-05', async (ctx) => {
   // RFC 7662 §2.1: token is REQUIRED; a request without it is invalid_request (RFC 6749 §5.2)
   about('introspection without a token', () => expectOAuthError(missing, 400, 'invalid_request'))
   const get = await ctx.http.get(INTROSPECT)
-  expectStatus(get, [400, 405], 'GET /auth/introspect (RFC 7662 §2.1: POST)')
+  // the MUST is a refusal in the JSON error shape (never 2xx, never 5xx); RFC 9110 lets it be
+  // 404 as well as 400 or 405 (405 is a SHOULD, noted)
+  wrongMethod(ctx, get, 'GET /auth/introspect (RFC 7662 §2.1: POST)')
 
   const set = await signIn(ctx, { scope: 'openid offline_access' })
   const rt = refreshTokenOf(set)

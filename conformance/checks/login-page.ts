@@ -1,7 +1,8 @@
 import type { BrowserContext, Page } from '@playwright/test'
 import { signIn } from '../harness/browser.ts'
 import { check, type CheckContext } from '../harness/check.ts'
-import { expectJsonObject, expectStatus, expectThat } from '../harness/expect.ts'
+import { CookieJar } from 'tough-cookie'
+import { expectControl, expectJsonObject, expectStatus, expectThat } from '../harness/expect.ts'
 import {
   authorize,
   authorizeRaw,
@@ -12,13 +13,7 @@ import {
 import type { HttpResponse } from '../harness/http.ts'
 import { oidc } from '../harness/oidc.ts'
 import type { TargetUser } from '../harness/target.ts'
-import {
-  expectErrorPage,
-  expectLoginPage,
-  expectRedirectTo,
-  validParams,
-  visibleText,
-} from './authorize.ts'
+import { expectErrorPage, expectLoginPage, validParams, visibleText } from './authorize.ts'
 
 /** The hosted login form as a browser got it: where it posts, and what it carries. */
 interface LoginForm {
@@ -30,8 +25,14 @@ interface LoginForm {
   readonly passwordField: string
   /** The sign-in button's own name and value, when it has them. */
   readonly submit: Readonly<Record<string, string>>
-  /** Cookie header for the IdP: the browser's cookies when the form was shown. */
+  /**
+   * Cookie header for the form's action URL: the cookies the browser holds for that URL when
+   * the form was shown (providers scope interaction cookies to a path such as
+   * `/interaction/<uid>`, so the cookies for `/` are not the ones a browser would send).
+   */
   readonly cookie: string
+  /** The browser the form was shown in: its cookie jar seeds the replay's redirect chain. */
+  readonly context: BrowserContext
   readonly auth: AuthorizeResult
 }
 
@@ -67,8 +68,9 @@ async function captureLoginForm(ctx: CheckContext, context?: BrowserContext): Pr
       }
     })
   expectThat(form.username && form.password, 'the login form has no named username or password')
-  const cookies = await browser.cookies(ctx.target.baseUrl)
+  const cookies = await browser.cookies(form.action)
   return {
+    context: browser,
     action: form.action,
     fields: Object.fromEntries(form.hidden),
     usernameField: form.username,
@@ -86,6 +88,8 @@ interface PostOptions {
   readonly cookie?: string | null
   /** Origin header instead of the IdP's own origin. */
   readonly origin?: string
+  /** Where to post instead of the form's own action (another session's form). */
+  readonly action?: string
 }
 
 /** Replays the credential POST of `form` with the raw client (no redirect is followed). */
@@ -96,7 +100,7 @@ function postLogin(
   options: PostOptions = {},
 ): Promise<HttpResponse> {
   const cookie = options.cookie === undefined ? form.cookie : options.cookie
-  return ctx.http.request(form.action, {
+  return ctx.http.request(options.action ?? form.action, {
     method: 'POST',
     form: {
       ...(options.fields ?? form.fields),
@@ -116,6 +120,50 @@ const wrongPassword = (user: TargetUser): TargetUser => ({
   username: user.username,
   password: `${user.password}-wrong-${oidc.randomState().slice(0, 6)}`,
 })
+
+/**
+ * Follows the IdP's redirect chain after a credential post the way a browser would: each hop
+ * at the IdP gets the cookies the browser held plus those the chain set (a cookie jar, path
+ * and expiry rules included), until a redirect leaves for `redirectUri` (returned) or the
+ * chain stops at the IdP (undefined). Providers pass through intermediate redirects, such as
+ * node-oidc-provider's `/auth/authorize/<uid>` resume, before redirecting to the client.
+ */
+async function followToClient(
+  ctx: CheckContext,
+  form: LoginForm,
+  first: HttpResponse,
+  redirectUri: string,
+  /** Collects every response of the chain after the first (their Set-Cookie, for LOGIN-05). */
+  hops: HttpResponse[] = [],
+): Promise<URL | undefined> {
+  const jar = new CookieJar()
+  for (const c of await form.context.cookies()) {
+    const url = `${c.secure ? 'https' : 'http'}://${c.domain.replace(/^\./, '')}${c.path}`
+    await jar
+      .setCookie(
+        `${c.name}=${c.value}; Path=${c.path}${c.secure ? '; Secure' : ''}${c.httpOnly ? '; HttpOnly' : ''}`,
+        url,
+      )
+      .catch(() => undefined)
+  }
+  let res = first
+  const idp = new URL(ctx.target.baseUrl).origin
+  for (let hop = 0; hop < 10; hop++) {
+    for (const set of res.headers.getSetCookie())
+      await jar.setCookie(set, res.url, { ignoreError: true }).catch(() => undefined)
+    const raw = res.headers.get('location')
+    if (res.status < 300 || res.status >= 400 || !raw) return undefined
+    const next = new URL(raw, res.url)
+    if (next.toString().startsWith(redirectUri)) return next
+    if (next.origin !== idp) return undefined
+    const cookie = await jar.getCookieString(next.toString())
+    res = await ctx.http.request(next.toString(), {
+      headers: { accept: 'text/html', ...(cookie ? { cookie } : {}) },
+    })
+    hops.push(res)
+  }
+  return undefined
+}
 
 /** Every Set-Cookie of a response that sets a value (clearing ones are left out). */
 const cookiesSet = (res: HttpResponse): string[] =>
@@ -212,11 +260,21 @@ check('LOGIN-02', async (ctx) => {
 const csrfField = (form: LoginForm): string | undefined =>
   Object.keys(form.fields).find((k) => /csrf|xsrf|authenticity|request.?token/i.test(k))
 
-function expectRefused(res: HttpResponse, redirectUri: string, what: string): void {
-  const location = res.headers.get('location') ?? ''
+/**
+ * A forged credential post is refused (REQUIREMENTS.md LOGIN-03: 4xx, no redirect to R):
+ * answered 4xx, and the redirect chain, followed as a browser would, never reaches the client.
+ */
+async function expectRefused(
+  ctx: CheckContext,
+  form: LoginForm,
+  res: HttpResponse,
+  redirectUri: string,
+  what: string,
+): Promise<void> {
+  const reached = await followToClient(ctx, form, res, redirectUri)
   expectThat(
-    !location.startsWith(redirectUri),
-    `${what}: the sign-in went through to the client (${location})`,
+    !reached,
+    `${what}: the sign-in went through to the client (${reached?.origin ?? ''}${reached?.pathname ?? ''})`,
   )
   // RFC 6749 §10.12: a forged credential post is refused outright
   expectThat(
@@ -225,36 +283,75 @@ function expectRefused(res: HttpResponse, redirectUri: string, what: string): vo
   )
 }
 
+/** The positive control: an untampered credential post, followed, reaches the client with a code. */
+async function expectSignsIn(
+  ctx: CheckContext,
+  form: LoginForm,
+  user: TargetUser,
+  redirectUri: string,
+  what: string,
+): Promise<void> {
+  const res = await postLogin(ctx, form, user)
+  const reached = await followToClient(ctx, form, res, redirectUri)
+  expectControl(
+    reached,
+    `${what}: the untampered credential post, replayed with the browser's cookies for ${form.action} and followed through the IdP's redirects, never reached ${redirectUri} (first answer HTTP ${res.status})`,
+  )
+  expectControl(reached.searchParams.get('code'), `${what}: the client was reached without a code`)
+}
+
 check('LOGIN-03', async (ctx) => {
   const user = ctx.target.users.primary
   const redirectUri = redirectUriOf(ctx, mainClient(ctx))
+  // the control first: the untampered replay signs in, so the refusals below are not luck
+  await expectSignsIn(ctx, await captureLoginForm(ctx), user, redirectUri, 'control')
   const one = await captureLoginForm(ctx)
   const two = await captureLoginForm(ctx)
   const token = csrfField(one)
-  let without: Record<string, string> = {}
-  if (token) {
-    const { [token]: _dropped, ...rest } = one.fields
-    without = rest
-  } else ctx.note('no hidden field is named like an anti-CSRF token: every hidden field dropped')
-  expectRefused(
-    await postLogin(ctx, one, user, { fields: without }),
-    redirectUri,
-    'credentials without the anti-CSRF field',
-  )
+  if (Object.keys(one.fields).length === 0)
+    ctx.note('the form has no hidden field: the case without an anti-CSRF field was not run')
+  else {
+    let without: Record<string, string> = {}
+    if (token) {
+      const { [token]: _dropped, ...rest } = one.fields
+      without = rest
+    } else ctx.note('no hidden field is named like an anti-CSRF token: every hidden field dropped')
+    await expectRefused(
+      ctx,
+      one,
+      await postLogin(ctx, one, user, { fields: without }),
+      redirectUri,
+      'credentials without the anti-CSRF field',
+    )
+  }
   if (token && two.fields[token] !== undefined) {
-    expectRefused(
+    await expectRefused(
+      ctx,
+      one,
       await postLogin(ctx, one, user, { fields: { ...one.fields, [token]: two.fields[token] } }),
       redirectUri,
       "another session's anti-CSRF token",
     )
   }
-  // login CSRF: a form obtained elsewhere, posted from this browser, must not sign it in
-  expectRefused(
-    await postLogin(ctx, one, user, { fields: two.fields }),
+  // login CSRF: a form obtained elsewhere (its fields and its action), posted from this
+  // browser with this browser's cookies for that action, must not sign it in
+  const cookieForTwo = (await one.context.cookies(two.action))
+    .map((c) => `${c.name}=${c.value}`)
+    .join('; ')
+  await expectRefused(
+    ctx,
+    one,
+    await postLogin(ctx, one, user, {
+      fields: two.fields,
+      action: two.action,
+      cookie: cookieForTwo || null,
+    }),
     redirectUri,
     "another session's whole form posted with this browser's cookies",
   )
-  expectRefused(
+  await expectRefused(
+    ctx,
+    one,
     await postLogin(ctx, one, user, { origin: 'https://evil.example' }),
     redirectUri,
     'Origin: https://evil.example',
@@ -262,12 +359,6 @@ check('LOGIN-03', async (ctx) => {
   const bare = await postLogin(ctx, one, user, { cookie: null })
   if (bare.status < 400 || bare.status >= 500)
     ctx.note(`the form posted without any cookie was answered HTTP ${bare.status}`)
-
-  // the control: the same kind of post, untampered, signs in (so the refusals were not luck)
-  const three = await captureLoginForm(ctx)
-  const ok = await postLogin(ctx, three, user)
-  const location = expectRedirectTo(ok, redirectUri, 'the untampered credential post')
-  expectThat(location.searchParams.get('code'), 'the untampered credential post brought no code')
 })
 
 check('LOGIN-04', async (ctx) => {
@@ -349,8 +440,13 @@ check('LOGIN-05', async (ctx) => {
   // OWASP ASVS V3.4: the cookies of the sign-in are Secure, HttpOnly and SameSite
   const form = await captureLoginForm(ctx)
   const signedIn = await postLogin(ctx, form, ctx.target.users.primary)
-  expectRedirectTo(signedIn, redirectUriOf(ctx, mainClient(ctx)), 'the credential post')
-  const cookies = [...cookiesSet(res), ...cookiesSet(signedIn)]
+  // the sign-in may pass through the IdP's own redirects before it reaches the client
+  const hops: HttpResponse[] = []
+  expectControl(
+    await followToClient(ctx, form, signedIn, redirectUriOf(ctx, mainClient(ctx)), hops),
+    `the credential post, replayed with the browser's cookies for ${form.action} and followed through the IdP's redirects, never reached the client (first answer HTTP ${signedIn.status})`,
+  )
+  const cookies = [...cookiesSet(res), ...cookiesSet(signedIn), ...hops.flatMap(cookiesSet)]
   expectThat(cookies.length > 0, 'the sign-in set no cookie at all (how is the session kept?)')
   for (const cookie of cookies) {
     const name = cookie.split('=')[0] ?? cookie
@@ -429,14 +525,11 @@ check('LOGIN-06', async (ctx) => {
 check('LOGIN-07', { exclusive: true }, async (ctx) => {
   const user = ctx.target.users.primary
   const redirectUri = redirectUriOf(ctx, mainClient(ctx))
+  // the positive control: the same replay with the right password signs in, so the failed
+  // logins below reached the credential logic (not a "session not found" page)
+  await expectSignsIn(ctx, await captureLoginForm(ctx), user, redirectUri, 'control')
   const form = await captureLoginForm(ctx)
-  const nobody: TargetUser = {
-    username: `nobody-${oidc
-      .randomState()
-      .slice(0, 10)
-      .replace(/[^A-Za-z0-9]/g, 'x')}`,
-    password: user.password,
-  }
+  const nobody: TargetUser = { username: unknownUsername(user.username), password: user.password }
   const samples: Record<'wrong' | 'unknown', { status: number; text: string; ms: number }[]> = {
     wrong: [],
     unknown: [],
@@ -448,8 +541,8 @@ check('LOGIN-07', { exclusive: true }, async (ctx) => {
       const started = performance.now()
       const res = await postLogin(ctx, form, who)
       const ms = performance.now() - started
-      const location = res.headers.get('location') ?? ''
-      expectThat(!location.startsWith(redirectUri), `${kind}: a failed login reached the client`)
+      const reached = await followToClient(ctx, form, res, redirectUri)
+      expectThat(!reached, `${kind}: a failed login reached the client`)
       expectThat(res.status !== 429, `${kind}: throttled after ${i + 1} failures already`)
       const text = visibleText(res.text).split(who.username).join('<username>')
       samples[kind].push({ status: res.status, text, ms })
@@ -497,9 +590,24 @@ check('LOGIN-07', { exclusive: true }, async (ctx) => {
   expectThat(throttled.headers.get('retry-after'), 'the 429 has no Retry-After header')
   // throttling that a correct password slips through would not slow guessing at all
   const right = await postLogin(ctx, form, user)
-  const location = right.headers.get('location') ?? ''
   expectThat(
-    !location.startsWith(redirectUri),
+    !(await followToClient(ctx, form, right, redirectUri)),
     'while throttled, the correct password still signed in',
   )
 })
+
+/**
+ * A username no account has, shaped like the real one (an e-mail address stays one, a plain
+ * name stays letters and digits), so that a form validating the username's shape answers it
+ * through the same credential logic as a wrong password.
+ */
+export function unknownUsername(real: string): string {
+  const suffix = oidc
+    .randomState()
+    .replace(/[^A-Za-z0-9]/g, '')
+    .slice(0, 8)
+    .toLowerCase()
+  const at = real.lastIndexOf('@')
+  if (at > 0) return `nobody${suffix}${real.slice(at)}`
+  return `nobody${suffix}`.slice(0, Math.max(real.length + 8, 12))
+}

@@ -3,7 +3,7 @@ import type { BrowserContext, Page } from '@playwright/test'
 import { decodeJwt } from 'jose'
 import { browse, clientOrigins, type BrowserOutcome } from '../harness/browser.ts'
 import { check, type CheckContext } from '../harness/check.ts'
-import { CheckFailure, expectEqual, expectThat } from '../harness/expect.ts'
+import { CheckFailure, ControlFailure, expectEqual, expectThat } from '../harness/expect.ts'
 import { authorize, codeOf } from '../harness/flows.ts'
 import type { HttpResponse } from '../harness/http.ts'
 import { forgeAlgNone, forgeForeign, forgeTampered, idTokenOf, signIn } from '../harness/tokens.ts'
@@ -173,6 +173,33 @@ async function expectLoggedOut(
   await expectSession(ctx, replay, 'ended', `${what}, the session cookie from before replayed`)
 }
 
+/**
+ * The positive control of the negative logout checks: the genuine hint with the registered
+ * URI does reach it, judged where a browser ends up (RP-Initiated Logout §2 lets the OP show
+ * a page first; one that submits itself, 200 then a POST then the redirect, is a redirect to
+ * a browser). Otherwise the refusals prove nothing: the check is inconclusive.
+ */
+async function expectLogoutControl(
+  ctx: CheckContext,
+  context: BrowserContext,
+  idToken: string,
+  uri: string,
+  state: string,
+  what: string,
+): Promise<void> {
+  const outcome = await browse(
+    context,
+    ctx.target,
+    logoutUrl(ctx, { id_token_hint: idToken, post_logout_redirect_uri: uri, state }),
+    ctx.http,
+  )
+  if (outcome.callback === undefined)
+    throw new ControlFailure(
+      `${what}: the genuine hint with the registered URI did not reach ${uri} in a browser either (it stayed at ${outcome.page.url()}), so the refusals prove nothing`,
+    )
+  expectPostLogoutUrl(outcome.callback, uri, { state }, what)
+}
+
 /** Signs in again in a context whose session ended: the login page must show (INTERFACE.md §4.1). */
 async function signInAgain(ctx: CheckContext, context: BrowserContext, what: string) {
   const result = await authorize(ctx, { context })
@@ -187,7 +214,11 @@ async function signInAgain(ctx: CheckContext, context: BrowserContext, what: str
 async function confirmIfAsked(page: Page): Promise<boolean> {
   if ((await page.locator('input[type=password]').count()) > 0) return false
   const button = page
-    .locator('form button[type=submit], form button:not([type]), form input[type=submit]')
+    // a button may sit outside its form and name it (the form attribute), as
+    // node-oidc-provider's logout page has it
+    .locator(
+      'form button[type=submit], form button:not([type]), form input[type=submit], button[form]:not([type=button]), input[type=submit][form]',
+    )
     .first()
   if ((await button.count()) === 0) return false
   const posted = page
@@ -269,18 +300,12 @@ check('LOGOUT-02', async (ctx) => {
     ctx.screenshot(what, await outcome.page.screenshot())
   }
   // the same hint with the exact URI is redirected, so the refusals above are about the URI
-  const control = await ctx.http.request(LOGOUT, {
-    query: { id_token_hint: idToken, post_logout_redirect_uri: uri, state },
-    headers: { accept: 'text/html' },
-  })
-  expectThat(
-    control.status >= 300 && control.status < 400,
-    `the valid hint with the registered URI was not redirected either (${control.status}), so the refusals prove nothing`,
-  )
-  expectPostLogoutUrl(
-    new URL(control.headers.get('location') ?? '', control.url).toString(),
+  await expectLogoutControl(
+    ctx,
+    context,
+    idToken,
     uri,
-    { state },
+    state,
     'the valid hint with the registered URI',
   )
 })
@@ -309,14 +334,7 @@ check('LOGOUT-03', async (ctx) => {
   expectStayed(ctx, outcome, 'no id_token_hint (browser)')
   ctx.screenshot('logout without a hint', await outcome.page.screenshot())
   // with the hint the same URI is redirected, so the refusal above is about the hint
-  const control = await ctx.http.request(LOGOUT, {
-    query: { id_token_hint: idToken, post_logout_redirect_uri: uri, state },
-    headers: { accept: 'text/html' },
-  })
-  expectThat(
-    control.status >= 300 && control.status < 400,
-    `with a valid hint the registered URI was not redirected either (${control.status}), so the refusal proves nothing`,
-  )
+  await expectLogoutControl(ctx, context, idToken, uri, state, 'with a valid hint')
 })
 
 check('LOGOUT-04', { exclusive: true }, async (ctx) => {
@@ -362,14 +380,7 @@ check('LOGOUT-04', { exclusive: true }, async (ctx) => {
     )
     expectStayed(ctx, outcome, `${what} (browser)`)
   }
-  const control = await ctx.http.request(LOGOUT, {
-    query: { id_token_hint: idToken, post_logout_redirect_uri: uri, state },
-    headers: { accept: 'text/html' },
-  })
-  expectThat(
-    control.status >= 300 && control.status < 400,
-    `the genuine hint was not redirected either (${control.status}), so the refusals prove nothing`,
-  )
+  await expectLogoutControl(ctx, context, idToken, uri, state, 'the genuine hint')
   // RP-Initiated Logout §2: an expired hint still identifies the client (SHOULD: a note)
   const controls = ctx.target.controls
   const exp = decodeJwt(idToken).exp
@@ -438,11 +449,21 @@ check('LOGOUT-06', async (ctx) => {
   const page = outcome.page
   await page.waitForURL(rpPage, { timeout: 10_000 })
   const fields = { id_token_hint: idToken, post_logout_redirect_uri: uri, state }
-  // done when the browser reaches the URI, or settles on a page of the IdP instead
+  // done when the browser reaches the URI, or settles on a page of the IdP instead: a page
+  // that stays put for 3 s after it loaded (a page that submits itself moves on before)
   const arrived = page
-    .waitForURL((u) => u.href !== rpPage && u.href.startsWith(uri), { timeout: 15_000 })
+    .waitForURL((u) => u.href !== rpPage && u.href.startsWith(uri), { timeout: 20_000 })
     .then(() => true)
     .catch(() => false)
+  const settle = async (): Promise<false> => {
+    for (;;) {
+      const at = page.url()
+      await page.waitForLoadState('load', { timeout: 10_000 }).catch(() => undefined)
+      await new Promise((r) => setTimeout(r, 3000))
+      if (page.url() === at && at.startsWith(ctx.target.baseUrl)) return false
+      if (page.isClosed()) return false
+    }
+  }
   const settled = page
     .waitForResponse(
       (r) =>
@@ -451,7 +472,7 @@ check('LOGOUT-06', async (ctx) => {
         (r.status() < 300 || r.status() >= 400),
       { timeout: 15_000 },
     )
-    .then(() => false)
+    .then(settle)
     .catch(() => false)
   // RP-Initiated Logout §2: the OP MUST support POST (form-encoded)
   await page.evaluate(

@@ -55,61 +55,73 @@ check('RS-01', async (ctx) => {
   expectEqual(wrongAudience, 'wrong_audience', 'verifying with another client as audience')
 })
 
-check('RS-02', async (ctx) => {
-  // the expectations below are the fixtures' users, roles and organisations
-  if (!ctx.target.embedded)
-    ctx.skip('needs the fixtures’ users and roles (embedded reference server only)')
-  const secondary = ctx.target.users.secondary
-  if (!secondary) ctx.skip('no secondary user configured')
-  const scope = 'openid read:documents write:documents'
-  const alice = String((await tokensFor(ctx, { scope })).body.access_token)
-  const aliceRead = String(
-    (await tokensFor(ctx, { scope: 'openid read:documents' })).body.access_token,
-  )
-  const bob = String((await tokensFor(ctx, { scope, user: secondary })).body.access_token)
-  const api = await createExampleApi({ verifier: verifierFor(ctx, ctx.target.clients.main.id) })
-  await api.start()
-  try {
-    const base = `http://127.0.0.1:${String(api.info.port)}`
-    const call = (method: string, path: string, token?: string) =>
-      ctx.http.request(base + path, {
-        method,
-        headers: token ? { authorization: `Bearer ${token}` } : {},
-      })
-    const none = await call('GET', '/documents')
-    expectStatus(none, 401, 'no token')
-    expectThat(
-      none.headers.get('www-authenticate')?.startsWith('Bearer'),
-      'a 401 without a Bearer challenge (RFC 6750 §3)',
+check(
+  'RS-02',
+  { embeddedOnly: 'needs the fixtures’ users and roles (embedded reference server only)' },
+  async (ctx) => {
+    // the expectations below are the fixtures' users, roles and organisations
+    if (!ctx.target.embedded)
+      ctx.skip('needs the fixtures’ users and roles (embedded reference server only)')
+    const secondary = ctx.target.users.secondary
+    if (!secondary) ctx.skip('no secondary user configured')
+    const scope = 'openid read:documents write:documents'
+    const alice = String((await tokensFor(ctx, { scope })).body.access_token)
+    const aliceRead = String(
+      (await tokensFor(ctx, { scope: 'openid read:documents' })).body.access_token,
     )
-    const ids = async (token: string) => {
-      const res = await call('GET', '/documents', token)
-      expectStatus(res, 200, 'GET /documents')
-      return (expectJsonObject(res).documents as { id: string }[]).map((d) => d.id).join(',')
+    const bob = String((await tokensFor(ctx, { scope, user: secondary })).body.access_token)
+    const api = await createExampleApi({ verifier: verifierFor(ctx, ctx.target.clients.main.id) })
+    await api.start()
+    try {
+      const base = `http://127.0.0.1:${String(api.info.port)}`
+      const call = (method: string, path: string, token?: string) =>
+        ctx.http.request(base + path, {
+          method,
+          headers: token ? { authorization: `Bearer ${token}` } : {},
+        })
+      const none = await call('GET', '/documents')
+      expectStatus(none, 401, 'no token')
+      expectThat(
+        none.headers.get('www-authenticate')?.startsWith('Bearer'),
+        'a 401 without a Bearer challenge (RFC 6750 §3)',
+      )
+      const ids = async (token: string) => {
+        const res = await call('GET', '/documents', token)
+        expectStatus(res, 200, 'GET /documents')
+        return (expectJsonObject(res).documents as { id: string }[]).map((d) => d.id).join(',')
+      }
+      // tenant check: each user sees only their organisation
+      expectEqual(await ids(alice), 'doc-1,doc-2', 'documents alice (org-1) sees')
+      expectEqual(await ids(bob), 'doc-3', 'documents bob (org-2) sees')
+      expectStatus(await call('GET', '/documents/doc-1', bob), 403, 'bob reading an org-1 document')
+      // role check
+      expectStatus(await call('GET', '/admin/users', bob), 403, 'bob (viewer) at the admin route')
+      expectStatus(
+        await call('GET', '/admin/users', alice),
+        200,
+        'alice (admin) at the admin route',
+      )
+      // scope check
+      const readOnly = await call('DELETE', '/documents/doc-1', aliceRead)
+      expectStatus(readOnly, 403, 'deleting with a read-only token')
+      expectEqual(
+        expectJsonObject(readOnly).error,
+        'insufficient_scope',
+        'error of a missing scope',
+      )
+      // ownership: the owner may delete; an admin may delete another's document
+      expectStatus(
+        await call('DELETE', '/documents/doc-3', bob),
+        204,
+        'bob deleting his own document',
+      )
+      expectStatus(
+        await call('DELETE', '/documents/doc-2', alice),
+        204,
+        'alice (admin) deleting another’s document',
+      )
+    } finally {
+      await api.stop()
     }
-    // tenant check: each user sees only their organisation
-    expectEqual(await ids(alice), 'doc-1,doc-2', 'documents alice (org-1) sees')
-    expectEqual(await ids(bob), 'doc-3', 'documents bob (org-2) sees')
-    expectStatus(await call('GET', '/documents/doc-1', bob), 403, 'bob reading an org-1 document')
-    // role check
-    expectStatus(await call('GET', '/admin/users', bob), 403, 'bob (viewer) at the admin route')
-    expectStatus(await call('GET', '/admin/users', alice), 200, 'alice (admin) at the admin route')
-    // scope check
-    const readOnly = await call('DELETE', '/documents/doc-1', aliceRead)
-    expectStatus(readOnly, 403, 'deleting with a read-only token')
-    expectEqual(expectJsonObject(readOnly).error, 'insufficient_scope', 'error of a missing scope')
-    // ownership: the owner may delete; an admin may delete another's document
-    expectStatus(
-      await call('DELETE', '/documents/doc-3', bob),
-      204,
-      'bob deleting his own document',
-    )
-    expectStatus(
-      await call('DELETE', '/documents/doc-2', alice),
-      204,
-      'alice (admin) deleting another’s document',
-    )
-  } finally {
-    await api.stop()
-  }
-})
+  },
+)

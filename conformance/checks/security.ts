@@ -1,8 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { lookup } from 'node:dns/promises'
-import { rootCertificates } from 'node:tls'
 import type { BrowserContext, Cookie } from '@playwright/test'
-import { Agent } from 'undici'
 import { signIn as fillSignIn } from '../harness/browser.ts'
 import { check, type CheckContext } from '../harness/check.ts'
 import { estimateEntropyBits } from '../harness/entropy.ts'
@@ -47,19 +45,17 @@ async function otherSource(
   const resolved = await lookup(host, { family: 4 }).catch(() => undefined)
   if (!resolved || !resolved.address.startsWith('127.')) return undefined
   const address = resolved.address === '127.0.0.2' ? '127.0.0.3' : '127.0.0.2'
-  const dispatcher = new Agent({
-    connect: ctx.target.ca ? { ca: [...rootCertificates, ctx.target.ca] } : {},
-    // a Client option: undici passes it to each connect, over any connect.localAddress
+  const http = createHttp({
+    baseUrl: ctx.target.baseUrl,
+    ca: ctx.target.ca,
     localAddress: address,
-    keepAliveTimeout: 1000,
   })
-  const http = createHttp({ baseUrl: ctx.target.baseUrl, dispatcher })
   return {
     http,
     address,
     async close() {
       for (const e of http.exchanges) ctx.http.record(e)
-      await dispatcher.close()
+      return Promise.resolve()
     },
   }
 }

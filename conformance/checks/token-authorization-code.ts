@@ -267,35 +267,43 @@ check('CODE-06', async (ctx) => {
   )
 })
 
-check('CODE-07', { exclusive: true }, async (ctx) => {
-  const controls = ctx.target.controls
-  if (!controls)
-    return ctx.skip(
+check(
+  'CODE-07',
+  {
+    exclusive: true,
+    embeddedOnly:
       'code expiry needs clock control (embedded target); waiting 10 min is not bounded',
+  },
+  async (ctx) => {
+    const controls = ctx.target.controls
+    if (!controls)
+      return ctx.skip(
+        'code expiry needs clock control (embedded target); waiting 10 min is not bounded',
+      )
+    const context = await ctx.newBrowserContext()
+    const redeemAfter = async (seconds: number) => {
+      const auth = await authorize(ctx, { context })
+      const code = codeOf(auth)
+      controls.advanceClock(seconds)
+      return redeemRaw(ctx, {
+        code,
+        verifier: auth.verifier,
+        client: auth.client,
+        redirectUri: auth.redirectUri,
+      })
+    }
+    const probe = await redeemAfter(61)
+    ctx.note(
+      probe.status === 200
+        ? 'a code was still accepted 61 s after issue: its lifetime is over a minute'
+        : `a code was refused 61 s after issue (HTTP ${probe.status}): its lifetime is at most 61 s`,
     )
-  const context = await ctx.newBrowserContext()
-  const redeemAfter = async (seconds: number) => {
-    const auth = await authorize(ctx, { context })
-    const code = codeOf(auth)
-    controls.advanceClock(seconds)
-    return redeemRaw(ctx, {
-      code,
-      verifier: auth.verifier,
-      client: auth.client,
-      redirectUri: auth.redirectUri,
-    })
-  }
-  const probe = await redeemAfter(61)
-  ctx.note(
-    probe.status === 200
-      ? 'a code was still accepted 61 s after issue: its lifetime is over a minute'
-      : `a code was refused 61 s after issue (HTTP ${probe.status}): its lifetime is at most 61 s`,
-  )
-  // RFC 6749 §4.1.2: codes MUST expire shortly after issue; a 10 min maximum is RECOMMENDED
-  const late = await redeemAfter(601)
-  expectThat(late.status !== 200, 'a code was still accepted 601 s after issue')
-  expectOAuthError(late, 400, 'invalid_grant')
-})
+    // RFC 6749 §4.1.2: codes MUST expire shortly after issue; a 10 min maximum is RECOMMENDED
+    const late = await redeemAfter(601)
+    expectThat(late.status !== 200, 'a code was still accepted 601 s after issue')
+    expectOAuthError(late, 400, 'invalid_grant')
+  },
+)
 
 check('CODE-08', async (ctx) => {
   const client = mainClient(ctx)

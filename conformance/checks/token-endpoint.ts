@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { wrongMethod } from '../harness/expect.ts'
 import { check, type CheckContext } from '../harness/check.ts'
 import { expectJsonObject, expectOAuthError, expectStatus, expectThat } from '../harness/expect.ts'
 import { tokensFor, verifyJwt } from '../harness/flows.ts'
@@ -204,7 +205,9 @@ check('TOK-05', async (ctx) => {
   // RFC 6749 §3.2: the client MUST use POST
   const get = await ctx.http.get(TOKEN, { grant_type: 'client_credentials', ...credentials(main) })
   noTokens(get, 'GET /auth/token')
-  expectStatus(get, [405, 400], 'GET /auth/token')
+  // the MUST is a refusal in the JSON error shape (never 2xx, never 5xx); RFC 9110 lets it be
+  // 404 as well as 400 or 405 (405 is a SHOULD, noted)
+  wrongMethod(ctx, get, 'GET /auth/token')
 
   // RFC 6749 §4.1.3, App. B: the body is application/x-www-form-urlencoded
   const json = await ctx.http.request(TOKEN, {

@@ -179,6 +179,8 @@ export async function browse(
     navigation.then(() => 'loaded' as const),
   ])
   let loginShown = false
+  if (first === 'loaded' && !arrived() && (await page.locator(detect).count()) === 0)
+    await followSelfSubmitting(page, reachedCallback, timeout)
   if (first !== 'callback' && !arrived()) {
     const hasForm = first === 'form' || (await page.locator(detect).count()) > 0
     if (hasForm) {
@@ -190,7 +192,16 @@ export async function browse(
           .first()
           .click({ timeout })
       } else if (options.user) {
+        // the navigation the sign-in starts: listened for before the click, since a redirect
+        // chain through the IdP (303 to a resume URL, then to the client) may take a while
+        const navigated = page
+          .waitForEvent('framenavigated', {
+            predicate: (frame) => frame === page.mainFrame(),
+            timeout,
+          })
+          .catch(() => undefined)
         await signIn(page, options.user, target.login, options.onLoginStep)
+        await Promise.race([reachedCallback, navigated])
       } else {
         return { callback: seen.callback, page, loginShown, loginPostStatus }
       }
@@ -198,11 +209,41 @@ export async function browse(
         reachedCallback,
         page.waitForLoadState('load', { timeout }).catch(() => undefined),
       ])
+      if (!arrived()) await followSelfSubmitting(page, reachedCallback, timeout)
       // the redirect may come a moment after the load state of an error page
       if (!arrived()) await Promise.race([reachedCallback, new Promise((r) => setTimeout(r, 300))])
     }
   }
   return { callback: seen.callback, page, loginShown, loginPostStatus }
+}
+
+/**
+ * A page that moves on by itself (a form that submits itself, a script or meta redirect) is a
+ * redirect to a browser: while the page navigates again within 1.5 s of loading, wait for it,
+ * up to five hops, or until the browser reaches a client URI.
+ */
+async function followSelfSubmitting(
+  page: Page,
+  reachedCallback: Promise<string>,
+  timeout: number,
+): Promise<void> {
+  for (let hop = 0; hop < 5; hop++) {
+    const moved = await Promise.race([
+      reachedCallback.then(() => 'arrived' as const),
+      page
+        .waitForEvent('framenavigated', {
+          predicate: (frame) => frame === page.mainFrame(),
+          timeout: 1500,
+        })
+        .then(() => 'moved' as const)
+        .catch(() => 'still' as const),
+    ])
+    if (moved !== 'moved') return
+    await Promise.race([
+      reachedCallback,
+      page.waitForLoadState('load', { timeout }).catch(() => undefined),
+    ])
+  }
 }
 
 const DEFAULT_DETECT = 'input[type=password]'

@@ -4,6 +4,7 @@ import { launchBrowser } from './browser.ts'
 import { createHttp, type Http } from './http.ts'
 import { redactResult, redactUrl } from './redact.ts'
 import type { Target } from './target.ts'
+import { CheckFailure, ControlFailure } from './expect.ts'
 import type { CheckResult, Level, Verdict } from './types.ts'
 
 /** What a check body receives. */
@@ -18,6 +19,8 @@ export interface CheckContext {
   screenshot(name: string, png: Buffer): void
   /** A fresh browser context (own cookies), closed when the check ends. */
   newBrowserContext(): Promise<BrowserContext>
+  /** Milliseconds left before the check is stopped as timed out (`--check-timeout`). */
+  timeLeftMs(): number
 }
 
 /** What the checks of one run share: one browser, launched on first use. */
@@ -39,7 +42,7 @@ export function createRunResources(target: Pick<Target, 'baseUrl' | 'ca'>): RunR
 
 export type CheckBody = (ctx: CheckContext) => Promise<void>
 
-class Skip extends Error {
+export class Skip extends Error {
   override readonly name = 'Skip'
 }
 
@@ -50,9 +53,18 @@ export interface CheckOptions {
    * another check. Only exclusive checks may use the target's controls.
    */
   readonly exclusive?: boolean
+  /**
+   * Why the check can run only against the embedded reference server (it needs the clock
+   * control or the fixtures): a run against another deployment lists it as "embedded only"
+   * and does not count it as skipped.
+   */
+  readonly embeddedOnly?: string
 }
 
-const registry = new Map<RequirementId, { body: CheckBody; exclusive: boolean }>()
+const registry = new Map<
+  RequirementId,
+  { body: CheckBody; exclusive: boolean; embeddedOnly: string | undefined }
+>()
 
 /**
  * Registers the check for a catalogue row. Title, level and source come from the catalogue.
@@ -69,7 +81,16 @@ export function check(
   const [options, body] =
     typeof bodyOrOptions === 'function' ? [{}, bodyOrOptions] : [bodyOrOptions, maybeBody]
   if (!body) throw new Error(`check ${id} has no body`)
-  registry.set(id, { body, exclusive: options.exclusive ?? false })
+  registry.set(id, {
+    body,
+    exclusive: options.exclusive ?? false,
+    embeddedOnly: options.embeddedOnly,
+  })
+}
+
+/** Why the check runs only against the embedded server, or undefined. */
+export function embeddedOnlyReason(id: RequirementId): string | undefined {
+  return registry.get(id)?.embeddedOnly
 }
 
 /** Whether the check must run alone (see CheckOptions.exclusive). */
@@ -101,8 +122,12 @@ export function registeredChecks(): RequirementId[] {
 
 const failedVerdict: Record<Level, Verdict> = { MUST: 'fail', SHOULD: 'warn', MAY: 'info' }
 
-/** How long one check may take before it fails as timed out. */
+/** How long one check may take before it is stopped as inconclusive (`--check-timeout`). */
 export const CHECK_TIMEOUT_MS = 60_000
+
+class CheckTimeout extends Error {
+  override readonly name = 'CheckTimeout'
+}
 
 /** Runs one check against a target and returns its result; never throws. */
 export async function runCheck(
@@ -113,23 +138,29 @@ export async function runCheck(
 ): Promise<CheckResult> {
   const entry = registry.get(id)
   const req: Requirement = requirements[id]
-  const http = createHttp(target)
+  // aborted when the check times out: its requests still in flight and any it would start
+  // next fail at once, so a timed-out check is stopped, not left running beside the next
+  const abort = new AbortController()
+  const http = createHttp(target, abort.signal)
   const notes: string[] = []
   const screenshots: { name: string; png: string }[] = []
   const contexts: BrowserContext[] = []
+  let timedOut = false
   const started = performance.now()
-  const result = (verdict: Verdict, message: string | undefined): CheckResult =>
+  const result = (verdict: Verdict, message: string | undefined, cause?: string): CheckResult =>
     redactResult({
       id,
       ...req,
       verdict,
       message,
+      ...(cause ? { cause } : {}),
       notes,
       exchanges: http.exchanges,
       screenshots,
       durationMs: Math.round(performance.now() - started),
     })
   if (!entry) return result('skip', 'no check is registered for this requirement')
+  if (entry.embeddedOnly && !target.embedded) return result('skip', entry.embeddedOnly)
   const ctx: CheckContext = {
     target: targetFor(id, target, entry.exclusive),
     http,
@@ -138,7 +169,9 @@ export async function runCheck(
       throw new Skip(reason)
     },
     screenshot: (name, png) => screenshots.push({ name, png: png.toString('base64') }),
+    timeLeftMs: () => Math.max(0, timeoutMs - (performance.now() - started)),
     async newBrowserContext() {
+      if (timedOut) throw new CheckTimeout('the check was stopped: it timed out')
       const context = await (await resources.browser()).newContext({ ignoreHTTPSErrors: false })
       contexts.push(context)
       return context
@@ -149,7 +182,11 @@ export async function runCheck(
     await Promise.race([
       entry.body(ctx),
       new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs)
+        timer = setTimeout(() => {
+          timedOut = true
+          abort.abort(new CheckTimeout(`timed out after ${timeoutMs} ms`))
+          reject(new CheckTimeout(`timed out after ${timeoutMs} ms (--check-timeout)`))
+        }, timeoutMs)
       }),
     ])
     return result('pass', undefined)
@@ -161,13 +198,126 @@ export async function runCheck(
         const png = await page.screenshot({ fullPage: true, timeout: 5000 }).catch(() => undefined)
         if (png) ctx.screenshot(`page when the check failed: ${redactUrl(page.url())}`, png)
       }
-    return result(failedVerdict[req.level], describe(err))
+    const judged = classify(err)
+    const message = judged.message ?? describe(err)
+    if (judged.kind === 'failure')
+      return result(failedVerdict[req.level], message, causeOf(message, http.exchanges))
+    const why =
+      judged.kind === 'control'
+        ? `inconclusive: a positive control failed, so the check's negative cases prove nothing: ${message}`
+        : `inconclusive: the harness could not drive the target: ${message}`
+    return result(
+      'error',
+      why,
+      judged.kind === 'control' ? causeOf(message, http.exchanges) : undefined,
+    )
   } finally {
     clearTimeout(timer)
+    abort.abort()
     await Promise.all(contexts.map((c) => c.close().catch(() => undefined)))
     if (entry.exclusive) target.controls?.reset()
   }
 }
+
+/**
+ * What a thrown error means for the verdict. A CheckFailure is a conformance failure; so is
+ * an error openid-client or jose raised about the target's own response (a refused token, an
+ * error answer, a challenge), reworded in plain words. A failed control, a timeout, a
+ * navigation or network error or a bug of the harness (a TypeError) is inconclusive.
+ */
+export function classify(err: unknown): {
+  kind: 'failure' | 'control' | 'harness'
+  message?: string
+} {
+  if (err instanceof CheckFailure) return { kind: 'failure' }
+  if (err instanceof ControlFailure) return { kind: 'control' }
+  if (!(err instanceof Error)) return { kind: 'harness' }
+  const e = err as Error & {
+    code?: unknown
+    status?: unknown
+    error?: unknown
+    error_description?: unknown
+    cause?: unknown
+  }
+  const code = typeof e.code === 'string' ? e.code : ''
+  if (code === 'OAUTH_WWW_AUTHENTICATE_CHALLENGE') {
+    const challenges = Array.isArray(e.cause)
+      ? (e.cause as { scheme?: string; parameters?: Record<string, string> }[])
+      : []
+    const said = challenges
+      .map((c) =>
+        `${c.scheme ?? ''} ${Object.entries(c.parameters ?? {})
+          .map(([k, v]) => `${k}="${v}"`)
+          .join(', ')}`.trim(),
+      )
+      .join('; ')
+    return {
+      kind: 'failure',
+      message: `the IdP refused the request with HTTP ${String(e.status)} and the challenge WWW-Authenticate: ${said || '(none)'}`,
+    }
+  }
+  if (code === 'OAUTH_RESPONSE_BODY_ERROR')
+    return {
+      kind: 'failure',
+      message: `the IdP answered HTTP ${String(e.status)} with error=${String(e.error)}${typeof e.error_description === 'string' ? ` (${e.error_description})` : ''}`,
+    }
+  if (code === 'OAUTH_AUTHORIZATION_RESPONSE_ERROR')
+    return {
+      kind: 'failure',
+      message: `the authorization response carried error=${String(e.error)}${typeof e.error_description === 'string' ? ` (${e.error_description})` : ''}`,
+    }
+  // oauth4webapi's checks of what the target sent (a non-conform or non-JSON response, a claim
+  // that does not match, a timestamp out of range): the target's doing, in its own words
+  if (
+    /^OAUTH_(RESPONSE_IS_NOT_CONFORM|RESPONSE_IS_NOT_JSON|INVALID_RESPONSE|JSON_ATTRIBUTE_COMPARISON_FAILED|JWT_CLAIM_COMPARISON_FAILED|JWT_TIMESTAMP_CHECK_FAILED|INVALID_SERVER_METADATA|MISSING_SERVER_METADATA|PARSE_ERROR|KEY_SELECTION_FAILED|JWT_USERINFO_EXPECTED)$/.test(
+      code,
+    )
+  )
+    return {
+      kind: 'failure',
+      message: `the IdP's response was refused by openid-client: ${e.message}`,
+    }
+  // jose refusing a token the target issued (signature, claims, expiry, algorithm)
+  if (/^ERR_J(WT|WS|WKS?|WE|OSE)_/.test(code) && code !== 'ERR_JOSE_NOT_SUPPORTED')
+    return { kind: 'failure', message: `a token from the IdP was refused: ${e.message}` }
+  return { kind: 'harness' }
+}
+
+/**
+ * The cause a failure comes down to: an HTTP status where another was expected is the
+ * endpoint answering that way (the same for every check that ran into it); otherwise the
+ * message with its volatile parts (URLs' queries, random values, timings) taken out.
+ */
+export function causeOf(
+  message: string,
+  exchanges: readonly { method: string; url: string; status: number | undefined }[] = [],
+): string {
+  const endpoint = (url: string): string => new URL(url, 'https://x').pathname
+  const status = /expected HTTP [\d or]+, got (\d+) from (\S+)/.exec(message)
+  if (status) {
+    const path = endpoint(status[2] ?? '')
+    const method = [...exchanges].reverse().find((x) => endpoint(x.url) === path)?.method ?? ''
+    return `${method ? `${method} ` : ''}${path} answered HTTP ${status[1]}`
+  }
+  // an error the IdP answered, as openid-client reported it: the last exchange says where
+  const last = exchanges.at(-1)
+  const refused = /^the IdP (refused the request with|answered) HTTP (\d+)/.exec(message)
+  if (refused && last && String(last.status) === refused[2])
+    return `${last.method} ${endpoint(last.url)} answered HTTP ${refused[2]}`
+  // "what: expected X, got Y" about the last answer: the same assertion on the same endpoint
+  // and status is one cause, whichever request of whichever check met it
+  const assertion = /^[^:]{1,120}: (expected .*)$/s.exec(message)
+  if (assertion && last?.status !== undefined)
+    return `${last.method} ${endpoint(last.url)} (HTTP ${last.status}): ${normalise(assertion[1] ?? '')}`
+  return normalise(message)
+}
+
+const normalise = (text: string): string =>
+  text
+    .replace(/https?:\/\/[^\s?#"]+(\?[^\s#"]*)?(#[^\s"]*)?/g, (u) => u.split(/[?#]/)[0] ?? u)
+    .replace(/[A-Za-z0-9_-]{20,}/g, '…')
+    .replace(/\d+ ?ms\b/g, '… ms')
+    .slice(0, 300)
 
 function describe(err: unknown): string {
   if (!(err instanceof Error)) return String(err)

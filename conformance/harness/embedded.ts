@@ -52,6 +52,11 @@ const fixtureClient = (id: (typeof clients)[number]['id']): TargetClient => {
     secret: c.secret,
     redirectUri: c.redirectUris[0],
     postLogoutRedirectUri: c.postLogoutRedirectUris[0],
+    // what client_credentials asks for: the client's default custom scopes (fixtures)
+    ...((c.grantTypes as readonly string[]).includes('client_credentials') &&
+    c.defaultScopes.length > 0
+      ? { scope: c.defaultScopes.join(' ') }
+      : {}),
   }
 }
 

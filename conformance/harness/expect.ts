@@ -5,6 +5,20 @@ export class CheckFailure extends Error {
   override readonly name = 'CheckFailure'
 }
 
+/**
+ * A positive control that did not hold: the check's negative cases would prove nothing, so
+ * its verdict is ERROR (inconclusive), never a conformance failure. The requirement the
+ * control exercises has its own check, which fails on its own.
+ */
+export class ControlFailure extends Error {
+  override readonly name = 'ControlFailure'
+}
+
+/** Ends the check as inconclusive unless its positive control holds. */
+export function expectControl(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new ControlFailure(message)
+}
+
 const show = (v: unknown): string => {
   // JSON.stringify(undefined) is undefined: show it as such rather than crash
   const s = (JSON.stringify(v) as string | undefined) ?? String(v)
@@ -56,6 +70,29 @@ export function expectJsonObject(res: HttpResponse, what = 'body'): Record<strin
     `${what}: expected a JSON object, got ${show(res.text.slice(0, 200))}`,
   )
   return res.json as Record<string, unknown>
+}
+
+/**
+ * A request with a method the endpoint does not take is refused in the JSON error shape:
+ * 400, 404 or 405 (RFC 9110 §15.5.5/§15.5.6 let a server answer 404), noted when not 405.
+ */
+export function wrongMethod(
+  ctx: { note(message: string): void },
+  res: HttpResponse,
+  what: string,
+): void {
+  about(what, () => expectOAuthError(res, [400, 404, 405]))
+  if (res.status !== 405) ctx.note(`${what} was answered ${res.status}, not 405 (SHOULD)`)
+}
+
+/** Runs `fn`, prefixing the message of the CheckFailure it throws with `what`. */
+function about(what: string, fn: () => void): void {
+  try {
+    fn()
+  } catch (err) {
+    if (err instanceof CheckFailure) throw new CheckFailure(`${what}: ${err.message}`)
+    throw err
+  }
 }
 
 /** RFC 6749 App. A.7 / A.8: the characters allowed in error and error_description. */

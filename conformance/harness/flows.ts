@@ -63,14 +63,22 @@ export async function authorize(
   const verifier = oidc.randomPKCECodeVerifier()
   const challenge = await oidc.calculatePKCECodeChallenge(verifier)
   const state = oidc.randomState()
-  const nonce = options.nonce === false ? undefined : oidc.randomNonce()
+  // a null scope sends none (INTERFACE.md §4.1: scope is optional)
+  const scope = options.scope === null ? '' : (options.scope ?? 'openid')
+  // OIDC Core §3.1.2.1: nonce is an OpenID Connect parameter; providers rightly refuse it in
+  // a request without the openid scope
+  const nonce =
+    options.nonce === false || !scope.split(' ').includes('openid') ? undefined : oidc.randomNonce()
   const url = oidc.buildAuthorizationUrl(config, {
     redirect_uri: redirectUri,
-    ...(options.scope === null ? {} : { scope: options.scope ?? 'openid' }),
+    ...(options.scope === null ? {} : { scope }),
     state,
     ...(nonce ? { nonce } : {}),
     code_challenge: challenge,
     code_challenge_method: 'S256',
+    // OIDC Core §11: an OP MUST ignore offline_access unless prompt contains consent (or other
+    // conditions permit it), so a request for offline access asks the way the standard says
+    ...(scope.split(' ').includes('offline_access') ? { prompt: 'consent' } : {}),
     ...options.params,
   })
   const context = options.context ?? (await ctx.newBrowserContext())

@@ -1,4 +1,9 @@
-import { fetchVia, type Target } from './target.ts'
+// the module objects, looked up per request (not named imports, which bind the original
+// functions): the self-test's msw interceptors patch http.request and https.request
+import nodeHttp, { type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http'
+import nodeHttps, { Agent as HttpsAgent } from 'node:https'
+import { rootCertificates } from 'node:tls'
+import type { Target } from './target.ts'
 import type { Exchange } from './types.ts'
 import { redactBody, redactHeaders, redactUrl, rememberIssued } from './redact.ts'
 
@@ -49,7 +54,106 @@ const toParams = (values: Record<string, string | readonly string[]>): URLSearch
   return p
 }
 
-export function createHttp(target: Pick<Target, 'baseUrl' | 'dispatcher'>): Http {
+/**
+ * One keep-alive agent per CA, trusting it beside the public roots with verification on (the
+ * same trust as the target's undici dispatcher).
+ */
+const agents = new Map<string, HttpsAgent>()
+function agentFor(ca: string | undefined): HttpsAgent {
+  const key = ca ?? ''
+  let agent = agents.get(key)
+  if (!agent) {
+    agent = new HttpsAgent({
+      keepAlive: true,
+      keepAliveMsecs: 1000,
+      ...(ca ? { ca: [...rootCertificates, ca] } : {}),
+    })
+    agents.set(key, agent)
+  }
+  return agent
+}
+
+const toHeaders = (raw: IncomingHttpHeaders): Headers => {
+  const headers = new Headers()
+  for (const [k, v] of Object.entries(raw)) {
+    if (v === undefined) continue
+    if (Array.isArray(v)) for (const x of v) headers.append(k, x)
+    else headers.append(k, v)
+  }
+  return headers
+}
+
+const sentHeaders = (headers: OutgoingHttpHeaders, host: string): Record<string, string> => {
+  const out: Record<string, string> = { host }
+  for (const [k, v] of Object.entries(headers))
+    if (v !== undefined) out[k] = Array.isArray(v) ? v.join(', ') : String(v)
+  return out
+}
+
+/**
+ * Sends one request like a plain HTTP client: exactly the headers the check gives (plus Host,
+ * Connection and Content-Length, which HTTP/1.1 needs), never the `Sec-Fetch-*`,
+ * `Accept-Language` or `User-Agent` headers Node's fetch() adds, which make some providers
+ * answer as to a browser's script. Never follows redirects. Resolves with the headers actually
+ * sent, for the transcript.
+ */
+function send(
+  url: URL,
+  init: {
+    method: string
+    headers: Record<string, string>
+    body: string | undefined
+    ca: string | undefined
+    signal: AbortSignal | undefined
+    localAddress: string | undefined
+  },
+): Promise<{ status: number; headers: Headers; text: string; sent: Record<string, string> }> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { ...init.headers }
+    if (
+      init.body !== undefined &&
+      !Object.keys(headers).some((k) => k.toLowerCase() === 'content-length')
+    )
+      headers['content-length'] = String(Buffer.byteLength(init.body))
+    const options = {
+      method: init.method,
+      headers,
+      ...(init.signal ? { signal: init.signal } : {}),
+      ...(init.localAddress ? { localAddress: init.localAddress } : {}),
+    }
+    const req =
+      url.protocol === 'http:'
+        ? nodeHttp.request(url, options)
+        : nodeHttps.request(url, { ...options, agent: agentFor(init.ca) })
+    req.once('error', reject)
+    req.once('response', (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.once('error', reject)
+      res.once('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: toHeaders(res.headers),
+          text: Buffer.concat(chunks).toString('utf8'),
+          sent: sentHeaders(req.getHeaders(), url.host),
+        }),
+      )
+    })
+    req.end(init.body)
+  })
+}
+
+/**
+ * The raw HTTP client of a check. `signal` stops it: once aborted (the check timed out),
+ * requests in flight fail and new ones are refused.
+ */
+export function createHttp(
+  target: Pick<Target, 'baseUrl' | 'ca'> & {
+    /** The local address to send from (a second source on loopback, SEC-01). */
+    readonly localAddress?: string
+  },
+  signal?: AbortSignal,
+): Http {
   const exchanges: Exchange[] = []
   const resolve = (pathOrUrl: string): URL =>
     /^[a-z][a-z0-9+.-]*:/i.test(pathOrUrl)
@@ -75,30 +179,32 @@ export function createHttp(target: Pick<Target, 'baseUrl' | 'dispatcher'>): Http
       const base = {
         method,
         url: redactUrl(url.toString()),
-        requestHeaders: redactHeaders(headers),
         requestBody: redactBody(body, headers['content-type']),
       }
-      let response: Response
+      if (signal?.aborted) throw new Error(`request not sent: ${String(signal.reason)}`)
+      let response: Awaited<ReturnType<typeof send>>
       try {
-        response = await fetchVia(target.dispatcher, url, {
+        response = await send(url, {
           method,
           headers,
           body,
-          redirect: 'manual',
+          ca: target.ca,
+          signal,
+          localAddress: target.localAddress,
         })
       } catch (err) {
-        const cause = (err as Error & { cause?: Error }).cause
         exchanges.push({
           ...base,
+          requestHeaders: redactHeaders({ host: url.host, ...headers }),
           status: undefined,
           responseHeaders: {},
           responseBody: undefined,
-          error: cause ? `${cause.name}: ${cause.message}` : (err as Error).message,
+          error: `${(err as Error).name}: ${(err as Error).message}`,
           durationMs: performance.now() - started,
         })
         throw err
       }
-      const text = await response.text()
+      const { text } = response
       let json: unknown
       if (/[/+]json\b/i.test(response.headers.get('content-type') ?? '')) {
         try {
@@ -112,6 +218,7 @@ export function createHttp(target: Pick<Target, 'baseUrl' | 'dispatcher'>): Http
       rememberIssued(json, response.headers.get('location'), text)
       exchanges.push({
         ...base,
+        requestHeaders: redactHeaders(response.sent),
         status: response.status,
         responseHeaders: redactHeaders(Object.fromEntries(response.headers)),
         responseBody: redactBody(text, response.headers.get('content-type') ?? undefined),

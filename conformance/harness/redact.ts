@@ -365,6 +365,7 @@ export function redactResult(result: CheckResult): CheckResult {
   return {
     ...result,
     message: result.message === undefined ? undefined : redactText(result.message),
+    ...(result.cause === undefined ? {} : { cause: redactText(result.cause) }),
     notes: result.notes.map(redactText),
     exchanges: result.exchanges.map(exchange),
     screenshots: result.screenshots.map((s) => ({ ...s, name: redactText(s.name) })),

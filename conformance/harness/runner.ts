@@ -15,6 +15,8 @@ export interface RunOptions {
    * waits for the checks in flight, runs the exclusive one, then goes on.
    */
   readonly concurrency?: number
+  /** How long one check may take before it is stopped as inconclusive. */
+  readonly checkTimeoutMs?: number
 }
 
 /**
@@ -28,7 +30,7 @@ export async function runChecks(target: Target, options: RunOptions = {}): Promi
     return await runPool(ids, {
       concurrency: options.concurrency ?? 1,
       alone: isExclusive,
-      run: (id) => runCheck(id, target, resources),
+      run: (id) => runCheck(id, target, resources, options.checkTimeoutMs),
       onDone: options.onResult,
     })
   } finally {

@@ -8,6 +8,11 @@ export interface TargetClient {
   readonly secret: string
   readonly redirectUri: string | undefined
   readonly postLogoutRedirectUri: string | undefined
+  /**
+   * Space-separated scopes the client may ask for with client_credentials (the CC-* checks
+   * ask for them; without, those checks skip with why).
+   */
+  readonly scope?: string | undefined
 }
 
 export interface TargetUser {
@@ -58,7 +63,7 @@ export interface TargetConfig {
     readonly other?: TargetClient | undefined
     /** A client whose redirect URI differs from main's (AUTHZ-04). */
     readonly third?: TargetClient | undefined
-    /** A client_credentials-only client. */
+    /** A client_credentials-only client (default: the main client, which has the grant). */
     readonly service?: TargetClient | undefined
     /**
      * A client registered without the client_credentials grant, with a default scope that a
@@ -74,8 +79,8 @@ export interface TargetConfig {
   /** How to sign in (default: detect and fill the usual username/password form). */
   readonly login?: LoginConfig | undefined
   /**
-   * A plain-HTTP URL at which to probe the deployment (TLS-01). Default: the base URL with
-   * the http scheme on port 80.
+   * A plain-HTTP URL at which to probe the deployment (TLS-01). Default: the base URL's own
+   * host and port with the http scheme.
    */
   readonly plainHttpUrl?: string | undefined
   /**
@@ -139,10 +144,11 @@ export function resolveTarget(
 /** The default plain-HTTP probe URL of TLS-01. */
 export function plainHttpUrl(target: TargetConfig): string {
   if (target.plainHttpUrl) return target.plainHttpUrl
+  // the target's own host and port over http: where a plain-HTTP request to the deployment
+  // would land (URL keeps an explicit port when the scheme changes; 443 stays explicit)
   const u = new URL(target.baseUrl)
-  u.protocol = 'http:'
-  u.port = ''
-  return u.toString().replace(/\/$/, '')
+  const port = u.port || '443'
+  return `http://${u.hostname.includes(':') ? `[${u.hostname}]` : u.hostname}:${port}${u.pathname.replace(/\/$/, '')}`
 }
 
 /**

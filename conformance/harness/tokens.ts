@@ -67,11 +67,27 @@ export function idTokenOf(set: TokenSet): string {
   return set.idToken
 }
 
-/** The client_credentials client, or the check is skipped. */
+/**
+ * The client_credentials client: the service client when configured, else the main client,
+ * which has all three grants (TargetConfig), as other checks do.
+ */
 export function serviceClient(ctx: Pick<CheckContext, 'target' | 'skip'>): TargetClient {
-  const client = ctx.target.clients.service
-  if (!client) ctx.skip('the target configuration names no client_credentials (service) client')
-  return client
+  return ctx.target.clients.service ?? ctx.target.clients.main
+}
+
+/**
+ * The scope a client_credentials request asks for: the client's configured `scope`, never a
+ * name guessed from the reference server's fixtures; without it the check is skipped.
+ */
+export function clientCredentialsScope(
+  ctx: Pick<CheckContext, 'skip'>,
+  client: TargetClient,
+): string {
+  if (!client.scope)
+    ctx.skip(
+      `the target configuration gives client ${client.id} no scope (clients.*.scope: the scopes it may ask for with client_credentials)`,
+    )
+  return client.scope
 }
 
 /** The second client for cross-client checks, or the check is skipped. */

@@ -1,8 +1,15 @@
 /** MUST failures fail a run; SHOULD failures warn; MAY checks are recorded only. */
 export type Level = 'MUST' | 'SHOULD' | 'MAY'
 
-/** pass; fail (MUST not met); warn (SHOULD not met); info (MAY, recorded); skip (could not run). */
-export type Verdict = 'pass' | 'fail' | 'warn' | 'info' | 'skip'
+/**
+ * pass; fail (MUST not met); warn (SHOULD not met); info (MAY, recorded); skip (could not run);
+ * error (inconclusive: the harness could not drive the target, a timeout, a navigation or
+ * network error, a control that failed; never a conformance failure).
+ */
+export type Verdict = 'pass' | 'fail' | 'warn' | 'info' | 'skip' | 'error'
+
+/** Every verdict, in the order reports show them. */
+export const VERDICTS: readonly Verdict[] = ['fail', 'error', 'warn', 'info', 'skip', 'pass']
 
 /** One HTTP exchange, secrets and tokens redacted. */
 export interface Exchange {
@@ -25,8 +32,15 @@ export interface CheckResult {
   readonly source: string
   readonly area: string
   readonly verdict: Verdict
-  /** Why it failed, warned or was skipped. */
+  /** Why it failed, warned, was skipped or was inconclusive. */
   readonly message: string | undefined
+  /**
+   * What the failure comes down to, the same for checks that fail for one reason (the same
+   * request answered the same way, the same failing control): reports group by it.
+   */
+  readonly cause?: string | undefined
+  /** Deviations found after the first (sub-cases independent of the headline). */
+  readonly more?: readonly string[] | undefined
   /** Observations that do not change the verdict (SHOULD-level notes, measured values). */
   readonly notes: readonly string[]
   readonly exchanges: readonly Exchange[]

@@ -1,6 +1,7 @@
 import type { Exchange } from '../harness/types.ts'
 import type { RunReport } from './json.ts'
 import { htmlThreats, THREAT_CSS } from './threats.ts'
+import { countsLine, groupByCause } from './summary.ts'
 
 const esc = (s: string): string => s.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`)
 
@@ -37,13 +38,27 @@ function exchangeHtml(x: Exchange): string {
 
 /** One self-contained HTML file: summary, verdict filters, and each check's evidence. */
 export function htmlReport(report: RunReport): string {
-  const rows = report.checks
+  // failures first, then inconclusive, warnings, info, skips and passes, each in run order
+  const order = ['fail', 'error', 'warn', 'info', 'skip', 'pass']
+  const checks = [...report.checks].sort(
+    (a, b) => order.indexOf(a.verdict) - order.indexOf(b.verdict),
+  )
+  const causes = groupByCause(report.checks).filter((g) => g.results.length > 1)
+  const causesHtml = causes.length
+    ? `<section id="causes"><h2>Causes shared by several checks</h2><ul>${causes
+        .map(
+          (g) =>
+            `<li><span class="v ${g.verdict}">${g.verdict === 'error' ? 'ERROR' : g.verdict.toUpperCase()}</span> ${esc(g.cause)}: ${g.results.length} checks (${g.results.map((r) => esc(r.id)).join(', ')})</li>`,
+        )
+        .join('')}</ul></section>`
+    : ''
+  const rows = checks
     .map(
       (
         c,
-      ) => `<details id="check-${esc(c.id)}" class="check ${c.verdict}" data-verdict="${c.verdict}" ${c.verdict === 'fail' ? 'open' : ''}>
+      ) => `<details id="check-${esc(c.id)}" class="check ${c.verdict}" data-verdict="${c.verdict}" ${c.verdict === 'fail' || c.verdict === 'error' ? 'open' : ''}>
 <summary><span class="v">${c.verdict.toUpperCase()}</span> <b>${esc(c.id)}</b> [${c.level}] ${esc(c.title)} <span class="src">${esc(c.source)}</span></summary>
-${c.message ? `<p class="msg">${esc(c.message)}</p>` : ''}${c.notes.map((n) => `<p class="note">${esc(n)}</p>`).join('')}
+${c.message ? `<p class="msg">${esc(c.message)}</p>` : ''}${(c.more ?? []).map((m) => `<p class="msg">also: ${esc(m)}</p>`).join('')}${c.notes.map((n) => `<p class="note">${esc(n)}</p>`).join('')}
 ${c.screenshots.map((s) => `<figure><img alt="${esc(s.name)}" src="data:image/png;base64,${s.png}"><figcaption>${esc(s.name)}</figcaption></figure>`).join('')}
 ${c.exchanges.map(exchangeHtml).join('\n')}
 </details>`,
@@ -58,7 +73,7 @@ body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;color:#222}
 h1{font-size:1.3rem}.summary span{margin-right:1rem}
 .check{border:1px solid #ddd;border-radius:4px;margin:.4rem 0;padding:.3rem .6rem}
 .check summary{cursor:pointer}.v{display:inline-block;width:3.2rem;font-weight:bold}
-.pass .v{color:#137333}.fail .v{color:#c5221f}.warn .v{color:#b06000}.info .v{color:#1967d2}.skip .v{color:#5f6368}
+.pass .v{color:#137333}.fail .v{color:#c5221f}.warn .v{color:#b06000}.info .v{color:#1967d2}.skip .v{color:#5f6368}.error .v{color:#a142f4}
 .src{color:#5f6368;font-size:.85em}.msg{color:#c5221f;white-space:pre-wrap}.note{color:#5f6368}
 pre{background:#f6f8fa;padding:.4rem;overflow:auto;white-space:pre-wrap;word-break:break-all;font-size:12px}
 .x{border-top:1px dashed #ccc;margin-top:.4rem}.line{font-family:monospace}.ms{color:#5f6368}
@@ -68,8 +83,9 @@ ${THREAT_CSS}
 <h1>Conformance report</h1>
 <p>Target <code>${esc(report.target.baseUrl)}</code>${report.target.embedded ? ' (embedded reference server)' : ''}; suite ${esc(report.suite.version)}; ${esc(report.startedAt)}.</p>
 <p class="summary" id="summary"><strong>${report.passed ? 'PASSED' : 'FAILED'}</strong>
-<span>${c.pass} passed</span><span>${c.fail} failed</span><span>${c.warn} warned</span><span>${c.info} info</span><span>${c.skip} skipped</span></p>
-<p id="filters">Show: ${(['pass', 'fail', 'warn', 'info', 'skip'] as const).map((v) => `<label><input type="checkbox" value="${v}" checked> ${v}</label>`).join(' ')}</p>
+<span>${esc(countsLine(c))}</span></p>
+${causesHtml}
+<p id="filters">Show: ${(['pass', 'fail', 'error', 'warn', 'info', 'skip'] as const).map((v) => `<label><input type="checkbox" value="${v}" checked> ${v}</label>`).join(' ')}</p>
 ${report.threats ? htmlThreats(report.threats) : ''}
 <section id="checks">
 ${rows}

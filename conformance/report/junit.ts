@@ -11,6 +11,8 @@ export function junitReport(
 ): string {
   const failures = results.filter((r) => r.verdict === 'fail').length
   const skipped = results.filter((r) => r.verdict === 'skip').length
+  // inconclusive checks are JUnit errors: the test could not run, which is not a failure
+  const errors = results.filter((r) => r.verdict === 'error').length
   const time = (ms: number): string => (ms / 1000).toFixed(3)
   const total = results.reduce((a, r) => a + r.durationMs, 0)
   const cases = results.map((r) => {
@@ -25,14 +27,16 @@ export function junitReport(
     const out = notes.length ? `\n    <system-out>${esc(notes.join('\n'))}</system-out>` : ''
     if (r.verdict === 'fail')
       return `${head}\n    <failure message="${esc(r.message ?? 'failed')}">${esc(`${r.source}\n${r.message ?? ''}`)}</failure>${out}\n  </testcase>`
+    if (r.verdict === 'error')
+      return `${head}\n    <error message="${esc(r.message ?? 'inconclusive')}" type="inconclusive">${esc(`${r.source}\n${r.message ?? ''}`)}</error>${out}\n  </testcase>`
     if (r.verdict === 'skip')
       return `${head}\n    <skipped message="${esc(r.message ?? 'skipped')}"/>${out}\n  </testcase>`
     return `${head}${out}${out ? '\n  ' : ''}</testcase>`
   })
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="${esc(suiteName)}" tests="${results.length}" failures="${failures}" skipped="${skipped}" time="${time(total)}">`,
-    `<testsuite name="${esc(suiteName)}" tests="${results.length}" failures="${failures}" skipped="${skipped}" time="${time(total)}">`,
+    `<testsuites name="${esc(suiteName)}" tests="${results.length}" failures="${failures}" errors="${errors}" skipped="${skipped}" time="${time(total)}">`,
+    `<testsuite name="${esc(suiteName)}" tests="${results.length}" failures="${failures}" errors="${errors}" skipped="${skipped}" time="${time(total)}">`,
     ...cases,
     '</testsuite>',
     '</testsuites>',

@@ -1,6 +1,6 @@
 import type { CheckResult } from '../harness/types.ts'
 import type { GateVerdict } from '../gate.ts'
-import { countVerdicts } from './summary.ts'
+import { countsLine, countVerdicts, groupByCause } from './summary.ts'
 import { markdownThreats, threatTable } from './threats.ts'
 
 const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ')
@@ -15,10 +15,22 @@ export function markdownSummary(
   const lines = [
     `## Conformance: ${verdict.passed ? 'passed' : 'FAILED'}`,
     '',
-    `Target \`${target}\`: ${results.length} checks, ${c.pass} passed, ${c.fail} failed, ${c.warn} warned, ${c.info} info, ${c.skip} skipped.`,
+    `Target \`${target}\`: ${results.length} checks, ${countsLine(c)}.`,
     '',
   ]
-  const notPassed = results.filter((r) => r.verdict !== 'pass')
+  const groups = groupByCause(results).filter((g) => g.results.length > 1)
+  if (groups.length > 0) {
+    lines.push('Causes shared by several checks:', '')
+    for (const g of groups)
+      lines.push(
+        `- ${g.verdict === 'error' ? 'inconclusive' : g.verdict}: ${cell(g.cause)}: ${g.results.length} checks (${g.results.map((r) => r.id).join(', ')})`,
+      )
+    lines.push('')
+  }
+  const order = ['fail', 'error', 'warn', 'info', 'skip']
+  const notPassed = results
+    .filter((r) => r.verdict !== 'pass')
+    .sort((a, b) => order.indexOf(a.verdict) - order.indexOf(b.verdict))
   if (notPassed.length > 0) {
     lines.push('| check | level | verdict | why |', '|---|---|---|---|')
     for (const r of notPassed)
@@ -31,6 +43,13 @@ export function markdownSummary(
   if (threats) lines.push(markdownThreats(threats))
   if (verdict.excused.length > 0)
     lines.push('Known failures:', '', ...verdict.excused.map((e) => `- ${cell(e)}`), '')
+  if (verdict.unused.length > 0)
+    lines.push(
+      'Unused known-failures entries:',
+      '',
+      ...verdict.unused.map((e) => `- ${cell(e)}`),
+      '',
+    )
   if (verdict.problems.length > 0)
     lines.push('What fails the run:', '', ...verdict.problems.map((p) => `- ${cell(p)}`), '')
   return lines.join('\n')

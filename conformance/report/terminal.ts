@@ -1,5 +1,5 @@
 import type { CheckResult, Verdict } from '../harness/types.ts'
-import { countVerdicts } from './summary.ts'
+import { countsLine, countVerdicts, groupByCause } from './summary.ts'
 import { formatThreats, threatTable } from './threats.ts'
 
 const LABEL: Record<Verdict, string> = {
@@ -8,6 +8,7 @@ const LABEL: Record<Verdict, string> = {
   warn: 'WARN',
   info: 'INFO',
   skip: 'SKIP',
+  error: 'ERROR',
 }
 const COLOR: Record<Verdict, string> = {
   pass: '32',
@@ -15,6 +16,7 @@ const COLOR: Record<Verdict, string> = {
   warn: '33',
   info: '36',
   skip: '90',
+  error: '35',
 }
 
 /** Colour only on a TTY, and never when NO_COLOR is set (https://no-color.org). */
@@ -30,15 +32,16 @@ export function formatResultLine(r: CheckResult, color: boolean): string {
   return `${label} ${r.id} [${r.level}] ${r.title} (${r.durationMs} ms)${why}`
 }
 
-/** The closing summary: totals by area and level. */
-export function formatSummary(results: readonly CheckResult[]): string {
+/**
+ * The closing summary: totals by area and level, what did not pass grouped by cause (one line
+ * per cause), and the run's elapsed time when given.
+ */
+export function formatSummary(results: readonly CheckResult[], elapsedMs?: number): string {
   const lines: string[] = ['', 'Summary by area:']
   const areas = [...new Set(results.map((r) => r.area))]
   for (const area of areas) {
     const c = countVerdicts(results.filter((r) => r.area === area))
-    lines.push(
-      `  ${area.padEnd(20)} ${c.pass} passed, ${c.fail} failed, ${c.warn} warned, ${c.info} info, ${c.skip} skipped`,
-    )
+    lines.push(`  ${area.padEnd(20)} ${countsLine(c)}`)
   }
   lines.push('Summary by level:')
   for (const level of ['MUST', 'SHOULD', 'MAY'] as const) {
@@ -46,15 +49,26 @@ export function formatSummary(results: readonly CheckResult[]): string {
     const n = results.filter((r) => r.level === level).length
     if (n > 0)
       lines.push(
-        `  ${level.padEnd(20)} ${c.pass}/${n} passed, ${c.fail + c.warn + c.info} not met, ${c.skip} skipped`,
+        `  ${level.padEnd(20)} ${c.pass}/${n} passed, ${c.fail + c.warn + c.info} not met, ${c.error} inconclusive, ${c.skip} skipped`,
       )
+  }
+  const groups = groupByCause(results)
+  if (groups.length > 0) {
+    lines.push('Not passed, by cause:')
+    for (const g of groups) {
+      const label = LABEL[g.verdict]
+      const ids = g.results.map((r) => r.id).join(', ')
+      lines.push(
+        g.results.length === 1
+          ? `  ${label} ${ids}: ${g.cause}`
+          : `  ${label} ${g.cause}: ${g.results.length} checks (${ids})`,
+      )
+    }
   }
   const threats = threatTable(results)
   if (threats) lines.push(formatThreats(threats))
   const c = countVerdicts(results)
-  lines.push(
-    '',
-    `${results.length} checks: ${c.pass} passed, ${c.fail} failed, ${c.warn} warned, ${c.info} info, ${c.skip} skipped`,
-  )
+  const elapsed = elapsedMs === undefined ? '' : ` in ${(elapsedMs / 1000).toFixed(1)} s`
+  lines.push('', `${results.length} checks${elapsed}: ${countsLine(c)}`)
   return lines.join('\n')
 }

@@ -58,9 +58,10 @@ export const discoverySabotage: Record<keyof typeof discovery, Sabotages> = {
     handlers: corruptJson(DISCOVERY, (b) => delete b.request_uri_parameter_supported),
   },
   'DISC-10': {
-    how: 'revocation_endpoint_auth_methods_supported omitted',
-    expect: /^revocation_endpoint_auth_methods_supported: expected an array/,
-    handlers: corruptJson(DISCOVERY, (b) => delete b.revocation_endpoint_auth_methods_supported),
+    // the auth-method members are a SHOULD (a note); the endpoints are the MUST
+    how: 'revocation_endpoint omitted',
+    expect: /^revocation_endpoint: expected /,
+    handlers: corruptJson(DISCOVERY, (b) => delete b.revocation_endpoint),
   },
   'DISC-11': {
     how: 'RFC 8414 document with another issuer',

@@ -1,0 +1,70 @@
+import { describe, expect, test } from 'vitest'
+import { causeOf, classify } from './check.ts'
+import { CheckFailure, ControlFailure } from './expect.ts'
+
+describe('what a thrown error means for the verdict', () => {
+  test('a CheckFailure is a conformance failure; a failed control is inconclusive', () => {
+    expect(classify(new CheckFailure('x')).kind).toBe('failure')
+    expect(classify(new ControlFailure('x')).kind).toBe('control')
+  })
+
+  test('a timeout, a network error or a bug of the harness is inconclusive, never a failure', () => {
+    expect(classify(new TypeError("Cannot read properties of undefined (reading 'x')")).kind).toBe(
+      'harness',
+    )
+    expect(
+      classify(Object.assign(new Error('connect ECONNRESET'), { code: 'ECONNRESET' })).kind,
+    ).toBe('harness')
+    expect(classify(new Error('page.goto: Timeout 15000ms exceeded')).kind).toBe('harness')
+  })
+
+  test("openid-client's and jose's errors about the target's answer stay failures, in plain words", () => {
+    const challenge = Object.assign(new Error('server responded with a challenge'), {
+      code: 'OAUTH_WWW_AUTHENTICATE_CHALLENGE',
+      status: 401,
+      cause: [{ scheme: 'bearer', parameters: { error: 'invalid_token' } }],
+    })
+    expect(classify(challenge)).toEqual({
+      kind: 'failure',
+      message:
+        'the IdP refused the request with HTTP 401 and the challenge WWW-Authenticate: bearer error="invalid_token"',
+    })
+    const body = Object.assign(new Error('server responded with an error'), {
+      code: 'OAUTH_RESPONSE_BODY_ERROR',
+      status: 400,
+      error: 'invalid_grant',
+      error_description: 'grant request is invalid',
+    })
+    expect(classify(body)).toEqual({
+      kind: 'failure',
+      message: 'the IdP answered HTTP 400 with error=invalid_grant (grant request is invalid)',
+    })
+    const jose = Object.assign(new Error('signature verification failed'), {
+      code: 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED',
+    })
+    expect(classify(jose).kind).toBe('failure')
+  })
+})
+
+describe('the cause a failure comes down to', () => {
+  const exchanges = [{ method: 'GET', url: 'https://idp.example/auth/user-info', status: 401 }]
+  test('the same endpoint answering the same status is one cause, however the check said it', () => {
+    const a = causeOf(
+      'GET user-info: expected HTTP 200, got 401 from https://idp.example/auth/user-info',
+      exchanges,
+    )
+    const b = causeOf(
+      'the IdP refused the request with HTTP 401 and the challenge WWW-Authenticate: bearer',
+      exchanges,
+    )
+    expect(a).toBe('GET /auth/user-info answered HTTP 401')
+    expect(b).toBe(a)
+  })
+
+  test('the same assertion about the same answer is one cause, whatever request named it', () => {
+    const revoke = [{ method: 'POST', url: 'https://idp.example/auth/revoke', status: 200 }]
+    expect(causeOf('revocation of a garbage token: expected JSON, got text', revoke)).toBe(
+      causeOf('revocation of the refresh token: expected JSON, got text', revoke),
+    )
+  })
+})
