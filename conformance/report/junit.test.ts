@@ -20,13 +20,14 @@ describe('JUnit report', () => {
     result('TOK-01', 'fail', 'expected HTTP 200, got 500 <html> & "quotes"\u0007'),
     result('TOK-02', 'skip', 'no service client configured'),
     result('DISC-02', 'warn', 'a SHOULD not met'),
+    result('TOK-03', 'error', 'timed out after 60000 ms'),
   ])
 
   test('totals count failures and skips, warnings are not failures', () => {
     expect(xml).toMatch(
-      /<testsuites name="idp-conformance" tests="4" failures="1" skipped="1" time="6\.000">/,
+      /<testsuites name="idp-conformance" tests="5" failures="1" errors="1" skipped="1" time="7\.500">/,
     )
-    expect(xml.match(/<testcase /g)).toHaveLength(4)
+    expect(xml.match(/<testcase /g)).toHaveLength(5)
   })
 
   test('a failure carries its message and source, escaped for XML', () => {
@@ -40,6 +41,11 @@ describe('JUnit report', () => {
   test('a skip says why; a warning is written to system-out, not as a failure', () => {
     expect(xml).toContain('<skipped message="no service client configured"/>')
     expect(xml).toMatch(/DISC-02[^]*<system-out>WARN: a SHOULD not met\na note<\/system-out>/)
+  })
+
+  test('an inconclusive check is a JUnit error, not a failure', () => {
+    expect(xml).toContain('<error message="timed out after 60000 ms" type="inconclusive">')
+    expect(xml.match(/<failure /g)).toHaveLength(1)
   })
 
   test('every element that is opened is closed', () => {
