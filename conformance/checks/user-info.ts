@@ -41,11 +41,12 @@ check('UI-01', async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid profile email' })
   const sub = await idTokenSub(ctx, idTokenOf(set))
   expectThat(typeof sub === 'string', 'the ID token has no sub')
-  // OIDC Core §5.3.2: the user-info sub MUST equal the ID token's sub (openid-client checks it)
-  const claims = await oidc.fetchUserInfo(set.auth.config, set.accessToken, sub)
-  expectEqual(claims.sub, sub, 'sub from openid-client')
+  // OIDC Core §5.3.2: the user-info sub MUST equal the ID token's sub; compared on the raw
+  // answer first, so a mismatch is reported in plain words, then as openid-client sees it
   const raw = claimsOf(await userInfoRaw(ctx, set.accessToken), 'GET user-info')
   expectEqual(raw.sub, sub, 'user-info sub (the ID token sub)')
+  const claims = await oidc.fetchUserInfo(set.auth.config, set.accessToken, sub)
+  expectEqual(claims.sub, sub, 'sub from openid-client')
 })
 
 check('UI-02', async (ctx) => {

@@ -107,7 +107,7 @@ export function forgeTokens(edits: Forgery): (target: Target) => HttpHandler[] {
   return (target) => [
     http.post(target.baseUrl + '/auth/token', async ({ request }) => {
       const form = new URLSearchParams(await request.clone().text())
-      const real = await fetchVia(target.dispatcher, bypass(request))
+      const real = await fetchVia(target.dispatcher, bypass(request), { redirect: 'manual' })
       const headers = headerPairs(real.headers)
       const text = await real.text()
       if (real.status !== 200) return new HttpResponse(text, { status: real.status, headers })
@@ -133,7 +133,7 @@ export function forgeTokens(edits: Forgery): (target: Target) => HttpHandler[] {
       return HttpResponse.json(body, { status: 200, headers })
     }),
     http.get(target.baseUrl + JWKS, async ({ request }) => {
-      const real = await fetchVia(target.dispatcher, bypass(request))
+      const real = await fetchVia(target.dispatcher, bypass(request), { redirect: 'manual' })
       const headers = headerPairs(real.headers)
       const body = (await real.json()) as Json
       body.keys = [...(body.keys as unknown[]), (await published()).jwk]

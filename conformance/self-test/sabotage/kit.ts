@@ -65,7 +65,7 @@ export function corruptJson(
 ) {
   return (target: Target): HttpHandler[] => [
     http[method](target.baseUrl + url, async ({ request }) => {
-      const real = await fetchVia(target.dispatcher, bypass(request))
+      const real = await fetchVia(target.dispatcher, bypass(request), { redirect: 'manual' })
       const body = (await real.json()) as Json
       mutate(body)
       return HttpResponse.json(body, { status: real.status, headers: headerPairs(real.headers) })
@@ -81,7 +81,7 @@ export function corruptHeaders(
 ) {
   return (target: Target): HttpHandler[] => [
     http[method](target.baseUrl + url, async ({ request }) => {
-      const real = await fetchVia(target.dispatcher, bypass(request))
+      const real = await fetchVia(target.dispatcher, bypass(request), { redirect: 'manual' })
       const headers = new Headers(headerPairs(real.headers))
       mutate(headers, real.status)
       return new HttpResponse(await real.text(), {

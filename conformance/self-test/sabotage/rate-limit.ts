@@ -16,7 +16,7 @@ export async function relay(
   edit: (headers: Headers, status: number) => void = () => undefined,
   body?: string,
 ): Promise<Response> {
-  const real = await fetchVia(target.dispatcher, bypass(request))
+  const real = await fetchVia(target.dispatcher, bypass(request), { redirect: 'manual' })
   const headers = new Headers(headerPairs(real.headers))
   edit(headers, real.status)
   return new HttpResponse(body ?? (await real.arrayBuffer()), { status: real.status, headers })

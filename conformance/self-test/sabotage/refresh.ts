@@ -31,7 +31,7 @@ export function onForm(
           headers,
           body: body.toString(),
         })
-        return fetchVia(target.dispatcher, bypass(real)).then(decoded)
+        return fetchVia(target.dispatcher, bypass(real), { redirect: 'manual' }).then(decoded)
       }
       return fn({ form, request, target, forward })
     }),

@@ -11,7 +11,7 @@ export const robustnessSabotage: Record<keyof typeof robustness, Sabotages> = {
     expect: /^\/auth\/revoke: HTTP 500: a 5xx for a malformed request/,
     handlers: (target) => [
       http.all(`${target.baseUrl}/auth/revoke`, async ({ request }) => {
-        const real = await fetchVia(target.dispatcher, bypass(request))
+        const real = await fetchVia(target.dispatcher, bypass(request), { redirect: 'manual' })
         if (real.status < 400) {
           return new HttpResponse(await real.arrayBuffer(), {
             status: real.status,

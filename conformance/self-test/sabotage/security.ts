@@ -36,7 +36,7 @@ export const securitySabotage: Record<keyof typeof security, Sabotage> = {
       http.post(target.baseUrl + TOKEN, async ({ request }) => {
         const form = new URLSearchParams(await request.clone().text())
         if (form.get('grant_type') !== 'password')
-          return fetchVia(target.dispatcher, bypass(request))
+          return fetchVia(target.dispatcher, bypass(request), { redirect: 'manual' })
         return HttpResponse.json(
           { access_token: 'eyJ.forged.token', token_type: 'Bearer', expires_in: 3600 },
           { headers: { 'cache-control': 'no-store' } },
@@ -64,7 +64,7 @@ export const securitySabotage: Record<keyof typeof security, Sabotage> = {
     expect: /reveals a stack trace/,
     handlers: (target) => [
       http.post(target.baseUrl + TOKEN, async ({ request }) => {
-        const real = await fetchVia(target.dispatcher, bypass(request))
+        const real = await fetchVia(target.dispatcher, bypass(request), { redirect: 'manual' })
         const text = await real.text()
         if (real.status < 400)
           return new HttpResponse(text, { status: real.status, headers: headerPairs(real.headers) })

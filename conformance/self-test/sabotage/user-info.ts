@@ -23,7 +23,7 @@ function onUserInfo(
   return (target) => [
     http.all(target.baseUrl + USER_INFO, ({ request }) =>
       fn(request, async () => {
-        const real = await fetchVia(target.dispatcher, bypass(request))
+        const real = await fetchVia(target.dispatcher, bypass(request), { redirect: 'manual' })
         return new Response(await real.arrayBuffer(), {
           status: real.status,
           headers: plainHeaders(real),
@@ -40,7 +40,7 @@ const bearer = (request: Request): string | undefined =>
 export const userInfoSabotage: Record<keyof typeof userInfo, Sabotages> = {
   'UI-01': {
     how: 'user-info answers another sub',
-    expect: /unexpected "response" body "sub" property value/,
+    expect: /^user-info sub \(the ID token sub\): expected /,
     handlers: onUserInfo(async (_request, real) =>
       withJson(await real(), (b) => {
         if (typeof b.sub === 'string') b.sub = `${b.sub}-other`
