@@ -37,7 +37,8 @@ test.describe('report.html', () => {
       JSON.stringify({
         clients: {
           main: client('conformance-client'),
-          service: client('service-client', WRONG_SECRET),
+          // the scope it asks for with client_credentials, as a target configuration names it
+          service: { ...client('service-client', WRONG_SECRET), scope: 'api:reports' },
         },
         users: { primary: { username: alice.username, password: alice.password } },
       }),
@@ -90,7 +91,9 @@ test.describe('report.html', () => {
       .filter({ has: page.locator('.line', { hasText: /^POST \S+\/auth\/token / }) })
       .first()
     await expect(exchange.locator('.line')).toContainText('→ 401')
-    await expect(exchange).toContainText('client_secret=wron')
+    // the secret is replaced whole: not even a prefix of it is kept
+    await expect(exchange).toContainText('client_secret=%5Bredacted%5D')
+    await expect(exchange).not.toContainText('client_secret=wron')
     await expect(exchange).toContainText('invalid_client')
     await expect(page.locator('body')).not.toContainText(WRONG_SECRET)
   })
