@@ -36,6 +36,8 @@ export type Fault =
   | 'login-redirect-307'
   | 'login-reflects-username-raw'
   | 'login-enumerates-users'
+  | 'login-enumerates-users-by-status'
+  | 'login-enumerates-users-by-timing'
   | 'access-token-alg-none'
   | 'hapi-errors-unrendered'
   | 'client-auth-failures-charged-to-client'

@@ -402,7 +402,7 @@ check('AUTHZ-04', async (ctx) => {
 })
 
 /** Near variants of a redirect URI that simple string comparison tells apart (RFC 9700 §4.1.3). */
-function redirectVariants(uri: string): string[] {
+export function redirectVariants(uri: string): string[] {
   const u = new URL(uri)
   const path = u.pathname
   const variants = [
@@ -430,13 +430,13 @@ function redirectVariants(uri: string): string[] {
 
 check('AUTHZ-05', async (ctx) => {
   const base = await validParams(ctx)
+  // each variant is its own sub-case: every one accepted is reported, not only the first
   for (const variant of redirectVariants(base.redirect_uri)) {
+    const what = `redirect_uri ${variant}`
     // RFC 9700 §2.1: exact string matching, so each variant is an unregistered URI
-    await expectErrorPage(
-      ctx,
-      await authorizeRaw(ctx, { ...base, redirect_uri: variant }),
-      `redirect_uri ${variant}`,
-    )
+    await ctx.subcase(what, async () => {
+      await expectErrorPage(ctx, await authorizeRaw(ctx, { ...base, redirect_uri: variant }), what)
+    })
   }
 })
 

@@ -69,13 +69,23 @@ check('CC-03', async (ctx) => {
   const none = await clientCredentialsRaw(ctx, service)
   if (none.status === 200) {
     const body = expectJsonObject(none, 'client_credentials without scope')
+    // RFC 6749 §3.3: a request without scope is processed with a pre-defined default, which
+    // may be empty; §5.1 lets the response omit scope when it is the one requested (none)
     const granted = scopeList(body.scope)
-    expectThat(granted.length > 0, 'client_credentials without scope: no scope in the response')
     expectThat(
       !granted.some((s) => USER_SCOPES.includes(s)),
       `client_credentials without scope granted a user scope: "${String(body.scope)}"`,
     )
-    ctx.note(`no scope requested: the default "${String(body.scope)}" was granted`)
+    const claim = typeof body.access_token === 'string' ? claimsOf(body.access_token).scope : ''
+    expectThat(
+      !scopeList(claim).some((s) => USER_SCOPES.includes(s)),
+      `client_credentials without scope: the access token carries a user scope ("${String(claim)}")`,
+    )
+    ctx.note(
+      granted.length > 0
+        ? `no scope requested: the default "${String(body.scope)}" was granted`
+        : 'no scope requested: a token without scope was granted (an empty default, RFC 6749 §3.3)',
+    )
   } else {
     about('client_credentials without scope', () => expectOAuthError(none, 400, 'invalid_scope'))
   }

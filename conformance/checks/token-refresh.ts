@@ -295,7 +295,10 @@ check('RT-10', async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid offline_access', context })
   const rt = refreshTokenOf(set)
   const refreshed = refreshBody(await refreshRaw(ctx, rt), 'refresh')
-  const rotates = typeof refreshed.refresh_token === 'string'
+  // a refresh response that repeats the refresh token it was given has not rotated it
+  const rotates = typeof refreshed.refresh_token === 'string' && refreshed.refresh_token !== rt
+  if (typeof refreshed.refresh_token === 'string' && !rotates)
+    ctx.note('the refresh response repeats the refresh token it was given (no rotation)')
   const discovery = await ctx.http.get('/.well-known/openid-configuration')
   const doc = expectJsonObject(discovery, 'discovery document')
   // RFC 8414 §2: the default when the member is omitted is client_secret_basic
@@ -317,7 +320,13 @@ check('RT-10', async (ctx) => {
       secretless.status !== 200,
       'a refresh token that does not rotate refreshed with no client secret, as a public client',
     )
-    expectOAuthError(secretless, [400, 401], 'invalid_client')
+    // the refusal is this check's property; its error code is the token endpoint's (RFC 6749
+    // §5.2 names invalid_client for a request without client authentication), noted here
+    const refusal = expectOAuthError(secretless, [400, 401])
+    if (refusal.error !== 'invalid_client')
+      ctx.note(
+        `the refresh without a client secret was refused with error=${String(refusal.error)}, not invalid_client (RFC 6749 §5.2)`,
+      )
   }
   // OIDC Core §11 (INFO): offline access is meant to outlive the login session
   const current = rotates ? String(refreshed.refresh_token) : rt

@@ -21,6 +21,19 @@ export interface CheckContext {
   newBrowserContext(): Promise<BrowserContext>
   /** Milliseconds left before the check is stopped as timed out (`--check-timeout`). */
   timeLeftMs(): number
+  /**
+   * Gives the check at least `ms` more from now: for a check whose work scales with a time it
+   * measured on the target in the same run (N sign-ins after timing one). Never shortens the
+   * limit, and never past MAX_EXTENSION times `--check-timeout`, so a hung target still ends
+   * as a timeout (inconclusive).
+   */
+  extendTimeout(ms: number): void
+  /**
+   * Runs one sub-case that does not depend on the others: its failure is recorded and the check
+   * goes on, so every deviation is reported (the first as the headline, the rest in `more`).
+   * Anything but a conformance failure (a failed control, a harness error) ends the check.
+   */
+  subcase(what: string, fn: () => Promise<void> | void): Promise<void>
 }
 
 /** What the checks of one run share: one browser, launched on first use. */
@@ -125,6 +138,9 @@ const failedVerdict: Record<Level, Verdict> = { MUST: 'fail', SHOULD: 'warn', MA
 /** How long one check may take before it is stopped as inconclusive (`--check-timeout`). */
 export const CHECK_TIMEOUT_MS = 60_000
 
+/** extendTimeout never takes a check past this many times its `--check-timeout`. */
+export const MAX_EXTENSION = 10
+
 class CheckTimeout extends Error {
   override readonly name = 'CheckTimeout'
 }
@@ -146,14 +162,23 @@ export async function runCheck(
   const screenshots: { name: string; png: string }[] = []
   const contexts: BrowserContext[] = []
   let timedOut = false
+  let limitMs = timeoutMs
   const started = performance.now()
-  const result = (verdict: Verdict, message: string | undefined, cause?: string): CheckResult =>
+  // failures of sub-cases (ctx.subcase), in the order found
+  const failures: string[] = []
+  const result = (
+    verdict: Verdict,
+    message: string | undefined,
+    cause?: string,
+    more?: readonly string[],
+  ): CheckResult =>
     redactResult({
       id,
       ...req,
       verdict,
       message,
       ...(cause ? { cause } : {}),
+      ...(more && more.length > 0 ? { more } : {}),
       notes,
       exchanges: http.exchanges,
       screenshots,
@@ -169,7 +194,23 @@ export async function runCheck(
       throw new Skip(reason)
     },
     screenshot: (name, png) => screenshots.push({ name, png: png.toString('base64') }),
-    timeLeftMs: () => Math.max(0, timeoutMs - (performance.now() - started)),
+    timeLeftMs: () => Math.max(0, limitMs - (performance.now() - started)),
+    extendTimeout(ms) {
+      const wanted = Math.min(performance.now() - started + ms, timeoutMs * MAX_EXTENSION)
+      if (wanted <= limitMs || timedOut) return
+      limitMs = wanted
+      arm()
+    },
+    async subcase(what, fn) {
+      try {
+        await fn()
+      } catch (err) {
+        const judged = classify(err)
+        if (judged.kind !== 'failure') throw err
+        const message = judged.message ?? describe(err)
+        failures.push(message.startsWith(`${what}:`) ? message : `${what}: ${message}`)
+      }
+    },
     async newBrowserContext() {
       if (timedOut) throw new CheckTimeout('the check was stopped: it timed out')
       const context = await (await resources.browser()).newContext({ ignoreHTTPSErrors: false })
@@ -178,20 +219,41 @@ export async function runCheck(
     },
   }
   let timer: NodeJS.Timeout | undefined
+  let expire: (err: CheckTimeout) => void = () => undefined
+  // (re)starts the timer for what is left of the check's limit (extendTimeout moves it)
+  const arm = (): void => {
+    clearTimeout(timer)
+    const limit = Math.round(limitMs)
+    timer = setTimeout(
+      () => {
+        timedOut = true
+        abort.abort(new CheckTimeout(`timed out after ${limit} ms`))
+        expire(
+          new CheckTimeout(
+            limit === timeoutMs
+              ? `timed out after ${limit} ms (--check-timeout)`
+              : `timed out after ${limit} ms (its limit scaled by the target's measured speed)`,
+          ),
+        )
+      },
+      Math.max(0, limitMs - (performance.now() - started)),
+    )
+  }
   try {
     await Promise.race([
       entry.body(ctx),
       new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          timedOut = true
-          abort.abort(new CheckTimeout(`timed out after ${timeoutMs} ms`))
-          reject(new CheckTimeout(`timed out after ${timeoutMs} ms (--check-timeout)`))
-        }, timeoutMs)
+        expire = reject
+        arm()
       }),
     ])
+    // sub-cases that failed: the first is the headline, the others follow in `more`
+    const [first, ...rest] = failures
+    if (first !== undefined)
+      return result(failedVerdict[req.level], first, causeOf(first, http.exchanges), rest)
     return result('pass', undefined)
   } catch (err) {
-    if (err instanceof Skip) return result('skip', err.message)
+    if (err instanceof Skip && failures.length === 0) return result('skip', err.message)
     // what the browser showed when the check failed is often the quickest explanation
     for (const context of contexts)
       for (const page of context.pages()) {
@@ -199,7 +261,21 @@ export async function runCheck(
         if (png) ctx.screenshot(`page when the check failed: ${redactUrl(page.url())}`, png)
       }
     const judged = classify(err)
-    const message = judged.message ?? describe(err)
+    const message = err instanceof Skip ? err.message : (judged.message ?? describe(err))
+    // deviations already found by sub-cases stand: the end of the check is reported after them
+    if (failures.length > 0) {
+      const [first, ...rest] = failures as [string, ...string[]]
+      const last =
+        judged.kind === 'failure'
+          ? message
+          : err instanceof Skip
+            ? `the rest was skipped: ${message}`
+            : `the rest was inconclusive: ${message}`
+      return result(failedVerdict[req.level], first, causeOf(first, http.exchanges), [
+        ...rest,
+        last,
+      ])
+    }
     if (judged.kind === 'failure')
       return result(failedVerdict[req.level], message, causeOf(message, http.exchanges))
     const why =

@@ -366,6 +366,7 @@ export function redactResult(result: CheckResult): CheckResult {
     ...result,
     message: result.message === undefined ? undefined : redactText(result.message),
     ...(result.cause === undefined ? {} : { cause: redactText(result.cause) }),
+    ...(result.more === undefined ? {} : { more: result.more.map(redactText) }),
     notes: result.notes.map(redactText),
     exchanges: result.exchanges.map(exchange),
     screenshots: result.screenshots.map((s) => ({ ...s, name: redactText(s.name) })),

@@ -26,7 +26,7 @@ export function junitReport(
     ]
     const out = notes.length ? `\n    <system-out>${esc(notes.join('\n'))}</system-out>` : ''
     if (r.verdict === 'fail')
-      return `${head}\n    <failure message="${esc(r.message ?? 'failed')}">${esc(`${r.source}\n${r.message ?? ''}`)}</failure>${out}\n  </testcase>`
+      return `${head}\n    <failure message="${esc(r.message ?? 'failed')}">${esc(`${r.source}\n${[r.message ?? '', ...(r.more ?? [])].join('\n')}`)}</failure>${out}\n  </testcase>`
     if (r.verdict === 'error')
       return `${head}\n    <error message="${esc(r.message ?? 'inconclusive')}" type="inconclusive">${esc(`${r.source}\n${r.message ?? ''}`)}</error>${out}\n  </testcase>`
     if (r.verdict === 'skip')

@@ -35,7 +35,7 @@ export function markdownSummary(
     lines.push('| check | level | verdict | why |', '|---|---|---|---|')
     for (const r of notPassed)
       lines.push(
-        `| ${r.id} ${cell(r.title)} | ${r.level} | ${r.verdict} | ${cell(r.message ?? '')} |`,
+        `| ${r.id} ${cell(r.title)} | ${r.level} | ${r.verdict} | ${[r.message ?? '', ...(r.more ?? []).map((m) => `also: ${m}`)].map(cell).join('<br>')} |`,
       )
     lines.push('')
   }

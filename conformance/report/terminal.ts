@@ -28,7 +28,10 @@ export const useColor = (
 /** One line per finished check: verdict, ID, level, title, and why when it did not pass. */
 export function formatResultLine(r: CheckResult, color: boolean): string {
   const label = color ? `\x1b[${COLOR[r.verdict]}m${LABEL[r.verdict]}\x1b[0m` : LABEL[r.verdict]
-  const why = r.message ? `\n       ${r.message.split('\n').join('\n       ')}` : ''
+  const why = [r.message, ...(r.more ?? []).map((m) => `also: ${m}`)]
+    .filter((m): m is string => Boolean(m))
+    .map((m) => `\n       ${m.split('\n').join('\n       ')}`)
+    .join('')
   return `${label} ${r.id} [${r.level}] ${r.title} (${r.durationMs} ms)${why}`
 }
 

@@ -8,6 +8,7 @@ import type { CheckResult } from '../harness/types.ts'
 import { requirements, type RequirementId } from '../requirements.ts'
 import { FAILED_VERDICT, judge } from './judge.ts'
 import { partsOf, sabotage } from './sabotage.ts'
+import { rotatingRefreshTokens } from './sabotage/refresh.ts'
 import { DISCOVERY, type BrokenTarget } from './sabotage/kit.ts'
 
 /**
@@ -128,9 +129,7 @@ describe('self-test: a check failing for the wrong reason is rejected', () => {
 // A check with nothing to assert is no pass: RT-10 says nothing of refresh tokens that rotate.
 describe('self-test: a check with nothing to assert does not pass', () => {
   test('RT-10 against refresh tokens that rotate is skipped with the reason', async () => {
-    // RT-03's sabotage: every refresh response carries a refresh token
-    const rotating = partsOf(sabotage['RT-03'])[0] as BrokenTarget
-    const result = await withSabotage('RT-10', rotating)
+    const result = await withSabotage('RT-10', rotatingRefreshTokens)
     expect(result.verdict, result.message).toBe('skip')
     expect(result.message).toMatch(/refresh tokens rotate/)
   })

@@ -213,12 +213,16 @@ export const login = (deps: Deps): ServerRoute => ({
         username !== '' && username.length <= 255
           ? await deps.store.users.byUsername(username)
           : undefined
-      // the hash is checked even for an unknown user, so timing does not tell them apart
+      // the hash is checked even for an unknown user, so timing does not tell them apart (the
+      // self-test's LOGIN-07 sabotage refuses an unknown user before hashing anything)
+      const leaksByTiming = deps.faults.has('login-enumerates-users-by-timing')
       const valid =
+        !(leaksByTiming && !user) &&
         (await verifyPassword(
           password.slice(0, 1024),
           user?.passwordHash ?? dummyHash(deps.config.scrypt),
-        )) && user !== undefined
+        )) &&
+        user !== undefined
       let limit: (RateLimitState & { blocked: boolean }) | undefined
       try {
         limit = await countAttempt(counted, valid, deps)
@@ -237,6 +241,8 @@ export const login = (deps: Deps): ServerRoute => ({
         return res
       }
       if (!valid) {
+        // the self-test's LOGIN-07 sabotage: only a known user pays for a slow password check
+        if (leaksByTiming && user) await new Promise((resolve) => setTimeout(resolve, 1500))
         const nonce = newNonce()
         const branding = await deps.store.clients.branding(ar.clientId)
         const message =
@@ -254,7 +260,12 @@ export const login = (deps: Deps): ServerRoute => ({
                 : username.slice(0, 255),
               error: message,
             }),
-            { nonce, status: 401, formTargets: [ar.redirectUri] },
+            {
+              nonce,
+              // the self-test's LOGIN-07 sabotage: an unknown user gets a status of its own
+              status: deps.faults.has('login-enumerates-users-by-status') && !user ? 400 : 401,
+              formTargets: [ar.redirectUri],
+            },
           ),
         )
       }

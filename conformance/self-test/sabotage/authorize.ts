@@ -1,7 +1,8 @@
 import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
 import type { authorize } from '../../catalogue/authorize.ts'
 import { fetchVia, type Target, type TargetClient } from '../../harness/target.ts'
-import { corruptJson, headerPairs, type Sabotages } from './kit.ts'
+import { redirectVariants } from '../../checks/authorize.ts'
+import { corruptJson, headerPairs, type Sabotage, type Sabotages } from './kit.ts'
 
 export interface AuthorizeChange {
   /** Returns the URL to forward instead of the harness's own (the server misreads it). */
@@ -93,17 +94,9 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
       },
     }),
   },
-  'AUTHZ-05': {
-    how: 'redirect_uri is matched by prefix (anything starting with the registered URI passes)',
-    expect: /^redirect_uri https:\/\/client\.example\/callback\/extra: the request was accepted/,
-    handlers: onAuthorize({
-      request: (url, target) => {
-        const uri = url.searchParams.get('redirect_uri')
-        if (uri?.startsWith(mainUri(target))) url.searchParams.set('redirect_uri', mainUri(target))
-        return url
-      },
-    }),
-  },
+  // one sabotage per variant (each a sub-case): the server takes that variant for the
+  // registered URI, and the check fails by that variant's own assertion
+  'AUTHZ-05': authz05Sabotages(),
   'AUTHZ-06': {
     how: 'a missing redirect_uri defaults to the registered one',
     expect: /^no redirect_uri: the request was accepted/,
@@ -239,4 +232,24 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
       },
     }),
   },
+}
+
+function authz05Sabotages(): Sabotages {
+  // the embedded fixtures' redirect URI of the main client, whose variants AUTHZ-05 sends
+  const registered = 'https://client.example/callback'
+  const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')
+  const parts = redirectVariants(registered).map((variant): Sabotage => ({
+    how: `redirect_uri ${variant} is taken for the registered one`,
+    expect: new RegExp(`^${escape(`redirect_uri ${variant}`)}: the request was accepted`),
+    handlers: onAuthorize({
+      request: (url, target) => {
+        if (url.searchParams.get('redirect_uri') === variant)
+          url.searchParams.set('redirect_uri', mainUri(target))
+        return url
+      },
+    }),
+  }))
+  const [first, second, ...rest] = parts
+  if (!first || !second) throw new Error('AUTHZ-05 has fewer than two redirect_uri variants')
+  return [first, second, ...rest]
 }

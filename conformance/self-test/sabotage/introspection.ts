@@ -1,5 +1,5 @@
 import { decodeJwt } from 'jose'
-import { HttpResponse } from 'msw'
+import { http, HttpResponse } from 'msw'
 import type { introspection } from '../../catalogue/introspection.ts'
 import type { TargetClient } from '../../harness/target.ts'
 import type { Sabotages } from './kit.ts'
@@ -68,17 +68,47 @@ export const introspectionSabotage: Record<keyof typeof introspection, Sabotages
     expect: /^introspection with no client credentials: status: expected HTTP 401, got 200/,
     handlers: unauthenticated(INTROSPECT),
   },
-  'INTRO-05': {
-    how: 'a token_type_hint that does not match the token makes it inactive',
-    expect: /^introspection of the access token hinted as a refresh token: expected active true/,
-    handlers: onForm(INTROSPECT, async ({ form }) => {
-      const hint = form.get('token_type_hint')
-      if (hint === null) return undefined
-      const jwt = isJwt(form.get('token'))
-      const matches = (hint === 'access_token' && jwt) || (hint === 'refresh_token' && !jwt)
-      return Promise.resolve(matches ? undefined : HttpResponse.json({ active: false }))
-    }),
-  },
+  // one sabotage per sub-case: each is run, so each fails by its own assertion
+  'INTRO-05': [
+    {
+      how: 'introspection without a token is answered 200 {active:false}',
+      expect: /^introspection without a token: status: expected HTTP 400, got 200/,
+      handlers: onForm(INTROSPECT, async ({ form }) =>
+        Promise.resolve(form.has('token') ? undefined : HttpResponse.json({ active: false })),
+      ),
+    },
+    {
+      how: 'GET /auth/introspect is answered 200 {active:false}',
+      expect:
+        /^GET \/auth\/introspect \(RFC 7662 §2\.1: POST\): status: expected HTTP 400 or 404 or 405, got 200/,
+      handlers: (target) => [
+        http.get(target.baseUrl + INTROSPECT, () => HttpResponse.json({ active: false })),
+      ],
+    },
+    {
+      how: 'a token_type_hint that does not match the token makes it inactive',
+      expect: /^introspection of the access token hinted as a refresh token: expected active true/,
+      handlers: onForm(INTROSPECT, async ({ form }) => {
+        const hint = form.get('token_type_hint')
+        if (hint === null) return undefined
+        const jwt = isJwt(form.get('token'))
+        const matches =
+          (hint === 'access_token' && jwt) ||
+          (hint === 'refresh_token' && !jwt) ||
+          (hint !== 'access_token' && hint !== 'refresh_token')
+        return Promise.resolve(matches ? undefined : HttpResponse.json({ active: false }))
+      }),
+    },
+    {
+      how: 'an unknown token_type_hint makes the token inactive',
+      expect: /^introspection of the access token with an unknown hint: expected active true/,
+      handlers: onForm(INTROSPECT, async ({ form }) => {
+        const hint = form.get('token_type_hint')
+        if (hint === null || hint === 'access_token' || hint === 'refresh_token') return undefined
+        return Promise.resolve(HttpResponse.json({ active: false }))
+      }),
+    },
+  ],
   'INTRO-06': {
     how: "another client's tokens introspect as if it were their owner",
     expect:

@@ -42,9 +42,27 @@ export const loginSabotage: Record<keyof typeof login, Sabotages> = {
     expect: /^page after a failed login: the payload became markup/,
     faults: ['login-reflects-username-raw'],
   },
-  'LOGIN-07': {
-    how: 'an unknown username gets its own error message',
-    expect: /^wrong password and unknown user get different pages/,
-    faults: ['login-enumerates-users'],
-  },
+  // one sabotage per part: the status, the page, the timing and the throttle
+  'LOGIN-07': [
+    {
+      how: 'an unknown username gets an HTTP status of its own (400, a wrong password 401)',
+      expect: /^wrong password → HTTP 401, unknown user → HTTP 400/,
+      faults: ['login-enumerates-users-by-status'],
+    },
+    {
+      how: 'an unknown username gets its own error message',
+      expect: /^wrong password and unknown user get different pages/,
+      faults: ['login-enumerates-users'],
+    },
+    {
+      how: 'a wrong password of a known user is answered 1.5 s later than an unknown user (refused before any hashing)',
+      expect: /^timing tells an unknown user from a wrong password/,
+      faults: ['login-enumerates-users-by-timing'],
+    },
+    {
+      how: 'failed sign-ins are never throttled',
+      expect: /^5 failed logins in a row were never throttled \(no HTTP 429\)/,
+      faults: ['login-unthrottled'],
+    },
+  ],
 }

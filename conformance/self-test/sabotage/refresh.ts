@@ -231,3 +231,19 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
     faults: ['refresh-expiry-unchecked'],
   },
 }
+
+/**
+ * Not a sabotage: a target whose refresh tokens rotate (every refresh response carries a new
+ * refresh token, one the target has never issued), for the self-test's proof that RT-10
+ * skips rather than passes where its rule does not apply. Repeating the token it was given
+ * (RT-03's sabotage) is no rotation.
+ */
+export const rotatingRefreshTokens = {
+  handlers: onForm(TOKEN, async ({ form, forward }) => {
+    if (!grant(form, 'refresh_token')) return undefined
+    return withJson(await forward(), (b) => {
+      if (typeof b.access_token === 'string')
+        b.refresh_token = `${form.get('refresh_token') ?? ''}.rotated`
+    })
+  }),
+}

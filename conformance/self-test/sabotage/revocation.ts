@@ -34,27 +34,70 @@ export const revocationSabotage: Record<keyof typeof revocation, Sabotages> = {
       /^introspection of an access token minted from the refresh token, after revoking it: expected active false/,
     faults: ['refresh-orphans-access-tokens'],
   },
-  'REV-04': {
-    how: 'revoking an inactive or unknown token is 400',
-    expect: /^revocation of a garbage token: expected HTTP 200, got 400/,
-    handlers: onForm(REVOKE, async ({ form, target, forward }) => {
-      const check = new URLSearchParams(form)
-      check.delete('token_type_hint')
-      const probe = await globalThis.fetch(`${target.baseUrl}/auth/introspect`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: check.toString(),
-        dispatcher: target.dispatcher,
-      } as RequestInit)
-      const state = (await probe.json()) as { active?: unknown }
-      if (state.active === false)
-        return HttpResponse.json(
-          { error: 'invalid_request', error_description: 'the token is not active' },
-          { status: 400 },
-        )
-      return forward()
-    }),
-  },
+  // one sabotage per sub-case that a server can break on its own
+  'REV-04': [
+    {
+      how: 'revoking an inactive or unknown token is 400',
+      expect: /^revocation of a garbage token: expected HTTP 200, got 400/,
+      handlers: onForm(REVOKE, async ({ form, target, forward }) => {
+        const check = new URLSearchParams(form)
+        check.delete('token_type_hint')
+        const probe = await globalThis.fetch(`${target.baseUrl}/auth/introspect`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: check.toString(),
+          dispatcher: target.dispatcher,
+        } as RequestInit)
+        const state = (await probe.json()) as { active?: unknown }
+        if (state.active === false)
+          return HttpResponse.json(
+            { error: 'invalid_request', error_description: 'the token is not active' },
+            { status: 400 },
+          )
+        return forward()
+      }),
+    },
+    {
+      how: 'revocation answers 200 with an empty text/plain body',
+      expect: /^revocation of a garbage token: expected Content-Type application\/json/,
+      handlers: onForm(REVOKE, async ({ forward }) => {
+        const real = await forward()
+        return new HttpResponse('', {
+          status: real.status,
+          headers: { 'content-type': 'text/plain' },
+        })
+      }),
+    },
+    {
+      how: 'revoking a token a second time is 400',
+      expect: /^revocation of the access token \(time 2\): expected HTTP 200, got 400/,
+      handlers: (target) => {
+        const seen = new Set<string>()
+        return onForm(REVOKE, async ({ form, forward }) => {
+          const token = form.get('token') ?? ''
+          if (!seen.has(token)) {
+            seen.add(token)
+            return forward()
+          }
+          return Promise.resolve(
+            HttpResponse.json(
+              { error: 'invalid_request', error_description: 'the token is already revoked' },
+              { status: 400 },
+            ),
+          )
+        })(target)
+      },
+    },
+    {
+      how: 'revoking a refresh token is acknowledged but does nothing',
+      expect: /^introspection of the revoked refresh token: expected active false/,
+      handlers: onForm(REVOKE, async ({ form, forward }) => {
+        // refresh tokens are opaque, access tokens JWTs (three dot-separated parts)
+        if ((form.get('token') ?? '').split('.').length === 3) return forward()
+        return Promise.resolve(HttpResponse.json({ message: 'the token was revoked' }))
+      }),
+    },
+  ],
   'REV-05': {
     how: 'revocation works without checking the client secret',
     expect: /^revocation with no client credentials: status: expected HTTP 401, got 200/,

@@ -130,13 +130,63 @@ export const tokenSabotage: Record<keyof typeof token, Sabotages> = {
     expect: /^401 to a Basic request without WWW-Authenticate: Basic/,
     handlers: dropTokenHeader('www-authenticate'),
   },
-  'TOK-05': {
-    how: 'a repeated form parameter is read as its last value',
-    expect: /^grant_type sent twice: tokens were issued/,
-    handlers: rewriteTokenForm((form) => {
-      for (const name of new Set(form.keys())) form.set(name, form.getAll(name).at(-1) ?? '')
-    }),
-  },
+  // one sabotage per sub-case: each is run, so each fails by its own assertion
+  'TOK-05': [
+    {
+      how: 'a Basic header beside body credentials is ignored (the body is used)',
+      expect: /^Basic header plus body credentials: tokens were issued/,
+      handlers: (target) => [
+        http.post(target.baseUrl + TOKEN, async ({ request }) => {
+          const text = await request.text()
+          if (!request.headers.has('authorization') || !/client_secret=/.test(text))
+            return undefined
+          const headers = new Headers(request.headers)
+          headers.delete('authorization')
+          const plain = new Request(request.url, { method: 'POST', headers })
+          return relay(await forward(target, plain, { body: text }))
+        }),
+      ],
+    },
+    {
+      how: 'client credentials in the query string are accepted',
+      expect: /^client_id and client_secret in the query string: tokens were issued/,
+      faults: ['client-credentials-in-query-accepted'],
+    },
+    {
+      how: 'GET /auth/token is served like a POST',
+      expect: /^GET \/auth\/token: tokens were issued/,
+      handlers: (target) => [
+        http.get(target.baseUrl + TOKEN, async ({ request }) => {
+          const url = new URL(request.url)
+          const headers = new Headers(request.headers)
+          headers.set('content-type', 'application/x-www-form-urlencoded')
+          const post = new Request(`${url.origin}${url.pathname}`, { method: 'POST', headers })
+          return relay(await forward(target, post, { body: url.searchParams.toString() }))
+        }),
+      ],
+    },
+    {
+      how: 'a JSON body is read like a form',
+      expect: /^a JSON body: tokens were issued/,
+      handlers: (target) => [
+        http.post(target.baseUrl + TOKEN, async ({ request }) => {
+          if (!(request.headers.get('content-type') ?? '').includes('json')) return undefined
+          const body = (await request.json()) as Record<string, string>
+          const headers = new Headers(request.headers)
+          headers.set('content-type', 'application/x-www-form-urlencoded')
+          const post = new Request(request.url, { method: 'POST', headers })
+          return relay(await forward(target, post, { body: new URLSearchParams(body).toString() }))
+        }),
+      ],
+    },
+    {
+      how: 'a repeated form parameter is read as its last value',
+      expect: /^grant_type sent twice: tokens were issued/,
+      handlers: rewriteTokenForm((form) => {
+        for (const name of new Set(form.keys())) form.set(name, form.getAll(name).at(-1) ?? '')
+      }),
+    },
+  ],
   'TOK-06': [
     {
       how: 'a missing grant_type is answered unsupported_grant_type',

@@ -1,0 +1,60 @@
+import { describe, expect, test } from 'vitest'
+import { check, runCheck, type RunResources } from './check.ts'
+import { ControlFailure, expectThat } from './expect.ts'
+import type { Target } from './target.ts'
+
+// A target no check below sends anything to, and no browser.
+const target = { baseUrl: 'https://127.0.0.1:1', ca: undefined } as unknown as Target
+const resources: RunResources = {
+  browser: () => Promise.reject(new Error('no browser here')),
+  close: () => Promise.resolve(),
+}
+
+check('DISC-01', async (ctx) => {
+  await ctx.subcase('first', () => expectThat(false, 'first: broken'))
+  await ctx.subcase('second', () => expectThat(true, 'never'))
+  await ctx.subcase('third', () => expectThat(false, 'broken too'))
+})
+check('DISC-03', async (ctx) => {
+  await ctx.subcase('first', () => expectThat(false, 'first: broken'))
+  throw new ControlFailure('the control did not hold')
+})
+check('ERR-01', async (ctx) => {
+  // measured: the rest needs 300 ms, more than the 100 ms limit the run gives
+  ctx.extendTimeout(300)
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  await ctx.subcase('all', () => expectThat(true, 'never'))
+})
+check('DISC-02', async (ctx) => {
+  ctx.extendTimeout(10 * 60_000)
+  await new Promise((resolve) => setTimeout(resolve, 1000))
+})
+
+describe('sub-cases: every deviation of a check is reported', () => {
+  test('each failed sub-case is reported, the first as the headline, the others in more', async () => {
+    const r = await runCheck('DISC-01', target, resources)
+    expect(r.verdict).toBe('fail')
+    expect(r.message).toBe('first: broken')
+    expect(r.more).toEqual(['third: broken too'])
+  })
+
+  test('a control that fails after a failed sub-case leaves the failure standing, noted', async () => {
+    const r = await runCheck('DISC-03', target, resources)
+    expect(r.verdict).toBe('fail')
+    expect(r.message).toBe('first: broken')
+    expect(r.more).toEqual(['the rest was inconclusive: the control did not hold'])
+  })
+})
+
+describe('a check whose work scales with the target speed extends its own time limit', () => {
+  test('extendTimeout gives the check the time it measured it needs', async () => {
+    const r = await runCheck('ERR-01', target, resources, 100)
+    expect(r.verdict, r.message).toBe('pass')
+  })
+
+  test('never past MAX_EXTENSION times the limit: a hung target still times out (inconclusive)', async () => {
+    const r = await runCheck('DISC-02', target, resources, 50)
+    expect(r.verdict).toBe('error')
+    expect(r.message).toMatch(/timed out after 500 ms \(its limit scaled/)
+  })
+})
