@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { startEmbedded, type Embedded } from './harness/embedded.ts'
 import { loginDryRun } from './harness/login-dry-run.ts'
-import { registeredChecks, runChecks } from './harness/runner.ts'
+import { registeredChecks, runChecks, type RunInfo } from './harness/runner.ts'
 import { CHECK_TIMEOUT_MS, embeddedOnlyReason } from './harness/check.ts'
 import { predictSkips } from './harness/needs.ts'
 import { fetchVia, resolveTarget, type Target } from './harness/target.ts'
@@ -269,14 +269,18 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       `Running ${ids.length} checks against ${target.baseUrl}${target.embedded ? ' (embedded reference server)' : ''}\n`,
     )
     const startedAt = new Date()
+    let info: RunInfo | undefined
     const results = await runChecks(target, {
       ids,
       concurrency,
       checkTimeoutMs,
       onResult: (r) => io.out.write(`${formatResultLine(r, color)}\n`),
+      onFinished: (i) => (info = i),
+      onNotice: (message) => io.out.write(`Note: ${message}\n`),
     })
     const finishedAt = new Date()
     io.out.write(`${formatSummary(results, finishedAt.getTime() - startedAt.getTime())}\n`)
+    if (info) io.out.write(`${formatRunInfo(info)}\n`)
     const strict = values.strict ?? false
     const verdict = gate(results, {
       strict,
@@ -306,6 +310,18 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     await embedded?.stop()
     if (!embedded) await target.dispatcher.close()
   }
+}
+
+/**
+ * How the run signed users in and what it sent: one line the benchmark reads, and the fallback
+ * to browser sign-ins when the target's session could not be replayed.
+ */
+export function formatRunInfo(info: RunInfo): string {
+  const c = info.counters
+  const lines = [
+    `Harness: ${c.browserSignIns} browser sign-ins, ${c.sessionReplays} codes from a replayed IdP session, ${c.browserContexts} browser contexts, ${c.httpRequests} HTTP requests`,
+  ]
+  return lines.join('\n')
 }
 
 /** true when the discovery document can be fetched over verified TLS, else the reason. */

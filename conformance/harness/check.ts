@@ -42,13 +42,14 @@ export interface RunResources {
 
 export function createRunResources(
   target: Pick<Target, 'baseUrl' | 'ca'>,
-  options: { reuseSessions?: boolean } = {},
+  options: { reuseSessions?: boolean; onNotice?: (message: string) => void } = {},
 ): RunResources {
   let browser: Promise<Browser> | undefined
   const counters = newCounters()
   return {
     counters,
-    sessions: options.reuseSessions === false ? undefined : new SharedSessions(counters),
+    sessions:
+      options.reuseSessions === false ? undefined : new SharedSessions(counters, options.onNotice),
     browser: () => (browser ??= launchBrowser(target)),
     async close() {
       if (browser) await (await browser.catch(() => undefined))?.close()

@@ -23,6 +23,8 @@ export interface RunOptions {
    * user's IdP session (default true); false signs in through the browser every time.
    */
   readonly reuseSessions?: boolean
+  /** Told at once of something the whole run should know (sign-ins fell back to the browser). */
+  readonly onNotice?: (message: string) => void
   /** Called once the run is over, with what it counted and how sign-ins went. */
   readonly onFinished?: (info: RunInfo) => void
 }
@@ -41,6 +43,7 @@ export async function runChecks(target: Target, options: RunOptions = {}): Promi
   const ids = options.ids ?? registeredChecks()
   const resources = createRunResources(target, {
     ...(options.reuseSessions === undefined ? {} : { reuseSessions: options.reuseSessions }),
+    ...(options.onNotice ? { onNotice: options.onNotice } : {}),
   })
   try {
     return await runPool(ids, {

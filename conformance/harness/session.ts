@@ -63,8 +63,11 @@ export class SharedSessions {
   /** Set when a fresh session was not reusable: every later sign-in goes through the browser. */
   unusable: string | undefined
   readonly counters: RunCounters
-  constructor(counters: RunCounters = newCounters()) {
+  /** Told once, when the session turns out not to be reusable. */
+  readonly onUnusable: ((why: string) => void) | undefined
+  constructor(counters: RunCounters = newCounters(), onUnusable?: (why: string) => void) {
     this.counters = counters
+    this.onUnusable = onUnusable
   }
 
   /** The user's session, waiting for a sign-in in flight; undefined when there is none. */
@@ -92,9 +95,11 @@ export class SharedSessions {
   /** Drops the user's session when it is still `jar` (a replay found it gone). */
   forget(user: TargetUser, jar: CookieJar): void {
     // a session that never signed the user in again is not reusable at this target at all
-    if (!this.#worked.has(jar))
+    if (!this.#worked.has(jar) && !this.unusable) {
       this.unusable =
-        'the IdP showed its login form to a replay of the session the browser received, so every sign-in of this run went through the browser'
+        'the IdP showed its login form to a replay of the session the browser received, so every later sign-in of this run goes through the browser'
+      this.onUnusable?.(this.unusable)
+    }
     const entry = this.#jars.get(user.username)
     if (!entry) return
     void entry.then((current) => {
