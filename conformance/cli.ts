@@ -29,7 +29,9 @@ export interface Io {
 /**
  * Checks at once by default: one per core but one (left to the browser), at most 4. Against the
  * embedded server the run is CPU-bound (Chromium, the server and the harness share the
- * machine): on 2 cores, 1 at a time took 110 s, 2 took 120 s and 4 took 124 s (README).
+ * machine): on 2 cores, 1 at a time took 110 s, 2 took 120 s and 4 took 124 s (before the
+ * session reuse of issue 21). With it, on the same machine shared with other work (load
+ * average ~14), 1 at a time took 197 s and 3 took 396 s: under load the default stays 1 there.
  */
 export const DEFAULT_PARALLEL = Math.max(1, Math.min(4, availableParallelism() - 1))
 
