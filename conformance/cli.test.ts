@@ -2,7 +2,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { DEFAULT_PARALLEL, EXIT, main, parseParallel, selectChecks } from './cli.ts'
+import {
+  DEFAULT_PARALLEL,
+  DEFAULT_PARALLEL_REMOTE,
+  EXIT,
+  main,
+  parseParallel,
+  selectChecks,
+} from './cli.ts'
 
 function run(argv: string[], env: NodeJS.ProcessEnv = {}) {
   let out = ''
@@ -66,6 +73,8 @@ describe('idp-conformance CLI', () => {
 
   test('--parallel takes a whole number from 1 to 16', () => {
     expect(parseParallel(undefined)).toBe(DEFAULT_PARALLEL)
+    expect(parseParallel(undefined, true)).toBe(DEFAULT_PARALLEL_REMOTE)
+    expect(parseParallel('1', true)).toBe(1)
     expect(parseParallel('1')).toBe(1)
     expect(parseParallel('16')).toBe(16)
     for (const bad of ['0', '17', '2.5', '-1', '', ' 3', '0x4'])

@@ -2,13 +2,13 @@ import { appendFileSync, readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { startEmbedded, type Embedded } from './harness/embedded.ts'
-import { loginDryRun } from './harness/login-dry-run.ts'
-import { registeredChecks, runChecks } from './harness/runner.ts'
+// the embedded server, the login dry run and the report writers are loaded when a run needs
+// them (issue 21: --help and --list answer without loading the reference server)
+import type { Embedded } from './harness/embedded.ts'
+import { registeredChecks, runChecks, type RunInfo } from './harness/runner.ts'
 import { CHECK_TIMEOUT_MS, embeddedOnlyReason } from './harness/check.ts'
 import { predictSkips } from './harness/needs.ts'
 import { fetchVia, resolveTarget, type Target } from './harness/target.ts'
-import { writeReportDir } from './report/all-formats.ts'
 import { profileChecks } from './threats.ts'
 import { markdownSummary } from './report/markdown.ts'
 import { gate, loadKnownFailures, type KnownFailure } from './gate.ts'
@@ -29,9 +29,18 @@ export interface Io {
 /**
  * Checks at once by default: one per core but one (left to the browser), at most 4. Against the
  * embedded server the run is CPU-bound (Chromium, the server and the harness share the
- * machine): on 2 cores, 1 at a time took 110 s, 2 took 120 s and 4 took 124 s (README).
+ * machine): on 2 cores, 1 at a time took 110 s, 2 took 120 s and 4 took 124 s (before the
+ * session reuse of issue 21). With it, on the same machine shared with other work (load
+ * average ~14), 1 at a time took 197 s and 3 took 396 s: under load the default stays 1 there.
  */
 export const DEFAULT_PARALLEL = Math.max(1, Math.min(4, availableParallelism() - 1))
+
+/**
+ * Checks at once against a remote deployment: the IdP's work is done elsewhere and most of a
+ * check is waiting on the network, so more run at once than against the embedded server;
+ * `--parallel 1` stays for deployments with tight limits. Exclusive checks still run alone.
+ */
+export const DEFAULT_PARALLEL_REMOTE = 8
 
 const USAGE = `usage: idp-conformance [run] [options]
 
@@ -51,9 +60,12 @@ const USAGE = `usage: idp-conformance [run] [options]
                          not fail the run (by default they do; they are never failures)
   --check-timeout S      seconds one check may take before it is stopped as inconclusive
                          (default ${CHECK_TIMEOUT_MS / 1000})
-  --parallel N           run up to N checks at once (default: cores - 1, from 1 to 4; here
-                         ${DEFAULT_PARALLEL}); checks that change shared state (clock, rate
-                         limits) always run alone
+  --parallel N           run up to N checks at once (default against the embedded server:
+                         cores - 1, from 1 to 4, here ${DEFAULT_PARALLEL}; against a remote
+                         deployment: ${DEFAULT_PARALLEL_REMOTE}; --parallel 1 for deployments with
+                         tight limits); checks that change shared state (clock, rate limits)
+                         always run alone. Codes for checks that are not about the login page
+                         come from each user's IdP session, signed in once in the browser
   --login-dry-run        only sign the primary user in, once, and show what happened: a log
                          line per login step and screenshots in the report dir (default
                          reports/login-dry-run); exit 0 when the IdP redirected with a code
@@ -107,8 +119,8 @@ export function selectChecks(patterns: string | undefined): RequirementId[] {
 }
 
 /** `--parallel N`: a whole number from 1 to 16. */
-export function parseParallel(value: string | undefined): number {
-  if (value === undefined) return DEFAULT_PARALLEL
+export function parseParallel(value: string | undefined, remote = false): number {
+  if (value === undefined) return remote ? DEFAULT_PARALLEL_REMOTE : DEFAULT_PARALLEL
   const n = Number(value)
   if (!/^\d+$/.test(value) || n < 1 || n > 16)
     throw new UsageError(`--parallel must be a whole number from 1 to 16, got ${value}`)
@@ -194,9 +206,9 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     ids = selectChecks(values.only).filter((id) => !skipped.has(id))
     if (ids.length === 0) throw new UsageError('--only/--skip leave no check to run')
     knownFailures = values['known-failures'] ? loadKnownFailures(values['known-failures']) : []
-    concurrency = parseParallel(values.parallel)
-    checkTimeoutMs = parseCheckTimeout(values['check-timeout'])
     const remote = values['base-url'] ?? values.config ?? io.env.IDP_BASE_URL
+    concurrency = parseParallel(values.parallel, Boolean(remote))
+    checkTimeoutMs = parseCheckTimeout(values['check-timeout'])
     if (values.list) {
       for (const id of ids) io.out.write(`${checkName(id)}\n`)
       if (remote) {
@@ -226,6 +238,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         ),
       )
     } else {
+      const { startEmbedded } = await import('./harness/embedded.ts')
       embedded = await startEmbedded()
       target = embedded.target
     }
@@ -249,6 +262,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     if (values['login-dry-run']) {
       const dir = values['report-dir'] ?? join('reports', 'login-dry-run')
       io.out.write(`Login dry run against ${target.baseUrl}\n`)
+      const { loginDryRun } = await import('./harness/login-dry-run.ts')
       const dry = await loginDryRun(target, dir, (line) => io.out.write(`${line}\n`))
       io.out.write(`log and screenshots in ${dir}\n`)
       io.out.write(dry.signedIn ? 'Result: SIGNED IN\n' : 'Result: NOT SIGNED IN\n')
@@ -269,14 +283,18 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       `Running ${ids.length} checks against ${target.baseUrl}${target.embedded ? ' (embedded reference server)' : ''}\n`,
     )
     const startedAt = new Date()
+    let info: RunInfo | undefined
     const results = await runChecks(target, {
       ids,
       concurrency,
       checkTimeoutMs,
       onResult: (r) => io.out.write(`${formatResultLine(r, color)}\n`),
+      onFinished: (i) => (info = i),
+      onNotice: (message) => io.out.write(`Note: ${message}\n`),
     })
     const finishedAt = new Date()
     io.out.write(`${formatSummary(results, finishedAt.getTime() - startedAt.getTime())}\n`)
+    if (info) io.out.write(`${formatRunInfo(info)}\n`)
     const strict = values.strict ?? false
     const verdict = gate(results, {
       strict,
@@ -287,6 +305,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       today: new Date(),
     })
     const summary = markdownSummary(results, verdict, target.baseUrl)
+    const { writeReportDir } = await import('./report/all-formats.ts')
     if (values['report-dir'])
       writeReportDir(values['report-dir'], results, {
         target: { baseUrl: target.baseUrl, embedded: target.embedded },
@@ -306,6 +325,18 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     await embedded?.stop()
     if (!embedded) await target.dispatcher.close()
   }
+}
+
+/**
+ * How the run signed users in and what it sent: one line the benchmark reads, and the fallback
+ * to browser sign-ins when the target's session could not be replayed.
+ */
+export function formatRunInfo(info: RunInfo): string {
+  const c = info.counters
+  const lines = [
+    `Harness: ${c.browserSignIns} browser sign-ins, ${c.sessionReplays} codes from a replayed IdP session, ${c.browserContexts} browser contexts, ${c.httpRequests} HTTP requests`,
+  ]
+  return lines.join('\n')
 }
 
 /** true when the discovery document can be fetched over verified TLS, else the reason. */

@@ -16,6 +16,13 @@ function peerVersion(): string {
   return pkg.version
 }
 
+// npm run bench -- --suite: the whole embedded conformance suite, three times (issue 21)
+if (process.argv.includes('--suite')) {
+  const { benchSuite } = await import('./bench/suite.ts')
+  await benchSuite(process.argv.slice(2))
+  process.exit(0)
+}
+
 // npm run bench [-- --quick] [--database-url URL]: load from this process against the reference
 // server in its own process, on loopback, bounded in requests and time (issue 9).
 const { values } = parseArgs({

@@ -11,6 +11,7 @@ import {
   redirectUriOf,
   tokensFor,
   verifyJwt,
+  whereLeft,
 } from '../harness/flows.ts'
 import type { HttpResponse } from '../harness/http.ts'
 import { oidc } from '../harness/oidc.ts'
@@ -907,7 +908,7 @@ check('AUTHZ-19', async (ctx) => {
   const auth = await authorize(ctx, { scope: null, nonce: false })
   expectThat(
     auth.callback,
-    `an authorization request without scope never came back to ${auth.redirectUri} (page at ${auth.outcome.page.url()})`,
+    `an authorization request without scope never came back to ${auth.redirectUri} (${whereLeft(auth)})`,
   )
   const error = auth.callback.searchParams.get('error')
   expectThat(

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs'
 import { connect, rootCertificates } from 'node:tls'
 import { chromium, type Browser, type BrowserContext, type Page } from '@playwright/test'
 import type { Http } from './http.ts'
+import { countSignIn } from './session.ts'
 import { redactHeaders, redactUrl, rememberIssuedUrl } from './redact.ts'
 import type { LoginConfig, LoginStep, Target, TargetClient, TargetUser } from './target.ts'
 
@@ -201,6 +202,7 @@ export async function browse(
           })
           .catch(() => undefined)
         await signIn(page, options.user, target.login, options.onLoginStep)
+        countSignIn(context)
         await Promise.race([reachedCallback, navigated])
       } else {
         return { callback: seen.callback, page, loginShown, loginPostStatus }

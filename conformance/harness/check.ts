@@ -2,6 +2,7 @@ import { requirements, type Requirement, type RequirementId } from '../requireme
 import type { Browser, BrowserContext } from '@playwright/test'
 import { launchBrowser } from './browser.ts'
 import { createHttp, type Http } from './http.ts'
+import { countIn, newCounters, SharedSessions, type RunCounters } from './session.ts'
 import { redactResult, redactUrl } from './redact.ts'
 import type { Target } from './target.ts'
 import { CheckFailure, ControlFailure } from './expect.ts'
@@ -34,17 +35,34 @@ export interface CheckContext {
    * Anything but a conformance failure (a failed control, a harness error) ends the check.
    */
   subcase(what: string, fn: () => Promise<void> | void): Promise<void>
+  /**
+   * The run's shared IdP sessions, from which `authorize` may take codes over HTTP; undefined
+   * for a check that must drive the browser (exclusive checks, and checks whose subject is the
+   * login page, the session or logout: see `drivesBrowser`).
+   */
+  readonly sessions?: SharedSessions | undefined
 }
 
 /** What the checks of one run share: one browser, launched on first use. */
 export interface RunResources {
   browser(): Promise<Browser>
   close(): Promise<void>
+  /** What the run counted (sign-ins, contexts, requests). */
+  readonly counters: RunCounters
+  /** The users' IdP sessions, when the run reuses them (the default). */
+  readonly sessions: SharedSessions | undefined
 }
 
-export function createRunResources(target: Pick<Target, 'baseUrl' | 'ca'>): RunResources {
+export function createRunResources(
+  target: Pick<Target, 'baseUrl' | 'ca'>,
+  options: { reuseSessions?: boolean; onNotice?: (message: string) => void } = {},
+): RunResources {
   let browser: Promise<Browser> | undefined
+  const counters = newCounters()
   return {
+    counters,
+    sessions:
+      options.reuseSessions === false ? undefined : new SharedSessions(counters, options.onNotice),
     browser: () => (browser ??= launchBrowser(target)),
     async close() {
       if (browser) await (await browser.catch(() => undefined))?.close()
@@ -128,6 +146,15 @@ function targetFor(id: RequirementId, target: Target, exclusive: boolean): Targe
   }
 }
 
+/**
+ * Checks whose subject is the login page, the interaction or the session itself (the form,
+ * CSRF, clickjacking, user enumeration, the throttle, prompt/max_age, cancel, logout, session
+ * fixation): they always sign in through the browser, never with a replayed session.
+ */
+export function drivesBrowser(id: RequirementId): boolean {
+  return /^(LOGIN|LOGOUT|RATE)-/.test(id) || id === 'SEC-07'
+}
+
 /** Every registered check ID, in catalogue order. */
 export function registeredChecks(): RequirementId[] {
   return (Object.keys(requirements) as RequirementId[]).filter((id) => registry.has(id))
@@ -157,7 +184,7 @@ export async function runCheck(
   // aborted when the check times out: its requests still in flight and any it would start
   // next fail at once, so a timed-out check is stopped, not left running beside the next
   const abort = new AbortController()
-  const http = createHttp(target, abort.signal)
+  const http = countRequests(createHttp(target, abort.signal), resources.counters)
   const notes: string[] = []
   const screenshots: { name: string; png: string }[] = []
   const contexts: BrowserContext[] = []
@@ -211,9 +238,13 @@ export async function runCheck(
         failures.push(message.startsWith(`${what}:`) ? message : `${what}: ${message}`)
       }
     },
+    // an exclusive check moves the clock or the limits, or logs out: it gets its own sessions
+    sessions: entry.exclusive || drivesBrowser(id) ? undefined : resources.sessions,
     async newBrowserContext() {
       if (timedOut) throw new CheckTimeout('the check was stopped: it timed out')
       const context = await (await resources.browser()).newContext({ ignoreHTTPSErrors: false })
+      resources.counters.browserContexts++
+      countIn(context, resources.counters)
       contexts.push(context)
       return context
     },
@@ -293,6 +324,16 @@ export async function runCheck(
     await Promise.all(contexts.map((c) => c.close().catch(() => undefined)))
     if (entry.exclusive) target.controls?.reset()
   }
+}
+
+/** Counts the requests a check's client sends (the benchmark's HTTP requests). */
+function countRequests(http: Http, counters: RunCounters): Http {
+  const request = http.request.bind(http)
+  http.request = (pathOrUrl, options) => {
+    counters.httpRequests++
+    return request(pathOrUrl, options)
+  }
+  return http
 }
 
 /**

@@ -1,11 +1,12 @@
 import type { decodeProtectedHeader } from 'jose'
 import { createLocalJWKSet, jwtVerify, type JWTPayload } from 'jose'
 import type { CheckContext } from './check.ts'
-import { browse, type BrowserOutcome } from './browser.ts'
+import { browse, clientOrigins, type BrowserOutcome } from './browser.ts'
 import { expectJsonObject, expectStatus, expectThat } from './expect.ts'
 import type { HttpResponse } from './http.ts'
 import { oidc, oidcConfig } from './oidc.ts'
 import type { TargetClient, TargetUser } from './target.ts'
+import type { Page } from '@playwright/test'
 
 /** The result of driving an authorization request through the browser. */
 export interface AuthorizeResult {
@@ -20,7 +21,15 @@ export interface AuthorizeResult {
   readonly url: string
   /** The URL the IdP sent the browser to at the client, if any. */
   readonly callback: URL | undefined
+  /**
+   * How the flow ended. When the code came from a replay of the user's IdP session over HTTP
+   * (`via: 'session'`) there is no page: reading `page` then throws (a harness error, so the
+   * check is inconclusive, never judged). Requests that need the page (a check's own context,
+   * `user: null`, `cancel`, `screenshot`, interaction parameters) always go through the browser.
+   */
   readonly outcome: BrowserOutcome
+  /** Whether the code came through the browser or from a replay of the IdP session. */
+  readonly via: 'browser' | 'session'
 }
 
 export interface AuthorizeOptions {
@@ -38,6 +47,8 @@ export interface AuthorizeOptions {
   readonly screenshot?: boolean
   readonly nonce?: boolean
 }
+
+type BrowserContext = Awaited<ReturnType<CheckContext['newBrowserContext']>>
 
 /** The main client, which every target configuration names. */
 export const mainClient = (ctx: Pick<CheckContext, 'target'>): TargetClient =>
@@ -81,8 +92,54 @@ export async function authorize(
     ...(scope.split(' ').includes('offline_access') ? { prompt: 'consent' } : {}),
     ...options.params,
   })
-  const context = options.context ?? (await ctx.newBrowserContext())
   const user = options.user === null ? undefined : (options.user ?? ctx.target.users.primary)
+  const base = {
+    client,
+    redirectUri,
+    config,
+    verifier,
+    challenge,
+    state,
+    nonce,
+    url: url.toString(),
+  }
+  const sessions = replayable(ctx, options) && user ? ctx.sessions : undefined
+  let establish: ((context: BrowserContext | undefined) => Promise<void>) | undefined
+  if (sessions && user) {
+    // one wait for a sign-in in flight, one replay; anything else goes to the browser
+    const jar = await sessions.current(user)
+    if (jar) {
+      const replayed = await sessions.replay(
+        ctx.http,
+        jar,
+        url.toString(),
+        clientOrigins(ctx.target),
+        LOGIN_FORM,
+      )
+      if (replayed.kind === 'callback') {
+        ctx.note(`sign-in: authorization code from ${user.username}'s IdP session (HTTP replay)`)
+        return {
+          ...base,
+          callback: new URL(replayed.callback),
+          outcome: {
+            callback: replayed.callback,
+            get page(): Page {
+              throw new Error('no browser page: the code came from a replay of the IdP session')
+            },
+            loginShown: false,
+            loginPostStatus: undefined,
+          },
+          via: 'session',
+        }
+      }
+      if (replayed.kind === 'login') {
+        sessions.forget(user, jar)
+        ctx.note(`sign-in: ${user.username}'s IdP session was gone; signing in again`)
+      } else ctx.note(`sign-in: the session replay did not reach the client (${replayed.why})`)
+    }
+    establish = sessions.claim(user)
+  }
+  const context = options.context ?? (await ctx.newBrowserContext())
   const outcome = await browse(context, ctx.target, url.toString(), ctx.http, {
     ...(user ? { user } : {}),
     ...(options.cancel ? { cancel: true } : {}),
@@ -91,6 +148,18 @@ export async function authorize(
         ctx.screenshot('login page', await page.screenshot({ fullPage: true }))
     },
   })
+  if (establish) {
+    // the session is shared only when this sign-in went through the login page to the client
+    await establish(outcome.loginShown && outcome.callback ? context : undefined)
+    if (outcome.loginShown && outcome.callback)
+      ctx.note(
+        `sign-in: through the login page in the browser (full PKCE flow); ${user?.username ?? ''}'s session is shared with later checks`,
+      )
+  }
+  if (!establish && ctx.sessions)
+    ctx.note(
+      `sign-in: through the browser (${options.context || !replayable(ctx, options) ? 'the check drives the browser itself' : 'no reusable session'})`,
+    )
   return {
     client,
     redirectUri,
@@ -102,14 +171,35 @@ export async function authorize(
     url: url.toString(),
     callback: outcome.callback ? new URL(outcome.callback) : undefined,
     outcome,
+    via: 'browser',
   }
+}
+
+/** A login form in an HTML page the replay received: the session was not honoured. */
+const LOGIN_FORM = /<input\b[^>]*\btype\s*=\s*["']?password\b/i
+
+/**
+ * Parameters that make the request about the login interaction itself (a forced or aged
+ * login, a hint, a silent request): such a request always goes through the browser.
+ */
+const INTERACTION_PARAMS = ['prompt', 'max_age', 'login_hint', 'id_token_hint', 'acr_values']
+
+/**
+ * Whether an authorization request may take its code from the user's IdP session: not when the
+ * check brings its own browser context (it tests the session or the page), stops at or cancels
+ * the form, wants the page as evidence, or asks for an interaction by its parameters.
+ */
+function replayable(ctx: CheckContext, options: AuthorizeOptions): boolean {
+  if (!ctx.sessions) return false
+  if (options.context || options.user === null || options.cancel || options.screenshot) return false
+  return !Object.keys(options.params ?? {}).some((k) => INTERACTION_PARAMS.includes(k))
 }
 
 /** The code of a successful authorization, or a check failure saying what came back instead. */
 export function codeOf(result: AuthorizeResult): string {
   expectThat(
     result.callback,
-    `the IdP never redirected to ${result.redirectUri} (page at ${result.outcome.page.url()})`,
+    `the IdP never redirected to ${result.redirectUri} (${whereLeft(result)})`,
   )
   const error = result.callback.searchParams.get('error')
   expectThat(
@@ -119,6 +209,13 @@ export function codeOf(result: AuthorizeResult): string {
   const code = result.callback.searchParams.get('code')
   expectThat(code, `no code in the redirect to ${result.redirectUri}`)
   return code
+}
+
+/** Where a flow that did not reach the client was left, for messages. */
+export function whereLeft(result: AuthorizeResult): string {
+  return result.via === 'session'
+    ? 'the replay of the IdP session ended elsewhere'
+    : `page at ${result.outcome.page.url()}`
 }
 
 /** Redeems through openid-client, which checks state, nonce and the response's shape. */

@@ -106,6 +106,7 @@ function send(
     ca: string | undefined
     signal: AbortSignal | undefined
     localAddress: string | undefined
+    retried?: boolean
   },
 ): Promise<{ status: number; headers: Headers; text: string; sent: Record<string, string> }> {
   return new Promise((resolve, reject) => {
@@ -125,7 +126,14 @@ function send(
       url.protocol === 'http:'
         ? nodeHttp.request(url, options)
         : nodeHttps.request(url, { ...options, agent: agentFor(init.ca) })
-    req.once('error', reject)
+    req.once('error', (err: NodeJS.ErrnoException) => {
+      // a kept-alive socket the server closed just as it was reused: the request never reached
+      // the server, so it is sent once more on a fresh connection (the retry Node's http docs
+      // give for request.reusedSocket); any other error is the target's answer
+      if (req.reusedSocket && err.code === 'ECONNRESET' && !init.retried)
+        send(url, { ...init, retried: true }).then(resolve, reject)
+      else reject(err)
+    })
     req.once('response', (res) => {
       const chunks: Buffer[] = []
       res.on('data', (c: Buffer) => chunks.push(c))

@@ -2,6 +2,7 @@ import '../checks/index.ts'
 import type { RequirementId } from '../requirements.ts'
 import { createRunResources, isExclusive, registeredChecks, runCheck } from './check.ts'
 import { runPool } from './pool.ts'
+import type { RunCounters } from './session.ts'
 import type { Target } from './target.ts'
 import type { CheckResult } from './types.ts'
 
@@ -17,6 +18,21 @@ export interface RunOptions {
   readonly concurrency?: number
   /** How long one check may take before it is stopped as inconclusive. */
   readonly checkTimeoutMs?: number
+  /**
+   * Whether codes for checks that are not about the login page come from a replay of the
+   * user's IdP session (default true); false signs in through the browser every time.
+   */
+  readonly reuseSessions?: boolean
+  /** Told at once of something the whole run should know (sign-ins fell back to the browser). */
+  readonly onNotice?: (message: string) => void
+  /** Called once the run is over, with what it counted and how sign-ins went. */
+  readonly onFinished?: (info: RunInfo) => void
+}
+
+export interface RunInfo {
+  readonly counters: RunCounters
+  /** Why the IdP session could not be reused, when it could not. */
+  readonly sessionUnusable: string | undefined
 }
 
 /**
@@ -25,7 +41,10 @@ export interface RunOptions {
  */
 export async function runChecks(target: Target, options: RunOptions = {}): Promise<CheckResult[]> {
   const ids = options.ids ?? registeredChecks()
-  const resources = createRunResources(target)
+  const resources = createRunResources(target, {
+    ...(options.reuseSessions === undefined ? {} : { reuseSessions: options.reuseSessions }),
+    ...(options.onNotice ? { onNotice: options.onNotice } : {}),
+  })
   try {
     return await runPool(ids, {
       concurrency: options.concurrency ?? 1,
@@ -34,6 +53,10 @@ export async function runChecks(target: Target, options: RunOptions = {}): Promi
       onDone: options.onResult,
     })
   } finally {
+    options.onFinished?.({
+      counters: { ...resources.counters },
+      sessionUnusable: resources.sessions?.unusable,
+    })
     await resources.close()
   }
 }

@@ -1,13 +1,13 @@
 import { describe, expect, test } from 'vitest'
-import { check, runCheck, type RunResources } from './check.ts'
+import { check, createRunResources, runCheck, type RunResources } from './check.ts'
 import { ControlFailure, expectThat } from './expect.ts'
 import type { Target } from './target.ts'
 
 // A target no check below sends anything to, and no browser.
 const target = { baseUrl: 'https://127.0.0.1:1', ca: undefined } as unknown as Target
 const resources: RunResources = {
+  ...createRunResources(target, { reuseSessions: false }),
   browser: () => Promise.reject(new Error('no browser here')),
-  close: () => Promise.resolve(),
 }
 
 check('DISC-01', async (ctx) => {

@@ -1,7 +1,7 @@
 import type { Exchange } from '../harness/types.ts'
 import type { RunReport } from './json.ts'
 import { htmlThreats, THREAT_CSS } from './threats.ts'
-import { countsLine, groupByCause } from './summary.ts'
+import { countsLine, groupByCause, timing } from './summary.ts'
 
 const esc = (s: string): string => s.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`)
 
@@ -64,6 +64,10 @@ ${c.exchanges.map(exchangeHtml).join('\n')}
 </details>`,
     )
     .join('\n')
+  const t = timing(report.checks, 10)
+  const timingHtml = `<section id="timing"><h2>Where the time went</h2>
+<p>Slowest checks: ${t.slowest.map((s) => `<a href="#check-${esc(s.id)}">${esc(s.id)}</a> ${(s.durationMs / 1000).toFixed(1)} s`).join(', ')}</p>
+<p>Time per area (sum of check durations; parallel checks overlap): ${t.areas.map((a) => `${esc(a.area)} ${(a.durationMs / 1000).toFixed(1)} s`).join(', ')}</p></section>`
   const c = report.counts
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -85,6 +89,7 @@ ${THREAT_CSS}
 <p class="summary" id="summary"><strong>${report.passed ? 'PASSED' : 'FAILED'}</strong>
 <span>${esc(countsLine(c))}</span></p>
 ${causesHtml}
+${timingHtml}
 <p id="filters">Show: ${(['pass', 'fail', 'error', 'warn', 'info', 'skip'] as const).map((v) => `<label><input type="checkbox" value="${v}" checked> ${v}</label>`).join(' ')}</p>
 ${report.threats ? htmlThreats(report.threats) : ''}
 <section id="checks">

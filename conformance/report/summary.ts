@@ -40,3 +40,32 @@ export function groupByCause(results: readonly CheckResult[]): CauseGroup[] {
       (rank[a.verdict] ?? 9) - (rank[b.verdict] ?? 9) || b.results.length - a.results.length,
   )
 }
+
+/**
+ * Where a run's time went: the slowest checks and the time per area (the sum of the checks'
+ * durations, which exceeds the wall time when checks ran in parallel), slowest first.
+ */
+export function timing(
+  results: readonly CheckResult[],
+  slowest = 10,
+): {
+  slowest: { id: string; title: string; durationMs: number }[]
+  areas: { area: string; durationMs: number; checks: number }[]
+} {
+  const areas = new Map<string, { durationMs: number; checks: number }>()
+  for (const r of results) {
+    const a = areas.get(r.area) ?? { durationMs: 0, checks: 0 }
+    a.durationMs += r.durationMs
+    a.checks++
+    areas.set(r.area, a)
+  }
+  return {
+    slowest: [...results]
+      .sort((a, b) => b.durationMs - a.durationMs)
+      .slice(0, slowest)
+      .map((r) => ({ id: r.id, title: r.title, durationMs: r.durationMs })),
+    areas: [...areas]
+      .map(([area, a]) => ({ area, ...a }))
+      .sort((a, b) => b.durationMs - a.durationMs),
+  }
+}

@@ -1,5 +1,5 @@
 import type { CheckResult, Verdict } from '../harness/types.ts'
-import { countsLine, countVerdicts, groupByCause } from './summary.ts'
+import { countsLine, countVerdicts, groupByCause, timing } from './summary.ts'
 import { formatThreats, threatTable } from './threats.ts'
 
 const LABEL: Record<Verdict, string> = {
@@ -33,6 +33,19 @@ export function formatResultLine(r: CheckResult, color: boolean): string {
     .map((m) => `\n       ${m.split('\n').join('\n       ')}`)
     .join('')
   return `${label} ${r.id} [${r.level}] ${r.title} (${r.durationMs} ms)${why}`
+}
+
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`
+
+/** The slowest checks and the time per area (sums of check durations). */
+export function formatTiming(results: readonly CheckResult[]): string {
+  const t = timing(results, 5)
+  return [
+    'Slowest checks:',
+    ...t.slowest.map((s) => `  ${s.id.padEnd(20)} ${seconds(s.durationMs)}`),
+    'Time per area (sum of check durations; parallel checks overlap):',
+    ...t.areas.map((a) => `  ${a.area.padEnd(20)} ${seconds(a.durationMs)} in ${a.checks} checks`),
+  ].join('\n')
 }
 
 /**
@@ -70,6 +83,7 @@ export function formatSummary(results: readonly CheckResult[], elapsedMs?: numbe
   }
   const threats = threatTable(results)
   if (threats) lines.push(formatThreats(threats))
+  lines.push(formatTiming(results))
   const c = countVerdicts(results)
   const elapsed = elapsedMs === undefined ? '' : ` in ${(elapsedMs / 1000).toFixed(1)} s`
   lines.push('', `${results.length} checks${elapsed}: ${countsLine(c)}`)

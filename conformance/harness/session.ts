@@ -1,0 +1,166 @@
+import type { BrowserContext } from '@playwright/test'
+import { CookieJar } from 'tough-cookie'
+import type { Http, HttpResponse } from './http.ts'
+import type { TargetUser } from './target.ts'
+
+/**
+ * What one run counted, for the benchmark (`npm run bench -- --suite`) and the run's summary:
+ * how many times a user was signed in through the login page, how many browser contexts were
+ * opened, how many HTTP requests the harness sent itself, and how many authorization codes
+ * came from a replay of the IdP's session instead of the browser.
+ */
+export interface RunCounters {
+  browserSignIns: number
+  browserContexts: number
+  httpRequests: number
+  sessionReplays: number
+}
+
+export const newCounters = (): RunCounters => ({
+  browserSignIns: 0,
+  browserContexts: 0,
+  httpRequests: 0,
+  sessionReplays: 0,
+})
+
+/** The run's counters of each browser context the harness opened (see `countSignIn`). */
+const contextCounters = new WeakMap<BrowserContext, RunCounters>()
+
+/** Makes sign-ins in `context` count towards `counters`. */
+export function countIn(context: BrowserContext, counters: RunCounters): void {
+  contextCounters.set(context, counters)
+}
+
+/** Counts one sign-in through the login page in `context` (called by the browser flow). */
+export function countSignIn(context: BrowserContext): void {
+  const counters = contextCounters.get(context)
+  if (counters) counters.browserSignIns++
+}
+
+/** Where a session replay ended. */
+export type ReplayOutcome =
+  | { readonly kind: 'callback'; readonly callback: string }
+  /** The IdP showed its login form again: the session is gone (or was never reusable). */
+  | { readonly kind: 'login' }
+  /** Anything else (an error or consent page, a self-submitting form): the browser decides. */
+  | { readonly kind: 'other'; readonly why: string }
+
+/**
+ * The IdP sessions of one run, one per user: the cookies the browser received when the user
+ * signed in through the real login page. Checks whose subject is not the login page obtain
+ * further authorization codes by replaying the authorization request with those cookies over
+ * HTTP, exactly as a browser with an existing session would (INTERFACE.md §4.1: with a session
+ * the IdP redirects to the client without showing the form).
+ *
+ * Each replay works on a copy of the jar, so what the IdP sets during one replay never changes
+ * the session another check replays beside it. Exclusive checks, and checks that log out or
+ * change the session, never get here: they drive their own browser contexts.
+ */
+export class SharedSessions {
+  readonly #jars = new Map<string, Promise<CookieJar | undefined>>()
+  /** Jars a replay has signed a user in with at least once. */
+  readonly #worked = new WeakSet<CookieJar>()
+  /** Set when a fresh session was not reusable: every later sign-in goes through the browser. */
+  unusable: string | undefined
+  readonly counters: RunCounters
+  /** Told once, when the session turns out not to be reusable. */
+  readonly onUnusable: ((why: string) => void) | undefined
+  constructor(counters: RunCounters = newCounters(), onUnusable?: (why: string) => void) {
+    this.counters = counters
+    this.onUnusable = onUnusable
+  }
+
+  /** The user's session, waiting for a sign-in in flight; undefined when there is none. */
+  current(user: TargetUser): Promise<CookieJar | undefined> | undefined {
+    return this.unusable ? undefined : this.#jars.get(user.username)
+  }
+
+  /**
+   * Claims the right to establish the user's session: returns a function to call with the
+   * signed-in browser context (or undefined when the sign-in did not end at the client), or
+   * undefined when another check is already establishing it.
+   */
+  claim(user: TargetUser): ((context: BrowserContext | undefined) => Promise<void>) | undefined {
+    if (this.unusable || this.#jars.has(user.username)) return undefined
+    let settle: (jar: CookieJar | undefined) => void = () => undefined
+    const pending = new Promise<CookieJar | undefined>((resolve) => (settle = resolve))
+    this.#jars.set(user.username, pending)
+    return async (context) => {
+      const jar = context ? await jarOf(context).catch(() => undefined) : undefined
+      if (!jar) this.#jars.delete(user.username)
+      settle(jar)
+    }
+  }
+
+  /** Drops the user's session when it is still `jar` (a replay found it gone). */
+  forget(user: TargetUser, jar: CookieJar): void {
+    // a session that never signed the user in again is not reusable at this target at all
+    if (!this.#worked.has(jar) && !this.unusable) {
+      this.unusable =
+        'the IdP showed its login form to a replay of the session the browser received, so every later sign-in of this run goes through the browser'
+      this.onUnusable?.(this.unusable)
+    }
+    const entry = this.#jars.get(user.username)
+    if (!entry) return
+    void entry.then((current) => {
+      if (current === jar && this.#jars.get(user.username) === entry)
+        this.#jars.delete(user.username)
+    })
+  }
+
+  /**
+   * Sends the authorization request with the session's cookies and follows the IdP's redirects
+   * (at most 10 hops, each recorded in the check's transcript) until the client's redirect URI,
+   * which is never fetched.
+   */
+  async replay(
+    http: Http,
+    jar: CookieJar,
+    url: string,
+    clientOrigins: readonly string[],
+    loginDetect: RegExp,
+  ): Promise<ReplayOutcome> {
+    const cookies = await jar.clone()
+    let next = new URL(url)
+    const idp = next.origin
+    for (let hop = 0; hop < 10; hop++) {
+      const cookie = await cookies.getCookieString(next.toString())
+      const res: HttpResponse = await http.request(next.toString(), {
+        headers: { accept: 'text/html', ...(cookie ? { cookie } : {}) },
+      })
+      for (const set of res.headers.getSetCookie())
+        await cookies.setCookie(set, res.url, { ignoreError: true }).catch(() => undefined)
+      const location = res.headers.get('location')
+      if (res.status >= 300 && res.status < 400 && location) {
+        next = new URL(location, res.url)
+        if (clientOrigins.includes(next.origin) && next.origin !== idp) {
+          this.counters.sessionReplays++
+          this.#worked.add(jar)
+          return { kind: 'callback', callback: next.toString() }
+        }
+        if (next.origin !== idp) return { kind: 'other', why: `redirected to ${next.origin}` }
+        continue
+      }
+      if (loginDetect.test(res.text)) return { kind: 'login' }
+      return { kind: 'other', why: `the IdP answered HTTP ${res.status} without a redirect` }
+    }
+    return { kind: 'other', why: 'more than 10 redirects' }
+  }
+}
+
+/** The cookies of a signed-in browser context, in a tough-cookie jar. */
+export async function jarOf(context: BrowserContext): Promise<CookieJar | undefined> {
+  const jar = new CookieJar()
+  const cookies = await context.cookies()
+  if (cookies.length === 0) return undefined
+  for (const c of cookies) {
+    const url = `${c.secure ? 'https' : 'http'}://${c.domain.replace(/^\./, '')}${c.path}`
+    await jar
+      .setCookie(
+        `${c.name}=${c.value}; Path=${c.path}${c.secure ? '; Secure' : ''}${c.httpOnly ? '; HttpOnly' : ''}`,
+        url,
+      )
+      .catch(() => undefined)
+  }
+  return jar
+}
