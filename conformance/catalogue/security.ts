@@ -15,13 +15,6 @@ export const security = {
     title:
       'failed client authentications are limited by their source, not charged to the client_id they name: wrong secrets from an attacker do not lock the real client out',
   },
-  'SEC-02': {
-    area: 'Security',
-    level: 'MUST',
-    source: 'RFC 6749 §10.10 (MUST prevent guessing of resource owner passwords)',
-    title:
-      'password spraying (one password tried against many user names from one address) is throttled, not only repeated tries on one user name',
-  },
   'SEC-03': {
     area: 'Security',
     level: 'SHOULD',
@@ -79,5 +72,14 @@ export const security = {
     source:
       'RFC 9700 §4.15.1 (SHOULD NOT allow confusion between a client and a genuine resource owner)',
     title: 'the sub of a client_credentials access token never equals the sub of a user',
+  },
+  // last in the run: against a deployment, a spraying probe that is throttled leaves the run's
+  // own address throttled for the rest of the window, so no sign-in may come after it
+  'SEC-02': {
+    area: 'Security',
+    level: 'MUST',
+    source: 'RFC 6749 §10.10 (MUST prevent guessing of resource owner passwords)',
+    title:
+      'password spraying (one password tried against many user names from one address) is throttled, not only repeated tries on one user name',
   },
 } as const satisfies Record<string, Requirement>
