@@ -12,6 +12,7 @@ import {
 } from '../harness/flows.ts'
 import type { HttpResponse } from '../harness/http.ts'
 import { oidc } from '../harness/oidc.ts'
+import { jarOf } from '../harness/session.ts'
 import type { TargetUser } from '../harness/target.ts'
 import { expectErrorPage, expectLoginPage, validParams, visibleText } from './authorize.ts'
 
@@ -136,16 +137,7 @@ async function followToClient(
   /** Collects every response of the chain after the first (their Set-Cookie, for LOGIN-05). */
   hops: HttpResponse[] = [],
 ): Promise<URL | undefined> {
-  const jar = new CookieJar()
-  for (const c of await form.context.cookies()) {
-    const url = `${c.secure ? 'https' : 'http'}://${c.domain.replace(/^\./, '')}${c.path}`
-    await jar
-      .setCookie(
-        `${c.name}=${c.value}; Path=${c.path}${c.secure ? '; Secure' : ''}${c.httpOnly ? '; HttpOnly' : ''}`,
-        url,
-      )
-      .catch(() => undefined)
-  }
+  const jar = (await jarOf(form.context)) ?? new CookieJar()
   let res = first
   const idp = new URL(ctx.target.baseUrl).origin
   for (let hop = 0; hop < 10; hop++) {
