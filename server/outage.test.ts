@@ -3,7 +3,7 @@ import * as net from 'node:net'
 import { createServer, type Server, type Socket } from 'node:net'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import type { App } from './app.ts'
-import { freePort } from '../conformance/harness/embedded.ts'
+import { freePort } from './test-helpers.ts'
 import { openDatabase } from './store/knex/index.ts'
 import { postgresAvailable, TEST_PG_URL, testApp } from './test-helpers.ts'
 
