@@ -51,8 +51,9 @@ const USAGE = `usage: idp-conformance [run] [options]
   --config FILE          JSON: clients, users and other facts about the target
   --ca FILE              PEM certificate authority to trust for the target
   --report-dir DIR       write junit.xml, report.json and report.html there
-  --only PATTERNS        comma-separated IDs, ID globs (PKCE-*), areas or levels to run;
-                         'security' runs the security profile (SEC-* and the checks of its threat table)
+  --only PATTERNS        comma-separated IDs, ID globs (PKCE-*) or prefixes (PKCE), areas or
+                         levels to run; 'security' runs the security profile (SEC-* and the
+                         checks of its threat table)
   --skip PATTERNS        the same, to leave out
   --strict               SHOULD-level warnings fail the run too
   --known-failures FILE  JSON [{id, reason, expires}]: listed failures do not fail the run
@@ -90,9 +91,9 @@ const suiteVersion = (): string => {
 }
 
 /**
- * Selects checks by ID, ID glob, area or level (case-insensitive), from the catalogue: every
- * row has its registered check (suite.test.ts proves it), so the
- * selection needs no check module loaded.
+ * Selects checks by ID, ID glob, ID prefix, area or level (case-insensitive), from the
+ * catalogue: every row has its registered check (suite.test.ts and cli.test.ts prove it), so
+ * the selection needs no check module loaded.
  */
 export function selectChecks(patterns: string | undefined): RequirementId[] {
   const all = requirementIds
@@ -112,6 +113,8 @@ export function selectChecks(patterns: string | undefined): RequirementId[] {
     )
     return (
       glob.test(id) ||
+      // an ID's prefix names its area too: DISC is DISC-*
+      id.startsWith(`${p.toUpperCase()}-`) ||
       req.area.toLowerCase() === p.toLowerCase() ||
       req.level === p.toUpperCase() ||
       // the security profile: its own SEC-* checks and every check its threat table names
