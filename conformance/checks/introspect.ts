@@ -148,10 +148,12 @@ check('INTRO-04', async (ctx) => {
     ['a wrong client secret', { token, client_id: client.id, client_secret: `${client.secret}x` }],
     ['an unknown client', { token, client_id: 'no-such-client', client_secret: client.secret }],
   ]
-  for (const [what, form] of cases) {
-    // RFC 7662 §2.1: the endpoint MUST require authorization; INTERFACE.md §4.4: client_secret_post
-    expectNoTokenData(await introspectRaw(ctx, token, { form }), `introspection with ${what}`)
-  }
+  // each way of failing to authenticate is its own sub-case: every one let through is reported
+  for (const [what, form] of cases)
+    await ctx.subcase(`introspection with ${what}`, async () => {
+      // RFC 7662 §2.1: the endpoint MUST require authorization; INTERFACE.md §4.4: client_secret_post
+      expectNoTokenData(await introspectRaw(ctx, token, { form }), `introspection with ${what}`)
+    })
   expectActive(await introspectRaw(ctx, token, { client }), 'the token with the right secret')
   await probeBasic(ctx, INTROSPECT, token, client)
 })

@@ -1,23 +1,69 @@
 import { decodeJwt } from 'jose'
 import { http, HttpResponse } from 'msw'
 import type { introspection } from '../../catalogue/introspection.ts'
-import type { TargetClient } from '../../harness/target.ts'
-import type { Sabotages } from './kit.ts'
+import type { Target, TargetClient } from '../../harness/target.ts'
+import { perPart, type Sabotage, type Sabotages } from './kit.ts'
 import { onForm, replaceJson, replaced, withJson } from './refresh.ts'
 
 export const INTROSPECT = '/auth/introspect'
 
 const isJwt = (token: string | null): token is string => token?.split('.').length === 3
 
-/** The request's client secret replaced by the right one: the endpoint authenticates nobody. */
-export const unauthenticated = (path: string) =>
+/** Ways a request can fail to authenticate its client, as INTRO-04 and REV-05 send them. */
+export type AuthFailure =
+  | 'no client credentials'
+  | 'a client_id without a secret'
+  | 'a wrong client secret'
+  | 'an unknown client'
+
+/** Which of the ways a form is (none when it carries the right secret of a known client). */
+export function authFailureOf(form: URLSearchParams, target: Target): AuthFailure | undefined {
+  const id = form.get('client_id')
+  const secret = form.get('client_secret')
+  if (id === null) return secret === null ? 'no client credentials' : undefined
+  const client = knownClients(target).find((c) => c.id === id)
+  if (!client) return 'an unknown client'
+  if (secret === null) return 'a client_id without a secret'
+  return secret === client.secret ? undefined : 'a wrong client secret'
+}
+
+const knownClients = (target: Target): TargetClient[] => {
+  const { main, other, third, service } = target.clients
+  return [main, other, third, service].filter((c): c is TargetClient => c !== undefined)
+}
+
+/**
+ * The client a request that fails to authenticate is taken for: the one its client_id names,
+ * else the service client (the owner of the token the checks use when there is one).
+ */
+export function assumedClient(form: URLSearchParams, target: Target): TargetClient {
+  const named = knownClients(target).find((c) => c.id === form.get('client_id'))
+  return named ?? target.clients.service ?? target.clients.main
+}
+
+/**
+ * The endpoint lets exactly one way of failing to authenticate through: such a request is
+ * sent on with the right credentials (the rest are checked as they should be).
+ */
+export const letsThrough = (path: string, way: AuthFailure) =>
   onForm(path, async ({ form, forward, target }) => {
-    const { main, other, third, service } = target.clients
-    const known = [main, other, third, service].filter((c): c is TargetClient => c !== undefined)
-    const client = known.find((c) => c.id === form.get('client_id')) ?? service
-    if (!client) return undefined
+    if (authFailureOf(form, target) !== way) return undefined
+    const client = assumedClient(form, target)
     return forward(replaced(form, { client_id: client.id, client_secret: client.secret }))
   })
+
+/** A request with an Authorization header is refused 401 without a WWW-Authenticate challenge. */
+export const basicWithoutChallenge = (path: string) =>
+  onForm(path, async ({ request }) =>
+    Promise.resolve(
+      request.headers.has('authorization')
+        ? HttpResponse.json(
+            { error: 'invalid_client', error_description: 'client authentication failed' },
+            { status: 401 },
+          )
+        : undefined,
+    ),
+  )
 
 /** Requests of the `other` client sent on as the main client's. */
 export const asMainClient = (path: string) =>
@@ -63,11 +109,37 @@ export const introspectionSabotage: Record<keyof typeof introspection, Sabotages
       })
     }),
   },
-  'INTRO-04': {
-    how: 'introspection answers without checking the client secret',
-    expect: /^introspection with no client credentials: status: expected HTTP 401, got 200/,
-    handlers: unauthenticated(INTROSPECT),
-  },
+  // one sabotage per way of failing to authenticate (each a sub-case), and one for each of the
+  // other assertions: no token data in the error body, the challenge to a Basic header
+  'INTRO-04': perPart([
+    ...(
+      [
+        'no client credentials',
+        'a client_id without a secret',
+        'a wrong client secret',
+        'an unknown client',
+      ] as const
+    ).map((way): Sabotage => ({
+      how: `introspection with ${way} is answered`,
+      expect: new RegExp(`^introspection with ${way}: status: expected HTTP 401, got 200`),
+      handlers: letsThrough(INTROSPECT, way),
+    })),
+    {
+      how: 'an unauthenticated introspection is refused with active:false in the error body',
+      expect: /^introspection with no client credentials: the error body carries "active"/,
+      handlers: onForm(INTROSPECT, async ({ forward }) =>
+        withJson(await forward(), (b) => {
+          if (b.error === 'invalid_client') b.active = false
+        }),
+      ),
+    },
+    {
+      how: 'a Basic header is refused 401 without WWW-Authenticate',
+      expect:
+        /^\/auth\/introspect with an Authorization: Basic header instead of the body: 401 without WWW-Authenticate/,
+      handlers: basicWithoutChallenge(INTROSPECT),
+    },
+  ]),
   // one sabotage per sub-case: each is run, so each fails by its own assertion
   'INTRO-05': [
     {

@@ -95,3 +95,13 @@ export function corruptHeaders(
 export const DISCOVERY = '/.well-known/openid-configuration'
 export const JWKS = '/.well-known/jwks.json'
 export const firstKey = (b: Json): Json => (b.keys as Json[])[0] as Json
+
+/**
+ * Sabotages built one per part (a map over a check's cases) as a check's proofs: a list of
+ * fewer than two is a mistake of the sabotage file, reported when it loads.
+ */
+export function perPart(parts: readonly Sabotage[]): Sabotages {
+  const [first, second, ...rest] = parts
+  if (!first || !second) throw new Error('a multi-part sabotage needs at least two parts')
+  return [first, second, ...rest]
+}
