@@ -1,8 +1,16 @@
-import { decodeJwt } from 'jose'
+import { decodeJwt, decodeProtectedHeader } from 'jose'
 import { http, HttpResponse } from 'msw'
 import type { introspection } from '../../catalogue/introspection.ts'
 import type { Target, TargetClient } from '../../harness/target.ts'
-import { perPart, type Sabotage, type Sabotages } from './kit.ts'
+import {
+  escapeRegExp,
+  FORGERIES,
+  forgeryKind,
+  perPart,
+  type ForgeryKind,
+  type Sabotage,
+  type Sabotages,
+} from './kit.ts'
 import { onForm, replaceJson, replaced, withJson } from './refresh.ts'
 
 export const INTROSPECT = '/auth/introspect'
@@ -91,24 +99,79 @@ export const introspectionSabotage: Record<keyof typeof introspection, Sabotages
       Promise.resolve(isJwt(form.get('token')) ? undefined : HttpResponse.json({ active: false })),
     ),
   },
-  'INTRO-03': {
-    how: 'introspection decodes an inactive JWT without verifying it and calls it active',
-    expect: /^introspection of a truncated token: expected active false, got \{"active":true/,
-    handlers: onForm(INTROSPECT, async ({ form, forward }) => {
-      const token = form.get('token')
-      const real = await forward()
-      if (!isJwt(token)) return real
-      return replaceJson(real, (b) => {
-        if (b.active !== false) return b
-        try {
-          const claims = decodeJwt(token)
-          return { active: true, ...claims, token_type: 'Bearer' }
-        } catch {
-          return b
-        }
-      })
-    }),
-  },
+  // one sabotage per token that must introspect inactive (each a sub-case)
+  'INTRO-03': perPart([
+    {
+      how: 'introspection decodes an inactive JWT without verifying it and calls it active',
+      expect: /^introspection of a truncated token: expected active false, got \{"active":true/,
+      handlers: onForm(INTROSPECT, async ({ form, forward }) => {
+        const token = form.get('token')
+        const real = await forward()
+        if (!isJwt(token)) return real
+        return replaceJson(real, (b) => {
+          if (b.active !== false) return b
+          try {
+            const claims = decodeJwt(token)
+            return { active: true, ...claims, token_type: 'Bearer' }
+          } catch {
+            return b
+          }
+        })
+      }),
+    },
+    ...(Object.keys(FORGERIES) as ForgeryKind[])
+      .filter((kind) => kind !== 'truncated')
+      .map((kind): Sabotage => ({
+        how: `introspection calls ${FORGERIES[kind]} active`,
+        expect: new RegExp(
+          `^introspection of ${escapeRegExp(FORGERIES[kind])}: expected active false, got \\{"active":true`,
+        ),
+        handlers: (target) =>
+          onForm(INTROSPECT, async ({ form }) => {
+            const token = form.get('token') ?? ''
+            if ((await forgeryKind(token, target)) !== kind) return undefined
+            const claims = kind === 'garbage' ? {} : decodeJwt(token)
+            return HttpResponse.json({ active: true, ...claims, token_type: 'Bearer' })
+          })(target),
+      })),
+    {
+      how: 'introspection calls an ID token of the issuer active',
+      expect: /^introspection of the ID token: expected active false, got \{"active":true/,
+      handlers: onForm(INTROSPECT, async ({ form, forward }) => {
+        const token = form.get('token') ?? ''
+        if (!isJwt(token) || decodeProtectedHeader(token).typ === 'at+jwt') return undefined
+        return withJson(await forward(), (b) => {
+          if (b.active === false) Object.assign(b, { active: true, ...decodeJwt(token) })
+        })
+      }),
+    },
+    {
+      how: 'introspection does not honour the revocation of an access token',
+      expect:
+        /^introspection of a revoked access token: expected active false, got \{"active":true/,
+      handlers: (target) =>
+        onForm(INTROSPECT, async ({ form, forward }) => {
+          const token = form.get('token') ?? ''
+          if (!isJwt(token) || decodeProtectedHeader(token).typ !== 'at+jwt') return undefined
+          if ((await forgeryKind(token, target)) !== undefined) return undefined
+          return withJson(await forward(), (b) => {
+            if (b.active === false) Object.assign(b, { active: true, ...decodeJwt(token) })
+          })
+        })(target),
+    },
+    {
+      how: 'introspection does not honour the revocation of a refresh token',
+      expect:
+        /^introspection of a revoked refresh token: expected active false, got \{"active":true/,
+      handlers: onForm(INTROSPECT, async ({ form, forward }) => {
+        if (isJwt(form.get('token'))) return undefined
+        return withJson(await forward(), (b) => {
+          if (b.active === false && form.get('token') !== 'not-a-token-0123456789')
+            Object.assign(b, { active: true, token_type: 'refresh_token' })
+        })
+      }),
+    },
+  ]),
   // one sabotage per way of failing to authenticate (each a sub-case), and one for each of the
   // other assertions: no token data in the error body, the challenge to a Basic header
   'INTRO-04': perPart([
