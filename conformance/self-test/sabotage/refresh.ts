@@ -1,5 +1,6 @@
 import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
 import type { refresh } from '../../catalogue/refresh.ts'
+import { forgeTokens } from './access-token.ts'
 import { fetchVia, type Target } from '../../harness/target.ts'
 import { corruptJson, DISCOVERY, headerPairs, type Json, type Sabotages } from './kit.ts'
 
@@ -113,16 +114,97 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
     expect: /^prompt=consent: offline_access was not granted/,
     handlers: dropOfflineAccess,
   },
-  'RT-03': {
-    how: 'the refresh response carries a refresh_token',
-    expect: /^the refresh response carries a refresh_token, which INTERFACE\.md §2\.2 rules out/,
-    handlers: onForm(TOKEN, async ({ form, forward }) => {
-      if (!grant(form, 'refresh_token')) return undefined
-      return withJson(await forward(), (b) => {
-        if (typeof b.access_token === 'string') b.refresh_token = form.get('refresh_token')
-      })
-    }),
-  },
+  // one sabotage per property of a refresh the check asserts
+  'RT-03': [
+    {
+      how: 'the refresh response carries a refresh_token',
+      expect: /^the refresh response carries a refresh_token, which INTERFACE\.md §2\.2 rules out/,
+      handlers: onForm(TOKEN, async ({ form, forward }) => {
+        if (!grant(form, 'refresh_token')) return undefined
+        return withJson(await forward(), (b) => {
+          if (typeof b.access_token === 'string') b.refresh_token = form.get('refresh_token')
+        })
+      }),
+    },
+    {
+      how: 'the refresh response names a narrower scope than the original grant',
+      expect:
+        /^scope of the refresh response \(the original grant\): expected "offline_access openid profile", got "openid"/,
+      handlers: onForm(TOKEN, async ({ form, forward }) => {
+        if (!grant(form, 'refresh_token')) return undefined
+        return withJson(await forward(), (b) => {
+          if (typeof b.access_token === 'string') b.scope = 'openid'
+        })
+      }),
+    },
+    {
+      how: 'a refreshed access token names another subject',
+      expect: /^sub of the refreshed access token: expected /,
+      handlers: forgeTokens({
+        access: (jwt, ex) => {
+          if (ex.form.get('grant_type') === 'refresh_token') jwt.payload.sub = 'usr_someone_else'
+          else jwt.keep = true
+        },
+      }),
+    },
+    {
+      how: 'a refreshed access token carries a narrower scope claim',
+      expect:
+        /^scope claim of the refreshed access token: expected "offline_access openid profile", got "openid"/,
+      handlers: forgeTokens({
+        access: (jwt, ex) => {
+          if (ex.form.get('grant_type') === 'refresh_token') jwt.payload.scope = 'openid'
+          else jwt.keep = true
+        },
+      }),
+    },
+    {
+      how: 'a refresh token works once (single use without rotation)',
+      expect: /^second refresh with the same refresh token: expected HTTP 200, got 400/,
+      handlers: (target) => {
+        const used = new Set<string>()
+        return onForm(TOKEN, async ({ form, forward }) => {
+          const rt = form.get('refresh_token')
+          if (!grant(form, 'refresh_token') || rt === null) return undefined
+          if (!used.has(rt)) {
+            used.add(rt)
+            return forward()
+          }
+          return HttpResponse.json(
+            { error: 'invalid_grant', error_description: 'the refresh token was used' },
+            { status: 400, headers: { 'cache-control': 'no-store', pragma: 'no-cache' } },
+          )
+        })(target)
+      },
+    },
+    {
+      how: 'a refresh answers the access token it issued before',
+      expect: /^the second refresh returned an access token already issued/,
+      handlers: (target) => {
+        const issued = new Map<string, string>()
+        return onForm(TOKEN, async ({ form, forward }) => {
+          const rt = form.get('refresh_token')
+          if (!grant(form, 'refresh_token') || rt === null) return undefined
+          return withJson(await forward(), (b) => {
+            const before = issued.get(rt)
+            if (before !== undefined) b.access_token = before
+            else if (typeof b.access_token === 'string') issued.set(rt, b.access_token)
+          })
+        })(target)
+      },
+    },
+    {
+      how: 'refresh responses may be cached (no Cache-Control: no-store)',
+      expect: /^refresh response: expected Cache-Control: no-store/,
+      handlers: onForm(TOKEN, async ({ form, forward }) => {
+        if (!grant(form, 'refresh_token')) return undefined
+        const real = await forward()
+        const headers = plainHeaders(real)
+        headers.delete('cache-control')
+        return new Response(await real.arrayBuffer(), { status: real.status, headers })
+      }),
+    },
+  ],
   'RT-04': {
     how: 'a narrowed refresh changes only the response scope, not the token',
     expect: /^scope claim of the narrowed access token: expected "openid read:documents"/,
