@@ -2,7 +2,16 @@ import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
 import type { refresh } from '../../catalogue/refresh.ts'
 import { forgeTokens } from './access-token.ts'
 import { fetchVia, type Target } from '../../harness/target.ts'
-import { corruptJson, DISCOVERY, headerPairs, type Json, type Sabotages } from './kit.ts'
+import {
+  corruptJson,
+  DISCOVERY,
+  escapeRegExp,
+  headerPairs,
+  perPart,
+  type Json,
+  type Sabotage,
+  type Sabotages,
+} from './kit.ts'
 
 /** What a form-posting sabotage sees: the request's form, and the real server behind it. */
 export interface FormExchange {
@@ -235,16 +244,55 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
       })(target)
     },
   },
-  'RT-06': {
-    how: 'a refresh scope beyond the grant is silently cut back to the grant',
-    expect: /^refresh with scope .*write:documents.*: 200, granting/,
-    handlers: onForm(TOKEN, async ({ form, forward }) => {
-      if (!grant(form, 'refresh_token') || form.get('scope') === null) return undefined
-      const without = new URLSearchParams(form)
-      without.delete('scope')
-      return forward(without)
-    }),
-  },
+  // one sabotage per widening (each a sub-case), and one for a refusal that costs the grant
+  'RT-06': perPart([
+    {
+      how: 'a refresh scope beyond the grant is silently cut back to the grant',
+      expect: /^refresh with scope .*write:documents.*: 200, granting/,
+      handlers: onForm(TOKEN, async ({ form, forward }) => {
+        if (!grant(form, 'refresh_token') || form.get('scope') === null) return undefined
+        const without = new URLSearchParams(form)
+        without.delete('scope')
+        return forward(without)
+      }),
+    },
+    ...[
+      'openid offline_access read:documents write:documents',
+      'openid no-such:scope',
+      'openid write:documents',
+      'openid profile',
+    ].map((scope): Sabotage => ({
+      how: `a refresh asking for "${scope}" is granted it`,
+      expect: new RegExp(
+        `^refresh with scope "${escapeRegExp(scope)}" \\(granted .*\\): 200, granting "${escapeRegExp(scope)}"`,
+      ),
+      handlers: onForm(TOKEN, async ({ form, forward }) => {
+        if (!grant(form, 'refresh_token') || form.get('scope') !== scope) return undefined
+        const without = new URLSearchParams(form)
+        without.delete('scope')
+        return withJson(await forward(without), (b) => {
+          if (typeof b.access_token === 'string') b.scope = scope
+        })
+      }),
+    })),
+    {
+      how: 'a refused widening cuts the grant down to openid',
+      expect: /^scope after the refused widenings: expected /,
+      handlers: (target) => {
+        const refused = new Set<string>()
+        return onForm(TOKEN, async ({ form, forward }) => {
+          const rt = form.get('refresh_token')
+          if (!grant(form, 'refresh_token') || rt === null) return undefined
+          const real = await forward()
+          if (real.status === 400) refused.add(rt)
+          if (form.has('scope') || !refused.has(rt)) return real
+          return withJson(real, (b) => {
+            if (typeof b.access_token === 'string') b.scope = 'openid'
+          })
+        })(target)
+      },
+    },
+  ]),
   'RT-07': {
     how: "a refresh token is accepted from another client (sent on as the owner's)",
     expect: /^other-client refreshed a refresh token of another client/,
@@ -255,15 +303,25 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
       return forward(replaced(form, { client_id: main.id, client_secret: main.secret }))
     }),
   },
-  'RT-08': {
-    how: 'a refresh with a missing or wrong client secret is accepted',
-    expect: /^refresh with no client_secret: status: expected HTTP 401, got 200/,
-    handlers: onForm(TOKEN, async ({ form, forward, target }) => {
-      const main = target.clients.main
-      if (!grant(form, 'refresh_token') || form.get('client_id') !== main.id) return undefined
-      return forward(replaced(form, { client_secret: main.secret }))
-    }),
-  },
+  // one sabotage per way of failing to authenticate (each a sub-case)
+  'RT-08': perPart(
+    (
+      [
+        ['no client_secret', (secret: string | null) => secret === null],
+        ['an empty client_secret', (secret: string | null) => secret === ''],
+        ['a wrong client_secret', (secret: string | null) => !!secret?.endsWith('-wrong')],
+      ] as const
+    ).map(([what, matches]): Sabotage => ({
+      how: `a refresh with ${what} is accepted`,
+      expect: new RegExp(`^refresh with ${what}: status: expected HTTP 401, got 200`),
+      handlers: onForm(TOKEN, async ({ form, forward, target }) => {
+        const main = target.clients.main
+        if (!grant(form, 'refresh_token') || form.get('client_id') !== main.id) return undefined
+        if (!matches(form.get('client_secret'))) return undefined
+        return forward(replaced(form, { client_secret: main.secret }))
+      }),
+    })),
+  ),
   'RT-09': [
     {
       how: 'a refresh token that was never issued is answered 401 invalid_client',
