@@ -8,6 +8,7 @@ import {
   forgeryKind,
   perPart,
   type ForgeryKind,
+  type Json,
   type Sabotage,
   type Sabotages,
 } from './kit.ts'
@@ -83,22 +84,109 @@ export const asMainClient = (path: string) =>
 
 /** How to break the target for each INTRO-* check. */
 export const introspectionSabotage: Record<keyof typeof introspection, Sabotages> = {
-  'INTRO-01': {
-    how: 'introspection answers a sub that is not the token’s',
-    expect: /^introspection: sub \(the token.s sub\): expected /,
-    handlers: onForm(INTROSPECT, async ({ forward }) =>
-      withJson(await forward(), (b) => {
-        if (b.active === true) b.sub = `${String(b.sub)}-other`
-      }),
-    ),
-  },
-  'INTRO-02': {
-    how: 'refresh tokens always introspect inactive',
-    expect: /^introspection of a refresh token: expected active true, got \{"active":false\}/,
-    handlers: onForm(INTROSPECT, async ({ form }) =>
-      Promise.resolve(isJwt(form.get('token')) ? undefined : HttpResponse.json({ active: false })),
-    ),
-  },
+  // one sabotage per claim the check compares with the token's
+  'INTRO-01': perPart([
+    {
+      how: 'introspection answers a sub that is not the token’s',
+      expect: /^introspection: sub \(the token.s sub\): expected /,
+      handlers: onForm(INTROSPECT, async ({ forward }) =>
+        withJson(await forward(), (b) => {
+          if (b.active === true) b.sub = `${String(b.sub)}-other`
+        }),
+      ),
+    },
+    ...(
+      [
+        [
+          'a narrower scope',
+          /^introspection: scope \(the token's scope claim\): expected /,
+          (b) => (b.scope = 'openid'),
+        ],
+        [
+          'another client_id',
+          /^introspection: client_id: expected /,
+          (b) => (b.client_id = 'someone-else'),
+        ],
+        [
+          'token_type "mac"',
+          /^token_type: expected "Bearer", got "mac"/,
+          (b) => (b.token_type = 'mac'),
+        ],
+        [
+          'exp as a string',
+          /^introspection: exp must be an integer, got "\d+"/,
+          (b) => (b.exp = String(b.exp)),
+        ],
+        [
+          'iat as a string',
+          /^introspection: iat must be an integer, got "\d+"/,
+          (b) => (b.iat = String(b.iat)),
+        ],
+        [
+          "an exp an hour later than the token's",
+          /^introspection: exp \(the token's exp\): expected /,
+          (b) => (b.exp = Number(b.exp) + 3600),
+        ],
+        [
+          "an iat an hour earlier than the token's",
+          /^introspection: iat \(the token's iat\): expected /,
+          (b) => (b.iat = Number(b.iat) - 3600),
+        ],
+      ] as const satisfies readonly (readonly [string, RegExp, (b: Json) => unknown])[]
+    ).map(([what, expected, change]): Sabotage => ({
+      how: `introspection of an active token answers ${what}`,
+      expect: expected,
+      handlers: onForm(INTROSPECT, async ({ forward }) =>
+        withJson(await forward(), (b) => {
+          if (b.active === true) change(b)
+        }),
+      ),
+    })),
+  ]),
+  // one sabotage per claim the check reads off a refresh token's introspection
+  'INTRO-02': perPart([
+    {
+      how: 'refresh tokens always introspect inactive',
+      expect: /^introspection of a refresh token: expected active true, got \{"active":false\}/,
+      handlers: onForm(INTROSPECT, async ({ form }) =>
+        Promise.resolve(
+          isJwt(form.get('token')) ? undefined : HttpResponse.json({ active: false }),
+        ),
+      ),
+    },
+    ...(
+      [
+        [
+          'another client_id',
+          /^refresh token introspection: client_id: expected /,
+          (b) => (b.client_id = 'someone-else'),
+        ],
+        [
+          'a narrower scope',
+          /^refresh token introspection: scope \(the original grant\): expected /,
+          (b) => (b.scope = 'openid'),
+        ],
+        [
+          'another sub',
+          /^refresh token introspection: sub: expected /,
+          (b) => (b.sub = 'usr_someone_else'),
+        ],
+        [
+          'no exp',
+          /^refresh token introspection: exp must be an integer, got undefined/,
+          (b) => delete b.exp,
+        ],
+      ] as const satisfies readonly (readonly [string, RegExp, (b: Json) => unknown])[]
+    ).map(([what, expected, change]): Sabotage => ({
+      how: `introspection of an active refresh token answers ${what}`,
+      expect: expected,
+      handlers: onForm(INTROSPECT, async ({ form, forward }) =>
+        withJson(await forward(), (b) => {
+          if (b.active === true && !isJwt(form.get('token'))) change(b)
+        }),
+      ),
+    })),
+  ]),
   // one sabotage per token that must introspect inactive (each a sub-case)
   'INTRO-03': perPart([
     {
