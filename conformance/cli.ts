@@ -76,6 +76,10 @@ const USAGE = `usage: idp-conformance [run] [options]
   --list                 list the checks and exit; with --config, also the checks the
                          configuration will skip and why, and the embedded-only ones
   -h, --help             this text
+
+  environment: IDP_BASE_URL, IDP_CONFIG, IDP_CA (as the flags); IDP_PROPERTY_RUNS (cases per
+  property check, default 25); IDP_PROPERTY_SEED (their seed: fixed by default, so every run
+  sends the same cases; set another to vary them, or the noted one to replay a run)
 `
 
 const suiteVersion = (): string => {

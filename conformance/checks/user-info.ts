@@ -192,20 +192,24 @@ check('UI-07', { exclusive: true }, async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid', context })
   claimsOf(await userInfoRaw(ctx, set.accessToken), 'user-info with the genuine token')
   // RFC 6750 §3.1; INTERFACE.md §5.6: RS256 only, a published key, an untouched signature
-  for (const [what, token] of await forgeries(ctx, set.accessToken)) {
-    const res = await userInfoRaw(ctx, token)
-    expectBearerChallenge(res, 401, 'invalid_token', `user-info with ${what}`)
-  }
+  // each forgery is its own sub-case: every one accepted is reported, not only the first
+  for (const [what, token] of await forgeries(ctx, set.accessToken))
+    await ctx.subcase(`user-info with ${what}`, async () => {
+      const res = await userInfoRaw(ctx, token)
+      expectBearerChallenge(res, 401, 'invalid_token', `user-info with ${what}`)
+    })
   const revoked = await signIn(ctx, { scope: 'openid', context })
   claimsOf(await userInfoRaw(ctx, revoked.accessToken), 'user-info before revocation')
   expectRevoked(await revokeRaw(ctx, revoked.accessToken), 'the access token')
-  // INTERFACE.md §3: a revoked token is inactive (ARCHITECTURE.md: honoured by jti)
-  expectBearerChallenge(
-    await userInfoRaw(ctx, revoked.accessToken),
-    401,
-    'invalid_token',
-    'user-info with a revoked token',
-  )
+  await ctx.subcase('user-info with a revoked token', async () => {
+    // INTERFACE.md §3: a revoked token is inactive (ARCHITECTURE.md: honoured by jti)
+    expectBearerChallenge(
+      await userInfoRaw(ctx, revoked.accessToken),
+      401,
+      'invalid_token',
+      'user-info with a revoked token',
+    )
+  })
   if (expireTokens(ctx, set.body.expires_in, 'an expired token')) {
     // INTERFACE.md §3: holders must reject expired tokens
     expectBearerChallenge(

@@ -1,23 +1,78 @@
-import { decodeJwt } from 'jose'
+import { decodeJwt, decodeProtectedHeader } from 'jose'
 import { http, HttpResponse } from 'msw'
 import type { introspection } from '../../catalogue/introspection.ts'
-import type { TargetClient } from '../../harness/target.ts'
-import type { Sabotages } from './kit.ts'
+import type { Target, TargetClient } from '../../harness/target.ts'
+import {
+  escapeRegExp,
+  FORGERIES,
+  forgeryKind,
+  perPart,
+  type ForgeryKind,
+  type Json,
+  type Sabotage,
+  type Sabotages,
+} from './kit.ts'
 import { onForm, replaceJson, replaced, withJson } from './refresh.ts'
 
 export const INTROSPECT = '/auth/introspect'
 
 const isJwt = (token: string | null): token is string => token?.split('.').length === 3
 
-/** The request's client secret replaced by the right one: the endpoint authenticates nobody. */
-export const unauthenticated = (path: string) =>
+/** Ways a request can fail to authenticate its client, as INTRO-04 and REV-05 send them. */
+export type AuthFailure =
+  | 'no client credentials'
+  | 'a client_id without a secret'
+  | 'a wrong client secret'
+  | 'an unknown client'
+
+/** Which of the ways a form is (none when it carries the right secret of a known client). */
+export function authFailureOf(form: URLSearchParams, target: Target): AuthFailure | undefined {
+  const id = form.get('client_id')
+  const secret = form.get('client_secret')
+  if (id === null) return secret === null ? 'no client credentials' : undefined
+  const client = knownClients(target).find((c) => c.id === id)
+  if (!client) return 'an unknown client'
+  if (secret === null) return 'a client_id without a secret'
+  return secret === client.secret ? undefined : 'a wrong client secret'
+}
+
+const knownClients = (target: Target): TargetClient[] => {
+  const { main, other, third, service } = target.clients
+  return [main, other, third, service].filter((c): c is TargetClient => c !== undefined)
+}
+
+/**
+ * The client a request that fails to authenticate is taken for: the one its client_id names,
+ * else the service client (the owner of the token the checks use when there is one).
+ */
+export function assumedClient(form: URLSearchParams, target: Target): TargetClient {
+  const named = knownClients(target).find((c) => c.id === form.get('client_id'))
+  return named ?? target.clients.service ?? target.clients.main
+}
+
+/**
+ * The endpoint lets exactly one way of failing to authenticate through: such a request is
+ * sent on with the right credentials (the rest are checked as they should be).
+ */
+export const letsThrough = (path: string, way: AuthFailure) =>
   onForm(path, async ({ form, forward, target }) => {
-    const { main, other, third, service } = target.clients
-    const known = [main, other, third, service].filter((c): c is TargetClient => c !== undefined)
-    const client = known.find((c) => c.id === form.get('client_id')) ?? service
-    if (!client) return undefined
+    if (authFailureOf(form, target) !== way) return undefined
+    const client = assumedClient(form, target)
     return forward(replaced(form, { client_id: client.id, client_secret: client.secret }))
   })
+
+/** A request with an Authorization header is refused 401 without a WWW-Authenticate challenge. */
+export const basicWithoutChallenge = (path: string) =>
+  onForm(path, async ({ request }) =>
+    Promise.resolve(
+      request.headers.has('authorization')
+        ? HttpResponse.json(
+            { error: 'invalid_client', error_description: 'client authentication failed' },
+            { status: 401 },
+          )
+        : undefined,
+    ),
+  )
 
 /** Requests of the `other` client sent on as the main client's. */
 export const asMainClient = (path: string) =>
@@ -29,45 +84,213 @@ export const asMainClient = (path: string) =>
 
 /** How to break the target for each INTRO-* check. */
 export const introspectionSabotage: Record<keyof typeof introspection, Sabotages> = {
-  'INTRO-01': {
-    how: 'introspection answers a sub that is not the token’s',
-    expect: /^introspection: sub \(the token.s sub\): expected /,
-    handlers: onForm(INTROSPECT, async ({ forward }) =>
-      withJson(await forward(), (b) => {
-        if (b.active === true) b.sub = `${String(b.sub)}-other`
+  // one sabotage per claim the check compares with the token's
+  'INTRO-01': perPart([
+    {
+      how: 'introspection answers a sub that is not the token’s',
+      expect: /^introspection: sub \(the token.s sub\): expected /,
+      handlers: onForm(INTROSPECT, async ({ forward }) =>
+        withJson(await forward(), (b) => {
+          if (b.active === true) b.sub = `${String(b.sub)}-other`
+        }),
+      ),
+    },
+    ...(
+      [
+        [
+          'a narrower scope',
+          /^introspection: scope \(the token's scope claim\): expected /,
+          (b) => (b.scope = 'openid'),
+        ],
+        [
+          'another client_id',
+          /^introspection: client_id: expected /,
+          (b) => (b.client_id = 'someone-else'),
+        ],
+        [
+          'token_type "mac"',
+          /^token_type: expected "Bearer", got "mac"/,
+          (b) => (b.token_type = 'mac'),
+        ],
+        [
+          'exp as a string',
+          /^introspection: exp must be an integer, got "\d+"/,
+          (b) => (b.exp = String(b.exp)),
+        ],
+        [
+          'iat as a string',
+          /^introspection: iat must be an integer, got "\d+"/,
+          (b) => (b.iat = String(b.iat)),
+        ],
+        [
+          "an exp an hour later than the token's",
+          /^introspection: exp \(the token's exp\): expected /,
+          (b) => (b.exp = Number(b.exp) + 3600),
+        ],
+        [
+          "an iat an hour earlier than the token's",
+          /^introspection: iat \(the token's iat\): expected /,
+          (b) => (b.iat = Number(b.iat) - 3600),
+        ],
+      ] as const satisfies readonly (readonly [string, RegExp, (b: Json) => unknown])[]
+    ).map(([what, expected, change]): Sabotage => ({
+      how: `introspection of an active token answers ${what}`,
+      expect: expected,
+      handlers: onForm(INTROSPECT, async ({ forward }) =>
+        withJson(await forward(), (b) => {
+          if (b.active === true) change(b)
+        }),
+      ),
+    })),
+  ]),
+  // one sabotage per claim the check reads off a refresh token's introspection
+  'INTRO-02': perPart([
+    {
+      how: 'refresh tokens always introspect inactive',
+      expect: /^introspection of a refresh token: expected active true, got \{"active":false\}/,
+      handlers: onForm(INTROSPECT, async ({ form }) =>
+        Promise.resolve(
+          isJwt(form.get('token')) ? undefined : HttpResponse.json({ active: false }),
+        ),
+      ),
+    },
+    ...(
+      [
+        [
+          'another client_id',
+          /^refresh token introspection: client_id: expected /,
+          (b) => (b.client_id = 'someone-else'),
+        ],
+        [
+          'a narrower scope',
+          /^refresh token introspection: scope \(the original grant\): expected /,
+          (b) => (b.scope = 'openid'),
+        ],
+        [
+          'another sub',
+          /^refresh token introspection: sub: expected /,
+          (b) => (b.sub = 'usr_someone_else'),
+        ],
+        [
+          'no exp',
+          /^refresh token introspection: exp must be an integer, got undefined/,
+          (b) => delete b.exp,
+        ],
+      ] as const satisfies readonly (readonly [string, RegExp, (b: Json) => unknown])[]
+    ).map(([what, expected, change]): Sabotage => ({
+      how: `introspection of an active refresh token answers ${what}`,
+      expect: expected,
+      handlers: onForm(INTROSPECT, async ({ form, forward }) =>
+        withJson(await forward(), (b) => {
+          if (b.active === true && !isJwt(form.get('token'))) change(b)
+        }),
+      ),
+    })),
+  ]),
+  // one sabotage per token that must introspect inactive (each a sub-case)
+  'INTRO-03': perPart([
+    {
+      how: 'introspection decodes an inactive JWT without verifying it and calls it active',
+      expect: /^introspection of a truncated token: expected active false, got \{"active":true/,
+      handlers: onForm(INTROSPECT, async ({ form, forward }) => {
+        const token = form.get('token')
+        const real = await forward()
+        if (!isJwt(token)) return real
+        return replaceJson(real, (b) => {
+          if (b.active !== false) return b
+          try {
+            const claims = decodeJwt(token)
+            return { active: true, ...claims, token_type: 'Bearer' }
+          } catch {
+            return b
+          }
+        })
       }),
-    ),
-  },
-  'INTRO-02': {
-    how: 'refresh tokens always introspect inactive',
-    expect: /^introspection of a refresh token: expected active true, got \{"active":false\}/,
-    handlers: onForm(INTROSPECT, async ({ form }) =>
-      Promise.resolve(isJwt(form.get('token')) ? undefined : HttpResponse.json({ active: false })),
-    ),
-  },
-  'INTRO-03': {
-    how: 'introspection decodes an inactive JWT without verifying it and calls it active',
-    expect: /^introspection of a truncated token: expected active false, got \{"active":true/,
-    handlers: onForm(INTROSPECT, async ({ form, forward }) => {
-      const token = form.get('token')
-      const real = await forward()
-      if (!isJwt(token)) return real
-      return replaceJson(real, (b) => {
-        if (b.active !== false) return b
-        try {
-          const claims = decodeJwt(token)
-          return { active: true, ...claims, token_type: 'Bearer' }
-        } catch {
-          return b
-        }
-      })
-    }),
-  },
-  'INTRO-04': {
-    how: 'introspection answers without checking the client secret',
-    expect: /^introspection with no client credentials: status: expected HTTP 401, got 200/,
-    handlers: unauthenticated(INTROSPECT),
-  },
+    },
+    ...(Object.keys(FORGERIES) as ForgeryKind[])
+      .filter((kind) => kind !== 'truncated')
+      .map((kind): Sabotage => ({
+        how: `introspection calls ${FORGERIES[kind]} active`,
+        expect: new RegExp(
+          `^introspection of ${escapeRegExp(FORGERIES[kind])}: expected active false, got \\{"active":true`,
+        ),
+        handlers: (target) =>
+          onForm(INTROSPECT, async ({ form }) => {
+            const token = form.get('token') ?? ''
+            if ((await forgeryKind(token, target)) !== kind) return undefined
+            const claims = kind === 'garbage' ? {} : decodeJwt(token)
+            return HttpResponse.json({ active: true, ...claims, token_type: 'Bearer' })
+          })(target),
+      })),
+    {
+      how: 'introspection calls an ID token of the issuer active',
+      expect: /^introspection of the ID token: expected active false, got \{"active":true/,
+      handlers: onForm(INTROSPECT, async ({ form, forward }) => {
+        const token = form.get('token') ?? ''
+        if (!isJwt(token) || decodeProtectedHeader(token).typ === 'at+jwt') return undefined
+        return withJson(await forward(), (b) => {
+          if (b.active === false) Object.assign(b, { active: true, ...decodeJwt(token) })
+        })
+      }),
+    },
+    {
+      how: 'introspection does not honour the revocation of an access token',
+      expect:
+        /^introspection of a revoked access token: expected active false, got \{"active":true/,
+      handlers: (target) =>
+        onForm(INTROSPECT, async ({ form, forward }) => {
+          const token = form.get('token') ?? ''
+          if (!isJwt(token) || decodeProtectedHeader(token).typ !== 'at+jwt') return undefined
+          if ((await forgeryKind(token, target)) !== undefined) return undefined
+          return withJson(await forward(), (b) => {
+            if (b.active === false) Object.assign(b, { active: true, ...decodeJwt(token) })
+          })
+        })(target),
+    },
+    {
+      how: 'introspection does not honour the revocation of a refresh token',
+      expect:
+        /^introspection of a revoked refresh token: expected active false, got \{"active":true/,
+      handlers: onForm(INTROSPECT, async ({ form, forward }) => {
+        if (isJwt(form.get('token'))) return undefined
+        return withJson(await forward(), (b) => {
+          if (b.active === false && form.get('token') !== 'not-a-token-0123456789')
+            Object.assign(b, { active: true, token_type: 'refresh_token' })
+        })
+      }),
+    },
+  ]),
+  // one sabotage per way of failing to authenticate (each a sub-case), and one for each of the
+  // other assertions: no token data in the error body, the challenge to a Basic header
+  'INTRO-04': perPart([
+    ...(
+      [
+        'no client credentials',
+        'a client_id without a secret',
+        'a wrong client secret',
+        'an unknown client',
+      ] as const
+    ).map((way): Sabotage => ({
+      how: `introspection with ${way} is answered`,
+      expect: new RegExp(`^introspection with ${way}: status: expected HTTP 401, got 200`),
+      handlers: letsThrough(INTROSPECT, way),
+    })),
+    {
+      how: 'an unauthenticated introspection is refused with active:false in the error body',
+      expect: /^introspection with no client credentials: the error body carries "active"/,
+      handlers: onForm(INTROSPECT, async ({ forward }) =>
+        withJson(await forward(), (b) => {
+          if (b.error === 'invalid_client') b.active = false
+        }),
+      ),
+    },
+    {
+      how: 'a Basic header is refused 401 without WWW-Authenticate',
+      expect:
+        /^\/auth\/introspect with an Authorization: Basic header instead of the body: 401 without WWW-Authenticate/,
+      handlers: basicWithoutChallenge(INTROSPECT),
+    },
+  ]),
   // one sabotage per sub-case: each is run, so each fails by its own assertion
   'INTRO-05': [
     {

@@ -1,3 +1,11 @@
+import {
+  compactVerify,
+  createLocalJWKSet,
+  decodeJwt,
+  decodeProtectedHeader,
+  type JSONWebKeySet,
+  type ProtectedHeaderParameters,
+} from 'jose'
 import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
 import type { Config } from '../../../server/config.ts'
 import type { Fault } from '../../../server/deps.ts'
@@ -95,3 +103,55 @@ export function corruptHeaders(
 export const DISCOVERY = '/.well-known/openid-configuration'
 export const JWKS = '/.well-known/jwks.json'
 export const firstKey = (b: Json): Json => (b.keys as Json[])[0] as Json
+
+/**
+ * Sabotages built one per part (a map over a check's cases) as a check's proofs: a list of
+ * fewer than two is a mistake of the sabotage file, reported when it loads.
+ */
+export function perPart(parts: readonly Sabotage[]): Sabotages {
+  const [first, second, ...rest] = parts
+  if (!first || !second) throw new Error('a multi-part sabotage needs at least two parts')
+  return [first, second, ...rest]
+}
+
+/** The forgeries of a real access token that the checks present (harness/tokens.ts `forgeries`). */
+export const FORGERIES = {
+  garbage: 'garbage',
+  truncated: 'a truncated token',
+  'alg none': 'the token with alg none',
+  HS256: 'the token re-signed HS256 with the public key',
+  'foreign key': 'the token signed by another key',
+  tampered: 'the token with a changed sub (signature kept)',
+} as const
+
+export type ForgeryKind = keyof typeof FORGERIES
+
+/**
+ * Which forgery a presented token is, judged the way a server that skipped one verification
+ * step would see it; undefined for a token the target's published keys verify.
+ */
+export async function forgeryKind(token: string, target: Target): Promise<ForgeryKind | undefined> {
+  const [, , signature] = token.split('.')
+  if (signature === undefined) return 'garbage'
+  let header: ProtectedHeaderParameters
+  try {
+    header = decodeProtectedHeader(token)
+  } catch {
+    return 'garbage'
+  }
+  if (header.alg === 'none') return 'alg none'
+  if (header.alg === 'HS256') return 'HS256'
+  if (decodeJwt(token).sub === 'attacker') return 'tampered'
+  const res = await fetchVia(target.dispatcher, bypass(target.baseUrl + JWKS))
+  const keys = createLocalJWKSet((await res.json()) as JSONWebKeySet)
+  try {
+    await compactVerify(token, keys)
+    return undefined
+  } catch {
+    // an RSA-2048 signature is 256 bytes: a shorter one was cut off
+    return Buffer.from(signature, 'base64url').length < 256 ? 'truncated' : 'foreign key'
+  }
+}
+
+/** A string as a pattern that matches it literally (for an `expect` built from a case name). */
+export const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')

@@ -2,7 +2,15 @@ import { decodeJwt, decodeProtectedHeader } from 'jose'
 import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
 import type { userInfo } from '../../catalogue/user-info.ts'
 import { fetchVia, type Target } from '../../harness/target.ts'
-import type { Sabotages } from './kit.ts'
+import {
+  FORGERIES,
+  forgeryKind,
+  escapeRegExp,
+  perPart,
+  type ForgeryKind,
+  type Sabotage,
+  type Sabotages,
+} from './kit.ts'
 import { onForm, plainHeaders, withJson } from './refresh.ts'
 
 const USER_INFO = '/auth/user-info'
@@ -94,13 +102,43 @@ export const userInfoSabotage: Record<keyof typeof userInfo, Sabotages> = {
     expect: /^user-info without a token: expected WWW-Authenticate: Bearer/,
     handlers: userInfoHeaders((h) => h.delete('www-authenticate')),
   },
-  'UI-07': {
-    how: 'a refused token gets a challenge without error="invalid_token"',
-    expect: /^user-info with garbage: expected WWW-Authenticate with error="invalid_token"/,
-    handlers: userInfoHeaders((h) => {
-      if (h.has('www-authenticate')) h.set('www-authenticate', 'Bearer realm="idp"')
-    }),
-  },
+  // one sabotage per refused token (each a sub-case), and one for the challenge
+  'UI-07': perPart([
+    {
+      how: 'a refused token gets a challenge without error="invalid_token"',
+      expect: /^user-info with garbage: expected WWW-Authenticate with error="invalid_token"/,
+      handlers: userInfoHeaders((h) => {
+        if (h.has('www-authenticate')) h.set('www-authenticate', 'Bearer realm="idp"')
+      }),
+    },
+    ...(Object.keys(FORGERIES) as ForgeryKind[]).map((kind): Sabotage => ({
+      how: `user-info accepts ${FORGERIES[kind]}`,
+      expect: new RegExp(
+        `^user-info with ${escapeRegExp(FORGERIES[kind])}: expected HTTP 401, got 200`,
+      ),
+      handlers: (target) =>
+        onUserInfo(async (request) => {
+          const token = bearer(request)
+          if (!token || (await forgeryKind(token, target)) !== kind) return undefined
+          return HttpResponse.json({
+            sub: kind === 'garbage' ? 'someone' : String(decodeJwt(token).sub),
+          })
+        })(target),
+    })),
+    {
+      how: 'user-info does not honour revocation',
+      expect: /^user-info with a revoked token: expected HTTP 401, got 200/,
+      handlers: (target) =>
+        onUserInfo(async (request, real) => {
+          const res = await real()
+          const token = bearer(request)
+          if (res.status !== 401 || !token || token.split('.').length !== 3) return res
+          // a genuine token (the target's keys verify it) that the server refused
+          if ((await forgeryKind(token, target)) !== undefined) return res
+          return HttpResponse.json({ sub: String(decodeJwt(token).sub) })
+        })(target),
+    },
+  ]),
   'UI-08': {
     how: 'a token without openid gets claims (403 turned into 200)',
     expect: /^user-info with a client_credentials token: 200, but the token lacks the openid scope/,
