@@ -58,7 +58,7 @@ function resourcesWith(sessions: SharedSessions): RunResources {
     sessions,
     browser: () => (browser ??= launchBrowser(shared.target)),
     // the browser outlives the check; runCheck closes the contexts the check opened
-    close: async () => undefined,
+    close: () => Promise.resolve(),
   }
 }
 
