@@ -1,12 +1,14 @@
 import { requirements, type Requirement, type RequirementId } from '../requirements.ts'
 import type { Browser, BrowserContext } from '@playwright/test'
 import { launchBrowser } from './browser.ts'
+import { CHECK_TIMEOUT_MS, embeddedOnlyReason } from './needs.ts'
 import { createHttp, type Http } from './http.ts'
 import { countIn, newCounters, SharedSessions, type RunCounters } from './session.ts'
 import { redactResult, redactUrl } from './redact.ts'
 import type { Target } from './target.ts'
 import { CheckFailure, ControlFailure } from './expect.ts'
-import type { CheckResult, Level, Verdict } from './types.ts'
+import type { Level } from '../catalogue/requirement.ts'
+import type { CheckResult, Verdict } from './types.ts'
 
 /** What a check body receives. */
 export interface CheckContext {
@@ -87,7 +89,8 @@ export interface CheckOptions {
   /**
    * Why the check can run only against the embedded reference server (it needs the clock
    * control or the fixtures): a run against another deployment lists it as "embedded only"
-   * and does not count it as skipped.
+   * and does not count it as skipped. The same text as its row in needs.ts's EMBEDDED_ONLY,
+   * which the CLI reads without loading the checks: registration refuses a difference.
    */
   readonly embeddedOnly?: string
 }
@@ -112,16 +115,15 @@ export function check(
   const [options, body] =
     typeof bodyOrOptions === 'function' ? [{}, bodyOrOptions] : [bodyOrOptions, maybeBody]
   if (!body) throw new Error(`check ${id} has no body`)
+  if (options.embeddedOnly !== embeddedOnlyReason(id))
+    throw new Error(
+      `check ${id} says embeddedOnly ${JSON.stringify(options.embeddedOnly)} but EMBEDDED_ONLY in harness/needs.ts says ${JSON.stringify(embeddedOnlyReason(id))}: make them the same`,
+    )
   registry.set(id, {
     body,
     exclusive: options.exclusive ?? false,
     embeddedOnly: options.embeddedOnly,
   })
-}
-
-/** Why the check runs only against the embedded server, or undefined. */
-export function embeddedOnlyReason(id: RequirementId): string | undefined {
-  return registry.get(id)?.embeddedOnly
 }
 
 /** Whether the check must run alone (see CheckOptions.exclusive). */
@@ -161,9 +163,6 @@ export function registeredChecks(): RequirementId[] {
 }
 
 const failedVerdict: Record<Level, Verdict> = { MUST: 'fail', SHOULD: 'warn', MAY: 'info' }
-
-/** How long one check may take before it is stopped as inconclusive (`--check-timeout`). */
-export const CHECK_TIMEOUT_MS = 60_000
 
 /** extendTimeout never takes a check past this many times its `--check-timeout`. */
 export const MAX_EXTENSION = 10
