@@ -234,17 +234,20 @@ check('UI-08', async (ctx) => {
   // AUTHZ-10: plain OAuth, no openid
   const plain = await signIn(ctx, { scope: 'read:documents' })
   tokens.push(['a token without openid', plain.accessToken])
+  // each token is its own sub-case: every one that gets claims is reported
   for (const [what, token] of tokens) {
-    const res = await userInfoRaw(ctx, token)
     const label = `user-info with ${what}`
-    expectThat(res.status !== 200, `${label}: 200, but the token lacks the openid scope`)
-    if (res.status === 401) {
-      expectBearerChallenge(res, 401, 'invalid_token', label)
-      ctx.note(`${label}: 401 invalid_token (tolerated; 403 insufficient_scope expected)`)
-      continue
-    }
-    // RFC 6750 §3.1: insufficient_scope is 403 with a challenge
-    expectBearerChallenge(res, 403, 'insufficient_scope', label)
+    await ctx.subcase(label, async () => {
+      const res = await userInfoRaw(ctx, token)
+      expectThat(res.status !== 200, `${label}: 200, but the token lacks the openid scope`)
+      if (res.status === 401) {
+        expectBearerChallenge(res, 401, 'invalid_token', label)
+        ctx.note(`${label}: 401 invalid_token (tolerated; 403 insufficient_scope expected)`)
+        return
+      }
+      // RFC 6750 §3.1: insufficient_scope is 403 with a challenge
+      expectBearerChallenge(res, 403, 'insufficient_scope', label)
+    })
   }
 })
 

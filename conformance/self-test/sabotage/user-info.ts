@@ -139,16 +139,37 @@ export const userInfoSabotage: Record<keyof typeof userInfo, Sabotages> = {
         })(target),
     },
   ]),
-  'UI-08': {
-    how: 'a token without openid gets claims (403 turned into 200)',
-    expect: /^user-info with a client_credentials token: 200, but the token lacks the openid scope/,
-    handlers: onUserInfo(async (request, real) => {
-      const res = await real()
-      const token = bearer(request)
-      if (res.status !== 403 || !token) return res
-      return HttpResponse.json({ sub: String(decodeJwt(token).sub) })
-    }),
-  },
+  // one sabotage per token without openid (each a sub-case), and one for the challenge
+  'UI-08': [
+    {
+      how: 'a token without openid gets claims (403 turned into 200)',
+      expect:
+        /^user-info with a client_credentials token: 200, but the token lacks the openid scope/,
+      handlers: onUserInfo(async (request, real) => {
+        const res = await real()
+        const token = bearer(request)
+        if (res.status !== 403 || !token) return res
+        return HttpResponse.json({ sub: String(decodeJwt(token).sub) })
+      }),
+    },
+    {
+      how: "a user's token without openid gets claims (a client's is refused)",
+      expect: /^user-info with a token without openid: 200, but the token lacks the openid scope/,
+      handlers: onUserInfo(async (request, real) => {
+        const res = await real()
+        const token = bearer(request)
+        if (res.status !== 403 || !token) return res
+        const claims = decodeJwt(token)
+        if (claims.sub === claims.client_id) return res
+        return HttpResponse.json({ sub: String(claims.sub) })
+      }),
+    },
+    {
+      how: 'a 403 for a token without openid has no WWW-Authenticate',
+      expect: /^user-info with a client_credentials token: expected WWW-Authenticate: Bearer/,
+      handlers: userInfoHeaders((h) => h.delete('www-authenticate')),
+    },
+  ],
   'UI-09': {
     how: 'user-info accepts any JWT of the issuer, ID tokens included',
     expect: /^user-info with the ID token as a bearer token: expected HTTP 401, got 200/,
