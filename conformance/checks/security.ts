@@ -219,12 +219,18 @@ check('SEC-04', async (ctx) => {
     { path: INTROSPECT, body: { token } },
     { path: REVOKE, body: { token } },
   ]
+  // each request is its own sub-case: every endpoint that takes credentials from the URL is reported
   for (const { path, body } of endpoints) {
-    const inQuery = await ctx.http.request(path, { method: 'POST', query, form: body })
-    expectRefusedCredentials(inQuery, `credentials in the URL query of POST ${path}`)
-    // RFC 6749 §3.2, RFC 7662 §2.1, RFC 7009 §2.1: these endpoints take POST only
-    const get = await ctx.http.get(path, { ...body, ...query })
-    expectRefusedCredentials(get, `GET ${path} with every parameter in the URL`)
+    const posted = `credentials in the URL query of POST ${path}`
+    await ctx.subcase(posted, async () => {
+      const inQuery = await ctx.http.request(path, { method: 'POST', query, form: body })
+      expectRefusedCredentials(inQuery, posted)
+    })
+    const got = `GET ${path} with every parameter in the URL`
+    await ctx.subcase(got, async () => {
+      // RFC 6749 §3.2, RFC 7662 §2.1, RFC 7009 §2.1: these endpoints take POST only
+      expectRefusedCredentials(await ctx.http.get(path, { ...body, ...query }), got)
+    })
   }
   // neither refused revocation may have revoked the token
   if (!observable) return
