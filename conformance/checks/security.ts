@@ -178,19 +178,24 @@ check('SEC-02', { exclusive: true }, async (ctx) => {
 
 check('SEC-03', async (ctx) => {
   // RFC 9207 §3: the metadata parameter tells clients to insist on iss; omitted, it means false
-  const doc = await ctx.http.get('/.well-known/openid-configuration')
-  const meta = expectJsonObject(doc, 'discovery')
-  expectThat(
-    meta.authorization_response_iss_parameter_supported === true,
-    `mix-up defense: discovery must say authorization_response_iss_parameter_supported: true (RFC 9207 §3), got ${show(meta.authorization_response_iss_parameter_supported)}`,
-  )
-  const auth = await authorize(ctx)
-  codeOf(auth)
-  const iss = auth.callback?.searchParams.get('iss')
-  expectThat(
-    iss === ctx.target.baseUrl,
-    `mix-up defense: the authorization response must carry iss=${ctx.target.baseUrl} (RFC 9207 §2), got ${show(iss)}`,
-  )
+  // the metadata and the response are sub-cases: a provider missing both is told both
+  await ctx.subcase('mix-up defense', async () => {
+    const doc = await ctx.http.get('/.well-known/openid-configuration')
+    const meta = expectJsonObject(doc, 'discovery')
+    expectThat(
+      meta.authorization_response_iss_parameter_supported === true,
+      `mix-up defense: discovery must say authorization_response_iss_parameter_supported: true (RFC 9207 §3), got ${show(meta.authorization_response_iss_parameter_supported)}`,
+    )
+  })
+  await ctx.subcase('mix-up defense', async () => {
+    const auth = await authorize(ctx)
+    codeOf(auth)
+    const iss = auth.callback?.searchParams.get('iss')
+    expectThat(
+      iss === ctx.target.baseUrl,
+      `mix-up defense: the authorization response must carry iss=${ctx.target.baseUrl} (RFC 9207 §2), got ${show(iss)}`,
+    )
+  })
 })
 
 /** A response that must not have honoured credentials: a 4xx without a token or token data. */

@@ -61,13 +61,33 @@ export const securitySabotage: Record<keyof typeof security, Sabotages> = {
     expect: /password spraying is not throttled/,
     faults: ['login-spraying-unthrottled'],
   },
-  'SEC-03': {
-    how: 'discovery does not advertise authorization_response_iss_parameter_supported',
-    expect: /authorization_response_iss_parameter_supported: true/,
-    handlers: corruptJson(DISCOVERY, (b) => {
-      delete b.authorization_response_iss_parameter_supported
-    }),
-  },
+  // one sabotage per part: the metadata, and the iss of the authorization response
+  'SEC-03': [
+    {
+      how: 'discovery does not advertise authorization_response_iss_parameter_supported',
+      expect: /authorization_response_iss_parameter_supported: true/,
+      handlers: corruptJson(DISCOVERY, (b) => {
+        delete b.authorization_response_iss_parameter_supported
+      }),
+    },
+    {
+      how: 'the authorization response leaves iss out',
+      expect:
+        /^mix-up defense: the authorization response must carry iss=\S+ \(RFC 9207 §2\), got null/,
+      handlers: (target) => [
+        http.get(`${target.baseUrl}/auth/authorize`, async ({ request }) => {
+          const real = await fetchVia(target.dispatcher, bypass(request), { redirect: 'manual' })
+          const headers = headerPairs(real.headers).map(([name, value]): [string, string] => {
+            if (name.toLowerCase() !== 'location' || !value.includes('code=')) return [name, value]
+            const url = new URL(value)
+            url.searchParams.delete('iss')
+            return [name, url.toString()]
+          })
+          return new HttpResponse(await real.text(), { status: real.status, headers })
+        }),
+      ],
+    },
+  ],
   // one sabotage per endpoint and way of putting credentials in the URL (each a sub-case), and
   // one for a refused revocation that revokes all the same
   'SEC-04': perPart([
