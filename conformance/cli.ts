@@ -258,7 +258,6 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   }
 
   try {
-    const { runChecks } = await import('./runner.ts')
     const reachable = await probe(target)
     if (reachable !== true) {
       io.err.write(`idp-conformance: target ${target.baseUrl} is unreachable: ${reachable}\n`)
@@ -273,6 +272,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       io.out.write(dry.signedIn ? 'Result: SIGNED IN\n' : 'Result: NOT SIGNED IN\n')
       return dry.signedIn ? EXIT.ok : EXIT.failures
     }
+    const { runChecks } = await import('./runner.ts')
     const color = useColor(io.out, io.env)
     if (!target.embedded) {
       // checks that only the embedded server can host are not run, and not counted as skipped

@@ -96,12 +96,8 @@ check('INTRO-02', async (ctx) => {
 /** Redeems a code twice; returns the access token of the first redemption. */
 async function reuseCode(
   ctx: CheckContext,
-  context?: Awaited<ReturnType<CheckContext['newBrowserContext']>>,
 ): Promise<{ accessToken: string; reuse: () => Promise<HttpResponse> }> {
-  const auth = await authorize(ctx, {
-    scope: 'openid offline_access',
-    ...(context ? { context } : {}),
-  })
+  const auth = await authorize(ctx, { scope: 'openid offline_access' })
   const form = {
     code: codeOf(auth),
     verifier: auth.verifier,
@@ -115,8 +111,7 @@ async function reuseCode(
 }
 
 check('INTRO-03', { exclusive: true }, async (ctx) => {
-  const context = await ctx.newBrowserContext()
-  const set = await signIn(ctx, { scope: 'openid offline_access', context })
+  const set = await signIn(ctx, { scope: 'openid offline_access' })
   // the same token is active, so the refusals below are about what was changed
   expectActive(await introspectRaw(ctx, set.accessToken), 'the genuine access token')
   // each token that must be inactive is its own sub-case: every one called active is reported
@@ -128,13 +123,13 @@ check('INTRO-03', { exclusive: true }, async (ctx) => {
   // RFC 9068 §4: an ID token is not an access token, although both are JWTs of this issuer
   await inactive('the ID token', idTokenOf(set))
 
-  const revoked = await signIn(ctx, { scope: 'openid offline_access', context })
+  const revoked = await signIn(ctx, { scope: 'openid offline_access' })
   expectRevoked(await revokeRaw(ctx, revoked.accessToken), 'an access token')
   await inactive('a revoked access token', revoked.accessToken)
   expectRevoked(await revokeRaw(ctx, refreshTokenOf(revoked)), 'a refresh token')
   await inactive('a revoked refresh token', refreshTokenOf(revoked))
 
-  const reused = await reuseCode(ctx, context)
+  const reused = await reuseCode(ctx)
   expectStatus(await reused.reuse(), 400, 'second redemption of the same code')
   const res = await introspectRaw(ctx, reused.accessToken)
   // RFC 6749 §4.1.2 SHOULD revoke; ARCHITECTURE.md decides it does

@@ -279,9 +279,8 @@ check(
       return ctx.skip(
         'code expiry needs clock control (embedded target); waiting 10 min is not bounded',
       )
-    const context = await ctx.newBrowserContext()
     const redeemAfter = async (seconds: number) => {
-      const auth = await authorize(ctx, { context })
+      const auth = await authorize(ctx)
       const code = codeOf(auth)
       controls.advanceClock(seconds)
       return redeemRaw(ctx, {

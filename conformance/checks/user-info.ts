@@ -188,8 +188,7 @@ check('UI-06', async (ctx) => {
 })
 
 check('UI-07', { exclusive: true }, async (ctx) => {
-  const context = await ctx.newBrowserContext()
-  const set = await signIn(ctx, { scope: 'openid', context })
+  const set = await signIn(ctx, { scope: 'openid' })
   claimsOf(await userInfoRaw(ctx, set.accessToken), 'user-info with the genuine token')
   // RFC 6750 §3.1; INTERFACE.md §5.6: RS256 only, a published key, an untouched signature
   // each forgery is its own sub-case: every one accepted is reported, not only the first
@@ -198,7 +197,7 @@ check('UI-07', { exclusive: true }, async (ctx) => {
       const res = await userInfoRaw(ctx, token)
       expectBearerChallenge(res, 401, 'invalid_token', `user-info with ${what}`)
     })
-  const revoked = await signIn(ctx, { scope: 'openid', context })
+  const revoked = await signIn(ctx, { scope: 'openid' })
   claimsOf(await userInfoRaw(ctx, revoked.accessToken), 'user-info before revocation')
   expectRevoked(await revokeRaw(ctx, revoked.accessToken), 'the access token')
   await ctx.subcase('user-info with a revoked token', async () => {
