@@ -50,7 +50,7 @@ const replayGetsFirstAnswer = rememberCodes((first) => first)
  * An endpoint that answers a token as it did the first time once the real server has revoked
  * it (`revoked` judges the real answer): a cache in front of the revocation state.
  */
-function keepsFirstAnswer(path: string, revoked: (res: Response, body: Json) => boolean) {
+export function keepsFirstAnswer(path: string, revoked: (res: Response, body: Json) => boolean) {
   return (target: Target): HttpHandler[] => {
     const first = new Map<string, Answer>()
     return [
