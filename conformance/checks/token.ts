@@ -12,7 +12,7 @@ import {
   refreshRaw,
   scopeTokens,
   TOKEN,
-} from './token-authorization-code.ts'
+} from './code.ts'
 
 /** A client_credentials request of the main client, which INTERFACE.md allows all grants. */
 const clientCredentialsRaw = (
