@@ -1,15 +1,15 @@
 import { check, type CheckContext } from '../harness/check.ts'
+import type { TargetClient } from '../harness/target.ts'
 import {
+  about,
   expectJsonObject,
   expectOAuthError,
   expectSameSet,
   expectStatus,
   expectThat,
+  show,
 } from '../harness/expect.ts'
-import type { TargetClient } from '../harness/target.ts'
-import { about } from '../harness/tokens.ts'
-
-const BRANDING = '/auth/branding'
+import { BRANDING } from '../harness/requests.ts'
 
 /** INTERFACE.md §2.6: the record's fields, no more and no fewer. */
 const FIELDS = [
@@ -20,8 +20,6 @@ const FIELDS = [
   'terms_of_service_url',
 ] as const
 const URL_FIELDS = ['logo_url', 'privacy_policy_url', 'terms_of_service_url'] as const
-
-const show = (v: unknown): string => JSON.stringify(v)
 
 /** Every client of the target configuration (each has a branding record). */
 const configuredClients = (ctx: CheckContext): TargetClient[] =>

@@ -1,23 +1,19 @@
 import { check } from '../harness/check.ts'
-import {
-  expectEqual,
-  expectJsonObject,
-  expectOAuthError,
-  expectStatus,
-  expectThat,
-} from '../harness/expect.ts'
-import { verifyJwt } from '../harness/flows.ts'
 import { oidc, oidcConfig } from '../harness/oidc.ts'
 import {
   about,
-  claimsOf,
-  clientCredentialsRaw,
+  expectEqual,
+  expectJsonObject,
   expectNoStore,
+  expectOAuthError,
   expectScope,
+  expectStatus,
+  expectThat,
   scopeList,
-  clientCredentialsScope,
-  serviceClient,
-} from '../harness/tokens.ts'
+} from '../harness/expect.ts'
+import { clientCredentialsScope, serviceClient } from '../harness/flows.ts'
+import { clientCredentialsRaw } from '../harness/requests.ts'
+import { claimsOf, verifyJwt } from '../harness/jwt.ts'
 
 /** Scopes a client acting for itself never gets (INTERFACE.md §2.1: they describe a user). */
 const USER_SCOPES = ['openid', 'profile', 'email', 'offline_access']

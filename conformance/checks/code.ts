@@ -1,52 +1,20 @@
 import { randomBytes } from 'node:crypto'
 import { decodeJwt } from 'jose'
 import { estimateEntropyBits } from '../harness/entropy.ts'
-import { check, type CheckContext } from '../harness/check.ts'
+import { check } from '../harness/check.ts'
+import type { HttpResponse } from '../harness/http.ts'
 import {
+  about,
   expectEqual,
   expectJsonObject,
   expectOAuthError,
   expectStatus,
   expectThat,
+  scopeTokens,
 } from '../harness/expect.ts'
-import {
-  authorize,
-  codeOf,
-  mainClient,
-  redeemRaw,
-  redirectUriOf,
-  tokensFor,
-  verifyJwt,
-} from '../harness/flows.ts'
-import type { HttpResponse } from '../harness/http.ts'
-import type { TargetClient } from '../harness/target.ts'
-import { about } from '../harness/tokens.ts'
-
-export const TOKEN = '/auth/token'
-
-/** The space-separated tokens of a scope value (RFC 6749 §3.3), or undefined if not a string. */
-export const scopeTokens = (scope: unknown): string[] | undefined =>
-  typeof scope === 'string' ? scope.split(' ').filter(Boolean) : undefined
-
-/** The client authentication of INTERFACE.md §5.3 (client_secret_post). */
-export const credentials = (client: TargetClient): Record<string, string> => ({
-  client_id: client.id,
-  client_secret: client.secret,
-})
-
-/** A refresh_token grant request (RFC 6749 §6). */
-export const refreshRaw = (
-  ctx: Pick<CheckContext, 'http'>,
-  client: TargetClient,
-  refreshToken: string,
-): Promise<HttpResponse> =>
-  ctx.http.postForm(TOKEN, {
-    grant_type: 'refresh_token',
-    refresh_token: refreshToken,
-    ...credentials(client),
-  })
-
-export { estimateEntropyBits }
+import { authorize, codeOf, mainClient, redirectUriOf, tokensFor } from '../harness/flows.ts'
+import { credentials, redeemRaw, refreshRaw, TOKEN } from '../harness/requests.ts'
+import { verifyJwt } from '../harness/jwt.ts'
 
 check('CODE-01', async (ctx) => {
   const requested = ['openid', 'profile', 'email', 'offline_access']
@@ -131,7 +99,7 @@ check('CODE-03', async (ctx) => {
   )
   // baselines: each token works before the replay, so a later refusal is the revocation
   let refreshToken = issued
-  const baseline = await refreshRaw(ctx, client, refreshToken)
+  const baseline = await refreshRaw(ctx, refreshToken, { client })
   expectStatus(baseline, 200, 'refresh before the replay')
   const rotated = expectJsonObject(baseline, 'refresh response').refresh_token
   if (typeof rotated === 'string') refreshToken = rotated
@@ -154,7 +122,7 @@ check('CODE-03', async (ctx) => {
   })
   expectThat(replay.status !== 200, 'the replayed code was redeemed again (see CODE-02)')
   // RFC 6749 §4.1.2, RFC 9700 §4.2.4: the tokens issued from a replayed code SHOULD be revoked
-  const refreshed = await refreshRaw(ctx, client, refreshToken)
+  const refreshed = await refreshRaw(ctx, refreshToken, { client })
   expectThat(refreshed.status !== 200, 'the refresh token still works after the code replay')
   expectOAuthError(refreshed, 400, 'invalid_grant')
   if (uiLive) {

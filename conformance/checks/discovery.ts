@@ -6,8 +6,7 @@ import {
   expectStatus,
   expectThat,
 } from '../harness/expect.ts'
-
-const DISCOVERY = '/.well-known/openid-configuration'
+import { DISCOVERY } from '../harness/requests.ts'
 
 /** Fetches the discovery document and checks DISC-01's basics on the way. */
 async function discovery({ http }: CheckContext): Promise<Record<string, unknown>> {

@@ -1,19 +1,15 @@
-import { createHash } from 'node:crypto'
 import { check, type CheckContext } from '../harness/check.ts'
-import { expectEqual, expectThat } from '../harness/expect.ts'
-import { codeOf, tokensFor, type AuthorizeOptions } from '../harness/flows.ts'
+import { expectEqual, expectThat, show, SKEW } from '../harness/expect.ts'
 import {
+  type AuthorizeOptions,
   clientCredentials,
-  decodeJws,
-  machineClient,
-  SKEW,
-  verifySignature,
-} from './access-token.ts'
+  codeOf,
+  serviceClient,
+  tokensFor,
+} from '../harness/flows.ts'
+import { decodeJws, halfHash, nowSeconds, verifySignature } from '../harness/jwt.ts'
 
 type Json = Record<string, unknown>
-
-const show = (v: unknown): string => (v === undefined ? 'undefined' : JSON.stringify(v))
-const nowSeconds = (): number => Date.now() / 1000
 
 /** Signs in, redeems the code and returns the signature-verified ID token claims. */
 async function idTokenFor(
@@ -47,7 +43,7 @@ check('IDT-01', async (ctx) => {
     !('id_token' in plain.body),
     'an ID token was issued although openid was not granted (scope "profile")',
   )
-  const machine = machineClient(ctx)
+  const machine = serviceClient(ctx)
   const cc = await clientCredentials(ctx, machine)
   // there is no end user to authenticate in client_credentials (INTERFACE.md §4.2)
   expectThat(!('id_token' in cc), `client_credentials (${machine.id}) returned an id_token`)
@@ -231,10 +227,6 @@ check('IDT-07', { exclusive: true }, async (ctx) => {
     `auth_time ${t4} after max_age=1 is older than max_age allows`,
   )
 })
-
-/** OIDC Core §3.1.3.6: base64url of the left half of SHA-256 (the hash of RS256). */
-const halfHash = (value: string): string =>
-  createHash('sha256').update(value, 'ascii').digest().subarray(0, 16).toString('base64url')
 
 check('IDT-08', async (ctx) => {
   const { claims, body, code } = await idTokenFor(ctx, { scope: 'openid' })

@@ -1,36 +1,40 @@
-import { wrongMethod } from '../harness/expect.ts'
 import { check, type CheckContext } from '../harness/check.ts'
-import {
-  expectEqual,
-  expectJsonObject,
-  expectOAuthError,
-  expectStatus,
-  expectThat,
-} from '../harness/expect.ts'
-import { authorize, codeOf, redeemRaw, verifyJwt } from '../harness/flows.ts'
 import type { HttpResponse } from '../harness/http.ts'
 import { oidc } from '../harness/oidc.ts'
 import {
   about,
-  expectNoTokenData,
-  credentials,
   expectActive,
+  expectEqual,
   expectInactive,
+  expectJsonObject,
+  expectNoTokenData,
+  expectOAuthError,
   expectRevoked,
   expectScope,
+  expectStatus,
+  expectThat,
+  wrongMethod,
+} from '../harness/expect.ts'
+import {
+  authorize,
+  codeOf,
   expireTokens,
-  forgeries,
   idTokenOf,
-  INTROSPECT,
-  introspectRaw,
   otherClient,
   probeBasic,
   refreshTokenOf,
-  revokeRaw,
   signIn,
   someAccessToken,
   within,
-} from '../harness/tokens.ts'
+} from '../harness/flows.ts'
+import {
+  credentials,
+  INTROSPECT,
+  introspectRaw,
+  redeemRaw,
+  revokeRaw,
+} from '../harness/requests.ts'
+import { forgeries, verifyJwt } from '../harness/jwt.ts'
 
 const isInt = (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v)
 

@@ -1,7 +1,7 @@
 import { check, type CheckContext } from '../harness/check.ts'
 import { expectJsonObject, expectStatus, expectThat } from '../harness/expect.ts'
-import { tokensFor } from '../harness/flows.ts'
-import { clientCredentials, machineClient, refresh, verifySignature } from './access-token.ts'
+import { clientCredentials, refresh, serviceClient, tokensFor } from '../harness/flows.ts'
+import { verifySignature } from '../harness/jwt.ts'
 
 const BASE64URL = /^[A-Za-z0-9_-]+$/
 
@@ -85,7 +85,7 @@ check('JWKS-04', async (ctx) => {
   } else {
     ctx.note('no refresh_token was issued, so no refreshed access token was cross-checked')
   }
-  const machine = machineClient(ctx)
+  const machine = serviceClient(ctx)
   tokens.push([
     `access token (client_credentials, ${machine.id})`,
     (await clientCredentials(ctx, machine)).access_token,

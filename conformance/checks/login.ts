@@ -1,20 +1,21 @@
 import type { BrowserContext, Page } from '@playwright/test'
-import { signIn } from '../harness/browser.ts'
+import { submitLogin } from '../harness/browser.ts'
 import { check, type CheckContext } from '../harness/check.ts'
 import { CookieJar } from 'tough-cookie'
-import { expectControl, expectJsonObject, expectStatus, expectThat } from '../harness/expect.ts'
-import {
-  authorize,
-  authorizeRaw,
-  mainClient,
-  redirectUriOf,
-  type AuthorizeResult,
-} from '../harness/flows.ts'
 import type { HttpResponse } from '../harness/http.ts'
 import { oidc } from '../harness/oidc.ts'
 import { jarOf } from '../harness/session.ts'
 import type { TargetUser } from '../harness/target.ts'
-import { expectErrorPage, expectLoginPage, validParams, visibleText } from './authorize.ts'
+import { expectControl, expectJsonObject, expectStatus, expectThat } from '../harness/expect.ts'
+import {
+  authorize,
+  type AuthorizeResult,
+  mainClient,
+  redirectUriOf,
+  validParams,
+} from '../harness/flows.ts'
+import { authorizeRaw } from '../harness/requests.ts'
+import { expectErrorPage, expectLoginPage, visibleText } from '../harness/pages.ts'
 
 /** The hosted login form as a browser got it: where it posts, and what it carries. */
 interface LoginForm {
@@ -496,7 +497,7 @@ check('LOGIN-06', async (ctx) => {
 
   // the username is echoed back after a failed login on many pages
   const loaded = page.waitForEvent('load', { timeout: 10_000 }).catch(() => undefined)
-  await signIn(
+  await submitLogin(
     page,
     {
       username: `"><svg onload=alert("${MARK}-user")><script>alert("${MARK}-user")</script>`,

@@ -3,15 +3,11 @@ import type { BrowserContext, Page } from '@playwright/test'
 import { decodeJwt } from 'jose'
 import { browse, clientOrigins, type BrowserOutcome } from '../harness/browser.ts'
 import { check, type CheckContext } from '../harness/check.ts'
-import { CheckFailure, ControlFailure, expectEqual, expectThat } from '../harness/expect.ts'
-import { authorize, codeOf } from '../harness/flows.ts'
 import type { HttpResponse } from '../harness/http.ts'
-import { forgeAlgNone, forgeForeign, forgeTampered, idTokenOf, signIn } from '../harness/tokens.ts'
-
-/** INTERFACE.md §4.6 (the end_session_endpoint of §2.7). */
-const LOGOUT = '/auth/logout'
-
-const show = (v: unknown): string => JSON.stringify(v)
+import { CheckFailure, ControlFailure, expectEqual, expectThat, show } from '../harness/expect.ts'
+import { authorize, codeOf, idTokenOf, signIn } from '../harness/flows.ts'
+import { LOGOUT } from '../harness/requests.ts'
+import { forgeAlgNone, forgeForeign, forgeTampered } from '../harness/jwt.ts'
 
 /** The main client's registered post-logout URI, or the check is skipped. */
 function postLogoutUri(ctx: CheckContext): string {

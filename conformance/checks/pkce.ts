@@ -1,16 +1,16 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { check, type CheckContext } from '../harness/check.ts'
-import { expectJsonObject, expectOAuthError, expectStatus, expectThat } from '../harness/expect.ts'
-import {
-  authorize,
-  authorizeRaw,
-  codeOf,
-  mainClient,
-  redeemRaw,
-  redirectUriOf,
-} from '../harness/flows.ts'
 import type { HttpResponse } from '../harness/http.ts'
-import { about } from '../harness/tokens.ts'
+import {
+  about,
+  expectJsonObject,
+  expectOAuthError,
+  expectStatus,
+  expectThat,
+} from '../harness/expect.ts'
+import { authorize, codeOf, mainClient, redirectUriOf } from '../harness/flows.ts'
+import { authorizeRaw, redeemRaw } from '../harness/requests.ts'
+import { expectErrorRedirect } from '../harness/pages.ts'
 
 /** RFC 7636 §4.1: the characters a code_verifier may use. */
 const UNRESERVED = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~'
@@ -48,42 +48,13 @@ function baseRequest(ctx: CheckContext): {
 }
 
 /** Whether a raw authorize response is a redirect to the client URI. */
-function toClient(res: HttpResponse, redirectUri: string): URL | undefined {
+function redirectToClient(res: HttpResponse, redirectUri: string): URL | undefined {
   const location = res.headers.get('location')
   if (res.status < 300 || res.status > 399 || location === null) return undefined
   if (!location.startsWith(redirectUri)) return undefined
   // what follows the registered URI must start its query, not extend its path or host
   if (!['?', '&', undefined].includes(location[redirectUri.length])) return undefined
   return new URL(location)
-}
-
-/**
- * RFC 6749 §4.1.2.1: once client and redirect_uri are valid, an invalid request is reported by
- * redirecting to the client with `error` and the request's `state`, and never with a code.
- */
-export function expectErrorRedirect(
-  res: HttpResponse,
-  expected: { redirectUri: string; state: string; error: string; what: string },
-): void {
-  const { redirectUri, state, error, what } = expected
-  const url = toClient(res, redirectUri)
-  expectThat(
-    url,
-    `${what}: expected a 302 to ${redirectUri} with error=${error}, got HTTP ${res.status}${
-      res.headers.get('location') ? ` to ${res.headers.get('location')}` : ' (no redirect)'
-    }`,
-  )
-  expectThat([302, 303].includes(res.status), `${what}: redirect status ${res.status}, not 302`)
-  const got = url.searchParams
-  expectThat(!got.has('code'), `${what}: the redirect carries a code (${url.toString()})`)
-  expectThat(
-    got.get('error') === error,
-    `${what}: expected error=${error} in the redirect, got ${JSON.stringify(got.get('error'))}`,
-  )
-  expectThat(
-    got.get('state') === state,
-    `${what}: expected state=${state} echoed, got ${JSON.stringify(got.get('state'))}`,
-  )
 }
 
 /**
@@ -98,7 +69,7 @@ async function expectAcceptedControl(ctx: CheckContext): Promise<void> {
     code_challenge: s256(randomVerifier()),
     code_challenge_method: 'S256',
   })
-  const url = toClient(res, redirectUri)
+  const url = redirectToClient(res, redirectUri)
   expectThat(
     res.status < 400 && !url?.searchParams.has('error'),
     `control: a valid S256 authorization request was refused (HTTP ${res.status}${
@@ -112,12 +83,7 @@ check('PKCE-01', async (ctx) => {
   const { params, redirectUri, state } = baseRequest(ctx)
   // RFC 7636 §4.4.1, INTERFACE.md §5.2: PKCE is mandatory, so no challenge is invalid_request
   const res = await authorizeRaw(ctx, params)
-  expectErrorRedirect(res, {
-    redirectUri,
-    state,
-    error: 'invalid_request',
-    what: 'no code_challenge',
-  })
+  expectErrorRedirect(res, redirectUri, 'no code_challenge', ['invalid_request'], state)
 })
 
 /**
@@ -147,7 +113,7 @@ check('PKCE-02', async (ctx) => {
       code_challenge: v.challenge,
       ...(v.method !== undefined ? { code_challenge_method: v.method } : {}),
     })
-    expectErrorRedirect(res, { redirectUri, state, error: 'invalid_request', what: v.what })
+    expectErrorRedirect(res, redirectUri, v.what, ['invalid_request'], state)
   }
 })
 
@@ -173,7 +139,7 @@ check('PKCE-03', async (ctx) => {
       code_challenge: v.challenge,
       code_challenge_method: 'S256',
     })
-    expectErrorRedirect(res, { redirectUri, state, error: 'invalid_request', what: v.what })
+    expectErrorRedirect(res, redirectUri, v.what, ['invalid_request'], state)
   }
 })
 

@@ -1,16 +1,18 @@
 import { randomBytes } from 'node:crypto'
 import type { BrowserContext } from '@playwright/test'
-import { signIn } from '../harness/browser.ts'
+import { submitLogin } from '../harness/browser.ts'
 import { check, type CheckContext } from '../harness/check.ts'
+import type { HttpResponse } from '../harness/http.ts'
 import {
   CheckFailure,
   expectEqual,
   expectOAuthError,
   expectStatus,
   expectThat,
+  show,
+  SKEW,
 } from '../harness/expect.ts'
 import { authorize, tokensFor } from '../harness/flows.ts'
-import type { HttpResponse } from '../harness/http.ts'
 import {
   clientCredentialsRaw,
   INTROSPECT,
@@ -19,17 +21,13 @@ import {
   revokeRaw,
   TOKEN,
   userInfoRaw,
-} from '../harness/tokens.ts'
+} from '../harness/requests.ts'
 
 /** The limit the embedded server is lowered to for a probe: a 429 after four requests. */
 const PROBE_LIMIT = 3
 /** An odd window length, so a probe's counters never share a window with other checks' traffic. */
 const PROBE_WINDOW = 97
 /** Clock skew the harness allows between itself and the target (REQUIREMENTS.md). */
-const SKEW = 300
-
-const show = (v: unknown): string => JSON.stringify(v)
-
 /** One response of a probe, from the raw client or the browser. */
 interface Probe {
   readonly status: number
@@ -161,7 +159,7 @@ async function loginAttempts(
       (r) => r.request().isNavigationRequest() && r.request().method() === 'POST',
       { timeout: 10_000 },
     )
-    await signIn(
+    await submitLogin(
       page,
       { username, password: `wrong-${randomBytes(6).toString('hex')}` },
       ctx.target.login,

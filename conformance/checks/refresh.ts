@@ -1,29 +1,30 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { check, type CheckContext } from '../harness/check.ts'
-import {
-  expectEqual,
-  expectJsonObject,
-  expectOAuthError,
-  expectStatus,
-  expectThat,
-} from '../harness/expect.ts'
-import { authorize, codeOf, redeemRaw, redeemWithClient, verifyJwt } from '../harness/flows.ts'
 import { oidc } from '../harness/oidc.ts'
 import {
   about,
+  expectEqual,
+  expectJsonObject,
   expectNoStore,
+  expectOAuthError,
   expectRevoked,
   expectScope,
+  expectStatus,
+  expectThat,
+  scopeList,
+} from '../harness/expect.ts'
+import {
+  authorize,
+  codeOf,
   idTokenOf,
   otherClient,
-  refreshRaw,
+  redeemWithClient,
   refreshTokenOf,
-  revokeRaw,
-  scopeList,
   signIn,
-  TOKEN,
   type TokenSet,
-} from '../harness/tokens.ts'
+} from '../harness/flows.ts'
+import { redeemRaw, refreshRaw, revokeRaw, TOKEN } from '../harness/requests.ts'
+import { verifyJwt } from '../harness/jwt.ts'
 
 /** The grant of RT-04/RT-05: every user scope plus a custom one. */
 const FULL = 'openid profile email offline_access read:documents'

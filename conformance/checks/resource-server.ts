@@ -5,6 +5,7 @@ import {
   type Verifier,
 } from '../../server/resource-server/verifier.ts'
 import { check, type CheckContext } from '../harness/check.ts'
+import { fetchVia } from '../harness/target.ts'
 import {
   CheckFailure,
   expectEqual,
@@ -13,7 +14,6 @@ import {
   expectThat,
 } from '../harness/expect.ts'
 import { tokensFor } from '../harness/flows.ts'
-import { fetchVia } from '../harness/target.ts'
 
 /** A verifier for the target exactly as INTERFACE.md §5.6 describes, fetching its JWKS. */
 function verifierFor(ctx: CheckContext, audience: string): Verifier {

@@ -1,28 +1,35 @@
-import { wrongMethod } from '../harness/expect.ts'
 import { check, type CheckContext } from '../harness/check.ts'
-import { expectJsonObject, expectOAuthError, expectStatus, expectThat } from '../harness/expect.ts'
 import { oidc } from '../harness/oidc.ts'
 import {
   about,
-  credentials,
   expectActive,
   expectBearerChallenge,
   expectInactive,
+  expectJsonObject,
   expectNoTokenData,
+  expectOAuthError,
   expectRevoked,
+  expectStatus,
+  expectThat,
+  wrongMethod,
+} from '../harness/expect.ts'
+import {
   expireTokens,
   idTokenOf,
-  introspectRaw,
   otherClient,
   probeBasic,
-  refreshRaw,
   refreshTokenOf,
-  REVOKE,
-  revokeRaw,
   signIn,
   someAccessToken,
+} from '../harness/flows.ts'
+import {
+  credentials,
+  introspectRaw,
+  refreshRaw,
+  REVOKE,
+  revokeRaw,
   userInfoRaw,
-} from '../harness/tokens.ts'
+} from '../harness/requests.ts'
 
 /** Whether the token introspects active (any other answer counts as not active). */
 async function isActive(ctx: CheckContext, token: string): Promise<boolean> {

@@ -2,30 +2,30 @@ import { createHmac, createPublicKey, type JsonWebKey } from 'node:crypto'
 import fc from 'fast-check'
 import { exportJWK, generateKeyPair, type JWK } from 'jose'
 import { check, type CheckContext } from '../harness/check.ts'
+import type { HttpResponse, RequestOptions } from '../harness/http.ts'
+import type { TargetClient } from '../harness/target.ts'
 import {
+  about,
   CheckFailure,
   ERROR_CHARS,
+  expectActive,
+  expectBearerChallenge,
+  expectInactive,
   expectJsonObject,
   expectOAuthError,
   expectStatus,
   expectThat,
 } from '../harness/expect.ts'
-import type { HttpResponse, RequestOptions } from '../harness/http.ts'
-import type { TargetClient } from '../harness/target.ts'
+import { idTokenOf, signIn } from '../harness/flows.ts'
 import {
-  about,
+  BRANDING,
   clientCredentialsRaw,
   credentials,
-  expectActive,
-  expectBearerChallenge,
-  expectInactive,
-  idTokenOf,
   INTROSPECT,
   REVOKE,
-  signIn,
   TOKEN,
   USER_INFO,
-} from '../harness/tokens.ts'
+} from '../harness/requests.ts'
 
 /*
  * Property-based checks that are safe against a production deployment: a small, fixed number
@@ -34,8 +34,6 @@ import {
  * nothing that could hurt a server beyond an error answer (no compressed bodies, nothing over
  * 16 KiB, no header over 8 KiB).
  */
-
-const BRANDING = '/auth/branding'
 
 /** The run count and seed of a property check, noted on the result. */
 function propertyBudget(

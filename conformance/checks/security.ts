@@ -1,31 +1,24 @@
 import { randomBytes } from 'node:crypto'
 import { lookup } from 'node:dns/promises'
 import type { BrowserContext, Cookie } from '@playwright/test'
-import { signIn as fillSignIn } from '../harness/browser.ts'
+import { submitLogin } from '../harness/browser.ts'
 import { check, type CheckContext } from '../harness/check.ts'
 import { estimateEntropyBits } from '../harness/entropy.ts'
-import { expectJsonObject, expectStatus, expectThat } from '../harness/expect.ts'
-import { authorize, authorizeRaw, codeOf, redeemRaw } from '../harness/flows.ts'
 import { createHttp, type Http, type HttpResponse } from '../harness/http.ts'
+import { expectJsonObject, expectStatus, expectThat, show } from '../harness/expect.ts'
+import { authorize, codeOf, idTokenOf, signIn, someAccessToken } from '../harness/flows.ts'
 import {
-  claimsOf,
+  authorizeRaw,
   clientCredentialsRaw,
   credentials,
-  idTokenOf,
   INTROSPECT,
   introspectRaw,
+  redeemRaw,
   REVOKE,
-  signIn,
-  someAccessToken,
   TOKEN,
   USER_INFO,
-} from '../harness/tokens.ts'
-
-const show = (v: unknown): string => {
-  // JSON.stringify(undefined) is undefined
-  const s = (JSON.stringify(v) as string | undefined) ?? String(v)
-  return s.length > 200 ? `${s.slice(0, 200)}…` : s
-}
+} from '../harness/requests.ts'
+import { claimsOf } from '../harness/jwt.ts'
 
 /** The limit the embedded server's groups are lowered to for a probe, and its odd window. */
 const PROBE_LIMIT = 3
@@ -135,7 +128,7 @@ async function sprayer(
       (r) => r.request().isNavigationRequest() && r.request().method() === 'POST',
       { timeout: 10_000 },
     )
-    await fillSignIn(
+    await submitLogin(
       page,
       { username: `spray-${randomBytes(6).toString('hex')}`, password },
       ctx.target.login,

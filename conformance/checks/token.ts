@@ -1,26 +1,20 @@
 import { randomBytes } from 'node:crypto'
-import { wrongMethod } from '../harness/expect.ts'
+import { estimateEntropyBits } from '../harness/entropy.ts'
 import { check, type CheckContext } from '../harness/check.ts'
-import { expectJsonObject, expectOAuthError, expectStatus, expectThat } from '../harness/expect.ts'
-import { tokensFor, verifyJwt } from '../harness/flows.ts'
 import type { HttpResponse } from '../harness/http.ts'
 import type { TargetClient } from '../harness/target.ts'
-import { about } from '../harness/tokens.ts'
 import {
-  credentials,
-  estimateEntropyBits,
-  refreshRaw,
+  about,
+  expectJsonObject,
+  expectOAuthError,
+  expectStatus,
+  expectThat,
   scopeTokens,
-  TOKEN,
-} from './code.ts'
-
-/** A client_credentials request of the main client, which INTERFACE.md allows all grants. */
-const clientCredentialsRaw = (
-  ctx: Pick<CheckContext, 'http'>,
-  client: TargetClient,
-  extra: Record<string, string> = {},
-): Promise<HttpResponse> =>
-  ctx.http.postForm(TOKEN, { grant_type: 'client_credentials', ...credentials(client), ...extra })
+  wrongMethod,
+} from '../harness/expect.ts'
+import { tokensFor } from '../harness/flows.ts'
+import { clientCredentialsRaw, credentials, refreshRaw, TOKEN } from '../harness/requests.ts'
+import { verifyJwt } from '../harness/jwt.ts'
 
 /** One successful token response per grant of INTERFACE.md §4.2. */
 async function oneResponsePerGrant(
@@ -32,7 +26,7 @@ async function oneResponsePerGrant(
     typeof refreshToken === 'string',
     'no refresh_token for scope offline_access, so the refresh grant cannot be tried',
   )
-  const refreshed = await refreshRaw(ctx, auth.client, refreshToken)
+  const refreshed = await refreshRaw(ctx, refreshToken, { client: auth.client })
   expectStatus(refreshed, 200, 'refresh_token grant')
   const cc = await clientCredentialsRaw(ctx, ctx.target.clients.main)
   expectStatus(cc, 200, 'client_credentials grant')

@@ -2,8 +2,8 @@ import type { X509Certificate } from 'node:crypto'
 import { isIP } from 'node:net'
 import { connect, rootCertificates, type SecureVersion } from 'node:tls'
 import { check } from '../harness/check.ts'
-import { expectStatus, expectThat } from '../harness/expect.ts'
 import { plainHttpUrl } from '../harness/target.ts'
+import { expectStatus, expectThat } from '../harness/expect.ts'
 
 const PROBED_PATHS = [
   '/.well-known/openid-configuration',

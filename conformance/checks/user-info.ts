@@ -1,22 +1,18 @@
 import { check, type CheckContext } from '../harness/check.ts'
-import { expectEqual, expectJsonObject, expectStatus, expectThat } from '../harness/expect.ts'
-import { verifyJwt } from '../harness/flows.ts'
 import type { HttpResponse } from '../harness/http.ts'
 import { oidc } from '../harness/oidc.ts'
 import {
-  clientCredentialsRaw,
   expectBearerChallenge,
+  expectEqual,
+  expectJsonObject,
   expectRevoked,
-  expireTokens,
-  forgeries,
-  idTokenOf,
+  expectStatus,
+  expectThat,
   parseChallenge,
-  refreshTokenOf,
-  revokeRaw,
-  signIn,
-  USER_INFO,
-  userInfoRaw,
-} from '../harness/tokens.ts'
+} from '../harness/expect.ts'
+import { expireTokens, idTokenOf, refreshTokenOf, signIn } from '../harness/flows.ts'
+import { clientCredentialsRaw, revokeRaw, USER_INFO, userInfoRaw } from '../harness/requests.ts'
+import { forgeries, verifyJwt } from '../harness/jwt.ts'
 
 /** INTERFACE.md §2.4: the user claims, by the scope that releases them. */
 const CLAIMS = {
@@ -26,7 +22,7 @@ const CLAIMS = {
 } as const
 
 /** A 200 user-info answer, as a JSON object. */
-function claimsOf(res: HttpResponse, what: string): Record<string, unknown> {
+function userInfoClaims(res: HttpResponse, what: string): Record<string, unknown> {
   expectStatus(res, 200, what)
   return expectJsonObject(res, what)
 }
@@ -43,7 +39,7 @@ check('UI-01', async (ctx) => {
   expectThat(typeof sub === 'string', 'the ID token has no sub')
   // OIDC Core §5.3.2: the user-info sub MUST equal the ID token's sub; compared on the raw
   // answer first, so a mismatch is reported in plain words, then as openid-client sees it
-  const raw = claimsOf(await userInfoRaw(ctx, set.accessToken), 'GET user-info')
+  const raw = userInfoClaims(await userInfoRaw(ctx, set.accessToken), 'GET user-info')
   expectEqual(raw.sub, sub, 'user-info sub (the ID token sub)')
   const claims = await oidc.fetchUserInfo(set.auth.config, set.accessToken, sub)
   expectEqual(claims.sub, sub, 'sub from openid-client')
@@ -51,13 +47,13 @@ check('UI-01', async (ctx) => {
 
 check('UI-02', async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid profile email' })
-  const viaGet = claimsOf(await userInfoRaw(ctx, set.accessToken), 'GET user-info')
+  const viaGet = userInfoClaims(await userInfoRaw(ctx, set.accessToken), 'GET user-info')
   // OIDC Core §5.3.1: the OP MUST support GET and POST
   const res = await ctx.http.request(USER_INFO, {
     method: 'POST',
     headers: { authorization: `Bearer ${set.accessToken}` },
   })
-  const viaPost = claimsOf(res, 'POST user-info with an empty body')
+  const viaPost = userInfoClaims(res, 'POST user-info with an empty body')
   expectEqual(JSON.stringify(sorted(viaPost)), JSON.stringify(sorted(viaGet)), 'POST claims vs GET')
 })
 
@@ -107,7 +103,10 @@ check('UI-04', async (ctx) => {
   for (const [scope, scopes] of cases) {
     const released: readonly (keyof typeof CLAIMS)[] = scopes
     const set = await signIn(ctx, { scope, context })
-    const claims = claimsOf(await userInfoRaw(ctx, set.accessToken), `user-info for "${scope}"`)
+    const claims = userInfoClaims(
+      await userInfoRaw(ctx, set.accessToken),
+      `user-info for "${scope}"`,
+    )
     const allowed = new Set<string>(released.flatMap((s) => CLAIMS[s]))
     // OIDC Core §5.4; INTERFACE.md §2.4: only what the granted scopes release
     const extra = Object.keys(claims).filter((c) => !allowed.has(c))
@@ -164,7 +163,7 @@ check('UI-05', async (ctx) => {
   const primary = await signIn(ctx, { scope })
   checkTypes(
     ctx,
-    claimsOf(await userInfoRaw(ctx, primary.accessToken), 'user-info'),
+    userInfoClaims(await userInfoRaw(ctx, primary.accessToken), 'user-info'),
     'primary user',
   )
   const secondary = ctx.target.users.secondary
@@ -177,7 +176,7 @@ check('UI-05', async (ctx) => {
     user: secondary,
     context: await ctx.newBrowserContext(),
   })
-  const claims = claimsOf(await userInfoRaw(ctx, other.accessToken), 'user-info (secondary)')
+  const claims = userInfoClaims(await userInfoRaw(ctx, other.accessToken), 'user-info (secondary)')
   checkTypes(ctx, claims, 'secondary user')
   if (claims.email_verified !== false)
     ctx.note('the secondary user has a verified e-mail, so email_verified=false was not seen')
@@ -195,14 +194,14 @@ check('UI-06', async (ctx) => {
 check('UI-07', { exclusive: true }, async (ctx) => {
   const context = await ctx.newBrowserContext()
   const set = await signIn(ctx, { scope: 'openid', context })
-  claimsOf(await userInfoRaw(ctx, set.accessToken), 'user-info with the genuine token')
+  userInfoClaims(await userInfoRaw(ctx, set.accessToken), 'user-info with the genuine token')
   // RFC 6750 §3.1; INTERFACE.md §5.6: RS256 only, a published key, an untouched signature
   for (const [what, token] of await forgeries(ctx, set.accessToken)) {
     const res = await userInfoRaw(ctx, token)
     expectBearerChallenge(res, 401, 'invalid_token', `user-info with ${what}`)
   }
   const revoked = await signIn(ctx, { scope: 'openid', context })
-  claimsOf(await userInfoRaw(ctx, revoked.accessToken), 'user-info before revocation')
+  userInfoClaims(await userInfoRaw(ctx, revoked.accessToken), 'user-info before revocation')
   expectRevoked(await revokeRaw(ctx, revoked.accessToken), 'the access token')
   // INTERFACE.md §3: a revoked token is inactive (ARCHITECTURE.md: honoured by jti)
   expectBearerChallenge(
@@ -252,7 +251,7 @@ check('UI-08', async (ctx) => {
 
 check('UI-09', async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid offline_access' })
-  claimsOf(await userInfoRaw(ctx, set.accessToken), 'user-info with the access token')
+  userInfoClaims(await userInfoRaw(ctx, set.accessToken), 'user-info with the access token')
   // RFC 8725 §3.11, RFC 9068 §4: an ID token shares iss, sub, aud and kid, but is not an access token
   expectBearerChallenge(
     await userInfoRaw(ctx, idTokenOf(set)),
@@ -273,7 +272,7 @@ check('UI-10', async (ctx) => {
   // RFC 9110 §11.1: the auth-scheme is case-insensitive
   for (const scheme of ['bearer', 'BEARER', 'Bearer']) {
     const res = await userInfoRaw(ctx, set.accessToken, { scheme })
-    const claims = claimsOf(res, `user-info with "Authorization: ${scheme} …"`)
+    const claims = userInfoClaims(res, `user-info with "Authorization: ${scheme} …"`)
     expectThat(typeof claims.sub === 'string', `user-info with scheme ${scheme}: no sub`)
   }
 })

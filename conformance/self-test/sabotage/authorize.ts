@@ -1,7 +1,7 @@
 import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
 import type { authorize } from '../../catalogue/authorize.ts'
 import { fetchVia, type Target, type TargetClient } from '../../harness/target.ts'
-import { redirectVariants } from '../../checks/authorize.ts'
+import { redirectVariants } from '../../harness/pages.ts'
 import { corruptJson, headerPairs, type Sabotage, type Sabotages } from './kit.ts'
 
 export interface AuthorizeChange {

@@ -28,7 +28,8 @@ function rewriteAuthorizeQuery(mutate: (query: URLSearchParams) => void) {
 export const pkceSabotage: Record<keyof typeof pkce, Sabotages> = {
   'PKCE-01': {
     how: 'an authorization request without code_challenge is accepted',
-    expect: /^no code_challenge: expected a 302 to .* with error=invalid_request, got HTTP 200/,
+    expect:
+      /^no code_challenge: expected a redirect to .* with error=invalid_request, got HTTP 200/,
     handlers: rewriteAuthorizeQuery((q) => {
       if (q.has('code_challenge')) return
       q.set('code_challenge', validChallenge())
@@ -39,7 +40,7 @@ export const pkceSabotage: Record<keyof typeof pkce, Sabotages> = {
     {
       how: 'code_challenge_method=plain is accepted',
       expect:
-        /^code_challenge_method=plain: expected a 302 to .* with error=invalid_request, got HTTP 200/,
+        /^code_challenge_method=plain: expected a redirect to .* with error=invalid_request, got HTTP 200/,
       handlers: rewriteAuthorizeQuery((q) => {
         if (q.get('code_challenge_method') === 'plain') q.set('code_challenge_method', 'S256')
       }),
@@ -47,7 +48,7 @@ export const pkceSabotage: Record<keyof typeof pkce, Sabotages> = {
     {
       how: 'an omitted code_challenge_method is read as S256',
       expect:
-        /^code_challenge_method omitted: expected a 302 to .* with error=invalid_request, got HTTP 200/,
+        /^code_challenge_method omitted: expected a redirect to .* with error=invalid_request, got HTTP 200/,
       handlers: rewriteAuthorizeQuery((q) => {
         if (!q.has('code_challenge_method')) q.set('code_challenge_method', 'S256')
       }),
@@ -55,7 +56,7 @@ export const pkceSabotage: Record<keyof typeof pkce, Sabotages> = {
     {
       how: 'the method is compared case-insensitively (s256 read as S256)',
       expect:
-        /^code_challenge_method=s256: expected a 302 to .* with error=invalid_request, got HTTP 200/,
+        /^code_challenge_method=s256: expected a redirect to .* with error=invalid_request, got HTTP 200/,
       handlers: rewriteAuthorizeQuery((q) => {
         if (q.get('code_challenge_method')?.toUpperCase() === 'S256')
           q.set('code_challenge_method', 'S256')
@@ -64,7 +65,7 @@ export const pkceSabotage: Record<keyof typeof pkce, Sabotages> = {
     {
       how: 'an unknown method is read as S256',
       expect:
-        /^code_challenge_method=S512: expected a 302 to .* with error=invalid_request, got HTTP 200/,
+        /^code_challenge_method=S512: expected a redirect to .* with error=invalid_request, got HTTP 200/,
       handlers: rewriteAuthorizeQuery((q) => {
         const method = q.get('code_challenge_method')
         if (method !== null && !['plain', 's256'].includes(method))
@@ -74,7 +75,7 @@ export const pkceSabotage: Record<keyof typeof pkce, Sabotages> = {
   ],
   'PKCE-03': {
     how: 'a malformed code_challenge is accepted',
-    expect: /^a 42-character challenge: expected a 302 to .* with error=invalid_request/,
+    expect: /^a 42-character challenge: expected a redirect to .* with error=invalid_request/,
     handlers: rewriteAuthorizeQuery((q) => {
       const challenge = q.get('code_challenge')
       if (challenge !== null && !/^[A-Za-z0-9_-]{43}$/.test(challenge))
