@@ -8,11 +8,12 @@ import {
   authorize,
   codeOf,
   mainClient,
+  pkcePair,
+  redeem,
   redirectUriOf,
   tokensFor,
   validParams,
   whereLeft,
-  pkcePair,
 } from '../harness/flows.ts'
 import { AUTHORIZE, authorizeRaw, redeemRaw } from '../harness/requests.ts'
 import { verifyJwt } from '../harness/jwt.ts'
@@ -20,8 +21,8 @@ import {
   expectErrorPage,
   expectErrorRedirect,
   expectLoginPage,
-  redirectVariants,
   isRedirect,
+  redirectVariants,
 } from '../harness/pages.ts'
 
 /** RFC 6749 §4.1.2.1 and OIDC Core §3.1.2.6: the codes an authorization error may carry. */
@@ -671,13 +672,7 @@ check('AUTHZ-19', async (ctx) => {
     error === null,
     `an authorization request without scope was refused with error=${error ?? ''} (${auth.callback.searchParams.get('error_description') ?? ''})`,
   )
-  const code = codeOf(auth)
-  const res = await redeemRaw(ctx, {
-    code,
-    verifier: auth.verifier,
-    client: auth.client,
-    redirectUri: auth.redirectUri,
-  })
+  const res = await redeem(ctx, auth)
   expectStatus(res, 200, 'the token request for the code of a request without scope')
   const body = res.json as Record<string, unknown>
   expectThat(

@@ -12,8 +12,22 @@ import {
   expectThat,
   scopeTokens,
 } from '../harness/expect.ts'
-import { authorize, codeOf, mainClient, redirectUriOf, tokensFor } from '../harness/flows.ts'
-import { credentials, redeemRaw, refreshRaw, TOKEN } from '../harness/requests.ts'
+import {
+  authorize,
+  codeOf,
+  mainClient,
+  redeem,
+  redirectUriOf,
+  tokensFor,
+} from '../harness/flows.ts'
+import {
+  credentials,
+  introspectRaw,
+  redeemRaw,
+  refreshRaw,
+  TOKEN,
+  userInfoRaw,
+} from '../harness/requests.ts'
 import { verifyJwt } from '../harness/jwt.ts'
 
 check('CODE-01', async (ctx) => {
@@ -54,14 +68,7 @@ check('CODE-01', async (ctx) => {
 
 check('CODE-02', { exclusive: true }, async (ctx) => {
   const { auth } = await tokensFor(ctx, { scope: 'openid' })
-  const code = codeOf(auth)
-  const again = () =>
-    redeemRaw(ctx, {
-      code,
-      verifier: auth.verifier,
-      client: auth.client,
-      redirectUri: auth.redirectUri,
-    })
+  const again = () => redeem(ctx, auth)
   // RFC 6749 §4.1.2: the client MUST NOT use the code more than once; §5.2: invalid_grant
   const replay = await again()
   expectThat(replay.status !== 200, 'the code was redeemed a second time (HTTP 200)')
@@ -103,10 +110,8 @@ check('CODE-03', async (ctx) => {
   expectStatus(baseline, 200, 'refresh before the replay')
   const rotated = expectJsonObject(baseline, 'refresh response').refresh_token
   if (typeof rotated === 'string') refreshToken = rotated
-  const userInfo = () =>
-    ctx.http.request('/auth/user-info', { headers: { authorization: `Bearer ${accessToken}` } })
-  const introspect = () =>
-    ctx.http.postForm('/auth/introspect', { token: accessToken, ...credentials(client) })
+  const userInfo = () => userInfoRaw(ctx, accessToken)
+  const introspect = () => introspectRaw(ctx, accessToken, { client })
   const uiBefore = await userInfo()
   const uiLive = uiBefore.status === 200 && jsonAnswer(uiBefore) !== undefined
   if (!uiLive) ctx.note(`user-info answered ${uiBefore.status} before the replay: not checked`)
@@ -141,17 +146,7 @@ const CONCURRENT = 5
 
 check('CODE-04', async (ctx) => {
   const auth = await authorize(ctx)
-  const code = codeOf(auth)
-  const responses = await Promise.all(
-    Array.from({ length: CONCURRENT }, () =>
-      redeemRaw(ctx, {
-        code,
-        verifier: auth.verifier,
-        client: auth.client,
-        redirectUri: auth.redirectUri,
-      }),
-    ),
-  )
+  const responses = await Promise.all(Array.from({ length: CONCURRENT }, () => redeem(ctx, auth)))
   const wins = responses.filter((r) => r.status === 200).length
   // RFC 6749 §4.1.2: a code is used once, however the requests interleave
   expectEqual(wins, 1, `successful redemptions of ${CONCURRENT} concurrent ones`)
@@ -191,14 +186,14 @@ const errorOf = (res: HttpResponse): string => {
 check('CODE-11', async (ctx) => {
   const auth = await authorize(ctx)
   const code = codeOf(auth)
-  const redeem = (redirectUri: string) =>
+  const redeemWith = (redirectUri: string) =>
     redeemRaw(ctx, { code, verifier: auth.verifier, client: auth.client, redirectUri })
   // the same request with a wrong redirect_uri: refused (CODE-05 holds that to invalid_grant)
-  const wrong = await redeem(`${auth.redirectUri}/`)
+  const wrong = await redeemWith(`${auth.redirectUri}/`)
   expectThat(wrong.status !== 200, 'redirect_uri with a trailing slash: the code was redeemed')
   // RFC 6749 §4.1.2 makes a code single use; a request refused for a mismatch did not use it,
   // and no source says it spends the code, so only a refusal of the rightful one is recorded
-  const right = await redeem(auth.redirectUri)
+  const right = await redeemWith(auth.redirectUri)
   expectThat(
     right.status === 200,
     `after a token request with a wrong redirect_uri, the rightful redemption was refused (HTTP ${right.status}${errorOf(right)}): the refused request spent the code`,
@@ -222,12 +217,7 @@ check('CODE-06', async (ctx) => {
     `client ${other.id} redeemed a code issued to ${auth.client.id}`,
   )
   expectOAuthError(stolen, 400, 'invalid_grant')
-  const own = await redeemRaw(ctx, {
-    code,
-    verifier: auth.verifier,
-    client: auth.client,
-    redirectUri: auth.redirectUri,
-  })
+  const own = await redeem(ctx, auth)
   ctx.note(
     own.status === 200
       ? `${auth.client.id} could still redeem its code after ${other.id}'s attempt`
@@ -251,14 +241,8 @@ check(
     const context = await ctx.newBrowserContext()
     const redeemAfter = async (seconds: number) => {
       const auth = await authorize(ctx, { context })
-      const code = codeOf(auth)
       controls.advanceClock(seconds)
-      return redeemRaw(ctx, {
-        code,
-        verifier: auth.verifier,
-        client: auth.client,
-        redirectUri: auth.redirectUri,
-      })
+      return redeem(ctx, auth)
     }
     const probe = await redeemAfter(61)
     ctx.note(

@@ -244,11 +244,11 @@ check('PKCE-08', async (ctx) => {
   const context = await ctx.newBrowserContext()
   const first = await authorize(ctx, { context })
   const code = codeOf(first)
-  const redeem = (verifier: string) =>
+  const redeemWith = (verifier: string) =>
     redeemRaw(ctx, { code, verifier, client: first.client, redirectUri: first.redirectUri })
-  const wrong = await redeem(randomVerifier(64))
+  const wrong = await redeemWith(randomVerifier(64))
   expectThat(wrong.status !== 200, 'a wrong code_verifier redeemed the code (see PKCE-06)')
-  const retry = await redeem(first.verifier)
+  const retry = await redeemWith(first.verifier)
   if (retry.status !== 200) {
     ctx.note(
       `after one failed verifier the code was invalidated: the correct verifier got HTTP ${retry.status}`,

@@ -6,14 +6,13 @@ import { check, type CheckContext } from '../harness/check.ts'
 import { estimateEntropyBits } from '../harness/entropy.ts'
 import { createHttp, type Http, type HttpResponse } from '../harness/http.ts'
 import { expectJsonObject, expectStatus, expectThat, show } from '../harness/expect.ts'
-import { authorize, codeOf, idTokenOf, signIn, someAccessToken } from '../harness/flows.ts'
+import { authorize, codeOf, idTokenOf, redeem, signIn, someAccessToken } from '../harness/flows.ts'
 import {
   authorizeRaw,
   clientCredentialsRaw,
   credentials,
   INTROSPECT,
   introspectRaw,
-  redeemRaw,
   REVOKE,
   TOKEN,
   USER_INFO,
@@ -268,12 +267,7 @@ check('SEC-06', async (ctx) => {
     const auth = await authorize(ctx, { context, scope: 'openid offline_access' })
     const code = codeOf(auth)
     codes.push(code)
-    const res = await redeemRaw(ctx, {
-      code,
-      verifier: auth.verifier,
-      client: auth.client,
-      redirectUri: auth.redirectUri,
-    })
+    const res = await redeem(ctx, auth)
     expectStatus(res, 200, 'token response')
     const rt = (res.json as { refresh_token?: unknown }).refresh_token
     if (typeof rt === 'string') refreshTokens.push(rt)
