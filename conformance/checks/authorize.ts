@@ -2,93 +2,32 @@ import type { BrowserContext } from '@playwright/test'
 import { browse } from '../harness/browser.ts'
 import { check, type CheckContext } from '../harness/check.ts'
 import { oidc } from '../harness/oidc.ts'
-import type { TargetClient } from '../harness/target.ts'
-import { ERROR_CHARS, expectEqual, expectStatus, expectThat } from '../harness/expect.ts'
+import { ERROR_CHARS, expectEqual, expectStatus, expectThat, scopeList } from '../harness/expect.ts'
 import {
   authorize,
   codeOf,
   mainClient,
   pkcePair,
   redeem,
+  redeemCode,
   redirectUriOf,
   tokensFor,
   validParams,
   whereLeft,
 } from '../harness/flows.ts'
-import { AUTHORIZE, authorizeRaw, redeemRaw } from '../harness/requests.ts'
-import { verifyJwt } from '../harness/jwt.ts'
+import { AUTHORIZE, authorizeRaw, authorizeUrl } from '../harness/requests.ts'
+import { unsignedRequestObject, verifyJwt } from '../harness/jwt.ts'
 import {
+  AUTHORIZATION_ERRORS,
+  CANCEL,
   expectErrorPage,
   expectErrorRedirect,
   expectLoginPage,
   isRedirect,
+  NEEDS_UI_ERRORS,
   redirectVariants,
+  watchRedirects,
 } from '../harness/pages.ts'
-
-/** RFC 6749 §4.1.2.1 and OIDC Core §3.1.2.6: the codes an authorization error may carry. */
-const AUTHORIZATION_ERRORS = [
-  'invalid_request',
-  'unauthorized_client',
-  'access_denied',
-  'unsupported_response_type',
-  'invalid_scope',
-  'server_error',
-  'temporarily_unavailable',
-  'interaction_required',
-  'login_required',
-  'account_selection_required',
-  'consent_required',
-  'invalid_request_uri',
-  'invalid_request_object',
-  'request_not_supported',
-  'request_uri_not_supported',
-  'registration_not_supported',
-]
-
-/** OIDC Core §3.1.2.6: what prompt=none may answer when it would need the user. */
-const NEEDS_UI_ERRORS = [
-  'login_required',
-  'interaction_required',
-  'consent_required',
-  'account_selection_required',
-]
-
-/** Records the IdP's redirects to `redirectUri` as the browser sees them (Location, unredacted). */
-function watchRedirects(context: BrowserContext, redirectUri: string): string[] {
-  const seen: string[] = []
-  const base = redirectUri.split(/[?#]/)[0] ?? redirectUri
-  context.on('response', (res) => {
-    const location = res.headers().location
-    if (res.status() >= 300 && res.status() < 400 && location?.startsWith(base)) seen.push(location)
-  })
-  return seen
-}
-
-/** Redeems a code for `client` with a raw request and returns the 200 JSON body. */
-async function redeemBody(
-  ctx: CheckContext,
-  code: string,
-  verifier: string,
-  client: TargetClient,
-  what: string,
-): Promise<Record<string, unknown>> {
-  const res = await redeemRaw(ctx, {
-    code,
-    verifier,
-    client,
-    redirectUri: redirectUriOf(ctx, client),
-  })
-  expectStatus(res, 200, `${what}: token response`)
-  return res.json as Record<string, unknown>
-}
-
-const scopeSet = (value: unknown): Set<string> =>
-  new Set(typeof value === 'string' ? value.split(' ').filter(Boolean) : [])
-
-/** An authorization URL with exactly these parameters in this order. */
-function authorizeUrl(ctx: Pick<CheckContext, 'target'>, params: [string, string][]): string {
-  return `${ctx.target.baseUrl}${AUTHORIZE}?${new URLSearchParams(params).toString()}`
-}
 
 check('AUTHZ-01', async (ctx) => {
   const params = await validParams(ctx)
@@ -289,8 +228,8 @@ check('AUTHZ-08', async (ctx) => {
     `the reversed-order request failed: error=${callback.searchParams.get('error') ?? 'none'}`,
   )
   expectEqual(callback.searchParams.get('state'), state, 'state of the reversed-order request')
-  const body = await redeemBody(ctx, code, verifier, mainClient(ctx), 'reversed order')
-  const [a, b] = [scopeSet(forward.body.scope), scopeSet(body.scope)]
+  const body = await redeemCode(ctx, code, verifier, mainClient(ctx), 'reversed order')
+  const [a, b] = [new Set(scopeList(forward.body.scope)), new Set(scopeList(body.scope))]
   expectThat(
     a.size === b.size && [...a].every((s) => b.has(s)),
     `reversed order granted "${String(body.scope)}", the usual order "${String(forward.body.scope)}"`,
@@ -349,7 +288,7 @@ check('AUTHZ-10', async (ctx) => {
   const { body } = await tokensFor(ctx, { scope: 'read:documents', nonce: false })
   expectThat(!('id_token' in body), 'scope=read:documents without openid returned an id_token')
   expectThat(
-    !scopeSet(body.scope).has('openid'),
+    !new Set(scopeList(body.scope)).has('openid'),
     `scope=read:documents was granted "${String(body.scope)}"`,
   )
   ctx.note('that this access token is refused by user-info is checked by UI-08')
@@ -373,14 +312,14 @@ check('AUTHZ-11', async (ctx) => {
     context ??= await ctx.newBrowserContext()
     const { body } = await tokensFor(ctx, { context, scope })
     expectThat(
-      !scopeSet(body.scope).has(foreign),
+      !new Set(scopeList(body.scope)).has(foreign),
       `${what}: the token response grants ${foreign} ("${String(body.scope)}")`,
     )
     const at = body.access_token
     expectThat(typeof at === 'string', `${what}: no access_token`)
     const { payload } = await verifyJwt(ctx, at)
     expectThat(
-      !scopeSet(payload.scope).has(foreign),
+      !new Set(scopeList(payload.scope)).has(foreign),
       `${what}: the access token's scope claim grants ${foreign} ("${String(payload.scope)}")`,
     )
     ctx.note(`${what} was accepted and ${foreign} left out of the grant`)
@@ -442,7 +381,7 @@ check('AUTHZ-13', async (ctx) => {
     `the POSTed request failed: error=${callback.searchParams.get('error') ?? 'none'} (${callback.searchParams.get('error_description') ?? ''})`,
   )
   expectEqual(callback.searchParams.get('state'), params.state, 'state')
-  await redeemBody(ctx, code, verifier, client, 'code from the POSTed request')
+  await redeemCode(ctx, code, verifier, client, 'code from the POSTed request')
 })
 
 check('AUTHZ-14', async (ctx) => {
@@ -505,22 +444,20 @@ check('AUTHZ-15', { exclusive: true }, async (ctx) => {
   // max_age=1 and a login older than that: reauthenticate
   const aged = await authorize(ctx, { context, params: { max_age: '1' } })
   expectThat(aged.outcome.loginShown, 'max_age=1, 2 s after the login, did not show the login page')
-  const agedBody = await redeemBody(ctx, codeOf(aged), aged.verifier, client, 'max_age=1')
+  const agedBody = await redeemCode(ctx, codeOf(aged), aged.verifier, client, 'max_age=1')
   const t3 = await verifiedAuthTime(ctx, agedBody, 'max_age=1')
   expectThat(t3 > t1, `auth_time after the new login (${t3}) is not later than the first (${t1})`)
 
   // a recent enough login is reused without UI
   const recent = await authorize(ctx, { context, params: { max_age: '10000' }, user: null })
   expectThat(!recent.outcome.loginShown, 'max_age=10000 right after a login showed the login page')
-  const recentBody = await redeemBody(ctx, codeOf(recent), recent.verifier, client, 'max_age=10000')
+  const recentBody = await redeemCode(ctx, codeOf(recent), recent.verifier, client, 'max_age=10000')
   expectEqual(
     await verifiedAuthTime(ctx, recentBody, 'max_age=10000'),
     t3,
     'auth_time (max_age=10000)',
   )
 })
-
-const CANCEL = 'button[value=cancel], button:has-text("Cancel"), a:has-text("Cancel")'
 
 check('AUTHZ-16', async (ctx) => {
   const context = await ctx.newBrowserContext()
@@ -536,12 +473,6 @@ check('AUTHZ-16', async (ctx) => {
   expectEqual(p.get('state'), cancelled.state, 'state after cancel')
   expectThat(!p.has('code'), 'a code was issued although the user cancelled')
 })
-
-/** An unsigned request object (OIDC Core §6.1, alg none). */
-function unsignedRequestObject(claims: Record<string, unknown>): string {
-  const part = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url')
-  return `${part({ alg: 'none', typ: 'oauth-authz-req+jwt' })}.${part(claims)}.`
-}
 
 check('AUTHZ-17', async (ctx) => {
   const client = mainClient(ctx)
@@ -594,7 +525,7 @@ check('AUTHZ-17', async (ctx) => {
     const code = callback.searchParams.get('code')
     expectThat(code, `the request-object flow failed: ${callback.search}`)
     expectEqual(callback.searchParams.get('state'), full.state, 'state from the request object')
-    await redeemBody(ctx, code, verifier, client, 'request object')
+    await redeemCode(ctx, code, verifier, client, 'request object')
   }
 
   const byUri = await authorizeRaw(ctx, {

@@ -239,6 +239,27 @@ export async function redeemWithClient(
   })
 }
 
+/**
+ * Redeems a code obtained outside `authorize` (a hand-built or POSTed request) for `client`
+ * with a raw request; returns the 200 JSON body.
+ */
+export async function redeemCode(
+  ctx: CheckContext,
+  code: string,
+  verifier: string,
+  client: TargetClient,
+  what: string,
+): Promise<Record<string, unknown>> {
+  const res = await redeemRaw(ctx, {
+    code,
+    verifier,
+    client,
+    redirectUri: redirectUriOf(ctx, client),
+  })
+  expectStatus(res, 200, `${what}: token response`)
+  return res.json as Record<string, unknown>
+}
+
 /** Signs in and redeems the code with a raw request; returns the parsed 200 body. */
 export async function tokensFor(
   ctx: CheckContext,

@@ -217,3 +217,9 @@ export async function forgeries(
     ['the token with a changed sub (signature kept)', forgeTampered(token)],
   ]
 }
+
+/** An unsigned request object (OIDC Core §6.1, alg none). */
+export function unsignedRequestObject(claims: Record<string, unknown>): string {
+  const part = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url')
+  return `${part({ alg: 'none', typ: 'oauth-authz-req+jwt' })}.${part(claims)}.`
+}

@@ -1,3 +1,4 @@
+import type { BrowserContext } from '@playwright/test'
 import type { CheckContext } from './check.ts'
 import { expectEqual, expectStatus, expectThat } from './expect.ts'
 import type { HttpResponse } from './http.ts'
@@ -234,3 +235,45 @@ export function redirectVariants(uri: string): string[] {
     )
   return [...new Set(variants)].filter((v) => v !== uri)
 }
+
+/** RFC 6749 §4.1.2.1 and OIDC Core §3.1.2.6: the codes an authorization error may carry. */
+export const AUTHORIZATION_ERRORS = [
+  'invalid_request',
+  'unauthorized_client',
+  'access_denied',
+  'unsupported_response_type',
+  'invalid_scope',
+  'server_error',
+  'temporarily_unavailable',
+  'interaction_required',
+  'login_required',
+  'account_selection_required',
+  'consent_required',
+  'invalid_request_uri',
+  'invalid_request_object',
+  'request_not_supported',
+  'request_uri_not_supported',
+  'registration_not_supported',
+]
+
+/** OIDC Core §3.1.2.6: what prompt=none may answer when it would need the user. */
+export const NEEDS_UI_ERRORS = [
+  'login_required',
+  'interaction_required',
+  'consent_required',
+  'account_selection_required',
+]
+
+/** Records the IdP's redirects to `redirectUri` as the browser sees them (Location, unredacted). */
+export function watchRedirects(context: BrowserContext, redirectUri: string): string[] {
+  const seen: string[] = []
+  const base = redirectUri.split(/[?#]/)[0] ?? redirectUri
+  context.on('response', (res) => {
+    const location = res.headers().location
+    if (res.status() >= 300 && res.status() < 400 && location?.startsWith(base)) seen.push(location)
+  })
+  return seen
+}
+
+/** The login page's cancel control (INTERFACE.md §4.1: the user may decline). */
+export const CANCEL = 'button[value=cancel], button:has-text("Cancel"), a:has-text("Cancel")'

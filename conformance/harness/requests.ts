@@ -133,3 +133,11 @@ export function userInfoRaw(
     ...(options.form ? { form: options.form } : {}),
   })
 }
+
+/** An authorization URL with exactly these parameters in this order. */
+export function authorizeUrl(
+  ctx: Pick<CheckContext, 'target'>,
+  params: [string, string][],
+): string {
+  return `${ctx.target.baseUrl}${AUTHORIZE}?${new URLSearchParams(params).toString()}`
+}
