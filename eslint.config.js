@@ -37,4 +37,25 @@ export default defineConfig(
       '@typescript-eslint/no-confusing-void-expression': 'off',
     },
   },
+  // Issue 20, arrows downhill only: the reference server does not depend on the suite that
+  // tests it. Files under server/ may not import conformance/; the two named exceptions are
+  // tests that deliberately run the suite (each says so at its import).
+  {
+    files: ['server/**/*.ts'],
+    ignores: ['server/views/pages.setup.ts', 'server/scale/workers.scale.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/conformance/**'],
+              message:
+                'server/ does not import the conformance suite; test helpers belong in server/test-helpers.ts',
+            },
+          ],
+        },
+      ],
+    },
+  },
 )

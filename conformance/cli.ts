@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util'
 // the embedded server, the login dry run and the report writers are loaded when a run needs
 // them (issue 21: --help and --list answer without loading the reference server)
 import type { Embedded } from './harness/embedded.ts'
-import { registeredChecks, runChecks, type RunInfo } from './harness/runner.ts'
+import { registeredChecks, runChecks, type RunInfo } from './runner.ts'
 import { CHECK_TIMEOUT_MS, embeddedOnlyReason } from './harness/check.ts'
 import { predictSkips } from './harness/needs.ts'
 import { fetchVia, resolveTarget, type Target } from './harness/target.ts'

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { gate, loadKnownFailures } from './gate.ts'
-import type { CheckResult, Level, Verdict } from './harness/types.ts'
+import type { Level } from './catalogue/requirement.ts'
+import type { CheckResult, Verdict } from './harness/types.ts'
 import { markdownSummary } from './report/markdown.ts'
 
 const result = (id: string, verdict: Verdict, level: Level = 'MUST'): CheckResult => ({

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { cpus, tmpdir, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { freePort } from '../conformance/harness/embedded.ts'
+import { freePort } from '../server/test-helpers.ts'
 import { signingBaseline } from './bench/baselines.ts'
 import { clientCredentials, CLIENT, httpTo, mintCode, REDIRECT, signIn } from './bench/http-flow.ts'
 import { cpuSeconds, rssMiB, startNode, stop, waitForLine } from './bench/process.ts'

@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Agent, fetch } from 'undici'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { freePort } from '../conformance/harness/embedded.ts'
+import { freePort } from '../server/test-helpers.ts'
 
 // PACKAGING TEST (npm run test:package, run by .ci/run; not part of `npm test`: it takes
 // minutes). `npm pack` (whose prepack compiles dist/), the tarball installed in an empty

@@ -2,7 +2,7 @@ import { request as httpRequest } from 'node:http'
 import { afterEach, describe, expect, test } from 'vitest'
 import type { App } from './app.ts'
 import { OAuthError, invalidGrant } from './errors.ts'
-import { freePort } from '../conformance/harness/embedded.ts'
+import { freePort } from './test-helpers.ts'
 import { testApp } from './test-helpers.ts'
 
 let app: App | undefined

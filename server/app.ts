@@ -7,6 +7,7 @@ import Hapi from '@hapi/hapi'
 import Inert from '@hapi/inert'
 import type { Logger } from 'pino'
 import { ConfigError, faultsRefused, type Config } from './config.ts'
+import { withStorageFaults } from './store/faulty-store.ts'
 import { systemClock, type Clock, type Deps, type Fault } from './deps.ts'
 import { createExplain, type Finding } from './explain/findings.ts'
 import { explainPlugin } from './explain/plugin.ts'
@@ -175,7 +176,8 @@ export async function createServer(config: Config, options: AppOptions): Promise
   const deps: Deps = {
     rateLimits: options.rateLimits ?? (() => config.rateLimits),
     config,
-    store: opened,
+    // the self-test's faults about storage are played by the store itself
+    store: faults.size > 0 ? withStorageFaults(opened, faults) : opened,
     keys,
     clock,
     faults,

@@ -1,6 +1,6 @@
 import { connect } from 'node:tls'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { freePort } from '../conformance/harness/embedded.ts'
+import { freePort } from './test-helpers.ts'
 import { createServer, type App } from './app.ts'
 import { loadConfig } from './config.ts'
 import { TEST_SCRYPT } from './users/passwords.ts'

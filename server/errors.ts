@@ -46,27 +46,30 @@ export class OAuthError extends Error {
   readonly status: number
   /** Extra response headers (WWW-Authenticate, Retry-After, Allow). */
   readonly headers: Readonly<Record<string, string>>
+  /** Members of the JSON body beside error and error_description (the readiness `status`). */
+  readonly fields: Readonly<Record<string, string>>
 
-  constructor(
-    code: OAuthErrorCode,
-    description: string,
-    options?: ErrorOptions & { headers?: Record<string, string>; status?: number },
-  ) {
+  constructor(code: OAuthErrorCode, description: string, options?: Opts) {
     super(description, options)
     this.name = 'OAuthError'
     this.code = code
     // hapi's own refusals (404, 405, 413, 415, 429) keep their status as invalid_request
     this.status = options?.status ?? STATUS[code]
     this.headers = options?.headers ?? {}
+    this.fields = options?.fields ?? {}
   }
 
   /** The JSON body of INTERFACE.md §7. */
-  toJSON(): { error: OAuthErrorCode; error_description: string } {
-    return { error: this.code, error_description: this.message }
+  toJSON(): Record<string, string> & { error: OAuthErrorCode; error_description: string } {
+    return { ...this.fields, error: this.code, error_description: this.message }
   }
 }
 
-type Opts = ErrorOptions & { headers?: Record<string, string>; status?: number }
+type Opts = ErrorOptions & {
+  headers?: Record<string, string>
+  status?: number
+  fields?: Record<string, string>
+}
 const make =
   (code: OAuthErrorCode) =>
   (description: string, options?: Opts): OAuthError =>

@@ -3,7 +3,7 @@ import * as net from 'node:net'
 import { createServer, type Server, type Socket } from 'node:net'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import type { App } from './app.ts'
-import { freePort } from '../conformance/harness/embedded.ts'
+import { freePort } from './test-helpers.ts'
 import { openDatabase } from './store/knex/index.ts'
 import { postgresAvailable, TEST_PG_URL, testApp } from './test-helpers.ts'
 
@@ -84,7 +84,14 @@ describe.skipIf(!pgUp)('storage outage on PostgreSQL', () => {
     expect(during.statusCode).toBe(503)
     expect(JSON.parse(during.payload)).toMatchObject({ error: 'temporarily_unavailable' })
     expect(during.headers['retry-after']).toBe('5')
-    expect((await app.server.inject('/health/ready')).statusCode).toBe(503)
+    const notReady = await app.server.inject('/health/ready')
+    expect(notReady.statusCode).toBe(503)
+    expect(JSON.parse(notReady.payload)).toEqual({
+      status: 'unavailable',
+      error: 'temporarily_unavailable',
+      error_description: 'the store is unreachable',
+    })
+    expect(notReady.headers).toMatchObject({ 'retry-after': '5', 'cache-control': 'no-store' })
     expect((await app.server.inject('/health/live')).statusCode).toBe(200)
     await proxy.up()
     let after = await token()

@@ -1,7 +1,18 @@
+import { createServer as createNetServer } from 'node:net'
 import { createServer, type App, type AppOptions } from './app.ts'
 import { loadConfig, type Config } from './config.ts'
 import { createDevCertificate, type TlsMaterial } from './tls.ts'
 import { TEST_SCRYPT } from './users/passwords.ts'
+
+/** A free TCP port on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  const srv = createNetServer()
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve))
+  const address = srv.address()
+  await new Promise<void>((resolve) => srv.close(() => resolve()))
+  if (address === null || typeof address === 'string') throw new Error('no port')
+  return address.port
+}
 
 let tls: Promise<TlsMaterial> | undefined
 

@@ -1,4 +1,5 @@
-import type { Level } from '../harness/types.ts'
+/** MUST failures fail a run; SHOULD failures warn; MAY checks are recorded only. */
+export type Level = 'MUST' | 'SHOULD' | 'MAY'
 
 /** One catalogue row (shared/REQUIREMENTS.md): written once, repeated nowhere else. */
 export interface Requirement {

@@ -305,11 +305,9 @@ check('AT-07', async (ctx) => {
     expectThat(earlier === undefined, `${what} repeats the jti ${show(jti)} of ${earlier ?? ''}`)
     seen.set(jti, what)
   }
-  // one browser context: after the first login the session skips the login page
-  const context = await ctx.newBrowserContext()
   let refreshToken: unknown
   for (let i = 1; i <= 3; i++) {
-    const { body } = await tokensFor(ctx, { scope: 'openid offline_access', context })
+    const { body } = await tokensFor(ctx, { scope: 'openid offline_access' })
     await add(body.access_token, main, `access token #${seen.size + 1} (authorization_code)`)
     refreshToken ??= body.refresh_token
   }

@@ -1,4 +1,3 @@
-import type { BrowserContext } from '@playwright/test'
 import { browse } from '../harness/browser.ts'
 import { check, type CheckContext } from '../harness/check.ts'
 import { oidc } from '../harness/oidc.ts'
@@ -37,6 +36,8 @@ check('AUTHZ-01', async (ctx) => {
 })
 
 check('AUTHZ-02', async (ctx) => {
+  // its own browser: the subject is the redirect response as the browser receives it (the
+  // IdP's Location header, unparsed), which only a browser's own sign-in shows
   const context = await ctx.newBrowserContext()
   const redirects = watchRedirects(context, redirectUriOf(ctx, mainClient(ctx)))
   const auth = await authorize(ctx, { context })
@@ -201,7 +202,9 @@ check('AUTHZ-08', async (ctx) => {
     undefined,
   )
 
-  // order of parameters and of scope tokens does not matter (RFC 6749 §3.3)
+  // order of parameters and of scope tokens does not matter (RFC 6749 §3.3). Its own browser:
+  // the reversed request is sent as built, and prompt=none with id_token_hint needs the session
+  // of the sign-in that issued the hint
   const context = await ctx.newBrowserContext()
   const forward = await tokensFor(ctx, { context, scope: 'openid profile email' })
   const idToken = forward.body.id_token
@@ -255,6 +258,8 @@ function awkwardState(): string {
 }
 
 check('AUTHZ-09', async (ctx) => {
+  // its own browser: the request without state is built by hand and sent in the session the
+  // first request signed in
   const context = await ctx.newBrowserContext()
   const state = awkwardState()
   const auth = await authorize(ctx, { context, params: { state } })
@@ -296,7 +301,6 @@ check('AUTHZ-10', async (ctx) => {
 
 check('AUTHZ-11', async (ctx) => {
   const base = await validParams(ctx)
-  let context: BrowserContext | undefined
   for (const [scope, foreign] of [
     ['openid foo:bar', 'foo:bar'],
     ['openid api:reports', 'api:reports'],
@@ -309,8 +313,7 @@ check('AUTHZ-11', async (ctx) => {
     }
     // OIDC Core §3.1.2.1: values not understood are ignored, so the grant must leave them out
     await expectLoginPage(ctx, res, `${what} (neither refused nor shown the login page)`)
-    context ??= await ctx.newBrowserContext()
-    const { body } = await tokensFor(ctx, { context, scope })
+    const { body } = await tokensFor(ctx, { scope })
     expectThat(
       !new Set(scopeList(body.scope)).has(foreign),
       `${what}: the token response grants ${foreign} ("${String(body.scope)}")`,
@@ -327,9 +330,8 @@ check('AUTHZ-11', async (ctx) => {
 })
 
 check('AUTHZ-12', async (ctx) => {
-  const context = await ctx.newBrowserContext()
   const client = mainClient(ctx)
-  const withNonce = await tokensFor(ctx, { context })
+  const withNonce = await tokensFor(ctx)
   const idToken = withNonce.body.id_token
   expectThat(typeof idToken === 'string', 'the token response has no id_token')
   const { payload } = await verifyJwt(ctx, idToken, { audience: client.id })
@@ -338,7 +340,7 @@ check('AUTHZ-12', async (ctx) => {
   expectEqual(payload.nonce ?? null, withNonce.auth.nonce ?? null, 'nonce in the ID token')
 
   // OIDC Core §3.1.2.1: nonce is OPTIONAL in the code flow
-  const without = await tokensFor(ctx, { context, nonce: false })
+  const without = await tokensFor(ctx, { nonce: false })
   const second = without.body.id_token
   expectThat(typeof second === 'string', 'without nonce: the token response has no id_token')
   const { payload: p2 } = await verifyJwt(ctx, second, { audience: client.id })
@@ -396,6 +398,7 @@ check('AUTHZ-14', async (ctx) => {
     base.state,
   )
 
+  // its own browser: the subject is the session (prompt=none with and without one)
   const context = await ctx.newBrowserContext()
   codeOf(await authorize(ctx, { context }))
   const statuses: number[] = []
@@ -460,6 +463,7 @@ check('AUTHZ-15', { exclusive: true }, async (ctx) => {
 })
 
 check('AUTHZ-16', async (ctx) => {
+  // its own browser: the subject is the login page's cancel control
   const context = await ctx.newBrowserContext()
   const form = await authorize(ctx, { context, user: null })
   expectThat(form.outcome.loginShown, 'no login page was shown')

@@ -155,7 +155,6 @@ check('CODE-04', async (ctx) => {
 })
 
 check('CODE-05', async (ctx) => {
-  const context = await ctx.newBrowserContext()
   ctx.note(
     'another registered redirect URI of the main client is not in the target configuration: not tried',
   )
@@ -165,7 +164,7 @@ check('CODE-05', async (ctx) => {
     { what: 'redirect_uri omitted', uri: () => undefined, omitted: true },
   ]
   for (const v of variants) {
-    const auth = await authorize(ctx, { context })
+    const auth = await authorize(ctx)
     const res = await redeemRaw(ctx, {
       code: codeOf(auth),
       verifier: auth.verifier,
@@ -335,10 +334,9 @@ check('CODE-09', async (ctx) => {
 const CODES = 20
 
 check('CODE-10', async (ctx) => {
-  const context = await ctx.newBrowserContext()
   const codes: string[] = []
   for (let i = 0; i < CODES; i++) {
-    const auth = await authorize(ctx, { context })
+    const auth = await authorize(ctx)
     codes.push(codeOf(auth))
   }
   expectEqual(new Set(codes).size, CODES, `distinct codes among ${CODES}`)

@@ -29,11 +29,10 @@ async function idTokenFor(
 }
 
 check('IDT-01', async (ctx) => {
-  const context = await ctx.newBrowserContext()
-  const { body } = await tokensFor(ctx, { scope: 'openid', context })
+  const { body } = await tokensFor(ctx, { scope: 'openid' })
   // OIDC Core §3.1.3.3: the token response to an openid request carries an ID token
   decodeJws(body.id_token, 'id_token of an openid request')
-  const plain = await tokensFor(ctx, { scope: 'profile', context })
+  const plain = await tokensFor(ctx, { scope: 'profile' })
   const granted = typeof plain.body.scope === 'string' ? plain.body.scope.split(' ') : []
   expectThat(
     !granted.includes('openid'),
@@ -96,9 +95,9 @@ function subjectOf(claims: Json, what: string): string {
 
 check('IDT-04', async (ctx) => {
   const { primary, secondary } = ctx.target.users
-  const first = await ctx.newBrowserContext()
-  const a1 = subjectOf((await idTokenFor(ctx, { context: first })).claims, 'first login')
-  // a second browser context is a second, independent login of the same user
+  // the first login is the user's session of the run (a code from it, when it is shared)
+  const a1 = subjectOf((await idTokenFor(ctx, {})).claims, 'first login')
+  // a browser context of its own is a second, independent login of the same user
   const second = await ctx.newBrowserContext()
   const a2 = subjectOf((await idTokenFor(ctx, { context: second })).claims, 'second login')
   expectEqual(a2, a1, `sub of ${primary.username} at the second login`)
@@ -152,12 +151,11 @@ check('IDT-05', async (ctx) => {
 })
 
 check('IDT-06', async (ctx) => {
-  const context = await ctx.newBrowserContext()
-  const sent = await idTokenFor(ctx, { context })
+  const sent = await idTokenFor(ctx, {})
   expectThat(sent.nonce, 'the harness sent no nonce')
   // OIDC Core §3.1.3.7 step 11: the nonce of the authentication request, unchanged
   expectEqual(sent.claims.nonce, sent.nonce, 'ID token nonce')
-  const none = await idTokenFor(ctx, { context, nonce: false }, 'ID token (no nonce sent)')
+  const none = await idTokenFor(ctx, { nonce: false }, 'ID token (no nonce sent)')
   // OIDC Core §2: the nonce claim only carries a value the client sent
   expectThat(
     !('nonce' in none.claims),
@@ -271,10 +269,9 @@ const SCOPE_CLAIMS: Record<string, readonly string[]> = {
 }
 
 check('IDT-09', async (ctx) => {
-  const context = await ctx.newBrowserContext()
   const present: string[] = []
   for (const scope of ['openid profile email', 'openid profile', 'openid email', 'openid']) {
-    const { claims } = await idTokenFor(ctx, { scope, context }, `ID token for ${show(scope)}`)
+    const { claims } = await idTokenFor(ctx, { scope }, `ID token for ${show(scope)}`)
     const granted = scope.split(' ')
     for (const [s, names] of Object.entries(SCOPE_CLAIMS)) {
       const found = names.filter((c) => c in claims)

@@ -100,9 +100,12 @@ check('INTRO-02', async (ctx) => {
 /** Redeems a code twice; returns the access token of the first redemption. */
 async function reuseCode(
   ctx: CheckContext,
-  context: Awaited<ReturnType<CheckContext['newBrowserContext']>>,
+  context?: Awaited<ReturnType<CheckContext['newBrowserContext']>>,
 ): Promise<{ accessToken: string; reuse: () => Promise<HttpResponse> }> {
-  const auth = await authorize(ctx, { scope: 'openid offline_access', context })
+  const auth = await authorize(ctx, {
+    scope: 'openid offline_access',
+    ...(context ? { context } : {}),
+  })
   const form = {
     code: codeOf(auth),
     verifier: auth.verifier,
@@ -224,8 +227,7 @@ check('INTRO-06', async (ctx) => {
 })
 
 check('INTRO-07', async (ctx) => {
-  const context = await ctx.newBrowserContext()
-  const set = await signIn(ctx, { scope: 'openid offline_access', context })
+  const set = await signIn(ctx, { scope: 'openid offline_access' })
   const rt = refreshTokenOf(set)
   for (const token of [set.accessToken, set.accessToken, rt]) {
     const res = await introspectRaw(ctx, token)
@@ -249,7 +251,7 @@ check('INTRO-07', async (ctx) => {
     await within(1000, () => inactive(rt)),
     'the revoked refresh token still introspects active after 1 s',
   )
-  const reused = await reuseCode(ctx, context)
+  const reused = await reuseCode(ctx)
   expectActive(await introspectRaw(ctx, reused.accessToken), 'the access token of a code')
   expectActive(await introspectRaw(ctx, reused.accessToken), 'the access token of a code')
   expectStatus(await reused.reuse(), 400, 'second redemption of the same code')

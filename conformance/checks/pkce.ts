@@ -184,14 +184,13 @@ check('PKCE-05', async (ctx) => {
 })
 
 check('PKCE-06', async (ctx) => {
-  const context = await ctx.newBrowserContext()
   const wrongVerifiers = [
     { what: 'a random well-formed verifier', verifier: () => randomVerifier(64) },
     // RFC 9700 §4.8: a server that also accepts plain would take the challenge as the verifier
     { what: 'the code_challenge sent as the verifier', verifier: (c: string) => c },
   ]
   for (const w of wrongVerifiers) {
-    const auth = await authorize(ctx, { context })
+    const auth = await authorize(ctx)
     const res = await redeemRaw(ctx, {
       code: codeOf(auth),
       verifier: w.verifier(auth.challenge),
@@ -205,7 +204,6 @@ check('PKCE-06', async (ctx) => {
 })
 
 check('PKCE-07', async (ctx) => {
-  const context = await ctx.newBrowserContext()
   const insert = (c: string): string => `${randomVerifier(25)}${c}${randomVerifier(25)}`
   // RFC 7636 §4.1: code-verifier = 43*128unreserved
   const cases = [
@@ -221,7 +219,7 @@ check('PKCE-07', async (ctx) => {
   ]
   for (const c of cases) {
     // a matching challenge, so only the syntax rule can make the redemption fail
-    const auth = await authorize(ctx, { context, params: { code_challenge: s256(c.verifier) } })
+    const auth = await authorize(ctx, { params: { code_challenge: s256(c.verifier) } })
     const res = await redeemRaw(ctx, {
       code: codeOf(auth),
       verifier: c.verifier,
@@ -241,8 +239,7 @@ check('PKCE-07', async (ctx) => {
 const GUESSES = 10
 
 check('PKCE-08', async (ctx) => {
-  const context = await ctx.newBrowserContext()
-  const first = await authorize(ctx, { context })
+  const first = await authorize(ctx)
   const code = codeOf(first)
   const redeemWith = (verifier: string) =>
     redeemRaw(ctx, { code, verifier, client: first.client, redirectUri: first.redirectUri })
@@ -257,7 +254,7 @@ check('PKCE-08', async (ctx) => {
   }
   ctx.note('the correct verifier still redeemed the code after one failed attempt')
   // RFC 9700 §4.8, RFC 6749 §10.10: guessing on one code must be bounded
-  const second = await authorize(ctx, { context })
+  const second = await authorize(ctx)
   const code2 = codeOf(second)
   for (let i = 0; i < GUESSES; i++) {
     const res = await redeemRaw(ctx, {

@@ -48,14 +48,13 @@ function refreshBody(res: Awaited<ReturnType<typeof refreshRaw>>, what: string) 
 }
 
 check('RT-01', async (ctx) => {
-  const context = await ctx.newBrowserContext()
-  const plain = await signIn(ctx, { scope: 'openid', context })
+  const plain = await signIn(ctx, { scope: 'openid' })
   // INTERFACE.md §2.1: offline_access is what enables refresh token issuance (OIDC Core §11)
   expectThat(
     plain.refreshToken === undefined,
     'a refresh_token was issued for scope "openid", which does not include offline_access',
   )
-  const offline = await signIn(ctx, { scope: 'openid offline_access', context })
+  const offline = await signIn(ctx, { scope: 'openid offline_access' })
   expectThat(
     scopeList(offline.scope).includes('offline_access'),
     `offline_access was requested but not granted (scope "${offline.scope}")`,
@@ -259,8 +258,7 @@ check('RT-09', async (ctx) => {
     expectOAuthError(garbage, 400, 'invalid_grant'),
   )
 
-  const context = await ctx.newBrowserContext()
-  const set = await signIn(ctx, { scope: 'openid offline_access', context })
+  const set = await signIn(ctx, { scope: 'openid offline_access' })
   const rt = refreshTokenOf(set)
   refreshBody(await refreshRaw(ctx, rt), 'refresh before revocation')
   expectRevoked(await revokeRaw(ctx, rt, { hint: 'refresh_token' }), 'the refresh token')
@@ -269,7 +267,7 @@ check('RT-09', async (ctx) => {
     expectOAuthError(revoked, 400, 'invalid_grant'),
   )
 
-  const auth = await authorize(ctx, { scope: 'openid offline_access', context })
+  const auth = await authorize(ctx, { scope: 'openid offline_access' })
   const code = codeOf(auth)
   const form = { code, verifier: auth.verifier, client: auth.client, redirectUri: auth.redirectUri }
   const first = await redeemRaw(ctx, form)
@@ -292,6 +290,7 @@ check('RT-09', async (ctx) => {
 
 check('RT-10', async (ctx) => {
   const main = ctx.target.clients.main
+  // its own browser: its last part logs this session out (never the run's shared one)
   const context = await ctx.newBrowserContext()
   const set = await signIn(ctx, { scope: 'openid offline_access', context })
   const rt = refreshTokenOf(set)

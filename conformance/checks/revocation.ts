@@ -68,8 +68,7 @@ check('REV-02', async (ctx) => {
 })
 
 check('REV-03', async (ctx) => {
-  const context = await ctx.newBrowserContext()
-  const set = await signIn(ctx, { scope: 'openid offline_access', context })
+  const set = await signIn(ctx, { scope: 'openid offline_access' })
   const rt = refreshTokenOf(set)
   const minted = await refreshRaw(ctx, rt)
   expectStatus(minted, 200, 'refresh')
@@ -91,7 +90,7 @@ check('REV-03', async (ctx) => {
     )
   }
   // RFC 7009 §2.1 (MAY): revoking an access token may take its refresh token along
-  const second = await signIn(ctx, { scope: 'openid offline_access', context })
+  const second = await signIn(ctx, { scope: 'openid offline_access' })
   expectRevoked(await revokeRaw(ctx, second.accessToken), 'an access token')
   ctx.note(
     (await isActive(ctx, refreshTokenOf(second)))

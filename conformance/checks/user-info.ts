@@ -93,7 +93,6 @@ check('UI-03', async (ctx) => {
 })
 
 check('UI-04', async (ctx) => {
-  const context = await ctx.newBrowserContext()
   const cases = [
     ['openid', ['openid']],
     ['openid profile', ['openid', 'profile']],
@@ -102,7 +101,7 @@ check('UI-04', async (ctx) => {
   ] as const satisfies readonly (readonly [string, readonly (keyof typeof CLAIMS)[]])[]
   for (const [scope, scopes] of cases) {
     const released: readonly (keyof typeof CLAIMS)[] = scopes
-    const set = await signIn(ctx, { scope, context })
+    const set = await signIn(ctx, { scope })
     const claims = userInfoClaims(
       await userInfoRaw(ctx, set.accessToken),
       `user-info for "${scope}"`,
@@ -171,11 +170,7 @@ check('UI-05', async (ctx) => {
     ctx.note('no secondary user configured: only the primary user was checked')
     return
   }
-  const other = await signIn(ctx, {
-    scope,
-    user: secondary,
-    context: await ctx.newBrowserContext(),
-  })
+  const other = await signIn(ctx, { scope, user: secondary })
   const claims = userInfoClaims(await userInfoRaw(ctx, other.accessToken), 'user-info (secondary)')
   checkTypes(ctx, claims, 'secondary user')
   if (claims.email_verified !== false)

@@ -151,9 +151,12 @@ export async function browse(
     })),
   })
   let loginPostStatus: number | undefined
+  // whether the main frame's latest document came with a Refresh header (a redirect to a browser)
+  const refresh = { header: false }
   page.on('response', (res) => {
     const req = res.request()
     if (!req.isNavigationRequest()) return
+    if (req.frame() === page.mainFrame()) refresh.header = 'refresh' in res.headers()
     if (req.method() === 'POST' && loginPostStatus === undefined) loginPostStatus = res.status()
     http.record({
       method: req.method(),
@@ -181,7 +184,7 @@ export async function browse(
   ])
   let loginShown = false
   if (first === 'loaded' && !arrived() && (await page.locator(detect).count()) === 0)
-    await followSelfSubmitting(page, reachedCallback, timeout)
+    await followSelfSubmitting(page, reachedCallback, timeout, refresh)
   if (first !== 'callback' && !arrived()) {
     const hasForm = first === 'form' || (await page.locator(detect).count()) > 0
     if (hasForm) {
@@ -211,9 +214,7 @@ export async function browse(
         reachedCallback,
         page.waitForLoadState('load', { timeout }).catch(() => undefined),
       ])
-      if (!arrived()) await followSelfSubmitting(page, reachedCallback, timeout)
-      // the redirect may come a moment after the load state of an error page
-      if (!arrived()) await Promise.race([reachedCallback, new Promise((r) => setTimeout(r, 300))])
+      if (!arrived()) await followSelfSubmitting(page, reachedCallback, timeout, refresh)
     }
   }
   return { callback: seen.callback, page, loginShown, loginPostStatus }
@@ -222,14 +223,18 @@ export async function browse(
 /**
  * A page that moves on by itself (a form that submits itself, a script or meta redirect) is a
  * redirect to a browser: while the page navigates again within 1.5 s of loading, wait for it,
- * up to five hops, or until the browser reaches a client URI.
+ * up to five hops, or until the browser reaches a client URI. A page that has no means to move
+ * (no script, meta refresh, Refresh header, inline event handler or frame: the plain error and
+ * confirmation pages) is where the flow stopped, and is not waited on.
  */
 async function followSelfSubmitting(
   page: Page,
   reachedCallback: Promise<string>,
   timeout: number,
+  refresh: { readonly header: boolean },
 ): Promise<void> {
   for (let hop = 0; hop < 5; hop++) {
+    if (!refresh.header && !(await mayMoveByItself(page))) return
     const moved = await Promise.race([
       reachedCallback.then(() => 'arrived' as const),
       page
@@ -246,6 +251,26 @@ async function followSelfSubmitting(
       page.waitForLoadState('load', { timeout }).catch(() => undefined),
     ])
   }
+}
+
+/**
+ * Whether the page in the browser holds anything that can navigate it without the user: a
+ * script, a meta refresh, an inline event handler, or a frame (whose content may move the top
+ * page). A page being replaced while it is read counts as moving.
+ */
+async function mayMoveByItself(page: Page): Promise<boolean> {
+  return page
+    .evaluate(
+      // no helper functions in here: the bundler would wrap them in a __name() the page lacks
+      () =>
+        document.querySelector(
+          'script, meta[http-equiv="refresh" i], iframe, frame, object, embed',
+        ) !== null ||
+        Array.from(document.querySelectorAll('*')).some((el) =>
+          Array.from(el.attributes).some((a) => /^on/i.test(a.name)),
+        ),
+    )
+    .catch(() => true)
 }
 
 const DEFAULT_DETECT = 'input[type=password]'

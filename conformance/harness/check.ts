@@ -6,7 +6,8 @@ import { countIn, newCounters, SharedSessions, type RunCounters } from './sessio
 import { redactResult, redactUrl } from './redact.ts'
 import type { Target } from './target.ts'
 import { CheckFailure, ControlFailure } from './expect.ts'
-import type { CheckResult, Level, Verdict } from './types.ts'
+import type { Level } from '../catalogue/requirement.ts'
+import type { CheckResult, Verdict } from './types.ts'
 
 /** What a check body receives. */
 export interface CheckContext {

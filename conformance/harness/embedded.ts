@@ -1,9 +1,9 @@
-import { createServer as createNetServer } from 'node:net'
 import type { Logger } from 'pino'
 import { clients, users } from '../../fixtures/index.ts'
 import { createServer, type App } from '../../server/app.ts'
 import { loadConfig, type Config } from '../../server/config.ts'
 import type { Fault } from '../../server/deps.ts'
+import { freePort } from '../../server/test-helpers.ts'
 import { createDevCertificate } from '../../server/tls.ts'
 import { TEST_SCRYPT } from '../../server/users/passwords.ts'
 import { resolveTarget, type Target, type TargetClient } from './target.ts'
@@ -17,16 +17,6 @@ const GENEROUS_LIMITS: Config['rateLimits'] = {
   login: GENEROUS,
   loginaddress: GENEROUS,
   public: GENEROUS,
-}
-
-/** A free TCP port on 127.0.0.1. */
-export async function freePort(): Promise<number> {
-  const srv = createNetServer()
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve))
-  const address = srv.address()
-  await new Promise<void>((resolve) => srv.close(() => resolve()))
-  if (address === null || typeof address === 'string') throw new Error('no port')
-  return address.port
 }
 
 export interface EmbeddedOptions {

@@ -1,5 +1,4 @@
-/** MUST failures fail a run; SHOULD failures warn; MAY checks are recorded only. */
-export type Level = 'MUST' | 'SHOULD' | 'MAY'
+import type { Level } from '../catalogue/requirement.ts'
 
 /**
  * pass; fail (MUST not met); warn (SHOULD not met); info (MAY, recorded); skip (could not run);

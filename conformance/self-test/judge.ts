@@ -1,4 +1,4 @@
-import type { Level } from '../harness/types.ts'
+import type { Level } from '../catalogue/requirement.ts'
 
 /** The verdict a check must reach against a target broken in its property, by level. */
 export const FAILED_VERDICT: Record<Level, string> = { MUST: 'fail', SHOULD: 'warn', MAY: 'info' }

@@ -12,14 +12,6 @@ import type { Grant } from './grant.ts'
 
 const TOKEN_ENDPOINT = 'POST /auth/token'
 
-/** Codes whose redemption failed only on PKCE, kept per server for the test-only fault. */
-const pkceFailedCodes = new WeakMap<Deps['store'], Set<string>>()
-const pkceFailed = (deps: Pick<Deps, 'store'>): Set<string> => {
-  let set = pkceFailedCodes.get(deps.store)
-  if (!set) pkceFailedCodes.set(deps.store, (set = new Set()))
-  return set
-}
-
 /**
  * RFC 6749 §4.1.3: the code is bound to its client and to the authorize request's redirect_uri
  * (identical strings). The refusal for a request that differs in either.
@@ -52,21 +44,15 @@ export const authorizationCode = {
     const now = clock()
     // one conditional write: of concurrent redemptions exactly one wins (CODE-04). Only a
     // request of the code's own client and redirect_uri can spend it: a mismatch is refused and
-    // leaves the code to its rightful redemption (the test-only fault spends it anyway)
-    const spendOnMismatch = deps.faults.has('redirect-mismatch-spends-code')
-    const consumed = await store.codes.consume(
-      sha256Hex(code),
-      now,
-      spendOnMismatch ? undefined : { clientId: client.id, redirectUri },
-    )
+    // leaves the code to its rightful redemption
+    const consumed = await store.codes.consume(sha256Hex(code), now, {
+      clientId: client.id,
+      redirectUri,
+    })
     if (!consumed) throw invalidGrant('the authorization code is invalid')
     const { code: stored } = consumed
     if (consumed.unbound) throw bindingMismatch(stored, client.id, redirectUri, deps)
-    // test-only fault (PKCE-08): a code whose only failure was PKCE stays redeemable
-    const retryable =
-      deps.faults.has('pkce-failure-keeps-code') && pkceFailed(deps).has(stored.digest)
-    const firstUse = consumed.firstUse || retryable
-    if (!firstUse) {
+    if (!consumed.firstUse) {
       deps.explain?.record('code.reused', { clientId: client.id, endpoint: TOKEN_ENDPOINT })
       // RFC 6749 §4.1.2: a code used twice MUST be denied and SHOULD revoke its tokens
       await store.tokens.revokeByCode(stored.digest, now)
@@ -75,10 +61,9 @@ export const authorizationCode = {
       )
     }
     // from here on the code is spent, so a failed attempt cannot be retried (RFC 9700 §4.8)
-    // the test-only fault (CODE-07) lets expired codes through
-    if (stored.expiresAt <= now && !deps.faults.has('code-expiry-unchecked'))
-      throw invalidGrant('the authorization code has expired')
-    // reached only with the test-only fault, which spent the code before comparing these
+    if (stored.expiresAt <= now) throw invalidGrant('the authorization code has expired')
+    // the store compared these when it spent the code; a store that did not (the self-test's
+    // CODE-11 sabotage) still gets no tokens for a mismatch
     if (stored.clientId !== client.id || stored.redirectUri !== redirectUri)
       throw bindingMismatch(stored, client.id, redirectUri, deps)
     const verifier = params.code_verifier
@@ -101,13 +86,11 @@ export const authorizationCode = {
       // test-only fault (PKCE-06): the challenge itself accepted as a plain verifier
       const plain = deps.faults.has('pkce-plain-fallback') && verifier === stored.codeChallenge
       if (!plain && !verifierMatches(verifier, stored.codeChallenge)) {
-        if (deps.faults.has('pkce-failure-keeps-code')) pkceFailed(deps).add(stored.digest)
         throw invalidGrant(
           'code_verifier does not match the code_challenge: BASE64URL(SHA-256(code_verifier)) must equal the code_challenge of the authorize request (RFC 7636 section 4.6)',
         )
       }
     }
-    if (retryable) pkceFailed(deps).delete(stored.digest)
     const user = await store.users.get(stored.userId)
     if (!user) throw invalidGrant('the user of this authorization code no longer exists')
 

@@ -21,9 +21,7 @@ export const refreshToken = {
     const stored = token.length <= 512 ? await store.tokens.get(sha256Hex(token)) : undefined
     if (!stored || stored.kind !== 'refresh') throw invalidGrant('the refresh token is invalid')
     if (stored.revokedAt !== null) throw invalidGrant('the refresh token was revoked')
-    // the self-test's RT-11 sabotage: refresh tokens that never expire
-    if (stored.expiresAt <= now && !deps.faults.has('refresh-expiry-unchecked'))
-      throw invalidGrant('the refresh token has expired')
+    if (stored.expiresAt <= now) throw invalidGrant('the refresh token has expired')
     // RFC 6749 §10.4: bound to the client it was issued to
     if (stored.clientId !== client.id) {
       deps.explain?.record('refresh.other-client', {

@@ -33,3 +33,34 @@ export function required(params: Record<string, string>, name: string): string {
     throw invalidRequest(`missing required parameter ${name}`)
   return value
 }
+
+/** The parameters of a parsed query or form (hapi's: repeated ones as arrays); {} when none. */
+export function rawParams(source: unknown): Record<string, unknown> {
+  return source !== null && typeof source === 'object' && !Buffer.isBuffer(source)
+    ? (source as Record<string, unknown>)
+    : {}
+}
+
+/**
+ * One parameter of a request that must not repeat it (RFC 6749 §3.1): its value, undefined when
+ * absent or empty, invalid_request when repeated.
+ */
+export function single(raw: Record<string, unknown>, name: string): string | undefined {
+  const value = raw[name]
+  if (Array.isArray(value)) throw invalidRequest(`parameter ${safeName(name)} is repeated`)
+  return typeof value === 'string' && value !== '' ? value : undefined
+}
+
+/**
+ * A field of one of the server's own HTML forms (login, logout confirmation): its value when
+ * sent once, else undefined, so a tampered form (a repeated field) reads as incomplete and gets
+ * the form's own error page rather than a JSON error.
+ */
+export function formField(raw: Record<string, unknown>, name: string): string | undefined {
+  const value = raw[name]
+  return typeof value === 'string' ? value : undefined
+}
+
+/** Whether the parameter was sent at all, empty or repeated included. */
+export const isPresent = (raw: Record<string, unknown>, name: string): boolean =>
+  Object.hasOwn(raw, name)

@@ -9,6 +9,7 @@ import {
   type AuthorizationRequest,
 } from '../protocol/authorization-request.ts'
 import { randomToken, sha256Hex } from '../protocol/digest.ts'
+import { rawParams } from '../protocol/params.ts'
 import { currentSession, INTERACTION_COOKIE } from '../sessions.ts'
 import type { Branding } from '../store/store.ts'
 import { errorPage } from '../views/error.ts'
@@ -146,12 +147,12 @@ function explainAuthorize(
 export const authorize = (deps: Deps): ServerRoute[] => {
   const handler = async (request: Request, h: ResponseToolkit) => {
     const fromBody = request.method === 'post' && !deps.faults.has('authorize-post-reads-query')
-    const raw = (fromBody ? request.payload : request.query) as Record<string, unknown> | null
-    const validation = await validateAuthorizationRequest(raw ?? {}, deps.store, {
+    const raw = rawParams(fromBody ? request.payload : request.query)
+    const validation = await validateAuthorizationRequest(raw, deps.store, {
       grantUnknownScopes: deps.faults.has('authorize-grants-unknown-scope'),
       requireScope: deps.faults.has('authorize-requires-scope'),
     })
-    if (deps.explain) explainAuthorize(deps.explain, request, raw ?? {}, validation)
+    if (deps.explain) explainAuthorize(deps.explain, request, raw, validation)
     if (validation.kind === 'page') return errorPageResponse(h, validation.error, undefined)
     if (validation.kind === 'redirect') return errorRedirect(h, validation, validation.error, deps)
     const ar = validation.request

@@ -1,6 +1,7 @@
 import type { ServerRoute } from '@hapi/hapi'
 import type { Deps } from '../deps.ts'
 import { invalidRequest, OAuthError } from '../errors.ts'
+import { rawParams, single } from '../protocol/params.ts'
 
 /**
  * GET /auth/branding?client_id= (INTERFACE.md §4.7): the public branding record of §2.6 and
@@ -12,10 +13,8 @@ export const branding = (deps: Pick<Deps, 'store'>): ServerRoute => ({
   path: '/auth/branding',
   options: {
     handler: async (request, h) => {
-      const clientId = (request.query as Record<string, unknown>).client_id
-      if (Array.isArray(clientId)) throw invalidRequest('client_id is repeated')
-      if (typeof clientId !== 'string' || clientId === '')
-        throw invalidRequest('missing required parameter client_id')
+      const clientId = single(rawParams(request.query), 'client_id')
+      if (clientId === undefined) throw invalidRequest('missing required parameter client_id')
       const record =
         clientId.length <= 255 ? await deps.store.clients.branding(clientId) : undefined
       if (!record) throw new OAuthError('invalid_request', 'unknown client', { status: 404 })

@@ -1,5 +1,6 @@
 import type { ServerRoute } from '@hapi/hapi'
 import type { Deps } from '../deps.ts'
+import { temporarilyUnavailable } from '../errors.ts'
 
 /**
  * Liveness (the process answers) and readiness (a real query reaches the store): a load
@@ -20,15 +21,12 @@ export const health = (deps: Pick<Deps, 'store' | 'log'>): ServerRoute[] => [
         return h.response({ status: 'ready' }).header('cache-control', 'no-store')
       } catch (err) {
         deps.log('storage-unavailable', { error: (err as Error).message })
-        return h
-          .response({
-            status: 'unavailable',
-            error: 'temporarily_unavailable',
-            error_description: 'the store is unreachable',
-          })
-          .code(503)
-          .header('cache-control', 'no-store')
-          .header('retry-after', '5')
+        // rendered by plugins/oauth-errors.ts: 503, no-store, the JSON error shape
+        throw temporarilyUnavailable('the store is unreachable', {
+          headers: { 'retry-after': '5' },
+          fields: { status: 'unavailable' },
+          cause: err,
+        })
       }
     },
   },

@@ -5,6 +5,7 @@ import { rateLimitHeaders, tooManyRequests, type RateLimitState } from '../plugi
 import type { AuthorizationRequest } from '../protocol/authorization-request.ts'
 import { clientAddress } from '../protocol/client-address.ts'
 import { digestsEqual, sha256Hex } from '../protocol/digest.ts'
+import { formField, rawParams } from '../protocol/params.ts'
 import {
   createSession,
   interactionCookie,
@@ -21,8 +22,6 @@ import { errorPageResponse, errorRedirect, issueCodeParams, redirectToClient } f
 
 /** One message for an unknown user and a wrong password: no user enumeration. */
 export const LOGIN_FAILED = 'Incorrect username or password.'
-
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined)
 
 type LoginDeps = Pick<Deps, 'store' | 'clock' | 'config' | 'faults' | 'rateLimits' | 'log'>
 
@@ -156,7 +155,7 @@ export const login = (deps: Deps): ServerRoute => ({
   options: {
     payload: { allow: 'application/x-www-form-urlencoded', maxBytes: 16 * 1024 },
     handler: async (request: Request, h: ResponseToolkit) => {
-      const form = (request.payload as Record<string, unknown> | null) ?? {}
+      const form = rawParams(request.payload)
       const checkCsrf = !deps.faults.has('login-csrf-unchecked')
       const forbidden = (description: string) =>
         errorPageResponse(h, new OAuthError('access_denied', description), undefined, 403)
@@ -171,8 +170,8 @@ export const login = (deps: Deps): ServerRoute => ({
       ) {
         return forbidden('cross-origin sign-in refused')
       }
-      const id = str(form.interaction)
-      const csrf = str(form.csrf) ?? ''
+      const id = formField(form, 'interaction')
+      const csrf = formField(form, 'csrf') ?? ''
       if (!id || (checkCsrf && !csrf))
         return errorPageResponse(h, invalidRequest('the sign-in form is incomplete'), undefined)
       if (checkCsrf && interactionCookie(request) !== id)
@@ -188,7 +187,7 @@ export const login = (deps: Deps): ServerRoute => ({
         return forbidden('the sign-in form token is invalid')
       const ar = interaction.request as unknown as AuthorizationRequest
 
-      if (str(form.action) === 'cancel' && !deps.faults.has('login-cancel-ignored')) {
+      if (formField(form, 'action') === 'cancel' && !deps.faults.has('login-cancel-ignored')) {
         await deps.store.interactions.take(id)
         return errorRedirect(
           h,
@@ -198,8 +197,8 @@ export const login = (deps: Deps): ServerRoute => ({
           303,
         ).unstate(INTERACTION_COOKIE)
       }
-      const username = str(form.username) ?? ''
-      const password = str(form.password) ?? ''
+      const username = formField(form, 'username') ?? ''
+      const password = formField(form, 'password') ?? ''
       const counted = loginWindow(request, username, deps)
       const byAddress = addressWindow(request, deps)
       // the self-test's RATE-01 sabotage: sign-in attempts are never throttled

@@ -3,6 +3,7 @@ import { decodeJwt, decodeProtectedHeader } from 'jose'
 import type { Deps } from '../deps.ts'
 import { endpointOf } from '../explain/findings.ts'
 import { insufficientScope, invalidRequest, invalidToken, OAuthError } from '../errors.ts'
+import { isPresent, rawParams, single } from '../protocol/params.ts'
 import { parseScope } from '../protocol/scope.ts'
 import { userClaims } from '../tokens/claims.ts'
 import { verifyAccessToken } from '../tokens/verify-access-token.ts'
@@ -29,20 +30,18 @@ function challenge(err: OAuthError): OAuthError {
  */
 function bearerToken(request: Request): string | undefined {
   const header = (request.headers as Record<string, string | undefined>).authorization
-  const query = request.query as Record<string, unknown>
-  if ('access_token' in query) throw invalidRequest('access tokens are not accepted in the URL')
-  const form =
-    request.method === 'post' ? ((request.payload as Record<string, unknown> | null) ?? {}) : {}
-  const inBody = form.access_token
-  if (Array.isArray(inBody)) throw invalidRequest('access_token is repeated')
-  if (header !== undefined && inBody !== undefined)
+  if (isPresent(rawParams(request.query), 'access_token'))
+    throw invalidRequest('access tokens are not accepted in the URL')
+  const form = request.method === 'post' ? rawParams(request.payload) : {}
+  const inBody = single(form, 'access_token')
+  if (header !== undefined && isPresent(form, 'access_token'))
     throw invalidRequest('use exactly one way to send the access token')
   if (header !== undefined) {
     const m = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header)
     if (!m?.[1]) throw invalidToken('the Authorization header is not a Bearer token')
     return m[1]
   }
-  return typeof inBody === 'string' && inBody !== '' ? inBody : undefined
+  return inBody
 }
 
 /** One of our ID tokens (OIDC Core §2): our issuer, no `typ: at+jwt`, ID-token-only claims. */

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Agent } from 'undici'
-import { freePort } from '../../conformance/harness/embedded.ts'
+import { freePort } from '../test-helpers.ts'
 
 /**
  * Real server processes for the scale tests (`npm run test:scale`): started through

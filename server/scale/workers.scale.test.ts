@@ -5,11 +5,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { freePort } from '../../conformance/harness/embedded.ts'
+// the one test under server/ that runs the whole suite (allowed in eslint.config.js): it reads
+// the report the suite's CLI wrote
 import type { RunReport } from '../../conformance/report/json.ts'
 import { clients, users } from '../../fixtures/index.ts'
 import { openDatabase } from '../store/knex/index.ts'
-import { postgresAvailable, TEST_PG_URL } from '../test-helpers.ts'
+import { freePort, postgresAvailable, TEST_PG_URL } from '../test-helpers.ts'
 import { FlowClient, SERVICE, startServer, type ServerProcess } from './harness.ts'
 
 /**

@@ -1,6 +1,9 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+// One of the two files under server/ allowed to import conformance/ (eslint.config.js): this
+// global setup also serves conformance/report/report.spec.ts, which runs the suite's CLI against
+// the server it starts, so it starts it the way the suite does and pins its certificate alike.
 import { spkiPin } from '../../conformance/harness/browser.ts'
 import { startEmbedded } from '../../conformance/harness/embedded.ts'
 import { loadConfig } from '../config.ts'

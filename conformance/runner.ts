@@ -1,10 +1,10 @@
-import '../checks/index.ts'
-import type { RequirementId } from '../requirements.ts'
-import { createRunResources, isExclusive, registeredChecks, runCheck } from './check.ts'
-import { runPool } from './pool.ts'
-import type { RunCounters } from './session.ts'
-import type { Target } from './target.ts'
-import type { CheckResult } from './types.ts'
+import './checks/index.ts'
+import type { RequirementId } from './requirements.ts'
+import { createRunResources, isExclusive, registeredChecks, runCheck } from './harness/check.ts'
+import { runPool } from './harness/pool.ts'
+import type { RunCounters } from './harness/session.ts'
+import type { Target } from './harness/target.ts'
+import type { CheckResult } from './harness/types.ts'
 
 export interface RunOptions {
   /** Only these checks (default: every registered check). */

@@ -1,0 +1,59 @@
+import type { Fault } from '../deps.ts'
+import type { Store } from './store.ts'
+
+/**
+ * The test-only faults that are about storage (deps.ts), played by the store instead of by the
+ * grant and route code: the store misbehaves the way the fault says and the code above it stays
+ * as it ships. createServer wraps its store in this only when the self-test asks for faults,
+ * which it refuses outside the test harness (config.ts faultsRefused).
+ */
+export function withStorageFaults(store: Store, faults: ReadonlySet<Fault>): Store {
+  const { codes, tokens, sessions } = store
+  /** Codes that have issued tokens: with `pkce-failure-keeps-code`, only these count as spent. */
+  const issuedFrom = new Set<string>()
+  return {
+    ...store,
+    codes: {
+      insert: (code) => codes.insert(code),
+      async consume(digest, now, binding) {
+        // CODE-11's sabotage: the code is spent by whoever presents it, before any comparison
+        const consumed = await codes.consume(
+          digest,
+          now,
+          faults.has('redirect-mismatch-spends-code') ? undefined : binding,
+        )
+        if (!consumed) return undefined
+        let { code, firstUse } = consumed
+        // CODE-07's sabotage: the store hands out codes as if they never expired
+        if (faults.has('code-expiry-unchecked'))
+          code = { ...code, expiresAt: Number.POSITIVE_INFINITY }
+        // PKCE-08's sabotage: a code counts as spent only once it has issued tokens, so a
+        // redemption that failed (on PKCE, say) leaves it redeemable
+        if (faults.has('pkce-failure-keeps-code') && !consumed.unbound && !issuedFrom.has(digest))
+          firstUse = true
+        return { ...consumed, code, firstUse }
+      },
+    },
+    tokens: {
+      ...tokens,
+      async insert(token) {
+        if (faults.has('pkce-failure-keeps-code') && token.codeDigest !== null)
+          issuedFrom.add(token.codeDigest)
+        await tokens.insert(token)
+      },
+      async get(id) {
+        const stored = await tokens.get(id)
+        // RT-11's sabotage: the store hands out refresh tokens as if they never expired
+        return stored?.kind === 'refresh' && faults.has('refresh-expiry-unchecked')
+          ? { ...stored, expiresAt: Number.POSITIVE_INFINITY }
+          : stored
+      },
+    },
+    sessions: {
+      ...sessions,
+      // LOGOUT-01's sabotage: logout clears the cookie but the session stays live in the store
+      end: (digest, now) =>
+        faults.has('logout-keeps-session') ? Promise.resolve() : sessions.end(digest, now),
+    },
+  }
+}
