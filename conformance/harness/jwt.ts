@@ -158,19 +158,19 @@ export function claimsOf(token: string): JWTPayload {
   }
 }
 
-const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url')
+const b64Json = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url')
 
 /** The same claims with alg none and no signature (RFC 8725 §2.1). */
 export function forgeAlgNone(token: string): string {
   const header = { ...decodeProtectedHeader(token), alg: 'none' }
-  return `${b64(header)}.${b64(claimsOf(token))}.`
+  return `${b64Json(header)}.${b64Json(claimsOf(token))}.`
 }
 
 /** One claim changed, header and signature kept. */
 export function forgeTampered(token: string): string {
   const [header, , signature] = token.split('.')
   const claims = { ...claimsOf(token), sub: 'attacker' }
-  return `${header ?? ''}.${b64(claims)}.${signature ?? ''}`
+  return `${header ?? ''}.${b64Json(claims)}.${signature ?? ''}`
 }
 
 /**
@@ -189,7 +189,7 @@ export async function forgeHs256WithPublicKey(
   const jwk = keys.find((k) => k.kid === header.kid) ?? keys[0]
   expectThat(jwk, 'the JWKS has no key to build the HS256 forgery from')
   const pem = createPublicKey({ key: jwk, format: 'jwk' }).export({ type: 'spki', format: 'pem' })
-  const input = `${b64({ ...header, alg: 'HS256' })}.${b64(claimsOf(token))}`
+  const input = `${b64Json({ ...header, alg: 'HS256' })}.${b64Json(claimsOf(token))}`
   const mac = createHmac('sha256', pem).update(input).digest('base64url')
   return `${input}.${mac}`
 }
