@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { BrowserContext } from '@playwright/test'
 import { submitLogin } from '../harness/browser.ts'
+import { PROBE_LIMIT, PROBE_WINDOW } from '../harness/target.ts'
 import { check, type CheckContext } from '../harness/check.ts'
 import type { HttpResponse } from '../harness/http.ts'
 import {
@@ -23,11 +24,6 @@ import {
   userInfoRaw,
 } from '../harness/requests.ts'
 
-/** The limit the embedded server is lowered to for a probe: a 429 after four requests. */
-const PROBE_LIMIT = 3
-/** An odd window length, so a probe's counters never share a window with other checks' traffic. */
-const PROBE_WINDOW = 97
-/** Clock skew the harness allows between itself and the target (REQUIREMENTS.md). */
 /** One response of a probe, from the raw client or the browser. */
 interface Probe {
   readonly status: number

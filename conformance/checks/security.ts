@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { lookup } from 'node:dns/promises'
 import type { BrowserContext, Cookie } from '@playwright/test'
 import { submitLogin } from '../harness/browser.ts'
+import { PROBE_LIMIT, PROBE_WINDOW } from '../harness/target.ts'
 import { check, type CheckContext } from '../harness/check.ts'
 import { estimateEntropyBits } from '../harness/entropy.ts'
 import { createHttp, type Http, type HttpResponse } from '../harness/http.ts'
@@ -18,10 +19,6 @@ import {
   USER_INFO,
 } from '../harness/requests.ts'
 import { claimsOf } from '../harness/jwt.ts'
-
-/** The limit the embedded server's groups are lowered to for a probe, and its odd window. */
-const PROBE_LIMIT = 3
-const PROBE_WINDOW = 97
 
 const wrongSecret = (): string => `wrong-${randomBytes(8).toString('hex')}`
 

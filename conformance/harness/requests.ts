@@ -13,6 +13,7 @@ export const TOKEN = '/auth/token'
 export const USER_INFO = '/auth/user-info'
 export const INTROSPECT = '/auth/introspect'
 export const REVOKE = '/auth/revoke'
+/** INTERFACE.md §4.6 (the end_session_endpoint of §2.7). */
 export const LOGOUT = '/auth/logout'
 export const BRANDING = '/auth/branding'
 export const DISCOVERY = '/.well-known/openid-configuration'
