@@ -1,6 +1,5 @@
 import type { clientCredentials } from '../../catalogue/client-credentials.ts'
-import type { Sabotages } from './kit.ts'
-import { onForm, replaced, TOKEN, withJson } from './refresh.ts'
+import { onForm, replaced, type Sabotages, TOKEN, withJson } from './kit.ts'
 
 const isClientCredentials = (form: URLSearchParams): boolean =>
   form.get('grant_type') === 'client_credentials'

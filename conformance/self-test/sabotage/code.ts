@@ -1,8 +1,14 @@
 import { http, HttpResponse, type HttpHandler } from 'msw'
 import type { code } from '../../catalogue/code.ts'
-import type { Target } from '../../harness/target.ts'
-import type { Sabotages } from './kit.ts'
-import { corruptTokenJson, forward, headerPairs, rewriteTokenForm, TOKEN } from './token.ts'
+import {
+  corruptTokenJson,
+  forward,
+  headerPairs,
+  rewriteTokenForm,
+  type Sabotages,
+  type Target,
+  TOKEN,
+} from './kit.ts'
 
 interface Answer {
   readonly status: number

@@ -1,31 +1,16 @@
 import { decodeJwt } from 'jose'
 import { http, HttpResponse } from 'msw'
 import type { introspection } from '../../catalogue/introspection.ts'
-import type { TargetClient } from '../../harness/target.ts'
-import type { Sabotages } from './kit.ts'
-import { onForm, replaceJson, replaced, withJson } from './refresh.ts'
-
-export const INTROSPECT = '/auth/introspect'
-
-const isJwt = (token: string | null): token is string => token?.split('.').length === 3
-
-/** The request's client secret replaced by the right one: the endpoint authenticates nobody. */
-export const unauthenticated = (path: string) =>
-  onForm(path, async ({ form, forward, target }) => {
-    const { main, other, third, service } = target.clients
-    const known = [main, other, third, service].filter((c): c is TargetClient => c !== undefined)
-    const client = known.find((c) => c.id === form.get('client_id')) ?? service
-    if (!client) return undefined
-    return forward(replaced(form, { client_id: client.id, client_secret: client.secret }))
-  })
-
-/** Requests of the `other` client sent on as the main client's. */
-export const asMainClient = (path: string) =>
-  onForm(path, async ({ form, forward, target }) => {
-    if (form.get('client_id') !== target.clients.other?.id) return undefined
-    const main = target.clients.main
-    return forward(replaced(form, { client_id: main.id, client_secret: main.secret }))
-  })
+import {
+  asMainClient,
+  INTROSPECT,
+  isJwt,
+  onForm,
+  replaceJson,
+  type Sabotages,
+  unauthenticated,
+  withJson,
+} from './kit.ts'
 
 /** How to break the target for each INTRO-* check. */
 export const introspectionSabotage: Record<keyof typeof introspection, Sabotages> = {

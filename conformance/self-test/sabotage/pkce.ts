@@ -1,11 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { http, type HttpHandler } from 'msw'
 import type { pkce } from '../../catalogue/pkce.ts'
-import type { Target } from '../../harness/target.ts'
-import type { Sabotages } from './kit.ts'
-import { forward, relay, rewriteTokenForm } from './token.ts'
-
-const AUTHORIZE = '/auth/authorize'
+import {
+  answerFrom,
+  AUTHORIZE,
+  forward,
+  rewriteTokenForm,
+  type Sabotages,
+  type Target,
+} from './kit.ts'
 
 const validChallenge = (): string =>
   createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url')
@@ -19,7 +22,7 @@ function rewriteAuthorizeQuery(mutate: (query: URLSearchParams) => void) {
     http.get(target.baseUrl + AUTHORIZE, async ({ request }) => {
       const url = new URL(request.url)
       mutate(url.searchParams)
-      return relay(await forward(target, request, { url: url.toString() }))
+      return answerFrom(await forward(target, request, { url: url.toString() }))
     }),
   ]
 }

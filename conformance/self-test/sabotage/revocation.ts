@@ -1,12 +1,6 @@
 import { HttpResponse } from 'msw'
 import type { revocation } from '../../catalogue/revocation.ts'
-import type { Sabotages } from './kit.ts'
-import { asMainClient, unauthenticated } from './introspection.ts'
-import { onForm } from './refresh.ts'
-
-const REVOKE = '/auth/revoke'
-
-const isJwt = (token: string | null): boolean => token?.split('.').length === 3
+import { asMainClient, isJwt, onForm, REVOKE, type Sabotages, unauthenticated } from './kit.ts'
 
 /** A revocation answered 200 without reaching the server. */
 const swallowed = () => HttpResponse.json({ message: 'the token is no longer active' })

@@ -1,9 +1,14 @@
 import { bypass, http, HttpResponse } from 'msw'
 import type { security } from '../../catalogue/security.ts'
-import { fetchVia } from '../../harness/target.ts'
-import { corruptHeaders, corruptJson, DISCOVERY, headerPairs, type Sabotage } from './kit.ts'
-
-const TOKEN = '/auth/token'
+import {
+  corruptHeaders,
+  corruptJson,
+  DISCOVERY,
+  fetchVia,
+  headerPairs,
+  type Sabotage,
+  TOKEN,
+} from './kit.ts'
 
 /** How to break the target for each SEC-* check, and the assertion that must fire. */
 export const securitySabotage: Record<keyof typeof security, Sabotage> = {

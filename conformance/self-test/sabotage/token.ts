@@ -1,84 +1,15 @@
-import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
+import { http, HttpResponse, type HttpHandler } from 'msw'
 import type { token } from '../../catalogue/token.ts'
-import { fetchVia, type Target } from '../../harness/target.ts'
-import { headerPairs, type Json, type Sabotages } from './kit.ts'
-
-export { headerPairs } from './kit.ts'
-
-export const TOKEN = '/auth/token'
-
-/**
- * Sends `request` on to the real server, never following a redirect, optionally with another
- * URL or body (the handler has already read the original body).
- */
-export function forward(
-  target: Target,
-  request: Request,
-  change: { url?: string; body?: string | undefined } = {},
-): Promise<Response> {
-  const headers = new Headers(request.headers)
-  headers.delete('content-length')
-  return fetchVia(
-    target.dispatcher,
-    bypass(change.url ?? request.url, { method: request.method, headers, body: change.body }),
-    { redirect: 'manual' },
-  )
-}
-
-/** The real server's answer as an msw response, with another body or status if given. */
-export async function relay(
-  real: Response,
-  change: { body?: string; status?: number } = {},
-): Promise<HttpResponse<string>> {
-  return new HttpResponse(change.body ?? (await real.text()), {
-    status: change.status ?? real.status,
-    headers: headerPairs(real.headers),
-  })
-}
-
-const isForm = (request: Request): boolean =>
-  (request.headers.get('content-type') ?? '').includes('application/x-www-form-urlencoded')
-
-/**
- * Rewrites the form of every token request before the real server sees it: the server then
- * behaves as one that ignores or normalises what the form says.
- */
-export function rewriteTokenForm(mutate: (form: URLSearchParams, target: Target) => void) {
-  return (target: Target): HttpHandler[] => [
-    http.post(target.baseUrl + TOKEN, async ({ request }) => {
-      const text = await request.text()
-      if (!isForm(request)) return relay(await forward(target, request, { body: text }))
-      const form = new URLSearchParams(text)
-      mutate(form, target)
-      return relay(await forward(target, request, { body: form.toString() }))
-    }),
-  ]
-}
-
-/**
- * Changes the JSON answers of the token endpoint; `mutate` also sees the request form and may
- * change the status.
- */
-export function corruptTokenJson(
-  mutate: (body: Json, answer: { status: number; readonly form: URLSearchParams }) => void,
-) {
-  return (target: Target): HttpHandler[] => [
-    http.post(target.baseUrl + TOKEN, async ({ request }) => {
-      const text = await request.text()
-      const real = await forward(target, request, { body: text })
-      const answer = await real.text()
-      let body: Json
-      try {
-        body = JSON.parse(answer) as Json
-      } catch {
-        return relay(real, { body: answer })
-      }
-      const changed = { status: real.status, form: new URLSearchParams(text) }
-      mutate(body, changed)
-      return relay(real, { body: JSON.stringify(body), status: changed.status })
-    }),
-  ]
-}
+import {
+  answerFrom,
+  corruptTokenJson,
+  forward,
+  headerPairs,
+  rewriteTokenForm,
+  type Sabotages,
+  type Target,
+  TOKEN,
+} from './kit.ts'
 
 /** Removes one header from every token endpoint answer. */
 function dropTokenHeader(name: string) {
@@ -143,7 +74,7 @@ export const tokenSabotage: Record<keyof typeof token, Sabotages> = {
           const headers = new Headers(request.headers)
           headers.delete('authorization')
           const plain = new Request(request.url, { method: 'POST', headers })
-          return relay(await forward(target, plain, { body: text }))
+          return answerFrom(await forward(target, plain, { body: text }))
         }),
       ],
     },
@@ -161,7 +92,7 @@ export const tokenSabotage: Record<keyof typeof token, Sabotages> = {
           const headers = new Headers(request.headers)
           headers.set('content-type', 'application/x-www-form-urlencoded')
           const post = new Request(`${url.origin}${url.pathname}`, { method: 'POST', headers })
-          return relay(await forward(target, post, { body: url.searchParams.toString() }))
+          return answerFrom(await forward(target, post, { body: url.searchParams.toString() }))
         }),
       ],
     },
@@ -175,7 +106,9 @@ export const tokenSabotage: Record<keyof typeof token, Sabotages> = {
           const headers = new Headers(request.headers)
           headers.set('content-type', 'application/x-www-form-urlencoded')
           const post = new Request(request.url, { method: 'POST', headers })
-          return relay(await forward(target, post, { body: new URLSearchParams(body).toString() }))
+          return answerFrom(
+            await forward(target, post, { body: new URLSearchParams(body).toString() }),
+          )
         }),
       ],
     },

@@ -1,11 +1,15 @@
 import { decodeJwt, decodeProtectedHeader } from 'jose'
 import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
 import type { userInfo } from '../../catalogue/user-info.ts'
-import { fetchVia, type Target } from '../../harness/target.ts'
-import type { Sabotages } from './kit.ts'
-import { onForm, plainHeaders, withJson } from './refresh.ts'
-
-const USER_INFO = '/auth/user-info'
+import {
+  fetchVia,
+  onForm,
+  plainHeaders,
+  type Sabotages,
+  type Target,
+  USER_INFO,
+  withJson,
+} from './kit.ts'
 
 /** The real user-info answer with its headers changed. */
 const userInfoHeaders = (mutate: (headers: Headers) => void) =>
