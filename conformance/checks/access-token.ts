@@ -1,4 +1,5 @@
-import { check, type CheckContext } from '../harness/check.ts'
+import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
+import type { accessToken as catalogue } from '../catalogue/access-token.ts'
 import type { TargetClient } from '../harness/target.ts'
 import { expectEqual, expectSameSet, expectThat, show, SKEW } from '../harness/expect.ts'
 import { clientCredentials, refresh, serviceClient, tokensFor } from '../harness/flows.ts'
@@ -9,7 +10,7 @@ type Json = Record<string, unknown>
 
 // ---------------------------------------------------------------------------------------------
 
-check('AT-01', async (ctx) => {
+const AT_01 = check(async (ctx) => {
   const { body } = await tokensFor(ctx, { scope: 'openid' })
   // RFC 9068 §4: the resource server verifies with the key named by kid, RS256 only
   await verifySignature(ctx, body.access_token, 'access token (authorization_code)')
@@ -20,7 +21,7 @@ check('AT-01', async (ctx) => {
 // RFC 9068 §2.1, RFC 7515 §4.1.9: "at+jwt", the "application/" prefix may be written out
 const AT_JWT = /^(application\/)?at\+jwt$/i
 
-check('AT-02', async (ctx) => {
+const AT_02 = check(async (ctx) => {
   const { body } = await tokensFor(ctx, { scope: 'openid' })
   const tokens = [
     ['access token (authorization_code)', body.access_token],
@@ -68,7 +69,7 @@ async function checkTimes(ctx: CheckContext, body: Json, what: string): Promise<
   )
 }
 
-check('AT-03', async (ctx) => {
+const AT_03 = check(async (ctx) => {
   const { body } = await tokensFor(ctx, { scope: 'openid' })
   await checkTimes(ctx, body, 'access token (authorization_code)')
   await checkTimes(
@@ -81,7 +82,7 @@ check('AT-03', async (ctx) => {
 const audienceIs = (aud: unknown, clientId: string): boolean =>
   aud === clientId || (Array.isArray(aud) && aud.length === 1 && aud[0] === clientId)
 
-check('AT-04', async (ctx) => {
+const AT_04 = check(async (ctx) => {
   const main = ctx.target.clients.main
   const { body } = await tokensFor(ctx, { scope: 'openid' })
   const machine = serviceClient(ctx)
@@ -118,7 +119,7 @@ function expectSameScope(ctx: CheckContext, claim: unknown, granted: unknown, wh
     ctx.note(`${what}: scope ${show(claim)} lists ${show(granted)} in another order`)
 }
 
-check('AT-05', async (ctx) => {
+const AT_05 = check(async (ctx) => {
   const { body } = await tokensFor(ctx, { scope: 'openid profile' })
   const at = (await verifySignature(ctx, body.access_token, 'access token')).payload
   const id = (await verifySignature(ctx, body.id_token, 'ID token')).payload
@@ -252,7 +253,7 @@ function expectSameAuthz(actual: AuthzClaims, expected: AuthzClaims, what: strin
   expectEqual(actual.org_id, expected.org_id, `${what} org_id`)
 }
 
-check('AT-06', async (ctx) => {
+const AT_06 = check(async (ctx) => {
   const { main } = ctx.target.clients
   const { primary, secondary } = ctx.target.users
   const secrets = [primary.password, main.secret, ...(secondary ? [secondary.password] : [])]
@@ -288,7 +289,7 @@ check('AT-06', async (ctx) => {
 
 const TOKENS_FOR_JTI = 50
 
-check('AT-07', async (ctx) => {
+const AT_07 = check(async (ctx) => {
   const { main } = ctx.target.clients
   const seen = new Map<string, string>()
   const add = async (token: unknown, client: TargetClient, what: string): Promise<void> => {
@@ -330,3 +331,14 @@ check('AT-07', async (ctx) => {
     )
   }
 })
+
+/** The accessToken checks, one per row of catalogue/access-token.ts. */
+export const accessTokenChecks: AreaChecks<typeof catalogue> = {
+  'AT-01': AT_01,
+  'AT-02': AT_02,
+  'AT-03': AT_03,
+  'AT-04': AT_04,
+  'AT-05': AT_05,
+  'AT-06': AT_06,
+  'AT-07': AT_07,
+}

@@ -1,5 +1,6 @@
 import { browse } from '../harness/browser.ts'
-import { check, type CheckContext } from '../harness/check.ts'
+import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
+import type { authorize as catalogue } from '../catalogue/authorize.ts'
 import { oidc } from '../harness/oidc.ts'
 import { ERROR_CHARS, expectEqual, expectStatus, expectThat, scopeList } from '../harness/expect.ts'
 import {
@@ -28,14 +29,14 @@ import {
   watchRedirects,
 } from '../harness/pages.ts'
 
-check('AUTHZ-01', async (ctx) => {
+const AUTHZ_01 = check(async (ctx) => {
   const params = await validParams(ctx)
   const res = await authorizeRaw(ctx, params)
   // OIDC Core §3.1.2.3: the user is authenticated before anything goes back to the client
   await expectLoginPage(ctx, res, 'valid authorization request')
 })
 
-check('AUTHZ-02', async (ctx) => {
+const AUTHZ_02 = check(async (ctx) => {
   // its own browser: the subject is the redirect response as the browser receives it (the
   // IdP's Location header, unparsed), which only a browser's own sign-in shows
   const context = await ctx.newBrowserContext()
@@ -61,7 +62,7 @@ check('AUTHZ-02', async (ctx) => {
     expectThat(!callback.searchParams.has(name), `the success redirect carries ${name}`)
 })
 
-check('AUTHZ-03', async (ctx) => {
+const AUTHZ_03 = check(async (ctx) => {
   const base = await validParams(ctx)
   const { client_id: _omitted, ...withoutClient } = base
   await expectErrorPage(ctx, await authorizeRaw(ctx, withoutClient), 'no client_id', {
@@ -97,7 +98,7 @@ check('AUTHZ-03', async (ctx) => {
   })
 })
 
-check('AUTHZ-04', async (ctx) => {
+const AUTHZ_04 = check(async (ctx) => {
   const base = await validParams(ctx)
   // RFC 6749 §3.1.2.4: never redirect to an unverified URI
   await expectErrorPage(
@@ -122,7 +123,7 @@ check('AUTHZ-04', async (ctx) => {
   )
 })
 
-check('AUTHZ-05', async (ctx) => {
+const AUTHZ_05 = check(async (ctx) => {
   const base = await validParams(ctx)
   // each variant is its own sub-case: every one accepted is reported, not only the first
   for (const variant of redirectVariants(base.redirect_uri)) {
@@ -134,13 +135,13 @@ check('AUTHZ-05', async (ctx) => {
   }
 })
 
-check('AUTHZ-06', async (ctx) => {
+const AUTHZ_06 = check(async (ctx) => {
   const { redirect_uri: _omitted, ...params } = await validParams(ctx)
   // OIDC Core §3.1.2.1: redirect_uri REQUIRED; guessing one would redirect unverified
   await expectErrorPage(ctx, await authorizeRaw(ctx, params), 'no redirect_uri')
 })
 
-check('AUTHZ-07', async (ctx) => {
+const AUTHZ_07 = check(async (ctx) => {
   const base = await validParams(ctx)
   const { response_type: _omitted, ...missing } = base
   const cases: [string, Record<string, string>][] = [
@@ -172,7 +173,7 @@ const CLAIMS_REQUEST = JSON.stringify({
   id_token: { auth_time: { essential: true } },
 })
 
-check('AUTHZ-08', async (ctx) => {
+const AUTHZ_08 = check(async (ctx) => {
   const base = await validParams(ctx)
   // RFC 6749 §3.1: unknown parameters MUST be ignored; OIDC Core §15.1: these are understood
   const optional: Record<string, string>[] = [
@@ -257,7 +258,7 @@ function awkwardState(): string {
   return chars.slice(0, 128).join('')
 }
 
-check('AUTHZ-09', async (ctx) => {
+const AUTHZ_09 = check(async (ctx) => {
   // its own browser: the request without state is built by hand and sent in the session the
   // first request signed in
   const context = await ctx.newBrowserContext()
@@ -287,7 +288,7 @@ check('AUTHZ-09', async (ctx) => {
   }
 })
 
-check('AUTHZ-10', async (ctx) => {
+const AUTHZ_10 = check(async (ctx) => {
   // a request without scope is AUTHZ-19's (INTERFACE.md §4.1 makes it valid)
   // a plain OAuth request (no openid) is not an OpenID request: no ID token (OIDC Core §3.1.2.1)
   const { body } = await tokensFor(ctx, { scope: 'read:documents', nonce: false })
@@ -299,7 +300,7 @@ check('AUTHZ-10', async (ctx) => {
   ctx.note('that this access token is refused by user-info is checked by UI-08')
 })
 
-check('AUTHZ-11', async (ctx) => {
+const AUTHZ_11 = check(async (ctx) => {
   const base = await validParams(ctx)
   for (const [scope, foreign] of [
     ['openid foo:bar', 'foo:bar'],
@@ -329,7 +330,7 @@ check('AUTHZ-11', async (ctx) => {
   }
 })
 
-check('AUTHZ-12', async (ctx) => {
+const AUTHZ_12 = check(async (ctx) => {
   const client = mainClient(ctx)
   const withNonce = await tokensFor(ctx)
   const idToken = withNonce.body.id_token
@@ -347,7 +348,7 @@ check('AUTHZ-12', async (ctx) => {
   expectThat(!('nonce' in p2), `without nonce: the ID token carries nonce=${String(p2.nonce)}`)
 })
 
-check('AUTHZ-13', async (ctx) => {
+const AUTHZ_13 = check(async (ctx) => {
   const context = await ctx.newBrowserContext()
   const client = mainClient(ctx)
   const { verifier, challenge } = await pkcePair()
@@ -386,7 +387,7 @@ check('AUTHZ-13', async (ctx) => {
   await redeemCode(ctx, code, verifier, client, 'code from the POSTed request')
 })
 
-check('AUTHZ-14', async (ctx) => {
+const AUTHZ_14 = check(async (ctx) => {
   const base = await validParams(ctx)
   // OIDC Core §3.1.2.6: without a session prompt=none answers with an error, never a page
   const res = await authorizeRaw(ctx, { ...base, prompt: 'none' })
@@ -426,7 +427,7 @@ async function verifiedAuthTime(ctx: CheckContext, body: Record<string, unknown>
   return payload.auth_time
 }
 
-check('AUTHZ-15', { exclusive: true }, async (ctx) => {
+const AUTHZ_15 = check({ exclusive: true }, async (ctx) => {
   const context = await ctx.newBrowserContext()
   const client = mainClient(ctx)
   // OIDC Core §2: auth_time is REQUIRED only when max_age was sent (or auth_time requested as
@@ -462,7 +463,7 @@ check('AUTHZ-15', { exclusive: true }, async (ctx) => {
   )
 })
 
-check('AUTHZ-16', async (ctx) => {
+const AUTHZ_16 = check(async (ctx) => {
   // its own browser: the subject is the login page's cancel control
   const context = await ctx.newBrowserContext()
   const form = await authorize(ctx, { context, user: null })
@@ -478,7 +479,7 @@ check('AUTHZ-16', async (ctx) => {
   expectThat(!p.has('code'), 'a code was issued although the user cancelled')
 })
 
-check('AUTHZ-17', async (ctx) => {
+const AUTHZ_17 = check(async (ctx) => {
   const client = mainClient(ctx)
   const { verifier, challenge } = await pkcePair()
   const full = { ...(await validParams(ctx)), code_challenge: challenge, nonce: oidc.randomNonce() }
@@ -553,7 +554,7 @@ check('AUTHZ-17', async (ctx) => {
   } else ctx.note('request_uri answered invalid_request_uri: the harness hosts no request object')
 })
 
-check('AUTHZ-18', async (ctx) => {
+const AUTHZ_18 = check(async (ctx) => {
   const base = await validParams(ctx)
   const { code_challenge: _c, code_challenge_method: _m, ...noPkce } = base
   const cases: [string, Record<string, string>][] = [
@@ -592,7 +593,7 @@ check('AUTHZ-18', async (ctx) => {
   expectThat(examined > 0, 'none of the invalid requests produced an error redirect')
 })
 
-check('AUTHZ-19', async (ctx) => {
+const AUTHZ_19 = check(async (ctx) => {
   // INTERFACE.md §4.1 lists scope as not required, so a request without it is a valid one;
   // RFC 6749 §3.3: the server processes it with a pre-defined default scope. Only the
   // parameters of INTERFACE.md §4.1 are sent: a nonce belongs to an OpenID request (openid
@@ -617,7 +618,7 @@ check('AUTHZ-19', async (ctx) => {
   ctx.note(`granted without a scope parameter: ${JSON.stringify(body.scope ?? null)}`)
 })
 
-check('AUTHZ-20', async (ctx) => {
+const AUTHZ_20 = check(async (ctx) => {
   const base = await validParams(ctx)
   const scope = 'openid no-such:scope'
   const res = await authorizeRaw(ctx, { ...base, scope })
@@ -634,3 +635,27 @@ check('AUTHZ-20', async (ctx) => {
     `${what}: the unknown scope was not refused with invalid_scope; the login page was shown (dropped silently, see AUTHZ-11 for what is granted)`,
   )
 })
+
+/** The authorize checks, one per row of catalogue/authorize.ts. */
+export const authorizeChecks: AreaChecks<typeof catalogue> = {
+  'AUTHZ-01': AUTHZ_01,
+  'AUTHZ-02': AUTHZ_02,
+  'AUTHZ-03': AUTHZ_03,
+  'AUTHZ-04': AUTHZ_04,
+  'AUTHZ-05': AUTHZ_05,
+  'AUTHZ-06': AUTHZ_06,
+  'AUTHZ-07': AUTHZ_07,
+  'AUTHZ-08': AUTHZ_08,
+  'AUTHZ-09': AUTHZ_09,
+  'AUTHZ-10': AUTHZ_10,
+  'AUTHZ-11': AUTHZ_11,
+  'AUTHZ-12': AUTHZ_12,
+  'AUTHZ-13': AUTHZ_13,
+  'AUTHZ-14': AUTHZ_14,
+  'AUTHZ-15': AUTHZ_15,
+  'AUTHZ-16': AUTHZ_16,
+  'AUTHZ-17': AUTHZ_17,
+  'AUTHZ-18': AUTHZ_18,
+  'AUTHZ-19': AUTHZ_19,
+  'AUTHZ-20': AUTHZ_20,
+}

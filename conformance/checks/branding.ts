@@ -1,4 +1,5 @@
-import { check, type CheckContext } from '../harness/check.ts'
+import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
+import type { branding as catalogue } from '../catalogue/branding.ts'
 import type { TargetClient } from '../harness/target.ts'
 import {
   about,
@@ -33,7 +34,7 @@ async function brandingOf(ctx: CheckContext, client: TargetClient) {
   return { res, body: expectJsonObject(res, `branding of ${client.id}`) }
 }
 
-check('BRAND-01', async (ctx) => {
+const BRAND_01 = check(async (ctx) => {
   for (const client of configuredClients(ctx)) {
     const { body } = await brandingOf(ctx, client)
     // INTERFACE.md §2.6: exactly these fields, each a string
@@ -46,7 +47,7 @@ check('BRAND-01', async (ctx) => {
   }
 })
 
-check('BRAND-02', async (ctx) => {
+const BRAND_02 = check(async (ctx) => {
   for (const client of configuredClients(ctx)) {
     const { body } = await brandingOf(ctx, client)
     // INTERFACE.md §2.6: hex color, #RRGGBB
@@ -71,7 +72,7 @@ check('BRAND-02', async (ctx) => {
   }
 })
 
-check('BRAND-03', async (ctx) => {
+const BRAND_03 = check(async (ctx) => {
   // INTERFACE.md §7 error shape; a missing required parameter is invalid_request (RFC 6749 §5.2)
   const missing = await ctx.http.get(BRANDING)
   expectOAuthError(missing, 400, 'invalid_request')
@@ -91,7 +92,7 @@ check('BRAND-03', async (ctx) => {
 /** Names that would betray confidential or internal data in a public record. */
 const FORBIDDEN_KEY = /secret|password|redirect|^id$|_id$|internal|hash|digest|key/i
 
-check('BRAND-04', async (ctx) => {
+const BRAND_04 = check(async (ctx) => {
   const records: { client: TargetClient; text: string }[] = []
   for (const client of configuredClients(ctx)) {
     const { res, body } = await brandingOf(ctx, client)
@@ -127,3 +128,11 @@ check('BRAND-04', async (ctx) => {
     )
   else ctx.note('only one client is configured: records of two clients were not compared')
 })
+
+/** The branding checks, one per row of catalogue/branding.ts. */
+export const brandingChecks: AreaChecks<typeof catalogue> = {
+  'BRAND-01': BRAND_01,
+  'BRAND-02': BRAND_02,
+  'BRAND-03': BRAND_03,
+  'BRAND-04': BRAND_04,
+}

@@ -1,4 +1,5 @@
-import { check } from '../harness/check.ts'
+import { type AreaChecks, check } from '../harness/check.ts'
+import type { clientCredentials as catalogue } from '../catalogue/client-credentials.ts'
 import { oidc, oidcConfig } from '../harness/oidc.ts'
 import {
   about,
@@ -18,7 +19,7 @@ import { claimsOf, verifyJwt } from '../harness/jwt.ts'
 /** Scopes a client acting for itself never gets (INTERFACE.md §2.1: they describe a user). */
 const USER_SCOPES = ['openid', 'profile', 'email', 'offline_access']
 
-check('CC-01', async (ctx) => {
+const CC_01 = check(async (ctx) => {
   const service = serviceClient(ctx)
   const SCOPE = clientCredentialsScope(ctx, service)
   const config = await oidcConfig(ctx, service)
@@ -43,7 +44,7 @@ check('CC-01', async (ctx) => {
   expectNoStore(res, 'client_credentials response')
 })
 
-check('CC-02', async (ctx) => {
+const CC_02 = check(async (ctx) => {
   const service = serviceClient(ctx)
   const SCOPE = clientCredentialsScope(ctx, service)
   for (const scope of [SCOPE, undefined]) {
@@ -59,7 +60,7 @@ check('CC-02', async (ctx) => {
   }
 })
 
-check('CC-03', async (ctx) => {
+const CC_03 = check(async (ctx) => {
   const service = serviceClient(ctx)
   const SCOPE = clientCredentialsScope(ctx, service)
   const none = await clientCredentialsRaw(ctx, service)
@@ -115,7 +116,7 @@ check('CC-03', async (ctx) => {
   }
 })
 
-check('CC-04', async (ctx) => {
+const CC_04 = check(async (ctx) => {
   const service = serviceClient(ctx)
   const SCOPE = clientCredentialsScope(ctx, service)
   const res = await clientCredentialsRaw(ctx, service, SCOPE)
@@ -135,7 +136,7 @@ check('CC-04', async (ctx) => {
   }
 })
 
-check('CC-05', async (ctx) => {
+const CC_05 = check(async (ctx) => {
   const service = serviceClient(ctx)
   const SCOPE = clientCredentialsScope(ctx, service)
   const config = await oidcConfig(ctx, service)
@@ -152,3 +153,12 @@ check('CC-05', async (ctx) => {
   if (result.sub !== service.id)
     ctx.note(`sub is "${String(result.sub)}", not the client id (CC-04)`)
 })
+
+/** The clientCredentials checks, one per row of catalogue/client-credentials.ts. */
+export const clientCredentialsChecks: AreaChecks<typeof catalogue> = {
+  'CC-01': CC_01,
+  'CC-02': CC_02,
+  'CC-03': CC_03,
+  'CC-04': CC_04,
+  'CC-05': CC_05,
+}

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { decodeJwt } from 'jose'
 import { estimateEntropyBits } from '../harness/entropy.ts'
-import { check } from '../harness/check.ts'
+import { type AreaChecks, check } from '../harness/check.ts'
+import type { code as catalogue } from '../catalogue/code.ts'
 import type { HttpResponse } from '../harness/http.ts'
 import {
   about,
@@ -30,7 +31,7 @@ import {
 } from '../harness/requests.ts'
 import { verifyJwt } from '../harness/jwt.ts'
 
-check('CODE-01', async (ctx) => {
+const CODE_01 = check(async (ctx) => {
   const requested = ['openid', 'profile', 'email', 'offline_access']
   const { body, auth } = await tokensFor(ctx, { scope: requested.join(' ') })
   const client = auth.client
@@ -66,7 +67,7 @@ check('CODE-01', async (ctx) => {
   }
 })
 
-check('CODE-02', { exclusive: true }, async (ctx) => {
+const CODE_02 = check({ exclusive: true }, async (ctx) => {
   const { auth } = await tokensFor(ctx, { scope: 'openid' })
   const again = () => redeem(ctx, auth)
   // RFC 6749 §4.1.2: the client MUST NOT use the code more than once; §5.2: invalid_grant
@@ -94,7 +95,7 @@ function jsonAnswer(res: HttpResponse): Record<string, unknown> | undefined {
     : undefined
 }
 
-check('CODE-03', async (ctx) => {
+const CODE_03 = check(async (ctx) => {
   const { body, auth } = await tokensFor(ctx, { scope: 'openid offline_access' })
   const client = auth.client
   const code = codeOf(auth)
@@ -144,7 +145,7 @@ check('CODE-03', async (ctx) => {
 /** How many redemptions of one code CODE-04 sends at once. */
 const CONCURRENT = 5
 
-check('CODE-04', async (ctx) => {
+const CODE_04 = check(async (ctx) => {
   const auth = await authorize(ctx)
   const responses = await Promise.all(Array.from({ length: CONCURRENT }, () => redeem(ctx, auth)))
   const wins = responses.filter((r) => r.status === 200).length
@@ -154,7 +155,7 @@ check('CODE-04', async (ctx) => {
     expectOAuthError(r, 400, 'invalid_grant')
 })
 
-check('CODE-05', async (ctx) => {
+const CODE_05 = check(async (ctx) => {
   ctx.note(
     'another registered redirect URI of the main client is not in the target configuration: not tried',
   )
@@ -182,7 +183,7 @@ const errorOf = (res: HttpResponse): string => {
   return typeof error === 'string' ? `, ${error}` : ''
 }
 
-check('CODE-11', async (ctx) => {
+const CODE_11 = check(async (ctx) => {
   const auth = await authorize(ctx)
   const code = codeOf(auth)
   const redeemWith = (redirectUri: string) =>
@@ -199,7 +200,7 @@ check('CODE-11', async (ctx) => {
   )
 })
 
-check('CODE-06', async (ctx) => {
+const CODE_06 = check(async (ctx) => {
   const other = ctx.target.clients.other
   if (!other) return ctx.skip('no second client (clients.other) in the target configuration')
   const auth = await authorize(ctx)
@@ -224,8 +225,7 @@ check('CODE-06', async (ctx) => {
   )
 })
 
-check(
-  'CODE-07',
+const CODE_07 = check(
   {
     exclusive: true,
     embeddedOnly:
@@ -256,7 +256,7 @@ check(
   },
 )
 
-check('CODE-08', async (ctx) => {
+const CODE_08 = check(async (ctx) => {
   const client = mainClient(ctx)
   const redirectUri = redirectUriOf(ctx, client)
   const verifier = randomBytes(48).toString('base64url')
@@ -293,7 +293,7 @@ check('CODE-08', async (ctx) => {
   about('no code parameter', () => expectOAuthError(missing, 400, 'invalid_request'))
 })
 
-check('CODE-09', async (ctx) => {
+const CODE_09 = check(async (ctx) => {
   const auth = await authorize(ctx, { scope: 'openid' })
   const widened = ['email', 'write:documents']
   const res = await redeemRaw(ctx, {
@@ -333,7 +333,7 @@ check('CODE-09', async (ctx) => {
 /** How many codes CODE-10 collects (the row's 20). */
 const CODES = 20
 
-check('CODE-10', async (ctx) => {
+const CODE_10 = check(async (ctx) => {
   const codes: string[] = []
   for (let i = 0; i < CODES; i++) {
     const auth = await authorize(ctx)
@@ -347,3 +347,18 @@ check('CODE-10', async (ctx) => {
   ctx.note(`estimated entropy per code: ${Math.round(bits)} bits`)
   expectThat(bits >= 96, `codes carry an estimated ${Math.round(bits)} bits of entropy (< 96)`)
 })
+
+/** The code checks, one per row of catalogue/code.ts. */
+export const codeChecks: AreaChecks<typeof catalogue> = {
+  'CODE-01': CODE_01,
+  'CODE-02': CODE_02,
+  'CODE-03': CODE_03,
+  'CODE-04': CODE_04,
+  'CODE-05': CODE_05,
+  'CODE-11': CODE_11,
+  'CODE-06': CODE_06,
+  'CODE-08': CODE_08,
+  'CODE-09': CODE_09,
+  'CODE-10': CODE_10,
+  'CODE-07': CODE_07,
+}

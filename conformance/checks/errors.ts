@@ -1,4 +1,5 @@
-import { check } from '../harness/check.ts'
+import { type AreaChecks, check } from '../harness/check.ts'
+import type { errors as catalogue } from '../catalogue/errors.ts'
 import { ERROR_CHARS, expectOAuthError, expectThat } from '../harness/expect.ts'
 
 /** Requests that no endpoint takes, and the status each must get. */
@@ -9,7 +10,7 @@ const PROBES = [
   { path: '/.well-known/openid-configuration', method: 'DELETE', status: 405 },
 ] as const
 
-check('ERR-01', async (ctx) => {
+const ERR_01 = check(async (ctx) => {
   const { http } = ctx
   for (const probe of PROBES) {
     const res = await http.request(probe.path, {
@@ -34,7 +35,7 @@ check('ERR-01', async (ctx) => {
   }
 })
 
-check('ERR-02', async ({ http }) => {
+const ERR_02 = check(async ({ http }) => {
   for (const probe of PROBES) {
     const res = await http.request(probe.path, { method: probe.method })
     const body = expectOAuthError(res, [400, 401, 403, 404, 405])
@@ -48,3 +49,9 @@ check('ERR-02', async ({ http }) => {
     )
   }
 })
+
+/** The errors checks, one per row of catalogue/errors.ts. */
+export const errorsChecks: AreaChecks<typeof catalogue> = {
+  'ERR-01': ERR_01,
+  'ERR-02': ERR_02,
+}

@@ -1,4 +1,5 @@
-import { check, type CheckContext } from '../harness/check.ts'
+import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
+import type { idToken as catalogue } from '../catalogue/id-token.ts'
 import { expectEqual, expectThat, show, SKEW } from '../harness/expect.ts'
 import {
   type AuthorizeOptions,
@@ -28,7 +29,7 @@ async function idTokenFor(
   }
 }
 
-check('IDT-01', async (ctx) => {
+const IDT_01 = check(async (ctx) => {
   const { body } = await tokensFor(ctx, { scope: 'openid' })
   // OIDC Core §3.1.3.3: the token response to an openid request carries an ID token
   decodeJws(body.id_token, 'id_token of an openid request')
@@ -48,7 +49,7 @@ check('IDT-01', async (ctx) => {
   expectThat(!('id_token' in cc), `client_credentials (${machine.id}) returned an id_token`)
 })
 
-check('IDT-02', async (ctx) => {
+const IDT_02 = check(async (ctx) => {
   const { body } = await tokensFor(ctx, { scope: 'openid' })
   const { header } = decodeJws(body.id_token, 'ID token')
   // OIDC Core §3.1.3.7 step 7, §15.1: RS256, never none or a MAC keyed with the client secret
@@ -59,7 +60,7 @@ check('IDT-02', async (ctx) => {
   await verifySignature(ctx, body.id_token, 'ID token')
 })
 
-check('IDT-03', async (ctx) => {
+const IDT_03 = check(async (ctx) => {
   const { claims } = await idTokenFor(ctx, { scope: 'openid' })
   const clientId = ctx.target.clients.main.id
   // OIDC Core §3.1.3.7 step 2: exactly the issuer, no normalisation
@@ -93,7 +94,7 @@ function subjectOf(claims: Json, what: string): string {
   return sub
 }
 
-check('IDT-04', async (ctx) => {
+const IDT_04 = check(async (ctx) => {
   const { primary, secondary } = ctx.target.users
   // the first login is the user's session of the run (a code from it, when it is shared)
   const a1 = subjectOf((await idTokenFor(ctx, {})).claims, 'first login')
@@ -128,7 +129,7 @@ check('IDT-04', async (ctx) => {
 
 const FIFTY_YEARS = 50 * 365.25 * 24 * 3600
 
-check('IDT-05', async (ctx) => {
+const IDT_05 = check(async (ctx) => {
   const { claims } = await idTokenFor(ctx, { scope: 'openid' })
   const { exp, iat } = claims
   const now = nowSeconds()
@@ -150,7 +151,7 @@ check('IDT-05', async (ctx) => {
   expectThat(e > i, `ID token exp ${e} is not after iat ${i}`)
 })
 
-check('IDT-06', async (ctx) => {
+const IDT_06 = check(async (ctx) => {
   const sent = await idTokenFor(ctx, {})
   expectThat(sent.nonce, 'the harness sent no nonce')
   // OIDC Core §3.1.3.7 step 11: the nonce of the authentication request, unchanged
@@ -179,7 +180,7 @@ function authTimeOf(claims: Json, serverNow: number, what: string): number {
   return at
 }
 
-check('IDT-07', { exclusive: true }, async (ctx) => {
+const IDT_07 = check({ exclusive: true }, async (ctx) => {
   const controls = ctx.target.controls
   let offset = 0
   // time must pass between sign-ins for auth_time (whole seconds) to move: the embedded
@@ -226,7 +227,7 @@ check('IDT-07', { exclusive: true }, async (ctx) => {
   )
 })
 
-check('IDT-08', async (ctx) => {
+const IDT_08 = check(async (ctx) => {
   const { claims, body, code } = await idTokenFor(ctx, { scope: 'openid' })
   const checked: string[] = []
   if ('at_hash' in claims) {
@@ -268,7 +269,7 @@ const SCOPE_CLAIMS: Record<string, readonly string[]> = {
   email: ['email', 'email_verified'],
 }
 
-check('IDT-09', async (ctx) => {
+const IDT_09 = check(async (ctx) => {
   const present: string[] = []
   for (const scope of ['openid profile email', 'openid profile', 'openid email', 'openid']) {
     const { claims } = await idTokenFor(ctx, { scope }, `ID token for ${show(scope)}`)
@@ -288,3 +289,16 @@ check('IDT-09', async (ctx) => {
       `the ID token carries ${present.join(', ')} for their scopes, as INTERFACE.md §2.4 and ARCHITECTURE.md (C8) decide; OIDC Core §5.4 would return them from user-info only, and OIDF warns about it`,
     )
 })
+
+/** The idToken checks, one per row of catalogue/id-token.ts. */
+export const idTokenChecks: AreaChecks<typeof catalogue> = {
+  'IDT-01': IDT_01,
+  'IDT-02': IDT_02,
+  'IDT-03': IDT_03,
+  'IDT-04': IDT_04,
+  'IDT-05': IDT_05,
+  'IDT-06': IDT_06,
+  'IDT-07': IDT_07,
+  'IDT-08': IDT_08,
+  'IDT-09': IDT_09,
+}

@@ -1,6 +1,7 @@
 import type { BrowserContext, Page } from '@playwright/test'
 import { submitLogin } from '../harness/browser.ts'
-import { check, type CheckContext } from '../harness/check.ts'
+import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
+import type { login as catalogue } from '../catalogue/login.ts'
 import { CookieJar } from 'tough-cookie'
 import type { HttpResponse } from '../harness/http.ts'
 import { oidc } from '../harness/oidc.ts'
@@ -164,7 +165,7 @@ const cookiesSet = (res: HttpResponse): string[] =>
     .getSetCookie()
     .filter((c) => !/^[^=]+=\s*(;|$)/.test(c) && !/;\s*max-age=0\b/i.test(c))
 
-check('LOGIN-01', async (ctx) => {
+const LOGIN_01 = check(async (ctx) => {
   const client = mainClient(ctx)
   const res = await ctx.http.get('/auth/branding', { client_id: client.id })
   expectStatus(res, 200, 'GET /auth/branding')
@@ -225,7 +226,7 @@ function expectUnframeable(ctx: CheckContext, res: HttpResponse, what: string): 
   if (!xfo) ctx.note(`${what}: no X-Frame-Options for older browsers`)
 }
 
-check('LOGIN-02', async (ctx) => {
+const LOGIN_02 = check(async (ctx) => {
   const params = await validParams(ctx)
   const login = await expectLoginPage(ctx, await authorizeRaw(ctx, params), 'login page')
   expectUnframeable(ctx, login, 'login page (GET /auth/authorize)')
@@ -293,7 +294,7 @@ async function expectSignsIn(
   expectControl(reached.searchParams.get('code'), `${what}: the client was reached without a code`)
 }
 
-check('LOGIN-03', async (ctx) => {
+const LOGIN_03 = check(async (ctx) => {
   const user = ctx.target.users.primary
   const redirectUri = redirectUriOf(ctx, mainClient(ctx))
   // the control first: the untampered replay signs in, so the refusals below are not luck
@@ -354,7 +355,7 @@ check('LOGIN-03', async (ctx) => {
     ctx.note(`the form posted without any cookie was answered HTTP ${bare.status}`)
 })
 
-check('LOGIN-04', async (ctx) => {
+const LOGIN_04 = check(async (ctx) => {
   const auth = await authorize(ctx)
   expectThat(auth.callback?.searchParams.get('code'), 'the sign-in did not reach the client')
   const status = auth.outcome.loginPostStatus
@@ -389,7 +390,7 @@ async function subresources(page: Page, requested: readonly string[]) {
   return [...fromDom, ...requested.map((r): [string, string] => ['request', r])]
 }
 
-check('LOGIN-05', async (ctx) => {
+const LOGIN_05 = check(async (ctx) => {
   const res = await expectLoginPage(
     ctx,
     await authorizeRaw(ctx, await validParams(ctx)),
@@ -478,7 +479,7 @@ async function expectNoInjection(page: Page, dialogs: string[], what: string): P
   expectThat(dialogs.length === 0, `${what}: injected script ran (${dialogs.join(', ')})`)
 }
 
-check('LOGIN-06', async (ctx) => {
+const LOGIN_06 = check(async (ctx) => {
   const params = {
     state: `<script>alert("${MARK}-state")</script>`,
     login_hint: `"><svg onload=alert("${MARK}-hint")>`,
@@ -515,7 +516,7 @@ check('LOGIN-06', async (ctx) => {
   await expectNoInjection(error, dialogs, 'error page (unknown client)')
 })
 
-check('LOGIN-07', { exclusive: true }, async (ctx) => {
+const LOGIN_07 = check({ exclusive: true }, async (ctx) => {
   const user = ctx.target.users.primary
   const redirectUri = redirectUriOf(ctx, mainClient(ctx))
   // the positive control: the same replay with the right password signs in, so the failed
@@ -603,4 +604,15 @@ export function unknownUsername(real: string): string {
   const at = real.lastIndexOf('@')
   if (at > 0) return `nobody${suffix}${real.slice(at)}`
   return `nobody${suffix}`.slice(0, Math.max(real.length + 8, 12))
+}
+
+/** The login checks, one per row of catalogue/login.ts. */
+export const loginChecks: AreaChecks<typeof catalogue> = {
+  'LOGIN-01': LOGIN_01,
+  'LOGIN-02': LOGIN_02,
+  'LOGIN-03': LOGIN_03,
+  'LOGIN-04': LOGIN_04,
+  'LOGIN-05': LOGIN_05,
+  'LOGIN-06': LOGIN_06,
+  'LOGIN-07': LOGIN_07,
 }

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { check, type CheckContext } from '../harness/check.ts'
+import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
+import type { pkce as catalogue } from '../catalogue/pkce.ts'
 import type { HttpResponse } from '../harness/http.ts'
 import {
   about,
@@ -78,7 +79,7 @@ async function expectAcceptedControl(ctx: CheckContext): Promise<void> {
   )
 }
 
-check('PKCE-01', async (ctx) => {
+const PKCE_01 = check(async (ctx) => {
   await expectAcceptedControl(ctx)
   const { params, redirectUri, state } = baseRequest(ctx)
   // RFC 7636 §4.4.1, INTERFACE.md §5.2: PKCE is mandatory, so no challenge is invalid_request
@@ -93,7 +94,7 @@ check('PKCE-01', async (ctx) => {
  */
 const s256Shaped = (): string => randomBytes(32).toString('base64url')
 
-check('PKCE-02', async (ctx) => {
+const PKCE_02 = check(async (ctx) => {
   await expectAcceptedControl(ctx)
   const verifier = s256Shaped()
   const variants: { what: string; challenge: string; method?: string }[] = [
@@ -117,7 +118,7 @@ check('PKCE-02', async (ctx) => {
   }
 })
 
-check('PKCE-03', async (ctx) => {
+const PKCE_03 = check(async (ctx) => {
   await expectAcceptedControl(ctx)
   const valid = s256(randomVerifier())
   // RFC 7636 §4.2: an S256 challenge is 43 base64url characters without padding
@@ -149,7 +150,7 @@ const APPENDIX_B = {
   challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
 }
 
-check('PKCE-04', async (ctx) => {
+const PKCE_04 = check(async (ctx) => {
   // guards the constants themselves: the vector must hash as the RFC says
   expectThat(s256(APPENDIX_B.verifier) === APPENDIX_B.challenge, 'the App. B vector is mistyped')
   const auth = await authorize(ctx, { params: { code_challenge: APPENDIX_B.challenge } })
@@ -168,7 +169,7 @@ check('PKCE-04', async (ctx) => {
   )
 })
 
-check('PKCE-05', async (ctx) => {
+const PKCE_05 = check(async (ctx) => {
   const auth = await authorize(ctx)
   const res = await redeemRaw(ctx, {
     code: codeOf(auth),
@@ -183,7 +184,7 @@ check('PKCE-05', async (ctx) => {
   )
 })
 
-check('PKCE-06', async (ctx) => {
+const PKCE_06 = check(async (ctx) => {
   const wrongVerifiers = [
     { what: 'a random well-formed verifier', verifier: () => randomVerifier(64) },
     // RFC 9700 §4.8: a server that also accepts plain would take the challenge as the verifier
@@ -203,7 +204,7 @@ check('PKCE-06', async (ctx) => {
   }
 })
 
-check('PKCE-07', async (ctx) => {
+const PKCE_07 = check(async (ctx) => {
   const insert = (c: string): string => `${randomVerifier(25)}${c}${randomVerifier(25)}`
   // RFC 7636 §4.1: code-verifier = 43*128unreserved
   const cases = [
@@ -238,7 +239,7 @@ check('PKCE-07', async (ctx) => {
 /** How many wrong verifiers PKCE-08 tries on one code before the right one. */
 const GUESSES = 10
 
-check('PKCE-08', async (ctx) => {
+const PKCE_08 = check(async (ctx) => {
   const first = await authorize(ctx)
   const code = codeOf(first)
   const redeemWith = (verifier: string) =>
@@ -276,3 +277,15 @@ check('PKCE-08', async (ctx) => {
     `${GUESSES} wrong verifiers on one code were all processed: the correct one then still redeemed it (unbounded guessing)`,
   )
 })
+
+/** The pkce checks, one per row of catalogue/pkce.ts. */
+export const pkceChecks: AreaChecks<typeof catalogue> = {
+  'PKCE-01': PKCE_01,
+  'PKCE-02': PKCE_02,
+  'PKCE-03': PKCE_03,
+  'PKCE-04': PKCE_04,
+  'PKCE-05': PKCE_05,
+  'PKCE-06': PKCE_06,
+  'PKCE-07': PKCE_07,
+  'PKCE-08': PKCE_08,
+}

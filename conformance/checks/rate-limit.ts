@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto'
 import type { BrowserContext } from '@playwright/test'
 import { submitLogin } from '../harness/browser.ts'
 import { PROBE_LIMIT, PROBE_WINDOW } from '../harness/target.ts'
-import { check, type CheckContext } from '../harness/check.ts'
+import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
+import type { rateLimit as catalogue } from '../catalogue/rate-limit.ts'
 import type { HttpResponse } from '../harness/http.ts'
 import {
   CheckFailure,
@@ -167,7 +168,7 @@ async function loginAttempts(
   }
 }
 
-check('RATE-01', { exclusive: true }, async (ctx) => {
+const RATE_01 = check({ exclusive: true }, async (ctx) => {
   // INTERFACE.md §7: HTTP 429 past the limit, in the JSON error shape, with the §8 headers
   const token = await burst(
     ctx,
@@ -188,7 +189,7 @@ check('RATE-01', { exclusive: true }, async (ctx) => {
   expectLimited(ctx, login.limited, 'login form')
 })
 
-check('RATE-02', { exclusive: true }, async (ctx) => {
+const RATE_02 = check({ exclusive: true }, async (ctx) => {
   const controls = ctx.target.controls
   controls?.setRateLimit('token', PROBE_LIMIT, PROBE_WINDOW)
   const send = badSecret(ctx, TOKEN, randomId('rate-probe'))
@@ -279,7 +280,7 @@ const CLIENT_KEYED = [
   { group: 'revoke', path: REVOKE, what: 'revocation endpoint' },
 ] as const
 
-check('RATE-03', { exclusive: true }, async (ctx) => {
+const RATE_03 = check({ exclusive: true }, async (ctx) => {
   // RFC 6749 §2.3.1, §10.10: client secrets and passwords must not be open to guessing, and
   // the limit hits the guesser, not every client behind the same address
   for (const { group, path, what } of CLIENT_KEYED) {
@@ -317,7 +318,7 @@ check('RATE-03', { exclusive: true }, async (ctx) => {
   )
 })
 
-check('RATE-04', { exclusive: true }, async (ctx) => {
+const RATE_04 = check({ exclusive: true }, async (ctx) => {
   const responses: [string, HttpResponse][] = []
   const { body, res } = await tokensFor(ctx, { scope: 'openid' })
   responses.push(['token endpoint (authorization_code)', res])
@@ -339,3 +340,11 @@ check('RATE-04', { exclusive: true }, async (ctx) => {
     rateHeaders(fromHttp(response), what)
   }
 })
+
+/** The rateLimit checks, one per row of catalogue/rate-limit.ts. */
+export const rateLimitChecks: AreaChecks<typeof catalogue> = {
+  'RATE-01': RATE_01,
+  'RATE-02': RATE_02,
+  'RATE-03': RATE_03,
+  'RATE-04': RATE_04,
+}

@@ -1,7 +1,8 @@
 import type { JsonWebKey } from 'node:crypto'
 import fc from 'fast-check'
 import { exportJWK, generateKeyPair } from 'jose'
-import { check } from '../harness/check.ts'
+import { type AreaChecks, check } from '../harness/check.ts'
+import type { robustness as catalogue } from '../catalogue/robustness.ts'
 import { expectInactive } from '../harness/expect.ts'
 import { BRANDING, credentials, INTROSPECT, REVOKE, TOKEN, USER_INFO } from '../harness/requests.ts'
 import { holds, propertyBudget } from '../harness/fuzz/property.ts'
@@ -15,7 +16,7 @@ import {
 import { type Forge, mutate, mutationArb } from '../harness/fuzz/jwt.ts'
 import { expectAccepted, realTokens, userInfoRefuses } from '../harness/fuzz/tokens.ts'
 
-check('ROBUST-01', async (ctx) => {
+const ROBUST_01 = check(async (ctx) => {
   const { runs, seed } = propertyBudget(ctx)
   const endpoints: Endpoint[] = [TOKEN, INTROSPECT, REVOKE, USER_INFO, BRANDING]
   const each = Math.max(1, Math.ceil(runs / endpoints.length))
@@ -31,7 +32,7 @@ check('ROBUST-01', async (ctx) => {
   }
 })
 
-check('ROBUST-02', async (ctx) => {
+const ROBUST_02 = check(async (ctx) => {
   const { runs, seed } = propertyBudget(ctx)
   const { tokens, idToken } = await realTokens(ctx)
   await expectAccepted(ctx, tokens, 'before the mutations')
@@ -62,3 +63,9 @@ check('ROBUST-02', async (ctx) => {
   )
   await expectAccepted(ctx, tokens, 'after the mutations')
 })
+
+/** The robustness checks, one per row of catalogue/robustness.ts. */
+export const robustnessChecks: AreaChecks<typeof catalogue> = {
+  'ROBUST-01': ROBUST_01,
+  'ROBUST-02': ROBUST_02,
+}

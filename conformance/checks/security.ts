@@ -3,7 +3,8 @@ import { lookup } from 'node:dns/promises'
 import type { BrowserContext, Cookie } from '@playwright/test'
 import { submitLogin } from '../harness/browser.ts'
 import { PROBE_LIMIT, PROBE_WINDOW } from '../harness/target.ts'
-import { check, type CheckContext } from '../harness/check.ts'
+import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
+import type { security as catalogue } from '../catalogue/security.ts'
 import { estimateEntropyBits } from '../harness/entropy.ts'
 import { createHttp, type Http, type HttpResponse } from '../harness/http.ts'
 import { expectJsonObject, expectStatus, expectThat, show } from '../harness/expect.ts'
@@ -55,7 +56,7 @@ const advertisedLimit = (res: HttpResponse): number | undefined => {
   return raw !== null && /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : undefined
 }
 
-check('SEC-01', { exclusive: true }, async (ctx) => {
+const SEC_01 = check({ exclusive: true }, async (ctx) => {
   // RFC 6819 §5.1.4.2.3: a limit charged to the account it names lets anyone lock that account
   // out; failed client authentications are counted against where they come from
   const client = ctx.target.clients.service ?? ctx.target.clients.main
@@ -138,7 +139,7 @@ async function sprayer(
 /** Against another target, spraying this many user names without a 429 fails the check. */
 const SPRAY_MAX = 100
 
-check('SEC-02', { exclusive: true }, async (ctx) => {
+const SEC_02 = check({ exclusive: true }, async (ctx) => {
   // RFC 6749 §10.10: the server MUST prevent guessing of resource owner passwords; a limit per
   // user name alone lets one address try a common password against every user
   const controls = ctx.target.controls
@@ -165,7 +166,7 @@ check('SEC-02', { exclusive: true }, async (ctx) => {
   )
 })
 
-check('SEC-03', async (ctx) => {
+const SEC_03 = check(async (ctx) => {
   // RFC 9207 §3: the metadata parameter tells clients to insist on iss; omitted, it means false
   const doc = await ctx.http.get('/.well-known/openid-configuration')
   const meta = expectJsonObject(doc, 'discovery')
@@ -194,7 +195,7 @@ function expectRefusedCredentials(res: HttpResponse, what: string): void {
   expectThat(!leaked, `${what}: the ${res.status} refusal carries a token or token data`)
 }
 
-check('SEC-04', async (ctx) => {
+const SEC_04 = check(async (ctx) => {
   // RFC 6749 §2.3.1: client credentials MUST NOT be included in the request URI
   const { token, client } = await someAccessToken(ctx)
   // whether a refused revocation revoked anything can only be seen on a token that introspects
@@ -225,7 +226,7 @@ check('SEC-04', async (ctx) => {
   )
 })
 
-check('SEC-05', async (ctx) => {
+const SEC_05 = check(async (ctx) => {
   // RFC 9700 §2.4: the resource owner password credentials grant MUST NOT be used
   const user = ctx.target.users.primary
   const res = await ctx.http.postForm(TOKEN, {
@@ -255,7 +256,7 @@ async function idpCookies(ctx: CheckContext, context: BrowserContext): Promise<C
   return context.cookies(ctx.target.baseUrl)
 }
 
-check('SEC-06', async (ctx) => {
+const SEC_06 = check(async (ctx) => {
   // RFC 6749 §10.10: guessing a generated token MUST have a probability of at most 2^-128
   const codes: string[] = []
   const refreshTokens: string[] = []
@@ -307,7 +308,7 @@ check('SEC-06', async (ctx) => {
   for (const [name, samples] of sessionCookies) judge(`session cookie ${name}`, samples)
 })
 
-check('SEC-07', async (ctx) => {
+const SEC_07 = check(async (ctx) => {
   // OWASP ASVS V3.2.1: a new session token on authentication. The attacker signs in, then plants
   // their own session cookie in the victim's browser; the victim signs in (prompt=login)
   const attacker = await ctx.newBrowserContext()
@@ -363,7 +364,7 @@ function referrerPolicy(res: HttpResponse): string | undefined {
     ?.toLowerCase()
 }
 
-check('SEC-08', async (ctx) => {
+const SEC_08 = check(async (ctx) => {
   // RFC 9700 §4.2.4: suppress the Referer header with a Referrer Policy on these pages
   const client = ctx.target.clients.main
   const valid = {
@@ -430,7 +431,7 @@ const INTERNALS: readonly [string, RegExp][] = [
   ['a runtime error name', /\b(?:TypeError|ReferenceError|RangeError|ECONNREFUSED|ENOENT):/],
 ]
 
-check('SEC-09', async (ctx) => {
+const SEC_09 = check(async (ctx) => {
   const client = ctx.target.clients.main
   const junk = 'x'.repeat(5000)
   const requests: [string, () => Promise<HttpResponse>][] = [
@@ -547,7 +548,7 @@ check('SEC-09', async (ctx) => {
   }
 })
 
-check('SEC-10', async (ctx) => {
+const SEC_10 = check(async (ctx) => {
   // RFC 9700 §4.15.1: a client's own token must not be taken for a resource owner's
   const users = [ctx.target.users.primary, ctx.target.users.secondary].filter(
     (u) => u !== undefined,
@@ -578,3 +579,17 @@ check('SEC-10', async (ctx) => {
   }
   if (tried === 0) ctx.skip('no configured client was granted a client_credentials token')
 })
+
+/** The security checks, one per row of catalogue/security.ts. */
+export const securityChecks: AreaChecks<typeof catalogue> = {
+  'SEC-01': SEC_01,
+  'SEC-02': SEC_02,
+  'SEC-03': SEC_03,
+  'SEC-04': SEC_04,
+  'SEC-05': SEC_05,
+  'SEC-06': SEC_06,
+  'SEC-07': SEC_07,
+  'SEC-08': SEC_08,
+  'SEC-09': SEC_09,
+  'SEC-10': SEC_10,
+}

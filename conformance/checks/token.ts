@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { estimateEntropyBits } from '../harness/entropy.ts'
-import { check, type CheckContext } from '../harness/check.ts'
+import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
+import type { token as catalogue } from '../catalogue/token.ts'
 import type { HttpResponse } from '../harness/http.ts'
 import type { TargetClient } from '../harness/target.ts'
 import {
@@ -44,7 +45,7 @@ const directives = (res: HttpResponse, name: string): string[] =>
     .split(',')
     .map((d) => d.trim())
 
-check('TOK-01', async (ctx) => {
+const TOK_01 = check(async (ctx) => {
   for (const { grant, res } of await oneResponsePerGrant(ctx)) {
     // RFC 6749 §5.1: MUST include Cache-Control: no-store and Pragma: no-cache
     expectThat(
@@ -73,7 +74,7 @@ check('TOK-01', async (ctx) => {
 /** RFC 6749 §3.3: scope = scope-token *( SP scope-token ), scope-token = 1*NQCHAR. */
 const SCOPE = /^[\x21\x23-\x5B\x5D-\x7E]+( [\x21\x23-\x5B\x5D-\x7E]+)*$/
 
-check('TOK-02', async (ctx) => {
+const TOK_02 = check(async (ctx) => {
   for (const { grant, res } of await oneResponsePerGrant(ctx)) {
     // RFC 6749 §5.1: application/json
     const body = expectJsonObject(res, `${grant} token response`)
@@ -109,7 +110,7 @@ check('TOK-02', async (ctx) => {
   }
 })
 
-check('TOK-03', async (ctx) => {
+const TOK_03 = check(async (ctx) => {
   const main = ctx.target.clients.main
   // the control: the same request with the right secret gets tokens
   expectStatus(await clientCredentialsRaw(ctx, main), 200, 'control with the right secret')
@@ -142,7 +143,7 @@ const basic = (client: TargetClient): string =>
     `${encodeURIComponent(client.id)}:${encodeURIComponent(client.secret)}`,
   ).toString('base64')}`
 
-check('TOK-04', async (ctx) => {
+const TOK_04 = check(async (ctx) => {
   const main = ctx.target.clients.main
   const res = await ctx.http.postForm(
     TOKEN,
@@ -165,7 +166,7 @@ check('TOK-04', async (ctx) => {
   ctx.note('HTTP Basic is not supported, which RFC 6749 §2.3.1 requires (ARCHITECTURE.md C1)')
 })
 
-check('TOK-05', async (ctx) => {
+const TOK_05 = check(async (ctx) => {
   const main = ctx.target.clients.main
   expectStatus(await clientCredentialsRaw(ctx, main), 200, 'control: a well-formed request')
   const noTokens = (res: HttpResponse, what: string) =>
@@ -236,7 +237,7 @@ check('TOK-05', async (ctx) => {
   })
 })
 
-check('TOK-06', async (ctx) => {
+const TOK_06 = check(async (ctx) => {
   const main = ctx.target.clients.main
   // each refusal below is of a request that is valid in every respect but the one under test:
   // the control shows the main client's credentials and this grant form get tokens
@@ -295,7 +296,7 @@ const ESTIMATE_MARGIN = 8
 /** RFC 6749 App. A.12, A.17: access-token and refresh-token = 1*VSCHAR (%x20-7E). */
 const VSCHAR = /^[\x20-\x7E]+$/
 
-check('TOK-07', async (ctx) => {
+const TOK_07 = check(async (ctx) => {
   const refreshTokens: string[] = []
   for (let i = 0; i < ISSUANCES; i++) {
     const started = performance.now()
@@ -329,3 +330,14 @@ check('TOK-07', async (ctx) => {
     `refresh tokens carry an estimated ${Math.round(bits)} bits (128 required)`,
   )
 })
+
+/** The token checks, one per row of catalogue/token.ts. */
+export const tokenChecks: AreaChecks<typeof catalogue> = {
+  'TOK-01': TOK_01,
+  'TOK-02': TOK_02,
+  'TOK-03': TOK_03,
+  'TOK-04': TOK_04,
+  'TOK-05': TOK_05,
+  'TOK-06': TOK_06,
+  'TOK-07': TOK_07,
+}

@@ -1,4 +1,5 @@
-import { check, type CheckContext } from '../harness/check.ts'
+import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
+import type { userInfo as catalogue } from '../catalogue/user-info.ts'
 import type { HttpResponse } from '../harness/http.ts'
 import { oidc } from '../harness/oidc.ts'
 import {
@@ -33,7 +34,7 @@ async function idTokenSub(ctx: CheckContext, idToken: string): Promise<unknown> 
   return payload.sub
 }
 
-check('UI-01', async (ctx) => {
+const UI_01 = check(async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid profile email' })
   const sub = await idTokenSub(ctx, idTokenOf(set))
   expectThat(typeof sub === 'string', 'the ID token has no sub')
@@ -45,7 +46,7 @@ check('UI-01', async (ctx) => {
   expectEqual(claims.sub, sub, 'sub from openid-client')
 })
 
-check('UI-02', async (ctx) => {
+const UI_02 = check(async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid profile email' })
   const viaGet = userInfoClaims(await userInfoRaw(ctx, set.accessToken), 'GET user-info')
   // OIDC Core §5.3.1: the OP MUST support GET and POST
@@ -60,7 +61,7 @@ check('UI-02', async (ctx) => {
 const sorted = (o: Record<string, unknown>): Record<string, unknown> =>
   Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)))
 
-check('UI-03', async (ctx) => {
+const UI_03 = check(async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid' })
   const token = set.accessToken
   // RFC 6750 §2.2 (MAY): the form-encoded body parameter
@@ -92,7 +93,7 @@ check('UI-03', async (ctx) => {
   expectEqual(error, 'invalid_request', `${what}: error`)
 })
 
-check('UI-04', async (ctx) => {
+const UI_04 = check(async (ctx) => {
   const cases = [
     ['openid', ['openid']],
     ['openid profile', ['openid', 'profile']],
@@ -157,7 +158,7 @@ function checkTypes(ctx: CheckContext, claims: Record<string, unknown>, who: str
   }
 }
 
-check('UI-05', async (ctx) => {
+const UI_05 = check(async (ctx) => {
   const scope = 'openid profile email'
   const primary = await signIn(ctx, { scope })
   checkTypes(
@@ -177,7 +178,7 @@ check('UI-05', async (ctx) => {
     ctx.note('the secondary user has a verified e-mail, so email_verified=false was not seen')
 })
 
-check('UI-06', async (ctx) => {
+const UI_06 = check(async (ctx) => {
   const res = await userInfoRaw(ctx, undefined)
   // RFC 6750 §3: a request without credentials gets 401 and a Bearer challenge
   const params = expectBearerChallenge(res, 401, undefined, 'user-info without a token')
@@ -186,7 +187,7 @@ check('UI-06', async (ctx) => {
     ctx.note(`the challenge carries error="${params.error}" (RFC 6750 §3.1: SHOULD NOT)`)
 })
 
-check('UI-07', { exclusive: true }, async (ctx) => {
+const UI_07 = check({ exclusive: true }, async (ctx) => {
   const context = await ctx.newBrowserContext()
   const set = await signIn(ctx, { scope: 'openid', context })
   userInfoClaims(await userInfoRaw(ctx, set.accessToken), 'user-info with the genuine token')
@@ -216,7 +217,7 @@ check('UI-07', { exclusive: true }, async (ctx) => {
   }
 })
 
-check('UI-08', async (ctx) => {
+const UI_08 = check(async (ctx) => {
   const tokens: [string, string][] = []
   const service = ctx.target.clients.service
   if (service) {
@@ -244,7 +245,7 @@ check('UI-08', async (ctx) => {
   }
 })
 
-check('UI-09', async (ctx) => {
+const UI_09 = check(async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid offline_access' })
   userInfoClaims(await userInfoRaw(ctx, set.accessToken), 'user-info with the access token')
   // RFC 8725 §3.11, RFC 9068 §4: an ID token shares iss, sub, aud and kid, but is not an access token
@@ -262,7 +263,7 @@ check('UI-09', async (ctx) => {
   )
 })
 
-check('UI-10', async (ctx) => {
+const UI_10 = check(async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid' })
   // RFC 9110 §11.1: the auth-scheme is case-insensitive
   for (const scheme of ['bearer', 'BEARER', 'Bearer']) {
@@ -272,7 +273,7 @@ check('UI-10', async (ctx) => {
   }
 })
 
-check('UI-11', async (ctx) => {
+const UI_11 = check(async (ctx) => {
   const origin = 'https://rp.example'
   const preflight = await ctx.http.request(USER_INFO, {
     method: 'OPTIONS',
@@ -309,3 +310,18 @@ check('UI-11', async (ctx) => {
     `user-info response: Access-Control-Allow-Origin ${JSON.stringify(actual)}`,
   )
 })
+
+/** The userInfo checks, one per row of catalogue/user-info.ts. */
+export const userInfoChecks: AreaChecks<typeof catalogue> = {
+  'UI-01': UI_01,
+  'UI-02': UI_02,
+  'UI-03': UI_03,
+  'UI-04': UI_04,
+  'UI-05': UI_05,
+  'UI-06': UI_06,
+  'UI-07': UI_07,
+  'UI-08': UI_08,
+  'UI-09': UI_09,
+  'UI-10': UI_10,
+  'UI-11': UI_11,
+}
