@@ -50,6 +50,13 @@ describe('idp-conformance CLI', () => {
     expect(list.out.split('\n')[0]).toMatch(/^DISC-01 \[MUST\]/)
   })
 
+  test('--list answers from the catalogue and needs.ts, which match the registered checks', async () => {
+    // loading the checks also compares each one's embeddedOnly with needs.ts's EMBEDDED_ONLY
+    // (registration throws on a difference), the table --list and a run's header read
+    const { registeredChecks } = await import('./runner.ts')
+    expect(registeredChecks()).toEqual(selectChecks(undefined))
+  })
+
   test('usage and configuration errors exit 2 with one line and no stack trace', async () => {
     for (const argv of [
       ['--bogus'],

@@ -2,20 +2,22 @@ import { appendFileSync, readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-// the embedded server, the login dry run and the report writers are loaded when a run needs
-// them (issue 21: --help and --list answer without loading the reference server)
+// Issue 21, fast to start: this module imports only plain data and small modules (the
+// catalogue, the threat table, the needs table, the report formatters). The checks, the
+// browser, the HTTP client, the embedded server and the configuration schema are imported when
+// a run needs them, so --help and --list answer without loading them
+// (scripts/cli-startup.test.ts keeps it so).
 import type { Embedded } from './harness/embedded.ts'
-import { registeredChecks, runChecks, type RunInfo } from './runner.ts'
-import { CHECK_TIMEOUT_MS, embeddedOnlyReason } from './harness/check.ts'
-import { predictSkips } from './harness/needs.ts'
-import { fetchVia, resolveTarget, type Target } from './harness/target.ts'
+import type { RunInfo } from './runner.ts'
+import { CHECK_TIMEOUT_MS, embeddedOnlyReason, predictSkips } from './harness/needs.ts'
+import type { Target, TargetConfig } from './harness/target.ts'
 import { profileChecks } from './threats.ts'
 import { markdownSummary } from './report/markdown.ts'
 import { gate, loadKnownFailures, type KnownFailure } from './gate.ts'
 import { formatResultLine, formatSummary, useColor } from './report/terminal.ts'
-import { checkName, requirements, type RequirementId } from './requirements.ts'
-import { loadTargetConfig, UsageError } from './target-config.ts'
-import type { TargetConfig } from './harness/target.ts'
+import { checkName, requirementIds, requirements, type RequirementId } from './requirements.ts'
+import type { TargetFlags } from './target-config.ts'
+import { UsageError } from './usage-error.ts'
 
 /** Exit codes: the contract CI pipelines rely on. */
 export const EXIT = { ok: 0, failures: 1, usage: 2, unreachable: 3 } as const
@@ -49,8 +51,9 @@ const USAGE = `usage: idp-conformance [run] [options]
   --config FILE          JSON: clients, users and other facts about the target
   --ca FILE              PEM certificate authority to trust for the target
   --report-dir DIR       write junit.xml, report.json and report.html there
-  --only PATTERNS        comma-separated IDs, ID globs (PKCE-*), areas or levels to run;
-                         'security' runs the security profile (SEC-* and the checks of its threat table)
+  --only PATTERNS        comma-separated IDs, ID globs (PKCE-*) or prefixes (PKCE), areas or
+                         levels to run; 'security' runs the security profile (SEC-* and the
+                         checks of its threat table)
   --skip PATTERNS        the same, to leave out
   --strict               SHOULD-level warnings fail the run too
   --known-failures FILE  JSON [{id, reason, expires}]: listed failures do not fail the run
@@ -73,6 +76,10 @@ const USAGE = `usage: idp-conformance [run] [options]
   --list                 list the checks and exit; with --config, also the checks the
                          configuration will skip and why, and the embedded-only ones
   -h, --help             this text
+
+  environment: IDP_BASE_URL, IDP_CONFIG, IDP_CA (as the flags); IDP_PROPERTY_RUNS (cases per
+  property check, default 25); IDP_PROPERTY_SEED (their seed: fixed by default, so every run
+  sends the same cases; set another to vary them, or the noted one to replay a run)
 `
 
 const suiteVersion = (): string => {
@@ -87,9 +94,13 @@ const suiteVersion = (): string => {
   }
 }
 
-/** Selects checks by ID, ID glob, area or level (case-insensitive). */
+/**
+ * Selects checks by ID, ID glob, ID prefix, area or level (case-insensitive), from the
+ * catalogue: every row has its registered check (suite.test.ts and cli.test.ts prove it), so
+ * the selection needs no check module loaded.
+ */
 export function selectChecks(patterns: string | undefined): RequirementId[] {
-  const all = registeredChecks()
+  const all = requirementIds
   if (!patterns) return all
   const wanted = patterns
     .split(',')
@@ -106,6 +117,8 @@ export function selectChecks(patterns: string | undefined): RequirementId[] {
     )
     return (
       glob.test(id) ||
+      // an ID's prefix names its area too: DISC is DISC-*
+      id.startsWith(`${p.toUpperCase()}-`) ||
       req.area.toLowerCase() === p.toLowerCase() ||
       req.level === p.toUpperCase() ||
       // the security profile: its own SEC-* checks and every check its threat table names
@@ -209,34 +222,25 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     const remote = values['base-url'] ?? values.config ?? io.env.IDP_BASE_URL
     concurrency = parseParallel(values.parallel, Boolean(remote))
     checkTimeoutMs = parseCheckTimeout(values['check-timeout'])
+    const flags = { baseUrl: values['base-url'], config: values.config, ca: values.ca }
     if (values.list) {
       for (const id of ids) io.out.write(`${checkName(id)}\n`)
-      if (remote) {
-        const config = loadTargetConfig(
-          { baseUrl: values['base-url'], config: values.config, ca: values.ca },
-          io.env,
-        )
-        io.out.write(plannedSkips(ids, config))
-      }
+      if (remote) io.out.write(plannedSkips(ids, await targetConfig(flags, io.env)))
       return EXIT.ok
     }
     if (values['print-config']) {
-      const config = remote
-        ? loadTargetConfig(
-            { baseUrl: values['base-url'], config: values.config, ca: values.ca },
-            io.env,
-          )
-        : undefined
+      const config = remote ? await targetConfig(flags, io.env) : undefined
       io.out.write(`${JSON.stringify(redactConfig(config), null, 2)}\n`)
       return EXIT.ok
     }
+    // the first line, before anything slow is loaded or started
+    const where = remote
+      ? `target ${values['base-url'] ?? io.env.IDP_BASE_URL ?? 'from the configuration file'}`
+      : 'starting the embedded reference server'
+    io.out.write(`idp-conformance ${suiteVersion()}: ${where}\n`)
     if (remote) {
-      target = resolveTarget(
-        loadTargetConfig(
-          { baseUrl: values['base-url'], config: values.config, ca: values.ca },
-          io.env,
-        ),
-      )
+      const { resolveTarget } = await import('./harness/target.ts')
+      target = resolveTarget(await targetConfig(flags, io.env))
     } else {
       const { startEmbedded } = await import('./harness/embedded.ts')
       embedded = await startEmbedded()
@@ -254,6 +258,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   }
 
   try {
+    const { runChecks } = await import('./runner.ts')
     const reachable = await probe(target)
     if (reachable !== true) {
       io.err.write(`idp-conformance: target ${target.baseUrl} is unreachable: ${reachable}\n`)
@@ -339,8 +344,15 @@ export function formatRunInfo(info: RunInfo): string {
   return lines.join('\n')
 }
 
+/** The target configuration of the flags and environment (its schema loaded on first use). */
+async function targetConfig(flags: TargetFlags, env: NodeJS.ProcessEnv): Promise<TargetConfig> {
+  const { loadTargetConfig } = await import('./target-config.ts')
+  return loadTargetConfig(flags, env)
+}
+
 /** true when the discovery document can be fetched over verified TLS, else the reason. */
 async function probe(target: Target): Promise<true | string> {
+  const { fetchVia } = await import('./harness/target.ts')
   try {
     const res = await fetchVia(
       target.dispatcher,

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import type { CheckResult } from './harness/types.ts'
-import { UsageError } from './target-config.ts'
+import { UsageError } from './usage-error.ts'
 
 /** An accepted failure: the check may fail until `expires` without failing the run. */
 export interface KnownFailure {

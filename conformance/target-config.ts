@@ -2,11 +2,7 @@ import { readFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import Joi from 'joi'
 import type { TargetConfig } from './harness/target.ts'
-
-/** A usage or configuration error: the CLI prints its message on one line and exits 2. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError'
-}
+import { UsageError } from './usage-error.ts'
 
 const client = Joi.object({
   id: Joi.string().required(),

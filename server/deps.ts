@@ -6,7 +6,9 @@ import type { Store } from './store/store.ts'
 /**
  * Faults that only tests switch on, so the suite's self-test can prove a check fails where msw
  * cannot reach (browser traffic, TLS, server-side state). createServer refuses them outside the
- * test harness and with NODE_ENV=production (config.ts faultsRefused).
+ * test harness and with NODE_ENV=production (config.ts faultsRefused). The faults about storage
+ * (code and refresh-token expiry, spending codes, sessions, the login counters) are played by a
+ * store wrapper (store/faulty-store.ts); the others are read where they act.
  */
 export type Fault =
   | 'plain-http-serves-documents'

@@ -123,25 +123,38 @@ const AT_05 = check(async (ctx) => {
   const { body } = await tokensFor(ctx, { scope: 'openid profile' })
   const at = (await verifySignature(ctx, body.access_token, 'access token')).payload
   const id = (await verifySignature(ctx, body.id_token, 'ID token')).payload
-  expectThat(
-    typeof at.sub === 'string' && at.sub.length > 0,
-    `access token sub: expected a non-empty string, got ${show(at.sub)}`,
-  )
-  // RFC 9068 §2.2: the same subject identifier as the ID token for the same user
-  expectEqual(at.sub, id.sub, 'access token sub vs the ID token sub')
-  const ui = await userInfoRaw(ctx, body.access_token as string)
-  if (ui.status === 200 && ui.json !== null && typeof ui.json === 'object') {
-    expectEqual(at.sub, (ui.json as Json).sub, 'access token sub vs the user-info sub')
-  } else {
-    ctx.note(
-      `user-info answered HTTP ${ui.status}, so its sub was not compared (UI-01 checks the endpoint)`,
+  // the claims are compared one by one as sub-cases: every one that differs is reported
+  await ctx.subcase('access token sub', () => {
+    expectThat(
+      typeof at.sub === 'string' && at.sub.length > 0,
+      `access token sub: expected a non-empty string, got ${show(at.sub)}`,
     )
-  }
-  expectSameScope(ctx, at.scope, body.scope, 'access token (authorization_code)')
+  })
+  await ctx.subcase('access token sub vs the ID token sub', () => {
+    // RFC 9068 §2.2: the same subject identifier as the ID token for the same user
+    expectEqual(at.sub, id.sub, 'access token sub vs the ID token sub')
+  })
+  await ctx.subcase('access token sub vs the user-info sub', async () => {
+    const ui = await userInfoRaw(ctx, body.access_token as string)
+    if (ui.status === 200 && ui.json !== null && typeof ui.json === 'object') {
+      expectEqual(at.sub, (ui.json as Json).sub, 'access token sub vs the user-info sub')
+    } else {
+      ctx.note(
+        `user-info answered HTTP ${ui.status}, so its sub was not compared (UI-01 checks the endpoint)`,
+      )
+    }
+  })
+  const code = 'access token (authorization_code)'
+  await ctx.subcase(`${code} scope claim vs the granted scope`, () => {
+    expectSameScope(ctx, at.scope, body.scope, code)
+  })
   const cc = await clientCredentials(ctx, serviceClient(ctx))
   const ccAt = (await verifySignature(ctx, cc.access_token, 'access token (client_credentials)'))
     .payload
-  expectSameScope(ctx, ccAt.scope, cc.scope, 'access token (client_credentials)')
+  const machine = 'access token (client_credentials)'
+  await ctx.subcase(`${machine} scope claim vs the granted scope`, () => {
+    expectSameScope(ctx, ccAt.scope, cc.scope, machine)
+  })
 })
 
 /** The authorization claims INTERFACE.md §2.3 gives their types. */

@@ -153,19 +153,21 @@ const AUTHZ_07 = check(async (ctx) => {
       ],
     ),
   ]
-  for (const [what, params] of cases) {
-    const state = oidc.randomState()
-    const res = await authorizeRaw(ctx, { ...params, state })
-    // RFC 6749 §4.1.2.1: an error about the request goes back to the verified redirect URI
-    expectErrorRedirect(
-      res,
-      base.redirect_uri,
-      what,
-      ['unsupported_response_type', 'invalid_request'],
-      state,
-      { fragmentAllowed: params.response_type !== undefined && params.response_type !== 'code' },
-    )
-  }
+  // each response_type is its own sub-case: every one accepted is reported, not only the first
+  for (const [what, params] of cases)
+    await ctx.subcase(what, async () => {
+      const state = oidc.randomState()
+      const res = await authorizeRaw(ctx, { ...params, state })
+      // RFC 6749 §4.1.2.1: an error about the request goes back to the verified redirect URI
+      expectErrorRedirect(
+        res,
+        base.redirect_uri,
+        what,
+        ['unsupported_response_type', 'invalid_request'],
+        state,
+        { fragmentAllowed: params.response_type !== undefined && params.response_type !== 'code' },
+      )
+    })
 })
 
 const CLAIMS_REQUEST = JSON.stringify({

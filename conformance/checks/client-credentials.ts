@@ -63,29 +63,33 @@ const CC_02 = check(async (ctx) => {
 const CC_03 = check(async (ctx) => {
   const service = serviceClient(ctx)
   const SCOPE = clientCredentialsScope(ctx, service)
-  const none = await clientCredentialsRaw(ctx, service)
-  if (none.status === 200) {
-    const body = expectJsonObject(none, 'client_credentials without scope')
-    // RFC 6749 §3.3: a request without scope is processed with a pre-defined default, which
-    // may be empty; §5.1 lets the response omit scope when it is the one requested (none)
-    const granted = scopeList(body.scope)
-    expectThat(
-      !granted.some((s) => USER_SCOPES.includes(s)),
-      `client_credentials without scope granted a user scope: "${String(body.scope)}"`,
-    )
-    const claim = typeof body.access_token === 'string' ? claimsOf(body.access_token).scope : ''
-    expectThat(
-      !scopeList(claim).some((s) => USER_SCOPES.includes(s)),
-      `client_credentials without scope: the access token carries a user scope ("${String(claim)}")`,
-    )
-    ctx.note(
-      granted.length > 0
-        ? `no scope requested: the default "${String(body.scope)}" was granted`
-        : 'no scope requested: a token without scope was granted (an empty default, RFC 6749 §3.3)',
-    )
-  } else {
-    about('client_credentials without scope', () => expectOAuthError(none, 400, 'invalid_scope'))
-  }
+  // each request is its own sub-case: every scope wrongly granted is reported, not only the first
+  const without = 'client_credentials without scope'
+  await ctx.subcase(without, async () => {
+    const none = await clientCredentialsRaw(ctx, service)
+    if (none.status === 200) {
+      const body = expectJsonObject(none, without)
+      // RFC 6749 §3.3: a request without scope is processed with a pre-defined default, which
+      // may be empty; §5.1 lets the response omit scope when it is the one requested (none)
+      const granted = scopeList(body.scope)
+      expectThat(
+        !granted.some((s) => USER_SCOPES.includes(s)),
+        `${without}: a user scope was granted ("${String(body.scope)}")`,
+      )
+      const claim = typeof body.access_token === 'string' ? claimsOf(body.access_token).scope : ''
+      expectThat(
+        !scopeList(claim).some((s) => USER_SCOPES.includes(s)),
+        `${without}: the access token carries a user scope ("${String(claim)}")`,
+      )
+      ctx.note(
+        granted.length > 0
+          ? `no scope requested: the default "${String(body.scope)}" was granted`
+          : 'no scope requested: a token without scope was granted (an empty default, RFC 6749 §3.3)',
+      )
+    } else {
+      about(without, () => expectOAuthError(none, 400, 'invalid_scope'))
+    }
+  })
 
   // write:documents is a scope the embedded fixtures' service client may not have; of another
   // deployment's clients nothing is known but the scopes the configuration names
@@ -99,20 +103,22 @@ const CC_03 = check(async (ctx) => {
     { scope: 'openid', bad: 'openid' },
   ]
   for (const { scope, bad } of requests) {
-    const res = await clientCredentialsRaw(ctx, service, scope)
     const what = `client_credentials with scope "${scope}"`
-    if (res.status !== 200) {
-      // RFC 6749 §5.2: a scope the client may not have is invalid_scope
-      about(what, () => expectOAuthError(res, 400, 'invalid_scope'))
-      continue
-    }
-    const body = expectJsonObject(res, what)
-    // RFC 6749 §3.3: the server may drop what it will not grant, and says so in scope
-    expectThat(typeof body.scope === 'string', `${what}: 200 without a scope in the response`)
-    expectThat(!scopeList(body.scope).includes(bad), `${what}: "${bad}" was granted`)
-    const claim = claimsOf(String(body.access_token)).scope
-    expectThat(!scopeList(claim).includes(bad), `${what}: the access token carries "${bad}"`)
-    ctx.note(`${what}: "${bad}" was dropped (granted "${body.scope}")`)
+    await ctx.subcase(what, async () => {
+      const res = await clientCredentialsRaw(ctx, service, scope)
+      if (res.status !== 200) {
+        // RFC 6749 §5.2: a scope the client may not have is invalid_scope
+        about(what, () => expectOAuthError(res, 400, 'invalid_scope'))
+        return
+      }
+      const body = expectJsonObject(res, what)
+      // RFC 6749 §3.3: the server may drop what it will not grant, and says so in scope
+      expectThat(typeof body.scope === 'string', `${what}: 200 without a scope in the response`)
+      expectThat(!scopeList(body.scope).includes(bad), `${what}: "${bad}" was granted`)
+      const claim = claimsOf(String(body.access_token)).scope
+      expectThat(!scopeList(claim).includes(bad), `${what}: the access token carries "${bad}"`)
+      ctx.note(`${what}: "${bad}" was dropped (granted "${body.scope}")`)
+    })
   }
 })
 

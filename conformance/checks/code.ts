@@ -237,9 +237,8 @@ const CODE_07 = check(
       return ctx.skip(
         'code expiry needs clock control (embedded target); waiting 10 min is not bounded',
       )
-    const context = await ctx.newBrowserContext()
     const redeemAfter = async (seconds: number) => {
-      const auth = await authorize(ctx, { context })
+      const auth = await authorize(ctx)
       controls.advanceClock(seconds)
       return redeem(ctx, auth)
     }

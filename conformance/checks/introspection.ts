@@ -101,12 +101,8 @@ const INTRO_02 = check(async (ctx) => {
 /** Redeems a code twice; returns the access token of the first redemption. */
 async function reuseCode(
   ctx: CheckContext,
-  context?: Awaited<ReturnType<CheckContext['newBrowserContext']>>,
 ): Promise<{ accessToken: string; reuse: () => Promise<HttpResponse> }> {
-  const auth = await authorize(ctx, {
-    scope: 'openid offline_access',
-    ...(context ? { context } : {}),
-  })
+  const auth = await authorize(ctx, { scope: 'openid offline_access' })
   const form = {
     code: codeOf(auth),
     verifier: auth.verifier,
@@ -120,23 +116,25 @@ async function reuseCode(
 }
 
 const INTRO_03 = check({ exclusive: true }, async (ctx) => {
-  const context = await ctx.newBrowserContext()
-  const set = await signIn(ctx, { scope: 'openid offline_access', context })
+  const set = await signIn(ctx, { scope: 'openid offline_access' })
   // the same token is active, so the refusals below are about what was changed
   expectActive(await introspectRaw(ctx, set.accessToken), 'the genuine access token')
-  for (const [what, token] of await forgeries(ctx, set.accessToken)) {
-    expectInactive(await introspectRaw(ctx, token), what)
-  }
+  // each token that must be inactive is its own sub-case: every one called active is reported
+  const inactive = async (what: string, token: string): Promise<void> =>
+    ctx.subcase(`introspection of ${what}`, async () => {
+      expectInactive(await introspectRaw(ctx, token), what)
+    })
+  for (const [what, token] of await forgeries(ctx, set.accessToken)) await inactive(what, token)
   // RFC 9068 §4: an ID token is not an access token, although both are JWTs of this issuer
-  expectInactive(await introspectRaw(ctx, idTokenOf(set)), 'the ID token')
+  await inactive('the ID token', idTokenOf(set))
 
-  const revoked = await signIn(ctx, { scope: 'openid offline_access', context })
+  const revoked = await signIn(ctx, { scope: 'openid offline_access' })
   expectRevoked(await revokeRaw(ctx, revoked.accessToken), 'an access token')
-  expectInactive(await introspectRaw(ctx, revoked.accessToken), 'a revoked access token')
+  await inactive('a revoked access token', revoked.accessToken)
   expectRevoked(await revokeRaw(ctx, refreshTokenOf(revoked)), 'a refresh token')
-  expectInactive(await introspectRaw(ctx, refreshTokenOf(revoked)), 'a revoked refresh token')
+  await inactive('a revoked refresh token', refreshTokenOf(revoked))
 
-  const reused = await reuseCode(ctx, context)
+  const reused = await reuseCode(ctx)
   expectStatus(await reused.reuse(), 400, 'second redemption of the same code')
   const res = await introspectRaw(ctx, reused.accessToken)
   // RFC 6749 §4.1.2 SHOULD revoke; ARCHITECTURE.md decides it does
@@ -156,10 +154,12 @@ const INTRO_04 = check(async (ctx) => {
     ['a wrong client secret', { token, client_id: client.id, client_secret: `${client.secret}x` }],
     ['an unknown client', { token, client_id: 'no-such-client', client_secret: client.secret }],
   ]
-  for (const [what, form] of cases) {
-    // RFC 7662 §2.1: the endpoint MUST require authorization; INTERFACE.md §4.4: client_secret_post
-    expectNoTokenData(await introspectRaw(ctx, token, { form }), `introspection with ${what}`)
-  }
+  // each way of failing to authenticate is its own sub-case: every one let through is reported
+  for (const [what, form] of cases)
+    await ctx.subcase(`introspection with ${what}`, async () => {
+      // RFC 7662 §2.1: the endpoint MUST require authorization; INTERFACE.md §4.4: client_secret_post
+      expectNoTokenData(await introspectRaw(ctx, token, { form }), `introspection with ${what}`)
+    })
   expectActive(await introspectRaw(ctx, token, { client }), 'the token with the right secret')
   await probeBasic(ctx, INTROSPECT, token, client)
 })

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { BrowserContext, Page } from '@playwright/test'
 import { decodeJwt } from 'jose'
-import { browse, clientOrigins, type BrowserOutcome } from '../harness/browser.ts'
+import { browse, clientOrigins, mayMoveByItself, type BrowserOutcome } from '../harness/browser.ts'
 import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
 import type { logout as catalogue } from '../catalogue/logout.ts'
 import type { HttpResponse } from '../harness/http.ts'
@@ -447,7 +447,8 @@ const LOGOUT_06 = check(async (ctx) => {
   await page.waitForURL(rpPage, { timeout: 10_000 })
   const fields = { id_token_hint: idToken, post_logout_redirect_uri: uri, state }
   // done when the browser reaches the URI, or settles on a page of the IdP instead: a page
-  // that stays put for 3 s after it loaded (a page that submits itself moves on before)
+  // that cannot move by itself (no script, meta refresh, handler or frame), or one that stays
+  // put for 3 s after it loaded (a page that submits itself moves on before)
   const arrived = page
     .waitForURL((u) => u.href !== rpPage && u.href.startsWith(uri), { timeout: 20_000 })
     .then(() => true)
@@ -456,6 +457,7 @@ const LOGOUT_06 = check(async (ctx) => {
     for (;;) {
       const at = page.url()
       await page.waitForLoadState('load', { timeout: 10_000 }).catch(() => undefined)
+      if (page.url() === at && !(await mayMoveByItself(page))) return false
       await new Promise((r) => setTimeout(r, 3000))
       if (page.url() === at && at.startsWith(ctx.target.baseUrl)) return false
       if (page.isClosed()) return false

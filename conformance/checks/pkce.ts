@@ -133,15 +133,17 @@ const PKCE_03 = check(async (ctx) => {
       challenge: `${valid.slice(0, 20)} ${valid.slice(21)}`,
     },
   ]
-  for (const v of variants) {
-    const { params, redirectUri, state } = baseRequest(ctx)
-    const res = await authorizeRaw(ctx, {
-      ...params,
-      code_challenge: v.challenge,
-      code_challenge_method: 'S256',
+  // each malformed challenge is its own sub-case: every one accepted is reported
+  for (const v of variants)
+    await ctx.subcase(v.what, async () => {
+      const { params, redirectUri, state } = baseRequest(ctx)
+      const res = await authorizeRaw(ctx, {
+        ...params,
+        code_challenge: v.challenge,
+        code_challenge_method: 'S256',
+      })
+      expectErrorRedirect(res, redirectUri, v.what, ['invalid_request'], state)
     })
-    expectErrorRedirect(res, redirectUri, v.what, ['invalid_request'], state)
-  }
 })
 
 /** RFC 7636 Appendix B. */
@@ -190,18 +192,20 @@ const PKCE_06 = check(async (ctx) => {
     // RFC 9700 §4.8: a server that also accepts plain would take the challenge as the verifier
     { what: 'the code_challenge sent as the verifier', verifier: (c: string) => c },
   ]
-  for (const w of wrongVerifiers) {
-    const auth = await authorize(ctx)
-    const res = await redeemRaw(ctx, {
-      code: codeOf(auth),
-      verifier: w.verifier(auth.challenge),
-      client: auth.client,
-      redirectUri: auth.redirectUri,
+  // each wrong verifier is its own sub-case: every one accepted is reported
+  for (const w of wrongVerifiers)
+    await ctx.subcase(w.what, async () => {
+      const auth = await authorize(ctx)
+      const res = await redeemRaw(ctx, {
+        code: codeOf(auth),
+        verifier: w.verifier(auth.challenge),
+        client: auth.client,
+        redirectUri: auth.redirectUri,
+      })
+      expectThat(res.status !== 200, `${w.what}: redeemed the code (HTTP 200)`)
+      // RFC 7636 §4.6: a mismatch is invalid_grant
+      about(w.what, () => expectOAuthError(res, 400, 'invalid_grant'))
     })
-    expectThat(res.status !== 200, `${w.what} redeemed the code (HTTP 200)`)
-    // RFC 7636 §4.6: a mismatch is invalid_grant
-    expectOAuthError(res, 400, 'invalid_grant')
-  }
 })
 
 const PKCE_07 = check(async (ctx) => {
@@ -218,22 +222,24 @@ const PKCE_07 = check(async (ctx) => {
     { what: 'a verifier containing a space', verifier: insert(' '), valid: false },
     { what: 'a verifier containing é', verifier: insert('é'), valid: false },
   ]
-  for (const c of cases) {
-    // a matching challenge, so only the syntax rule can make the redemption fail
-    const auth = await authorize(ctx, { params: { code_challenge: s256(c.verifier) } })
-    const res = await redeemRaw(ctx, {
-      code: codeOf(auth),
-      verifier: c.verifier,
-      client: auth.client,
-      redirectUri: auth.redirectUri,
+  // each verifier is its own sub-case: every one misjudged is reported
+  for (const c of cases)
+    await ctx.subcase(c.what, async () => {
+      // a matching challenge, so only the syntax rule can make the redemption fail
+      const auth = await authorize(ctx, { params: { code_challenge: s256(c.verifier) } })
+      const res = await redeemRaw(ctx, {
+        code: codeOf(auth),
+        verifier: c.verifier,
+        client: auth.client,
+        redirectUri: auth.redirectUri,
+      })
+      if (c.valid) {
+        expectStatus(res, 200, `${c.what}: redeeming with its matching S256 challenge`)
+        return
+      }
+      expectThat(res.status !== 200, `${c.what}: accepted with its matching challenge (HTTP 200)`)
+      about(c.what, () => expectOAuthError(res, 400, ['invalid_grant', 'invalid_request']))
     })
-    if (c.valid) {
-      expectStatus(res, 200, `${c.what} with its matching S256 challenge`)
-      continue
-    }
-    expectThat(res.status !== 200, `${c.what} with its matching challenge was accepted (200)`)
-    expectOAuthError(res, 400, ['invalid_grant', 'invalid_request'])
-  }
 })
 
 /** How many wrong verifiers PKCE-08 tries on one code before the right one. */

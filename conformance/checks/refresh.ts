@@ -207,18 +207,23 @@ const RT_06 = check(async (ctx) => {
     'openid write:documents',
     'openid profile',
   ]
+  // each widening is its own sub-case: every one granted is reported, not only the first
   for (const scope of attempts) {
-    const res = await refreshRaw(ctx, rt, { scope })
     const what = `refresh with scope "${scope}" (granted "${set.scope}")`
-    expectThat(
-      res.status !== 200,
-      `${what}: 200, granting "${String((res.json as { scope?: unknown } | undefined)?.scope)}"`,
-    )
-    // RFC 6749 §6: the scope MUST NOT include anything not originally granted (§5.2 invalid_scope)
-    about(what, () => expectOAuthError(res, 400, 'invalid_scope'))
+    await ctx.subcase(what, async () => {
+      const res = await refreshRaw(ctx, rt, { scope })
+      expectThat(
+        res.status !== 200,
+        `${what}: 200, granting "${String((res.json as { scope?: unknown } | undefined)?.scope)}"`,
+      )
+      // RFC 6749 §6: the scope MUST NOT include anything not originally granted (§5.2 invalid_scope)
+      about(what, () => expectOAuthError(res, 400, 'invalid_scope'))
+    })
   }
-  const still = refreshBody(await refreshRaw(ctx, rt), 'refresh without scope after the refusals')
-  expectScope(still.scope, set.scope, 'scope after the refused widenings')
+  await ctx.subcase('scope after the refused widenings', async () => {
+    const still = refreshBody(await refreshRaw(ctx, rt), 'refresh without scope after the refusals')
+    expectScope(still.scope, set.scope, 'scope after the refused widenings')
+  })
 })
 
 const RT_07 = check(async (ctx) => {
@@ -244,11 +249,13 @@ const RT_08 = check(async (ctx) => {
     ['an empty client_secret', { ...base, client_secret: '' }],
     ['a wrong client_secret', { ...base, client_secret: `${main.secret}-wrong` }],
   ]
-  for (const [what, form] of cases) {
-    const res = await ctx.http.postForm(TOKEN, form)
-    // RFC 6749 §6: a confidential client MUST authenticate; INTERFACE.md §7: invalid_client
-    about(`refresh with ${what}`, () => expectOAuthError(res, 401, 'invalid_client'))
-  }
+  // each way of failing to authenticate is its own sub-case: every one let through is reported
+  for (const [what, form] of cases)
+    await ctx.subcase(`refresh with ${what}`, async () => {
+      const res = await ctx.http.postForm(TOKEN, form)
+      // RFC 6749 §6: a confidential client MUST authenticate; INTERFACE.md §7: invalid_client
+      about(`refresh with ${what}`, () => expectOAuthError(res, 401, 'invalid_client'))
+    })
   refreshBody(await refreshRaw(ctx, rt), 'refresh with the right secret')
 })
 

@@ -132,14 +132,16 @@ const REV_05 = check(async (ctx) => {
     ['a client_id without a secret', { token, client_id: client.id }],
     ['a wrong client secret', { token, client_id: client.id, client_secret: `${client.secret}x` }],
   ]
-  for (const [what, form] of cases) {
-    // RFC 7009 §2.1: the client MUST authenticate; §2.2.1: invalid_client
-    expectNoTokenData(await revokeRaw(ctx, token, { form }), `revocation with ${what}`)
-    expectActive(
-      await introspectRaw(ctx, token, { client }),
-      `the token after a revocation with ${what}`,
-    )
-  }
+  // each way of failing to authenticate is its own sub-case: every one let through is reported
+  for (const [what, form] of cases)
+    await ctx.subcase(`revocation with ${what}`, async () => {
+      // RFC 7009 §2.1: the client MUST authenticate; §2.2.1: invalid_client
+      expectNoTokenData(await revokeRaw(ctx, token, { form }), `revocation with ${what}`)
+      expectActive(
+        await introspectRaw(ctx, token, { client }),
+        `the token after a revocation with ${what}`,
+      )
+    })
   // last, because a server that honours Basic revokes the token
   await probeBasic(ctx, REVOKE, token, client)
 })

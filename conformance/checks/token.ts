@@ -46,17 +46,19 @@ const directives = (res: HttpResponse, name: string): string[] =>
     .map((d) => d.trim())
 
 const TOK_01 = check(async (ctx) => {
-  for (const { grant, res } of await oneResponsePerGrant(ctx)) {
-    // RFC 6749 §5.1: MUST include Cache-Control: no-store and Pragma: no-cache
-    expectThat(
-      directives(res, 'cache-control').includes('no-store'),
-      `${grant}: Cache-Control ${JSON.stringify(res.headers.get('cache-control'))} lacks no-store`,
-    )
-    expectThat(
-      directives(res, 'pragma').includes('no-cache'),
-      `${grant}: Pragma ${JSON.stringify(res.headers.get('pragma'))} is not no-cache`,
-    )
-  }
+  // each grant's response is its own sub-case: every one that may be cached is reported
+  for (const { grant, res } of await oneResponsePerGrant(ctx))
+    await ctx.subcase(grant, () => {
+      // RFC 6749 §5.1: MUST include Cache-Control: no-store and Pragma: no-cache
+      expectThat(
+        directives(res, 'cache-control').includes('no-store'),
+        `${grant}: Cache-Control ${JSON.stringify(res.headers.get('cache-control'))} lacks no-store`,
+      )
+      expectThat(
+        directives(res, 'pragma').includes('no-cache'),
+        `${grant}: Pragma ${JSON.stringify(res.headers.get('pragma'))} is not no-cache`,
+      )
+    })
   // RFC 6749 §5.2 shows the same headers on errors: a SHOULD, so only noted
   const error = await clientCredentialsRaw(ctx, {
     ...ctx.target.clients.main,
@@ -75,39 +77,42 @@ const TOK_01 = check(async (ctx) => {
 const SCOPE = /^[\x21\x23-\x5B\x5D-\x7E]+( [\x21\x23-\x5B\x5D-\x7E]+)*$/
 
 const TOK_02 = check(async (ctx) => {
-  for (const { grant, res } of await oneResponsePerGrant(ctx)) {
-    // RFC 6749 §5.1: application/json
-    const body = expectJsonObject(res, `${grant} token response`)
-    // RFC 6749 §5.1, §7.1: token_type is compared case-insensitively
-    expectThat(
-      typeof body.token_type === 'string' && body.token_type.toLowerCase() === 'bearer',
-      `${grant}: token_type ${JSON.stringify(body.token_type)} is not Bearer`,
-    )
-    if (body.token_type !== 'Bearer')
-      ctx.note(`${grant}: token_type is ${JSON.stringify(body.token_type)}, the seed says Bearer`)
-    const expiresIn = body.expires_in
-    expectThat(
-      typeof expiresIn === 'number' && Number.isInteger(expiresIn),
-      `${grant}: expires_in ${JSON.stringify(expiresIn)} is not a JSON integer`,
-    )
-    expectThat(
-      expiresIn > 0 && expiresIn <= 31_536_000,
-      `${grant}: expires_in ${expiresIn} is outside 1 s to one year`,
-    )
-    if (expiresIn !== 3600) ctx.note(`${grant}: expires_in ${expiresIn}, the seed default is 3600`)
-    expectThat(
-      typeof body.scope === 'string' && SCOPE.test(body.scope),
-      `${grant}: scope ${JSON.stringify(body.scope)} is not a space-delimited scope string`,
-    )
-    // the granted scope is what the access token carries
-    const { payload } = await verifyJwt(ctx, String(body.access_token))
-    const granted = new Set(scopeTokens(payload.scope) ?? [])
-    const said = scopeTokens(body.scope) ?? []
-    expectThat(
-      said.length === granted.size && said.every((s) => granted.has(s)),
-      `${grant}: response scope ${JSON.stringify(body.scope)} differs from the access token's ${JSON.stringify(payload.scope)}`,
-    )
-  }
+  // each grant's response is its own sub-case: every one that deviates is reported
+  for (const { grant, res } of await oneResponsePerGrant(ctx))
+    await ctx.subcase(grant, async () => {
+      // RFC 6749 §5.1: application/json
+      const body = expectJsonObject(res, `${grant}: token response`)
+      // RFC 6749 §5.1, §7.1: token_type is compared case-insensitively
+      expectThat(
+        typeof body.token_type === 'string' && body.token_type.toLowerCase() === 'bearer',
+        `${grant}: token_type ${JSON.stringify(body.token_type)} is not Bearer`,
+      )
+      if (body.token_type !== 'Bearer')
+        ctx.note(`${grant}: token_type is ${JSON.stringify(body.token_type)}, the seed says Bearer`)
+      const expiresIn = body.expires_in
+      expectThat(
+        typeof expiresIn === 'number' && Number.isInteger(expiresIn),
+        `${grant}: expires_in ${JSON.stringify(expiresIn)} is not a JSON integer`,
+      )
+      expectThat(
+        expiresIn > 0 && expiresIn <= 31_536_000,
+        `${grant}: expires_in ${expiresIn} is outside 1 s to one year`,
+      )
+      if (expiresIn !== 3600)
+        ctx.note(`${grant}: expires_in ${expiresIn}, the seed default is 3600`)
+      expectThat(
+        typeof body.scope === 'string' && SCOPE.test(body.scope),
+        `${grant}: scope ${JSON.stringify(body.scope)} is not a space-delimited scope string`,
+      )
+      // the granted scope is what the access token carries
+      const { payload } = await verifyJwt(ctx, String(body.access_token))
+      const granted = new Set(scopeTokens(payload.scope) ?? [])
+      const said = scopeTokens(body.scope) ?? []
+      expectThat(
+        said.length === granted.size && said.every((s) => granted.has(s)),
+        `${grant}: response scope ${JSON.stringify(body.scope)} differs from the access token's ${JSON.stringify(payload.scope)}`,
+      )
+    })
 })
 
 const TOK_03 = check(async (ctx) => {

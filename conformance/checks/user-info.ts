@@ -188,24 +188,27 @@ const UI_06 = check(async (ctx) => {
 })
 
 const UI_07 = check({ exclusive: true }, async (ctx) => {
-  const context = await ctx.newBrowserContext()
-  const set = await signIn(ctx, { scope: 'openid', context })
+  const set = await signIn(ctx, { scope: 'openid' })
   userInfoClaims(await userInfoRaw(ctx, set.accessToken), 'user-info with the genuine token')
   // RFC 6750 §3.1; INTERFACE.md §5.6: RS256 only, a published key, an untouched signature
-  for (const [what, token] of await forgeries(ctx, set.accessToken)) {
-    const res = await userInfoRaw(ctx, token)
-    expectBearerChallenge(res, 401, 'invalid_token', `user-info with ${what}`)
-  }
-  const revoked = await signIn(ctx, { scope: 'openid', context })
+  // each forgery is its own sub-case: every one accepted is reported, not only the first
+  for (const [what, token] of await forgeries(ctx, set.accessToken))
+    await ctx.subcase(`user-info with ${what}`, async () => {
+      const res = await userInfoRaw(ctx, token)
+      expectBearerChallenge(res, 401, 'invalid_token', `user-info with ${what}`)
+    })
+  const revoked = await signIn(ctx, { scope: 'openid' })
   userInfoClaims(await userInfoRaw(ctx, revoked.accessToken), 'user-info before revocation')
   expectRevoked(await revokeRaw(ctx, revoked.accessToken), 'the access token')
-  // INTERFACE.md §3: a revoked token is inactive (ARCHITECTURE.md: honoured by jti)
-  expectBearerChallenge(
-    await userInfoRaw(ctx, revoked.accessToken),
-    401,
-    'invalid_token',
-    'user-info with a revoked token',
-  )
+  await ctx.subcase('user-info with a revoked token', async () => {
+    // INTERFACE.md §3: a revoked token is inactive (ARCHITECTURE.md: honoured by jti)
+    expectBearerChallenge(
+      await userInfoRaw(ctx, revoked.accessToken),
+      401,
+      'invalid_token',
+      'user-info with a revoked token',
+    )
+  })
   if (expireTokens(ctx, set.body.expires_in, 'an expired token')) {
     // INTERFACE.md §3: holders must reject expired tokens
     expectBearerChallenge(
@@ -231,17 +234,20 @@ const UI_08 = check(async (ctx) => {
   // AUTHZ-10: plain OAuth, no openid
   const plain = await signIn(ctx, { scope: 'read:documents' })
   tokens.push(['a token without openid', plain.accessToken])
+  // each token is its own sub-case: every one that gets claims is reported
   for (const [what, token] of tokens) {
-    const res = await userInfoRaw(ctx, token)
     const label = `user-info with ${what}`
-    expectThat(res.status !== 200, `${label}: 200, but the token lacks the openid scope`)
-    if (res.status === 401) {
-      expectBearerChallenge(res, 401, 'invalid_token', label)
-      ctx.note(`${label}: 401 invalid_token (tolerated; 403 insufficient_scope expected)`)
-      continue
-    }
-    // RFC 6750 §3.1: insufficient_scope is 403 with a challenge
-    expectBearerChallenge(res, 403, 'insufficient_scope', label)
+    await ctx.subcase(label, async () => {
+      const res = await userInfoRaw(ctx, token)
+      expectThat(res.status !== 200, `${label}: 200, but the token lacks the openid scope`)
+      if (res.status === 401) {
+        expectBearerChallenge(res, 401, 'invalid_token', label)
+        ctx.note(`${label}: 401 invalid_token (tolerated; 403 insufficient_scope expected)`)
+        return
+      }
+      // RFC 6750 §3.1: insufficient_scope is 403 with a challenge
+      expectBearerChallenge(res, 403, 'insufficient_scope', label)
+    })
   }
 })
 

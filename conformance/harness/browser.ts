@@ -258,7 +258,7 @@ async function followSelfSubmitting(
  * script, a meta refresh, an inline event handler, or a frame (whose content may move the top
  * page). A page being replaced while it is read counts as moving.
  */
-async function mayMoveByItself(page: Page): Promise<boolean> {
+export async function mayMoveByItself(page: Page): Promise<boolean> {
   return page
     .evaluate(
       // no helper functions in here: the bundler would wrap them in a __name() the page lacks

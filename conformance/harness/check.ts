@@ -1,7 +1,9 @@
 import { requirements, type Requirement, type RequirementId } from '../requirements.ts'
 import type { Browser, BrowserContext } from '@playwright/test'
 import { launchBrowser } from './browser.ts'
+import { CHECK_TIMEOUT_MS, embeddedOnlyReason } from './needs.ts'
 import { createHttp, type Http } from './http.ts'
+import { Slots, type Slot } from './pool.ts'
 import { countIn, newCounters, SharedSessions, type RunCounters } from './session.ts'
 import { redactResult, redactUrl } from './redact.ts'
 import type { Target } from './target.ts'
@@ -19,8 +21,12 @@ export interface CheckContext {
   skip(reason: string): never
   /** Keeps a PNG screenshot as evidence. */
   screenshot(name: string, png: Buffer): void
-  /** A fresh browser context (own cookies), closed when the check ends. */
-  newBrowserContext(): Promise<BrowserContext>
+  /**
+   * A fresh browser context (own cookies), closed when the check ends. The first one takes the
+   * check's place in the run's browser pool, waiting for one; `outsidePool` skips that for the
+   * sign-in that establishes a user's shared session, which checks holding a place may await.
+   */
+  newBrowserContext(options?: { readonly outsidePool?: boolean }): Promise<BrowserContext>
   /** Milliseconds left before the check is stopped as timed out (`--check-timeout`). */
   timeLeftMs(): number
   /**
@@ -38,8 +44,8 @@ export interface CheckContext {
   subcase(what: string, fn: () => Promise<void> | void): Promise<void>
   /**
    * The run's shared IdP sessions, from which `authorize` may take codes over HTTP; undefined
-   * for a check that must drive the browser (exclusive checks, and checks whose subject is the
-   * login page, the session or logout: see `drivesBrowser`).
+   * for a check that must drive the browser (its subject is the login page, the session or
+   * logout: see `drivesBrowser`); borrowed (replayed, never established) by exclusive checks.
    */
   readonly sessions?: SharedSessions | undefined
 }
@@ -52,16 +58,33 @@ export interface RunResources {
   readonly counters: RunCounters
   /** The users' IdP sessions, when the run reuses them (the default). */
   readonly sessions: SharedSessions | undefined
+  /**
+   * The browser pool: how many checks may drive the browser at once (a check holds its place
+   * from its first browser context to its end). Undefined: no limit beyond the run's.
+   */
+  readonly browserSlots?: Slots | undefined
 }
+
+/**
+ * Checks that drive the browser at once, whatever the run's concurrency: Chromium is most of
+ * a browser check's CPU, so more beside each other only share the same cores, while checks that
+ * send HTTP alone run beside them.
+ */
+export const BROWSER_CHECKS_AT_ONCE = 2
 
 export function createRunResources(
   target: Pick<Target, 'baseUrl' | 'ca'>,
-  options: { reuseSessions?: boolean; onNotice?: (message: string) => void } = {},
+  options: {
+    reuseSessions?: boolean
+    onNotice?: (message: string) => void
+    browserChecks?: number
+  } = {},
 ): RunResources {
   let browser: Promise<Browser> | undefined
   const counters = newCounters()
   return {
     counters,
+    browserSlots: new Slots(options.browserChecks ?? BROWSER_CHECKS_AT_ONCE),
     sessions:
       options.reuseSessions === false ? undefined : new SharedSessions(counters, options.onNotice),
     browser: () => (browser ??= launchBrowser(target)),
@@ -88,7 +111,8 @@ export interface CheckOptions {
   /**
    * Why the check can run only against the embedded reference server (it needs the clock
    * control or the fixtures): a run against another deployment lists it as "embedded only"
-   * and does not count it as skipped.
+   * and does not count it as skipped. The same text as its row in needs.ts's EMBEDDED_ONLY,
+   * which the CLI reads without loading the checks: registration refuses a difference.
    */
   readonly embeddedOnly?: string
 }
@@ -125,13 +149,12 @@ const registry = new Map<RequirementId, Check>()
 export function register(checks: Partial<Record<RequirementId, Check>>): void {
   for (const [id, entry] of Object.entries(checks) as [RequirementId, Check][]) {
     if (registry.has(id)) throw new Error(`check ${id} is registered twice`)
+    if (entry.embeddedOnly !== embeddedOnlyReason(id))
+      throw new Error(
+        `check ${id} says embeddedOnly ${JSON.stringify(entry.embeddedOnly)} but EMBEDDED_ONLY in harness/needs.ts says ${JSON.stringify(embeddedOnlyReason(id))}: make them the same`,
+      )
     registry.set(id, entry)
   }
-}
-
-/** Why the check runs only against the embedded server, or undefined. */
-export function embeddedOnlyReason(id: RequirementId): string | undefined {
-  return registry.get(id)?.embeddedOnly
 }
 
 /** Whether the check must run alone (see CheckOptions.exclusive). */
@@ -172,9 +195,6 @@ export function registeredChecks(): RequirementId[] {
 
 const failedVerdict: Record<Level, Verdict> = { MUST: 'fail', SHOULD: 'warn', MAY: 'info' }
 
-/** How long one check may take before it is stopped as inconclusive (`--check-timeout`). */
-export const CHECK_TIMEOUT_MS = 60_000
-
 /** extendTimeout never takes a check past this many times its `--check-timeout`. */
 export const MAX_EXTENSION = 10
 
@@ -198,6 +218,8 @@ export async function runCheck(
   const notes: string[] = []
   const screenshots: { name: string; png: string }[] = []
   const contexts: BrowserContext[] = []
+  // the check's place in the browser pool, taken with its first browser context
+  let slot: Slot | undefined
   let timedOut = false
   let limitMs = timeoutMs
   const started = performance.now()
@@ -248,10 +270,24 @@ export async function runCheck(
         failures.push(message.startsWith(`${what}:`) ? message : `${what}: ${message}`)
       }
     },
-    // an exclusive check moves the clock or the limits, or logs out: it gets its own sessions
-    sessions: entry.exclusive || drivesBrowser(id) ? undefined : resources.sessions,
-    async newBrowserContext() {
-      if (timedOut) throw new CheckTimeout('the check was stopped: it timed out')
+    // a check about the page, the session or logout drives the browser itself; an exclusive one
+    // moves the clock or the limits, so it may replay a session but never establish one
+    sessions: drivesBrowser(id)
+      ? undefined
+      : entry.exclusive
+        ? resources.sessions?.borrowed()
+        : resources.sessions,
+    async newBrowserContext(options) {
+      const running = (): void => {
+        if (timedOut) throw new CheckTimeout('the check was stopped: it timed out')
+      }
+      running()
+      if (!options?.outsidePool) {
+        slot ??= resources.browserSlots?.acquire()
+        await slot?.ready
+        // it may have timed out while it waited for its place
+        running()
+      }
       const context = await (await resources.browser()).newContext({ ignoreHTTPSErrors: false })
       resources.counters.browserContexts++
       countIn(context, resources.counters)
@@ -332,6 +368,7 @@ export async function runCheck(
     clearTimeout(timer)
     abort.abort()
     await Promise.all(contexts.map((c) => c.close().catch(() => undefined)))
+    slot?.release()
     if (entry.exclusive) target.controls?.reset()
   }
 }

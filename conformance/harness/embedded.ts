@@ -4,7 +4,7 @@ import { createServer, type App } from '../../server/app.ts'
 import { loadConfig, type Config } from '../../server/config.ts'
 import type { Fault } from '../../server/deps.ts'
 import { freePort } from '../../server/test-helpers.ts'
-import { createDevCertificate } from '../../server/tls.ts'
+import { createDevCertificate, type TlsMaterial } from '../../server/tls.ts'
 import { TEST_SCRYPT } from '../../server/users/passwords.ts'
 import { resolveTarget, type Target, type TargetClient } from './target.ts'
 
@@ -26,11 +26,18 @@ export interface EmbeddedOptions {
   readonly config?: Partial<Config>
   /** The server's JSON logger (server/logging.ts); default: no log at all. */
   readonly logger?: Logger
+  /**
+   * The certificate to serve (default: a fresh dev CA and certificate). The self-test gives its
+   * broken targets the shared target's, so one browser, which pins that certificate, serves all.
+   */
+  readonly tls?: TlsMaterial
 }
 
 export interface Embedded {
   readonly target: Target
   readonly app: App
+  /** The certificate the server serves (its CA is `target.ca`). */
+  readonly tls: TlsMaterial
   stop(): Promise<void>
 }
 
@@ -74,7 +81,7 @@ export async function startEmbedded(options: EmbeddedOptions = {}): Promise<Embe
       ...options.config,
     },
   )
-  const tls = await createDevCertificate(['127.0.0.1', 'localhost'])
+  const tls = options.tls ?? (await createDevCertificate(['127.0.0.1', 'localhost']))
   let offset = 0
   const clock = (): number => Math.floor(Date.now() / 1000) + offset
   let limits: Config['rateLimits'] = config.rateLimits
@@ -123,6 +130,7 @@ export async function startEmbedded(options: EmbeddedOptions = {}): Promise<Embe
   return {
     target,
     app,
+    tls,
     async stop() {
       await target.dispatcher.close()
       await app.stop()

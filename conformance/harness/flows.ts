@@ -147,7 +147,10 @@ export async function authorize(
     }
     establish = sessions.claim(user)
   }
-  const context = options.context ?? (await ctx.newBrowserContext())
+  // the sign-in that establishes the user's session skips the browser pool: checks that hold a
+  // place in it may be waiting for this session
+  const context =
+    options.context ?? (await ctx.newBrowserContext(establish ? { outsidePool: true } : undefined))
   const outcome = await browse(context, ctx.target, url.toString(), ctx.http, {
     ...(user ? { user } : {}),
     ...(options.cancel ? { cancel: true } : {}),

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { runPool } from './pool.ts'
+import { runPool, Slots } from './pool.ts'
 
 /** A task whose completion the test controls, recording what ran beside it. */
 function harness(exclusive: ReadonlySet<string>) {
@@ -84,5 +84,40 @@ describe('runPool', () => {
     })
     await expect(done).rejects.toThrow('harness bug in b')
     expect(settled.sort()).toEqual(['a', 'c'])
+  })
+})
+
+describe('Slots', () => {
+  test('grants at most size at once, in the order asked, and a waiter that leaves holds nothing', async () => {
+    const slots = new Slots(2)
+    const order: string[] = []
+    const a = slots.acquire()
+    const b = slots.acquire()
+    const c = slots.acquire()
+    const d = slots.acquire()
+    for (const [name, s] of [
+      ['a', a],
+      ['b', b],
+      ['c', c],
+      ['d', d],
+    ] as const)
+      void s.ready.then(() => order.push(name))
+    await Promise.resolve()
+    expect(order).toEqual(['a', 'b'])
+    c.release() // c gives up before it was granted
+    a.release()
+    await new Promise((r) => setTimeout(r, 0))
+    expect(order).toEqual(['a', 'b', 'd'])
+    b.release()
+    d.release()
+    d.release() // a second release changes nothing
+    const e = slots.acquire()
+    const f = slots.acquire()
+    const g = slots.acquire()
+    let gReady = false
+    void g.ready.then(() => (gReady = true))
+    await Promise.all([e.ready, f.ready])
+    await new Promise((r) => setTimeout(r, 0))
+    expect(gReady).toBe(false)
   })
 })

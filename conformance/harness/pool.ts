@@ -44,3 +44,52 @@ export async function runPool<T, R>(
   }
   return results
 }
+
+/** One place taken in `Slots`: `ready` once granted; `release` gives it back (or stops waiting). */
+export interface Slot {
+  readonly ready: Promise<void>
+  release(): void
+}
+
+/**
+ * At most `size` holders at once, served in the order they asked (the run's browser pool: how
+ * many checks drive the browser at the same time, whatever the run's concurrency).
+ */
+export class Slots {
+  #free: number
+  readonly #waiting: (() => void)[] = []
+  constructor(size: number) {
+    this.#free = Math.max(1, Math.floor(size))
+  }
+
+  acquire(): Slot {
+    let granted = false
+    let released = false
+    let resolve: () => void = () => undefined
+    const ready = new Promise<void>((r) => (resolve = r))
+    const grant = (): void => {
+      granted = true
+      resolve()
+    }
+    if (this.#free > 0) {
+      this.#free--
+      grant()
+    } else this.#waiting.push(grant)
+    return {
+      ready,
+      release: () => {
+        if (released) return
+        released = true
+        if (!granted) {
+          // still waiting (the check ended first): leave the queue, hold nothing
+          const at = this.#waiting.indexOf(grant)
+          if (at >= 0) this.#waiting.splice(at, 1)
+          return
+        }
+        const next = this.#waiting.shift()
+        if (next) next()
+        else this.#free++
+      },
+    }
+  }
+}

@@ -142,3 +142,11 @@ export function authorizeUrl(
 ): string {
   return `${ctx.target.baseUrl}${AUTHORIZE}?${new URLSearchParams(params).toString()}`
 }
+
+/** Requests that no endpoint takes, and the status each must get (ERR-01, ERR-02). */
+export const ERROR_PROBES = [
+  { path: '/auth/no-such-endpoint', method: 'GET', status: 404 },
+  { path: '/.well-known/no-such-document', method: 'GET', status: 404 },
+  { path: JWKS, method: 'POST', status: 405 },
+  { path: DISCOVERY, method: 'DELETE', status: 405 },
+] as const

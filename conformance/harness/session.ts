@@ -65,13 +65,31 @@ export class SharedSessions {
   readonly counters: RunCounters
   /** Told once, when the session turns out not to be reusable. */
   readonly onUnusable: ((why: string) => void) | undefined
-  constructor(counters: RunCounters = newCounters(), onUnusable?: (why: string) => void) {
+  /** Set on a borrowed view (see `borrowed`): the sessions it replays, never changes. */
+  readonly #lender: SharedSessions | undefined
+  constructor(
+    counters: RunCounters = newCounters(),
+    onUnusable?: (why: string) => void,
+    lender?: SharedSessions,
+  ) {
     this.counters = counters
     this.onUnusable = onUnusable
+    this.#lender = lender
+  }
+
+  /**
+   * A view of these sessions for a check that moves the target's clock or limits: it may take
+   * codes from a session that exists, but never establishes or drops one, since what it sees
+   * of the target then is not the run's normal state (a session signed in at a moved clock, or
+   * one taken for gone under a lowered limit). When its replay fails it signs in on its own.
+   */
+  borrowed(): SharedSessions {
+    return new SharedSessions(this.counters, undefined, this)
   }
 
   /** The user's session, waiting for a sign-in in flight; undefined when there is none. */
   current(user: TargetUser): Promise<CookieJar | undefined> | undefined {
+    if (this.#lender) return this.#lender.current(user)
     return this.unusable ? undefined : this.#jars.get(user.username)
   }
 
@@ -81,7 +99,7 @@ export class SharedSessions {
    * undefined when another check is already establishing it.
    */
   claim(user: TargetUser): ((context: BrowserContext | undefined) => Promise<void>) | undefined {
-    if (this.unusable || this.#jars.has(user.username)) return undefined
+    if (this.#lender || this.unusable || this.#jars.has(user.username)) return undefined
     let settle: (jar: CookieJar | undefined) => void = () => undefined
     const pending = new Promise<CookieJar | undefined>((resolve) => (settle = resolve))
     this.#jars.set(user.username, pending)
@@ -94,6 +112,7 @@ export class SharedSessions {
 
   /** Drops the user's session when it is still `jar` (a replay found it gone). */
   forget(user: TargetUser, jar: CookieJar): void {
+    if (this.#lender) return
     // a session that never signed the user in again is not reusable at this target at all
     if (!this.#worked.has(jar) && !this.unusable) {
       this.unusable =
@@ -135,7 +154,7 @@ export class SharedSessions {
         next = new URL(location, res.url)
         if (clientOrigins.includes(next.origin) && next.origin !== idp) {
           this.counters.sessionReplays++
-          this.#worked.add(jar)
+          ;(this.#lender ?? this).#worked.add(jar)
           return { kind: 'callback', callback: next.toString() }
         }
         if (next.origin !== idp) return { kind: 'other', why: `redirected to ${next.origin}` }

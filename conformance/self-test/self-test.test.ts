@@ -1,9 +1,12 @@
 import { http, HttpResponse } from 'msw'
 import { setupServer } from 'msw/node'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { createRunResources, runCheck } from '../harness/check.ts'
+import type { Browser } from '@playwright/test'
+import { launchBrowser } from '../harness/browser.ts'
+import { runCheck, type RunResources } from '../harness/check.ts'
 import { startEmbedded, type Embedded } from '../harness/embedded.ts'
 import { registeredChecks } from '../runner.ts'
+import { SharedSessions } from '../harness/session.ts'
 import type { CheckResult } from '../harness/types.ts'
 import { requirements, type RequirementId } from '../requirements.ts'
 import { FAILED_VERDICT, judge } from './judge.ts'
@@ -24,37 +27,61 @@ const selected = (id: RequirementId): boolean =>
 
 const mock = setupServer()
 let shared: Embedded
+/**
+ * One browser for every sabotage, as a run has one for every check: launching Chromium per
+ * sabotage was most of the self-test's time. Broken targets serve the shared target's
+ * certificate, so the browser's pin of it holds for them too.
+ */
+let browser: Promise<Browser> | undefined
+/**
+ * The users' IdP sessions at the shared target, kept across the sabotages that break it with
+ * msw handlers (the server itself is not broken, so a session signed in there stays valid),
+ * as a run keeps them across checks. A broken server gets sessions of its own.
+ */
+let sharedSessions: SharedSessions
 
 beforeAll(async () => {
   shared = await startEmbedded()
+  sharedSessions = new SharedSessions()
   mock.listen({ onUnhandledRequest: 'bypass' })
 })
 afterAll(async () => {
   mock.close()
+  if (browser) await (await browser.catch(() => undefined))?.close()
   await shared.stop()
 })
+
+/** What a check of the self-test runs with: the shared browser and the target's sessions. */
+function resourcesWith(sessions: SharedSessions): RunResources {
+  return {
+    counters: sessions.counters,
+    sessions,
+    browser: () => (browser ??= launchBrowser(shared.target)),
+    // the browser outlives the check; runCheck closes the contexts the check opened
+    close: () => Promise.resolve(),
+  }
+}
 
 /** Runs one check against the target broken as `s` says. */
 async function withSabotage(id: RequirementId, s: BrokenTarget): Promise<CheckResult> {
   if ('handlers' in s) {
     mock.use(...s.handlers(shared.target))
-    const resources = createRunResources(shared.target)
+    // a session found unusable under one sabotage is not taken as unusable for the next
+    if (sharedSessions.unusable) sharedSessions = new SharedSessions()
     try {
-      return await runCheck(id, shared.target, resources)
+      return await runCheck(id, shared.target, resourcesWith(sharedSessions))
     } finally {
       mock.resetHandlers()
-      await resources.close()
     }
   }
   const broken = await startEmbedded({
     faults: s.faults,
     ...(s.config ? { config: s.config } : {}),
+    tls: shared.tls,
   })
-  const resources = createRunResources(broken.target)
   try {
-    return await runCheck(id, broken.target, resources)
+    return await runCheck(id, broken.target, resourcesWith(new SharedSessions()))
   } finally {
-    await resources.close()
     await broken.stop()
   }
 }

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { embeddedOnlyReason } from '../../conformance/harness/check.ts'
+import { embeddedOnlyReason } from '../../conformance/harness/needs.ts'
 import { registeredChecks, runChecks } from '../../conformance/runner.ts'
 import { resolveTarget, type Target, type TargetConfig } from '../../conformance/harness/target.ts'
 import type { CheckResult, Verdict } from '../../conformance/harness/types.ts'

@@ -63,10 +63,9 @@ function loginWindow(request: Request, username: string, deps: LoginDeps) {
 /**
  * The window of the per-address limit on failed sign-ins, whatever the username: throttling
  * each IP + username alone lets one address try a common password against every user
- * (password spraying, RFC 6749 §10.10). Undefined on the self-test's broken server (SEC-02).
+ * (password spraying, RFC 6749 §10.10).
  */
-function addressWindow(request: Request, deps: LoginDeps): LoginWindow | undefined {
-  if (deps.faults.has('login-spraying-unthrottled')) return undefined
+function addressWindow(request: Request, deps: LoginDeps): LoginWindow {
   const { limit, window } = deps.rateLimits().loginaddress
   const now = deps.clock()
   const windowStart = now - (now % window)
@@ -201,12 +200,8 @@ export const login = (deps: Deps): ServerRoute => ({
       const password = formField(form, 'password') ?? ''
       const counted = loginWindow(request, username, deps)
       const byAddress = addressWindow(request, deps)
-      // the self-test's RATE-01 sabotage: sign-in attempts are never throttled
-      const unthrottled = deps.faults.has('login-unthrottled')
-      const blocked = unthrottled
-        ? undefined
-        : ((byAddress && (await alreadyBlocked(byAddress, deps))) ??
-          (await alreadyBlocked(counted, deps)))
+      const blocked =
+        (await alreadyBlocked(byAddress, deps)) ?? (await alreadyBlocked(counted, deps))
       if (blocked) return throttled(request, h, blocked, deps)
       const user =
         username !== '' && username.length <= 255
@@ -229,9 +224,8 @@ export const login = (deps: Deps): ServerRoute => ({
         // as for the API limits: counters that cannot be written do not take sign-in down
         deps.log('rate-limit-unavailable', { error: (err as Error).message })
       }
-      if (limit?.blocked && !unthrottled) return throttled(request, h, limit, deps)
-      const sprayed =
-        !valid && byAddress && !unthrottled ? await countAddressFailure(byAddress, deps) : undefined
+      if (limit?.blocked) return throttled(request, h, limit, deps)
+      const sprayed = valid ? undefined : await countAddressFailure(byAddress, deps)
       if (sprayed) return throttled(request, h, sprayed, deps)
       const withLimit = (res: ResponseObject): ResponseObject => {
         if (limit)

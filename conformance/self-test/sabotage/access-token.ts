@@ -1,5 +1,5 @@
 import type { accessToken } from '../../catalogue/access-token.ts'
-import { forgeTokens, type Sabotages, type TokenExchange } from './kit.ts'
+import { corruptJson, forgeTokens, type Sabotages, type TokenExchange } from './kit.ts'
 
 const grantOf = (ex: TokenExchange): string | null => ex.form.get('grant_type')
 
@@ -31,11 +31,56 @@ export const accessTokenSabotage: Record<keyof typeof accessToken, Sabotages> = 
       /^access token \(authorization_code\) aud: expected "conformance-client", got "https:\/\/api\.example"/,
     handlers: forgeTokens({ access: (jwt) => void (jwt.payload.aud = 'https://api.example') }),
   },
-  'AT-05': {
-    how: 'access tokens carry another subject than the ID token',
-    expect: /^access token sub vs the ID token sub: expected /,
-    handlers: forgeTokens({ access: (jwt) => void (jwt.payload.sub = 'usr_someone_else') }),
-  },
+  // one sabotage per claim the check compares (each a sub-case)
+  'AT-05': [
+    {
+      how: 'access tokens carry another subject than the ID token',
+      expect: /^access token sub vs the ID token sub: expected /,
+      handlers: forgeTokens({ access: (jwt) => void (jwt.payload.sub = 'usr_someone_else') }),
+    },
+    {
+      how: 'access tokens carry an empty sub',
+      expect: /^access token sub: expected a non-empty string, got ""/,
+      handlers: forgeTokens({
+        access: (jwt) => void (jwt.payload.sub = ''),
+        id: (jwt) => void (jwt.payload.sub = ''),
+      }),
+    },
+    {
+      how: 'user-info names another subject than the access token',
+      expect: /^access token sub vs the user-info sub: expected /,
+      handlers: corruptJson(
+        '/auth/user-info',
+        (b) => {
+          if (typeof b.sub === 'string') b.sub = 'usr_someone_else'
+        },
+        'all',
+      ),
+    },
+    {
+      how: 'an authorization_code access token carries less scope than the response grants',
+      expect:
+        /^access token \(authorization_code\) scope claim vs the granted scope: expected exactly/,
+      handlers: forgeTokens({
+        access: (jwt, ex) => {
+          if (grantOf(ex) === 'authorization_code') jwt.payload.scope = 'openid'
+          else jwt.keep = true
+        },
+      }),
+    },
+    {
+      how: 'a client_credentials access token carries more scope than the response grants',
+      expect:
+        /^access token \(client_credentials\) scope claim vs the granted scope: expected exactly/,
+      handlers: forgeTokens({
+        access: (jwt, ex) => {
+          if (grantOf(ex) === 'client_credentials')
+            jwt.payload.scope = `${String(jwt.payload.scope)} admin:everything`
+          else jwt.keep = true
+        },
+      }),
+    },
+  ],
   'AT-06': {
     how: 'access tokens minted by a refresh carry another org_id',
     expect: /^refreshed access token org_id: expected "org-1", got "org-elsewhere"/,

@@ -3,11 +3,12 @@ import type { authorize } from '../../catalogue/authorize.ts'
 import {
   corruptJson,
   onAuthorize,
-  redirectVariants,
+  perPart,
   type Sabotage,
   type Sabotages,
   type Target,
   type TargetClient,
+  redirectVariants,
 } from './kit.ts'
 
 const redirect = (location: string) =>
@@ -80,16 +81,32 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
       },
     }),
   },
-  'AUTHZ-07': {
-    how: 'response_type is ignored (treated as code)',
-    expect: /^no response_type: expected a redirect to /,
-    handlers: onAuthorize({
-      request: (url) => {
-        url.searchParams.set('response_type', 'code')
-        return url
-      },
-    }),
-  },
+  // one sabotage per response_type (each a sub-case): the server takes that one for code
+  'AUTHZ-07': perPart([
+    {
+      how: 'a missing response_type is taken to be code',
+      expect: /^no response_type: expected a redirect to /,
+      handlers: onAuthorize({
+        request: (url) => {
+          if (!url.searchParams.has('response_type')) url.searchParams.set('response_type', 'code')
+          return url
+        },
+      }),
+    },
+    ...(['token', 'id_token', 'code id_token', 'code token', 'code id_token token'] as const).map(
+      (rt): Sabotage => ({
+        how: `response_type=${rt} is taken to be code`,
+        expect: new RegExp(`^response_type=${rt}: expected a redirect to `),
+        handlers: onAuthorize({
+          request: (url) => {
+            if (url.searchParams.get('response_type') === rt)
+              url.searchParams.set('response_type', 'code')
+            return url
+          },
+        }),
+      }),
+    ),
+  ]),
   'AUTHZ-08': {
     how: 'an unknown parameter is refused with invalid_request',
     expect: /^extra=foobar: redirected to the client URI .*error=invalid_request/,

@@ -2,9 +2,13 @@ import { http, HttpResponse, type HttpHandler } from 'msw'
 import type { code } from '../../catalogue/code.ts'
 import {
   corruptTokenJson,
+  forgeTokens,
   forward,
   headerPairs,
+  type Json,
+  perPart,
   rewriteTokenForm,
+  type Sabotage,
   type Sabotages,
   type Target,
   TOKEN,
@@ -51,37 +55,135 @@ function rememberCodes(onRepeat: (first: Answer) => Answer) {
 /** A second redemption of a code gets the first one's 200 again. */
 const replayGetsFirstAnswer = rememberCodes((first) => first)
 
+/**
+ * An endpoint that answers a token as it did the first time once the real server has revoked
+ * it (`revoked` judges the real answer): a cache in front of the revocation state.
+ */
+function keepsFirstAnswer(path: string, revoked: (res: Response, body: Json) => boolean) {
+  return (target: Target): HttpHandler[] => {
+    const first = new Map<string, Answer>()
+    return [
+      http.all(target.baseUrl + path, async ({ request }) => {
+        const text = await request.text()
+        const token =
+          /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1] ??
+          new URLSearchParams(text).get('token')
+        const real = await forward(target, request, {
+          body: request.method === 'GET' ? undefined : text,
+        })
+        const answer: Answer = {
+          status: real.status,
+          headers: headerPairs(real.headers),
+          body: await real.text(),
+        }
+        if (token === null) return new HttpResponse(answer.body, answer)
+        const earlier = first.get(token)
+        let body: Json = {}
+        try {
+          body = JSON.parse(answer.body) as Json
+        } catch {
+          // not JSON: judged by its status
+        }
+        if (earlier && revoked(new Response(null, { status: answer.status }), body))
+          return new HttpResponse(earlier.body, earlier)
+        if (!earlier) first.set(token, answer)
+        return new HttpResponse(answer.body, answer)
+      }),
+    ]
+  }
+}
+
 /** How to break the target for each CODE-* check. */
 export const codeSabotage: Record<keyof typeof code, Sabotages> = {
-  'CODE-01': {
-    how: 'the code grant returns no id_token',
-    expect: /^id_token: expected a JWT for scope openid/,
-    handlers: corruptTokenJson((b) => {
-      delete b.id_token
-    }),
-  },
+  // one sabotage per member of the code grant's response the check asserts
+  'CODE-01': perPart([
+    {
+      how: 'the code grant returns no id_token',
+      expect: /^id_token: expected a JWT for scope openid/,
+      handlers: corruptTokenJson((b) => {
+        delete b.id_token
+      }),
+    },
+    ...(
+      [
+        [
+          'an empty access_token',
+          /^access_token: expected a non-empty string, got ""/,
+          (b) => (b.access_token = ''),
+        ],
+        [
+          'token_type "mac"',
+          /^token_type: expected Bearer, got "mac"/,
+          (b) => (b.token_type = 'mac'),
+        ],
+        ['expires_in 7200', /^expires_in: expected 3600, got 7200/, (b) => (b.expires_in = 7200)],
+        ['no scope', /^scope: expected a string, got undefined/, (b) => delete b.scope],
+        [
+          'a scope without openid',
+          /^scope: openid missing from /,
+          (b) => (b.scope = String(b.scope).replace(/\bopenid\b ?/, '')),
+        ],
+        [
+          'offline_access granted without a refresh_token',
+          /^offline_access was granted but no refresh_token came back/,
+          (b) => delete b.refresh_token,
+        ],
+      ] as const satisfies readonly (readonly [string, RegExp, (b: Json) => unknown])[]
+    ).map(([what, expected, change]): Sabotage => ({
+      how: `the code grant answers ${what}`,
+      expect: expected,
+      handlers: corruptTokenJson((b, { form }) => {
+        if (form.get('grant_type') === 'authorization_code' && b.access_token !== undefined)
+          change(b)
+      }),
+    })),
+    {
+      how: 'the ID token of the code grant carries another nonce',
+      expect: /^ID token nonce: expected /,
+      handlers: forgeTokens({
+        id: (jwt, ex) => {
+          if (ex.form.get('grant_type') === 'authorization_code') jwt.payload.nonce = 'other-nonce'
+          else jwt.keep = true
+        },
+      }),
+    },
+  ]),
   'CODE-02': {
     how: 'a second redemption is answered 200 with the first tokens',
     expect: /^the code was redeemed a second time/,
     handlers: replayGetsFirstAnswer,
   },
-  'CODE-03': {
-    how: 'a replayed code is refused without revoking its tokens',
-    expect: /^the refresh token still works after the code replay/,
-    // the replay never reaches the server, so nothing is revoked
-    handlers: rememberCodes((first) => ({
-      status: 400,
-      headers: [
-        ['content-type', 'application/json'],
-        ['cache-control', 'no-store'],
-        ['pragma', 'no-cache'],
-      ],
-      body: JSON.stringify({
-        error: 'invalid_grant',
-        error_description: first.status === 200 ? 'code already used' : 'invalid code',
-      }),
-    })),
-  },
+  // one sabotage per token that a replay must revoke: the refresh token, and the access token
+  // as user-info and as introspection see it
+  'CODE-03': [
+    {
+      how: 'a replayed code is refused without revoking its tokens',
+      expect: /^the refresh token still works after the code replay/,
+      // the replay never reaches the server, so nothing is revoked
+      handlers: rememberCodes((first) => ({
+        status: 400,
+        headers: [
+          ['content-type', 'application/json'],
+          ['cache-control', 'no-store'],
+          ['pragma', 'no-cache'],
+        ],
+        body: JSON.stringify({
+          error: 'invalid_grant',
+          error_description: first.status === 200 ? 'code already used' : 'invalid code',
+        }),
+      })),
+    },
+    {
+      how: 'user-info keeps accepting an access token revoked by a code replay',
+      expect: /^user-info with the access token after the code replay: expected 401, got 200/,
+      handlers: keepsFirstAnswer('/auth/user-info', (res) => res.status !== 200),
+    },
+    {
+      how: 'introspection keeps calling an access token revoked by a code replay active',
+      expect: /^introspection active after the replay: expected false, got true/,
+      handlers: keepsFirstAnswer('/auth/introspect', (_res, body) => body.active === false),
+    },
+  ],
   'CODE-04': {
     how: 'concurrent redemptions of one code all get the winning tokens',
     expect: /^successful redemptions of 5 concurrent ones: expected 1, got [2-5]/,

@@ -21,16 +21,35 @@ export const idTokenSabotage: Record<keyof typeof idToken, Sabotages> = {
       },
     }),
   },
-  'IDT-03': {
-    how: 'ID tokens name a second audience and no azp',
-    expect: /^ID token azp \(aud is .*\): expected "conformance-client", got undefined/,
-    handlers: forgeTokens({
-      id: (jwt, ex) => {
-        jwt.payload.aud = [ex.form.get('client_id'), 'https://rs.example']
-        delete jwt.payload.azp
-      },
-    }),
-  },
+  // one sabotage per claim the check compares: iss, aud, azp with several audiences or one
+  'IDT-03': [
+    {
+      how: 'ID tokens name a second audience and no azp',
+      expect: /^ID token azp \(aud is .*\): expected "conformance-client", got undefined/,
+      handlers: forgeTokens({
+        id: (jwt, ex) => {
+          jwt.payload.aud = [ex.form.get('client_id'), 'https://rs.example']
+          delete jwt.payload.azp
+        },
+      }),
+    },
+    {
+      how: 'ID tokens name another issuer',
+      expect: /^ID token iss: expected /,
+      handlers: forgeTokens({ id: (jwt) => void (jwt.payload.iss = 'https://evil.example') }),
+    },
+    {
+      how: 'ID tokens name another audience only',
+      expect:
+        /^ID token aud: expected "conformance-client" or an array holding it, got "https:\/\/rs\.example"/,
+      handlers: forgeTokens({ id: (jwt) => void (jwt.payload.aud = 'https://rs.example') }),
+    },
+    {
+      how: 'ID tokens carry an azp naming another client',
+      expect: /^ID token azp: expected "conformance-client", got "other-client"/,
+      handlers: forgeTokens({ id: (jwt) => void (jwt.payload.azp = 'other-client') }),
+    },
+  ],
   'IDT-04': {
     how: 'ID tokens carry a pairwise sub (different per client)',
     expect: /^sub of alice at client other-client \(subject type public\): expected /,
@@ -40,20 +59,75 @@ export const idTokenSabotage: Record<keyof typeof idToken, Sabotages> = {
       },
     }),
   },
-  'IDT-05': {
-    how: 'ID token exp is in milliseconds',
-    expect: /^ID token exp \d+ is more than 50 years ahead/,
-    handlers: forgeTokens({
-      id: (jwt) => {
-        jwt.payload.exp = Number(jwt.payload.exp) * 1000
-      },
-    }),
-  },
-  'IDT-06': {
-    how: 'ID tokens carry a stale nonce, whether or not one was sent',
-    expect: /^ID token nonce: expected .*, got "n-0S6_WzA2Mj-stale"/,
-    handlers: forgeTokens({ id: (jwt) => void (jwt.payload.nonce = 'n-0S6_WzA2Mj-stale') }),
-  },
+  // one sabotage per property of exp and iat the check asserts
+  'IDT-05': [
+    {
+      how: 'ID token exp is in milliseconds',
+      expect: /^ID token exp \d+ is more than 50 years ahead/,
+      handlers: forgeTokens({
+        id: (jwt) => {
+          jwt.payload.exp = Number(jwt.payload.exp) * 1000
+        },
+      }),
+    },
+    {
+      how: 'ID token exp is a fraction',
+      expect: /^ID token exp: expected an integer, got \d+\.5/,
+      handlers: forgeTokens({
+        id: (jwt) => void (jwt.payload.exp = Number(jwt.payload.exp) + 0.5),
+      }),
+    },
+    {
+      how: 'ID token iat is a string',
+      expect: /^ID token iat: expected an integer, got "\d+"/,
+      handlers: forgeTokens({ id: (jwt) => void (jwt.payload.iat = String(jwt.payload.iat)) }),
+    },
+    {
+      how: 'ID tokens are issued already expired',
+      expect: /^ID token exp \d+ is in the past/,
+      handlers: forgeTokens({
+        id: (jwt) => {
+          jwt.payload.iat = Math.floor(Date.now() / 1000)
+          jwt.payload.exp = Number(jwt.payload.iat) - 3600
+        },
+      }),
+    },
+    {
+      how: 'ID token iat is an hour behind',
+      expect: /^ID token iat \d+ is -36\d\d s from the harness clock/,
+      handlers: forgeTokens({
+        id: (jwt) => void (jwt.payload.iat = Number(jwt.payload.iat) - 3600),
+      }),
+    },
+    {
+      how: 'ID token exp equals iat',
+      expect: /^ID token exp \d+ is not after iat \d+/,
+      handlers: forgeTokens({
+        id: (jwt) => {
+          jwt.payload.iat = Math.floor(Date.now() / 1000) + 60
+          jwt.payload.exp = jwt.payload.iat
+        },
+      }),
+    },
+  ],
+  // one sabotage per request: a nonce sent must come back, none sent must not invent one
+  'IDT-06': [
+    {
+      how: 'ID tokens carry a stale nonce, whether or not one was sent',
+      expect: /^ID token nonce: expected .*, got "n-0S6_WzA2Mj-stale"/,
+      handlers: forgeTokens({ id: (jwt) => void (jwt.payload.nonce = 'n-0S6_WzA2Mj-stale') }),
+    },
+    {
+      how: 'ID tokens carry a nonce although none was sent',
+      expect: /^no nonce was sent, but the ID token has nonce "n-0S6_WzA2Mj-invented"/,
+      handlers: forgeTokens({
+        id: (jwt) => {
+          if ('nonce' in jwt.payload) jwt.keep = true
+          else jwt.payload.nonce = 'n-0S6_WzA2Mj-invented'
+        },
+      }),
+    },
+  ],
   'IDT-07': {
     how: 'auth_time stays at the first sign-in (re-authentication is not recorded)',
     expect: /^auth_time did not increase after prompt=login re-authentication/,

@@ -1,58 +1,234 @@
-import { decodeJwt } from 'jose'
+import { decodeJwt, decodeProtectedHeader } from 'jose'
 import { http, HttpResponse } from 'msw'
 import type { introspection } from '../../catalogue/introspection.ts'
 import {
   asMainClient,
+  basicWithoutChallenge,
+  escapeRegExp,
+  FORGERIES,
+  forgeryKind,
+  type ForgeryKind,
   INTROSPECT,
   isJwt,
+  type Json,
+  letsThrough,
   onForm,
+  perPart,
   replaceJson,
+  type Sabotage,
   type Sabotages,
-  unauthenticated,
   withJson,
 } from './kit.ts'
 
 /** How to break the target for each INTRO-* check. */
 export const introspectionSabotage: Record<keyof typeof introspection, Sabotages> = {
-  'INTRO-01': {
-    how: 'introspection answers a sub that is not the token’s',
-    expect: /^introspection: sub \(the token.s sub\): expected /,
-    handlers: onForm(INTROSPECT, async ({ forward }) =>
-      withJson(await forward(), (b) => {
-        if (b.active === true) b.sub = `${String(b.sub)}-other`
+  // one sabotage per claim the check compares with the token's
+  'INTRO-01': perPart([
+    {
+      how: 'introspection answers a sub that is not the token’s',
+      expect: /^introspection: sub \(the token.s sub\): expected /,
+      handlers: onForm(INTROSPECT, async ({ forward }) =>
+        withJson(await forward(), (b) => {
+          if (b.active === true) b.sub = `${String(b.sub)}-other`
+        }),
+      ),
+    },
+    ...(
+      [
+        [
+          'a narrower scope',
+          /^introspection: scope \(the token's scope claim\): expected /,
+          (b) => (b.scope = 'openid'),
+        ],
+        [
+          'another client_id',
+          /^introspection: client_id: expected /,
+          (b) => (b.client_id = 'someone-else'),
+        ],
+        [
+          'token_type "mac"',
+          /^token_type: expected "Bearer", got "mac"/,
+          (b) => (b.token_type = 'mac'),
+        ],
+        [
+          'exp as a string',
+          /^introspection: exp must be an integer, got "\d+"/,
+          (b) => (b.exp = String(b.exp)),
+        ],
+        [
+          'iat as a string',
+          /^introspection: iat must be an integer, got "\d+"/,
+          (b) => (b.iat = String(b.iat)),
+        ],
+        [
+          "an exp an hour later than the token's",
+          /^introspection: exp \(the token's exp\): expected /,
+          (b) => (b.exp = Number(b.exp) + 3600),
+        ],
+        [
+          "an iat an hour earlier than the token's",
+          /^introspection: iat \(the token's iat\): expected /,
+          (b) => (b.iat = Number(b.iat) - 3600),
+        ],
+      ] as const satisfies readonly (readonly [string, RegExp, (b: Json) => unknown])[]
+    ).map(([what, expected, change]): Sabotage => ({
+      how: `introspection of an active token answers ${what}`,
+      expect: expected,
+      handlers: onForm(INTROSPECT, async ({ forward }) =>
+        withJson(await forward(), (b) => {
+          if (b.active === true) change(b)
+        }),
+      ),
+    })),
+  ]),
+  // one sabotage per claim the check reads off a refresh token's introspection
+  'INTRO-02': perPart([
+    {
+      how: 'refresh tokens always introspect inactive',
+      expect: /^introspection of a refresh token: expected active true, got \{"active":false\}/,
+      handlers: onForm(INTROSPECT, async ({ form }) =>
+        Promise.resolve(
+          isJwt(form.get('token')) ? undefined : HttpResponse.json({ active: false }),
+        ),
+      ),
+    },
+    ...(
+      [
+        [
+          'another client_id',
+          /^refresh token introspection: client_id: expected /,
+          (b) => (b.client_id = 'someone-else'),
+        ],
+        [
+          'a narrower scope',
+          /^refresh token introspection: scope \(the original grant\): expected /,
+          (b) => (b.scope = 'openid'),
+        ],
+        [
+          'another sub',
+          /^refresh token introspection: sub: expected /,
+          (b) => (b.sub = 'usr_someone_else'),
+        ],
+        [
+          'no exp',
+          /^refresh token introspection: exp must be an integer, got undefined/,
+          (b) => delete b.exp,
+        ],
+      ] as const satisfies readonly (readonly [string, RegExp, (b: Json) => unknown])[]
+    ).map(([what, expected, change]): Sabotage => ({
+      how: `introspection of an active refresh token answers ${what}`,
+      expect: expected,
+      handlers: onForm(INTROSPECT, async ({ form, forward }) =>
+        withJson(await forward(), (b) => {
+          if (b.active === true && !isJwt(form.get('token'))) change(b)
+        }),
+      ),
+    })),
+  ]),
+  // one sabotage per token that must introspect inactive (each a sub-case)
+  'INTRO-03': perPart([
+    {
+      how: 'introspection decodes an inactive JWT without verifying it and calls it active',
+      expect: /^introspection of a truncated token: expected active false, got \{"active":true/,
+      handlers: onForm(INTROSPECT, async ({ form, forward }) => {
+        const token = form.get('token')
+        const real = await forward()
+        if (!isJwt(token)) return real
+        return replaceJson(real, (b) => {
+          if (b.active !== false) return b
+          try {
+            const claims = decodeJwt(token)
+            return { active: true, ...claims, token_type: 'Bearer' }
+          } catch {
+            return b
+          }
+        })
       }),
-    ),
-  },
-  'INTRO-02': {
-    how: 'refresh tokens always introspect inactive',
-    expect: /^introspection of a refresh token: expected active true, got \{"active":false\}/,
-    handlers: onForm(INTROSPECT, async ({ form }) =>
-      Promise.resolve(isJwt(form.get('token')) ? undefined : HttpResponse.json({ active: false })),
-    ),
-  },
-  'INTRO-03': {
-    how: 'introspection decodes an inactive JWT without verifying it and calls it active',
-    expect: /^introspection of a truncated token: expected active false, got \{"active":true/,
-    handlers: onForm(INTROSPECT, async ({ form, forward }) => {
-      const token = form.get('token')
-      const real = await forward()
-      if (!isJwt(token)) return real
-      return replaceJson(real, (b) => {
-        if (b.active !== false) return b
-        try {
-          const claims = decodeJwt(token)
-          return { active: true, ...claims, token_type: 'Bearer' }
-        } catch {
-          return b
-        }
-      })
-    }),
-  },
-  'INTRO-04': {
-    how: 'introspection answers without checking the client secret',
-    expect: /^introspection with no client credentials: status: expected HTTP 401, got 200/,
-    handlers: unauthenticated(INTROSPECT),
-  },
+    },
+    ...(Object.keys(FORGERIES) as ForgeryKind[])
+      .filter((kind) => kind !== 'truncated')
+      .map((kind): Sabotage => ({
+        how: `introspection calls ${FORGERIES[kind]} active`,
+        expect: new RegExp(
+          `^introspection of ${escapeRegExp(FORGERIES[kind])}: expected active false, got \\{"active":true`,
+        ),
+        handlers: (target) =>
+          onForm(INTROSPECT, async ({ form }) => {
+            const token = form.get('token') ?? ''
+            if ((await forgeryKind(token, target)) !== kind) return undefined
+            const claims = kind === 'garbage' ? {} : decodeJwt(token)
+            return HttpResponse.json({ active: true, ...claims, token_type: 'Bearer' })
+          })(target),
+      })),
+    {
+      how: 'introspection calls an ID token of the issuer active',
+      expect: /^introspection of the ID token: expected active false, got \{"active":true/,
+      handlers: onForm(INTROSPECT, async ({ form, forward }) => {
+        const token = form.get('token') ?? ''
+        if (!isJwt(token) || decodeProtectedHeader(token).typ === 'at+jwt') return undefined
+        return withJson(await forward(), (b) => {
+          if (b.active === false) Object.assign(b, { active: true, ...decodeJwt(token) })
+        })
+      }),
+    },
+    {
+      how: 'introspection does not honour the revocation of an access token',
+      expect:
+        /^introspection of a revoked access token: expected active false, got \{"active":true/,
+      handlers: (target) =>
+        onForm(INTROSPECT, async ({ form, forward }) => {
+          const token = form.get('token') ?? ''
+          if (!isJwt(token) || decodeProtectedHeader(token).typ !== 'at+jwt') return undefined
+          if ((await forgeryKind(token, target)) !== undefined) return undefined
+          return withJson(await forward(), (b) => {
+            if (b.active === false) Object.assign(b, { active: true, ...decodeJwt(token) })
+          })
+        })(target),
+    },
+    {
+      how: 'introspection does not honour the revocation of a refresh token',
+      expect:
+        /^introspection of a revoked refresh token: expected active false, got \{"active":true/,
+      handlers: onForm(INTROSPECT, async ({ form, forward }) => {
+        if (isJwt(form.get('token'))) return undefined
+        return withJson(await forward(), (b) => {
+          if (b.active === false && form.get('token') !== 'not-a-token-0123456789')
+            Object.assign(b, { active: true, token_type: 'refresh_token' })
+        })
+      }),
+    },
+  ]),
+  // one sabotage per way of failing to authenticate (each a sub-case), and one for each of the
+  // other assertions: no token data in the error body, the challenge to a Basic header
+  'INTRO-04': perPart([
+    ...(
+      [
+        'no client credentials',
+        'a client_id without a secret',
+        'a wrong client secret',
+        'an unknown client',
+      ] as const
+    ).map((way): Sabotage => ({
+      how: `introspection with ${way} is answered`,
+      expect: new RegExp(`^introspection with ${way}: status: expected HTTP 401, got 200`),
+      handlers: letsThrough(INTROSPECT, way),
+    })),
+    {
+      how: 'an unauthenticated introspection is refused with active:false in the error body',
+      expect: /^introspection with no client credentials: the error body carries "active"/,
+      handlers: onForm(INTROSPECT, async ({ forward }) =>
+        withJson(await forward(), (b) => {
+          if (b.error === 'invalid_client') b.active = false
+        }),
+      ),
+    },
+    {
+      how: 'a Basic header is refused 401 without WWW-Authenticate',
+      expect:
+        /^\/auth\/introspect with an Authorization: Basic header instead of the body: 401 without WWW-Authenticate/,
+      handlers: basicWithoutChallenge(INTROSPECT),
+    },
+  ]),
   // one sabotage per sub-case: each is run, so each fails by its own assertion
   'INTRO-05': [
     {

@@ -1,7 +1,18 @@
 import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
 import type { Config } from '../../../server/config.ts'
 import type { Fault } from '../../../server/deps.ts'
-import { CompactSign, exportJWK, generateKeyPair, type JWK } from 'jose'
+import {
+  CompactSign,
+  compactVerify,
+  createLocalJWKSet,
+  decodeJwt,
+  decodeProtectedHeader,
+  exportJWK,
+  generateKeyPair,
+  type JSONWebKeySet,
+  type JWK,
+  type ProtectedHeaderParameters,
+} from 'jose'
 import { halfHash } from '../../harness/jwt.ts'
 import { JWKS, TOKEN } from '../../harness/requests.ts'
 import { fetchVia, type Target, type TargetClient } from '../../harness/target.ts'
@@ -13,6 +24,7 @@ export {
   AUTHORIZE,
   BRANDING,
   DISCOVERY,
+  ERROR_PROBES,
   INTROSPECT,
   JWKS,
   REVOKE,
@@ -292,17 +304,63 @@ export function onAuthorize(change: AuthorizeChange) {
 // ---------------------------------------------------------------------------------------------
 // Client authentication, bypassed
 
-export const isJwt = (token: string | null): token is string => token?.split('.').length === 3
+/** Ways a request can fail to authenticate its client, as INTRO-04 and REV-05 send them. */
+export type AuthFailure =
+  | 'no client credentials'
+  | 'a client_id without a secret'
+  | 'a wrong client secret'
+  | 'an unknown client'
 
-/** The request's client secret replaced by the right one: the endpoint authenticates nobody. */
-export const unauthenticated = (path: string) =>
+/** Which of the ways a form is (none when it carries the right secret of a known client). */
+export function authFailureOf(form: URLSearchParams, target: Target): AuthFailure | undefined {
+  const id = form.get('client_id')
+  const secret = form.get('client_secret')
+  if (id === null) return secret === null ? 'no client credentials' : undefined
+  const client = knownClients(target).find((c) => c.id === id)
+  if (!client) return 'an unknown client'
+  if (secret === null) return 'a client_id without a secret'
+  return secret === client.secret ? undefined : 'a wrong client secret'
+}
+
+const knownClients = (target: Target): TargetClient[] => {
+  const { main, other, third, service } = target.clients
+  return [main, other, third, service].filter((c): c is TargetClient => c !== undefined)
+}
+
+/**
+ * The client a request that fails to authenticate is taken for: the one its client_id names,
+ * else the service client (the owner of the token the checks use when there is one).
+ */
+export function assumedClient(form: URLSearchParams, target: Target): TargetClient {
+  const named = knownClients(target).find((c) => c.id === form.get('client_id'))
+  return named ?? target.clients.service ?? target.clients.main
+}
+
+/**
+ * The endpoint lets exactly one way of failing to authenticate through: such a request is
+ * sent on with the right credentials (the rest are checked as they should be).
+ */
+export const letsThrough = (path: string, way: AuthFailure) =>
   onForm(path, async ({ form, forward, target }) => {
-    const { main, other, third, service } = target.clients
-    const known = [main, other, third, service].filter((c): c is TargetClient => c !== undefined)
-    const client = known.find((c) => c.id === form.get('client_id')) ?? service
-    if (!client) return undefined
+    if (authFailureOf(form, target) !== way) return undefined
+    const client = assumedClient(form, target)
     return forward(replaced(form, { client_id: client.id, client_secret: client.secret }))
   })
+
+/** A request with an Authorization header is refused 401 without a WWW-Authenticate challenge. */
+export const basicWithoutChallenge = (path: string) =>
+  onForm(path, async ({ request }) =>
+    Promise.resolve(
+      request.headers.has('authorization')
+        ? HttpResponse.json(
+            { error: 'invalid_client', error_description: 'client authentication failed' },
+            { status: 401 },
+          )
+        : undefined,
+    ),
+  )
+
+export const isJwt = (token: string | null): token is string => token?.split('.').length === 3
 
 /** Requests of the `other` client sent on as the main client's. */
 export const asMainClient = (path: string) =>
@@ -482,3 +540,58 @@ export function corruptTokenJson(
     }),
   ]
 }
+
+// ---------------------------------------------------------------------------------------------
+// Multi-part sabotages and the forgeries the checks present
+
+/**
+ * Sabotages built one per part (a map over a check's cases) as a check's proofs: a list of
+ * fewer than two is a mistake of the sabotage file, reported when it loads.
+ */
+export function perPart(parts: readonly Sabotage[]): Sabotages {
+  const [first, second, ...rest] = parts
+  if (!first || !second) throw new Error('a multi-part sabotage needs at least two parts')
+  return [first, second, ...rest]
+}
+
+/** The forgeries of a real access token that the checks present (harness/tokens.ts `forgeries`). */
+export const FORGERIES = {
+  garbage: 'garbage',
+  truncated: 'a truncated token',
+  'alg none': 'the token with alg none',
+  HS256: 'the token re-signed HS256 with the public key',
+  'foreign key': 'the token signed by another key',
+  tampered: 'the token with a changed sub (signature kept)',
+} as const
+
+export type ForgeryKind = keyof typeof FORGERIES
+
+/**
+ * Which forgery a presented token is, judged the way a server that skipped one verification
+ * step would see it; undefined for a token the target's published keys verify.
+ */
+export async function forgeryKind(token: string, target: Target): Promise<ForgeryKind | undefined> {
+  const [, , signature] = token.split('.')
+  if (signature === undefined) return 'garbage'
+  let header: ProtectedHeaderParameters
+  try {
+    header = decodeProtectedHeader(token)
+  } catch {
+    return 'garbage'
+  }
+  if (header.alg === 'none') return 'alg none'
+  if (header.alg === 'HS256') return 'HS256'
+  if (decodeJwt(token).sub === 'attacker') return 'tampered'
+  const res = await fetchVia(target.dispatcher, bypass(target.baseUrl + JWKS))
+  const keys = createLocalJWKSet((await res.json()) as JSONWebKeySet)
+  try {
+    await compactVerify(token, keys)
+    return undefined
+  } catch {
+    // an RSA-2048 signature is 256 bytes: a shorter one was cut off
+    return Buffer.from(signature, 'base64url').length < 256 ? 'truncated' : 'foreign key'
+  }
+}
+
+/** A string as a pattern that matches it literally (for an `expect` built from a case name). */
+export const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')

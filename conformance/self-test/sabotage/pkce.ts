@@ -1,13 +1,17 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { http, type HttpHandler } from 'msw'
+import { http, HttpResponse, type HttpHandler } from 'msw'
 import type { pkce } from '../../catalogue/pkce.ts'
 import {
   answerFrom,
   AUTHORIZE,
+  escapeRegExp,
   forward,
+  perPart,
   rewriteTokenForm,
+  type Sabotage,
   type Sabotages,
   type Target,
+  TOKEN,
 } from './kit.ts'
 
 const validChallenge = (): string =>
@@ -23,6 +27,27 @@ function rewriteAuthorizeQuery(mutate: (query: URLSearchParams) => void) {
       const url = new URL(request.url)
       mutate(url.searchParams)
       return answerFrom(await forward(target, request, { url: url.toString() }))
+    }),
+  ]
+}
+
+/**
+ * A code redemption with a code_verifier that `accepted` picks, refused by the real server, is
+ * answered with tokens instead: the server does not judge that verifier (the tokens are the
+ * ones a server that did not would issue; the checks read only that the redemption succeeded).
+ */
+function redeemsWhenRefused(accepted: (verifier: string) => boolean) {
+  return (target: Target): HttpHandler[] => [
+    http.post(target.baseUrl + TOKEN, async ({ request }) => {
+      const text = await request.text()
+      const form = new URLSearchParams(text)
+      const verifier = form.get('code_verifier')
+      const real = await forward(target, request, { body: text })
+      if (verifier === null || real.status !== 400 || !accepted(verifier)) return answerFrom(real)
+      return HttpResponse.json(
+        { access_token: 'sabotage-token', token_type: 'Bearer', expires_in: 60 },
+        { headers: { 'cache-control': 'no-store' } },
+      )
     }),
   ]
 }
@@ -76,15 +101,28 @@ export const pkceSabotage: Record<keyof typeof pkce, Sabotages> = {
       }),
     },
   ],
-  'PKCE-03': {
-    how: 'a malformed code_challenge is accepted',
-    expect: /^a 42-character challenge: expected a redirect to .* with error=invalid_request/,
-    handlers: rewriteAuthorizeQuery((q) => {
-      const challenge = q.get('code_challenge')
-      if (challenge !== null && !/^[A-Za-z0-9_-]{43}$/.test(challenge))
-        q.set('code_challenge', validChallenge())
-    }),
-  },
+  // one sabotage per malformed challenge (each a sub-case): the server repairs that one only
+  'PKCE-03': perPart(
+    (
+      [
+        ['a 42-character challenge', (c) => /^[\w-]{42}$/.test(c)],
+        ['a 44-character challenge', (c) => /^[\w-]{44}$/.test(c)],
+        ['a challenge containing +', (c) => c.includes('+')],
+        ['a challenge containing /', (c) => c.includes('/')],
+        ['a challenge ending in =', (c) => c.endsWith('=')],
+        ['a challenge containing a space', (c) => c.includes(' ')],
+      ] as const satisfies readonly (readonly [string, (c: string) => boolean])[]
+    ).map(([what, malformed]): Sabotage => ({
+      how: `${what} is accepted`,
+      expect: new RegExp(
+        `^${escapeRegExp(what)}: expected a redirect to .* with error=invalid_request`,
+      ),
+      handlers: rewriteAuthorizeQuery((q) => {
+        const challenge = q.get('code_challenge')
+        if (challenge !== null && malformed(challenge)) q.set('code_challenge', validChallenge())
+      }),
+    })),
+  ),
   'PKCE-04': {
     how: 'the server hashes a different string than the verifier sent (rotated by one)',
     expect: /^redeeming with the RFC 7636 App\. B verifier: expected HTTP 200, got 400/,
@@ -98,16 +136,53 @@ export const pkceSabotage: Record<keyof typeof pkce, Sabotages> = {
     expect: /^a token request without code_verifier redeemed the code/,
     faults: ['pkce-verifier-optional'],
   },
-  'PKCE-06': {
-    how: 'the code_challenge itself is accepted as a plain verifier',
-    expect: /^the code_challenge sent as the verifier redeemed the code/,
-    faults: ['pkce-plain-fallback'],
-  },
-  'PKCE-07': {
-    how: 'the verifier syntax (43-128 unreserved characters) is not checked',
-    expect: /^a 42-character verifier with its matching challenge was accepted/,
-    faults: ['pkce-verifier-syntax-unchecked'],
-  },
+  // one sabotage per wrong verifier (each a sub-case)
+  'PKCE-06': [
+    {
+      how: 'the verifier is not compared with the challenge',
+      expect: /^a random well-formed verifier: redeemed the code \(HTTP 200\)/,
+      handlers: redeemsWhenRefused(() => true),
+    },
+    {
+      how: 'the code_challenge itself is accepted as a plain verifier',
+      expect: /^the code_challenge sent as the verifier: redeemed the code/,
+      faults: ['pkce-plain-fallback'],
+    },
+  ],
+  // one sabotage per verifier (each a sub-case): the whole rule unchecked, each malformed
+  // verifier accepted on its own, and each boundary length refused
+  'PKCE-07': perPart([
+    {
+      how: 'the verifier syntax (43-128 unreserved characters) is not checked',
+      expect: /^a 42-character verifier: accepted with its matching challenge/,
+      faults: ['pkce-verifier-syntax-unchecked'],
+    },
+    ...(
+      [
+        ['a 129-character verifier', (v) => /^[\w.~-]{129}$/.test(v)],
+        ['a verifier containing +', (v) => v.includes('+')],
+        ['a verifier containing /', (v) => v.includes('/')],
+        ['a verifier containing =', (v) => v.includes('=')],
+        ['a verifier containing a space', (v) => v.includes(' ')],
+        ['a verifier containing é', (v) => v.includes('é')],
+      ] as const satisfies readonly (readonly [string, (v: string) => boolean])[]
+    ).map(([what, malformed]): Sabotage => ({
+      how: `${what} is accepted when it matches its challenge`,
+      expect: new RegExp(`^${escapeRegExp(what)}: accepted with its matching challenge`),
+      handlers: redeemsWhenRefused(malformed),
+    })),
+    ...([43, 128] as const).map((length): Sabotage => ({
+      how: `a ${String(length)}-character verifier is refused`,
+      expect: new RegExp(
+        `^a ${String(length)}-character verifier: redeeming with its matching S256 challenge: expected HTTP 200, got 400`,
+      ),
+      handlers: rewriteTokenForm((form) => {
+        const verifier = form.get('code_verifier')
+        // a wrong verifier of the right syntax: the server refuses it with invalid_grant
+        if (verifier?.length === length) form.set('code_verifier', `${verifier.slice(1)}A`)
+      }),
+    })),
+  ]),
   'PKCE-08': {
     how: 'a code whose redemption failed on PKCE stays redeemable',
     expect:

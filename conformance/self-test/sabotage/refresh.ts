@@ -3,9 +3,13 @@ import type { refresh } from '../../catalogue/refresh.ts'
 import {
   corruptJson,
   DISCOVERY,
+  escapeRegExp,
+  forgeTokens,
   onForm,
+  perPart,
   plainHeaders,
   replaced,
+  type Sabotage,
   type Sabotages,
   TOKEN,
   withJson,
@@ -48,16 +52,97 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
     expect: /^prompt=consent: offline_access was not granted/,
     handlers: dropOfflineAccess,
   },
-  'RT-03': {
-    how: 'the refresh response carries a refresh_token',
-    expect: /^the refresh response carries a refresh_token, which INTERFACE\.md §2\.2 rules out/,
-    handlers: onForm(TOKEN, async ({ form, forward }) => {
-      if (!grant(form, 'refresh_token')) return undefined
-      return withJson(await forward(), (b) => {
-        if (typeof b.access_token === 'string') b.refresh_token = form.get('refresh_token')
-      })
-    }),
-  },
+  // one sabotage per property of a refresh the check asserts
+  'RT-03': [
+    {
+      how: 'the refresh response carries a refresh_token',
+      expect: /^the refresh response carries a refresh_token, which INTERFACE\.md §2\.2 rules out/,
+      handlers: onForm(TOKEN, async ({ form, forward }) => {
+        if (!grant(form, 'refresh_token')) return undefined
+        return withJson(await forward(), (b) => {
+          if (typeof b.access_token === 'string') b.refresh_token = form.get('refresh_token')
+        })
+      }),
+    },
+    {
+      how: 'the refresh response names a narrower scope than the original grant',
+      expect:
+        /^scope of the refresh response \(the original grant\): expected "offline_access openid profile", got "openid"/,
+      handlers: onForm(TOKEN, async ({ form, forward }) => {
+        if (!grant(form, 'refresh_token')) return undefined
+        return withJson(await forward(), (b) => {
+          if (typeof b.access_token === 'string') b.scope = 'openid'
+        })
+      }),
+    },
+    {
+      how: 'a refreshed access token names another subject',
+      expect: /^sub of the refreshed access token: expected /,
+      handlers: forgeTokens({
+        access: (jwt, ex) => {
+          if (ex.form.get('grant_type') === 'refresh_token') jwt.payload.sub = 'usr_someone_else'
+          else jwt.keep = true
+        },
+      }),
+    },
+    {
+      how: 'a refreshed access token carries a narrower scope claim',
+      expect:
+        /^scope claim of the refreshed access token: expected "offline_access openid profile", got "openid"/,
+      handlers: forgeTokens({
+        access: (jwt, ex) => {
+          if (ex.form.get('grant_type') === 'refresh_token') jwt.payload.scope = 'openid'
+          else jwt.keep = true
+        },
+      }),
+    },
+    {
+      how: 'a refresh token works once (single use without rotation)',
+      expect: /^second refresh with the same refresh token: expected HTTP 200, got 400/,
+      handlers: (target) => {
+        const used = new Set<string>()
+        return onForm(TOKEN, async ({ form, forward }) => {
+          const rt = form.get('refresh_token')
+          if (!grant(form, 'refresh_token') || rt === null) return undefined
+          if (!used.has(rt)) {
+            used.add(rt)
+            return forward()
+          }
+          return HttpResponse.json(
+            { error: 'invalid_grant', error_description: 'the refresh token was used' },
+            { status: 400, headers: { 'cache-control': 'no-store', pragma: 'no-cache' } },
+          )
+        })(target)
+      },
+    },
+    {
+      how: 'a refresh answers the access token it issued before',
+      expect: /^the second refresh returned an access token already issued/,
+      handlers: (target) => {
+        const issued = new Map<string, string>()
+        return onForm(TOKEN, async ({ form, forward }) => {
+          const rt = form.get('refresh_token')
+          if (!grant(form, 'refresh_token') || rt === null) return undefined
+          return withJson(await forward(), (b) => {
+            const before = issued.get(rt)
+            if (before !== undefined) b.access_token = before
+            else if (typeof b.access_token === 'string') issued.set(rt, b.access_token)
+          })
+        })(target)
+      },
+    },
+    {
+      how: 'refresh responses may be cached (no Cache-Control: no-store)',
+      expect: /^refresh response: expected Cache-Control: no-store/,
+      handlers: onForm(TOKEN, async ({ form, forward }) => {
+        if (!grant(form, 'refresh_token')) return undefined
+        const real = await forward()
+        const headers = plainHeaders(real)
+        headers.delete('cache-control')
+        return new Response(await real.arrayBuffer(), { status: real.status, headers })
+      }),
+    },
+  ],
   'RT-04': {
     how: 'a narrowed refresh changes only the response scope, not the token',
     expect: /^scope claim of the narrowed access token: expected "openid read:documents"/,
@@ -88,16 +173,55 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
       })(target)
     },
   },
-  'RT-06': {
-    how: 'a refresh scope beyond the grant is silently cut back to the grant',
-    expect: /^refresh with scope .*write:documents.*: 200, granting/,
-    handlers: onForm(TOKEN, async ({ form, forward }) => {
-      if (!grant(form, 'refresh_token') || form.get('scope') === null) return undefined
-      const without = new URLSearchParams(form)
-      without.delete('scope')
-      return forward(without)
-    }),
-  },
+  // one sabotage per widening (each a sub-case), and one for a refusal that costs the grant
+  'RT-06': perPart([
+    {
+      how: 'a refresh scope beyond the grant is silently cut back to the grant',
+      expect: /^refresh with scope .*write:documents.*: 200, granting/,
+      handlers: onForm(TOKEN, async ({ form, forward }) => {
+        if (!grant(form, 'refresh_token') || form.get('scope') === null) return undefined
+        const without = new URLSearchParams(form)
+        without.delete('scope')
+        return forward(without)
+      }),
+    },
+    ...[
+      'openid offline_access read:documents write:documents',
+      'openid no-such:scope',
+      'openid write:documents',
+      'openid profile',
+    ].map((scope): Sabotage => ({
+      how: `a refresh asking for "${scope}" is granted it`,
+      expect: new RegExp(
+        `^refresh with scope "${escapeRegExp(scope)}" \\(granted .*\\): 200, granting "${escapeRegExp(scope)}"`,
+      ),
+      handlers: onForm(TOKEN, async ({ form, forward }) => {
+        if (!grant(form, 'refresh_token') || form.get('scope') !== scope) return undefined
+        const without = new URLSearchParams(form)
+        without.delete('scope')
+        return withJson(await forward(without), (b) => {
+          if (typeof b.access_token === 'string') b.scope = scope
+        })
+      }),
+    })),
+    {
+      how: 'a refused widening cuts the grant down to openid',
+      expect: /^scope after the refused widenings: expected /,
+      handlers: (target) => {
+        const refused = new Set<string>()
+        return onForm(TOKEN, async ({ form, forward }) => {
+          const rt = form.get('refresh_token')
+          if (!grant(form, 'refresh_token') || rt === null) return undefined
+          const real = await forward()
+          if (real.status === 400) refused.add(rt)
+          if (form.has('scope') || !refused.has(rt)) return real
+          return withJson(real, (b) => {
+            if (typeof b.access_token === 'string') b.scope = 'openid'
+          })
+        })(target)
+      },
+    },
+  ]),
   'RT-07': {
     how: "a refresh token is accepted from another client (sent on as the owner's)",
     expect: /^other-client refreshed a refresh token of another client/,
@@ -108,15 +232,25 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
       return forward(replaced(form, { client_id: main.id, client_secret: main.secret }))
     }),
   },
-  'RT-08': {
-    how: 'a refresh with a missing or wrong client secret is accepted',
-    expect: /^refresh with no client_secret: status: expected HTTP 401, got 200/,
-    handlers: onForm(TOKEN, async ({ form, forward, target }) => {
-      const main = target.clients.main
-      if (!grant(form, 'refresh_token') || form.get('client_id') !== main.id) return undefined
-      return forward(replaced(form, { client_secret: main.secret }))
-    }),
-  },
+  // one sabotage per way of failing to authenticate (each a sub-case)
+  'RT-08': perPart(
+    (
+      [
+        ['no client_secret', (secret: string | null) => secret === null],
+        ['an empty client_secret', (secret: string | null) => secret === ''],
+        ['a wrong client_secret', (secret: string | null) => !!secret?.endsWith('-wrong')],
+      ] as const
+    ).map(([what, matches]): Sabotage => ({
+      how: `a refresh with ${what} is accepted`,
+      expect: new RegExp(`^refresh with ${what}: status: expected HTTP 401, got 200`),
+      handlers: onForm(TOKEN, async ({ form, forward, target }) => {
+        const main = target.clients.main
+        if (!grant(form, 'refresh_token') || form.get('client_id') !== main.id) return undefined
+        if (!matches(form.get('client_secret'))) return undefined
+        return forward(replaced(form, { client_secret: main.secret }))
+      }),
+    })),
+  ),
   'RT-09': [
     {
       how: 'a refresh token that was never issued is answered 401 invalid_client',

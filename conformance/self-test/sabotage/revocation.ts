@@ -1,6 +1,19 @@
 import { HttpResponse } from 'msw'
 import type { revocation } from '../../catalogue/revocation.ts'
-import { asMainClient, isJwt, onForm, REVOKE, type Sabotages, unauthenticated } from './kit.ts'
+import {
+  asMainClient,
+  assumedClient,
+  authFailureOf,
+  basicWithoutChallenge,
+  isJwt,
+  letsThrough,
+  onForm,
+  perPart,
+  replaced,
+  REVOKE,
+  type Sabotage,
+  type Sabotages,
+} from './kit.ts'
 
 /** A revocation answered 200 without reaching the server. */
 const swallowed = () => HttpResponse.json({ message: 'the token is no longer active' })
@@ -92,11 +105,38 @@ export const revocationSabotage: Record<keyof typeof revocation, Sabotages> = {
       }),
     },
   ],
-  'REV-05': {
-    how: 'revocation works without checking the client secret',
-    expect: /^revocation with no client credentials: status: expected HTTP 401, got 200/,
-    handlers: unauthenticated(REVOKE),
-  },
+  // one sabotage per way of failing to authenticate (each a sub-case), one for a refusal that
+  // revokes all the same, and one for the challenge to a Basic header
+  'REV-05': perPart([
+    ...(
+      ['no client credentials', 'a client_id without a secret', 'a wrong client secret'] as const
+    ).map((way): Sabotage => ({
+      how: `revocation with ${way} is carried out`,
+      expect: new RegExp(`^revocation with ${way}: status: expected HTTP 401, got 200`),
+      handlers: letsThrough(REVOKE, way),
+    })),
+    {
+      how: 'a revocation without credentials is refused 401 but carried out',
+      expect:
+        /^revocation with no client credentials: introspection of the token after a revocation with no client credentials: expected active true/,
+      handlers: onForm(REVOKE, async ({ form, forward, request, target }) => {
+        if (request.headers.has('authorization')) return undefined
+        if (authFailureOf(form, target) !== 'no client credentials') return undefined
+        const owner = assumedClient(form, target)
+        await forward(replaced(form, { client_id: owner.id, client_secret: owner.secret }))
+        return HttpResponse.json(
+          { error: 'invalid_client', error_description: 'client authentication failed' },
+          { status: 401 },
+        )
+      }),
+    },
+    {
+      how: 'a Basic header is refused 401 without WWW-Authenticate',
+      expect:
+        /^\/auth\/revoke with an Authorization: Basic header instead of the body: 401 without WWW-Authenticate/,
+      handlers: basicWithoutChallenge(REVOKE),
+    },
+  ]),
   'REV-06': {
     how: "another client's tokens are revoked as if it were their owner",
     expect:

@@ -5,17 +5,25 @@ import {
   corruptTokenJson,
   forward,
   headerPairs,
+  perPart,
   rewriteTokenForm,
+  type Sabotage,
   type Sabotages,
   type Target,
   TOKEN,
 } from './kit.ts'
 
-/** Removes one header from every token endpoint answer. */
-function dropTokenHeader(name: string) {
+/** The grants whose responses TOK-01 and TOK-02 read, in the order they read them. */
+const GRANTS = ['authorization_code', 'refresh_token', 'client_credentials'] as const
+
+/** Removes one header from every token endpoint answer (of one grant, when given). */
+function dropTokenHeader(name: string, grant?: string) {
   return (target: Target): HttpHandler[] => [
     http.post(target.baseUrl + TOKEN, async ({ request }) => {
-      const real = await forward(target, request, { body: await request.text() })
+      const text = await request.text()
+      const real = await forward(target, request, { body: text })
+      if (grant !== undefined && new URLSearchParams(text).get('grant_type') !== grant)
+        return answerFrom(real)
       return new HttpResponse(await real.text(), {
         status: real.status,
         headers: headerPairs(real.headers).filter(([n]) => n !== name),
@@ -26,18 +34,75 @@ function dropTokenHeader(name: string) {
 
 /** How to break the target for each TOK-* check. */
 export const tokenSabotage: Record<keyof typeof token, Sabotages> = {
-  'TOK-01': {
-    how: 'token responses lack Cache-Control',
-    expect: /^authorization_code: Cache-Control null lacks no-store/,
-    handlers: dropTokenHeader('cache-control'),
-  },
-  'TOK-02': {
-    how: 'token responses say token_type "mac"',
-    expect: /^authorization_code: token_type "mac" is not Bearer/,
-    handlers: corruptTokenJson((b) => {
-      if (b.access_token !== undefined) b.token_type = 'mac'
-    }),
-  },
+  // one sabotage per grant's response (each a sub-case) and per header
+  'TOK-01': perPart([
+    ...GRANTS.map((grant): Sabotage => ({
+      how: `${grant} token responses lack Cache-Control`,
+      expect: new RegExp(`^${grant}: Cache-Control null lacks no-store`),
+      handlers: dropTokenHeader('cache-control', grant),
+    })),
+    {
+      how: 'token responses lack Pragma',
+      expect: /^authorization_code: Pragma null is not no-cache/,
+      handlers: dropTokenHeader('pragma'),
+    },
+  ]),
+  // one sabotage per grant's response (each a sub-case) and per property of the response
+  'TOK-02': perPart([
+    ...GRANTS.map((grant): Sabotage => ({
+      how: `${grant} token responses say token_type "mac"`,
+      expect: new RegExp(`^${grant}: token_type "mac" is not Bearer`),
+      handlers: corruptTokenJson((b, { form }) => {
+        if (b.access_token !== undefined && form.get('grant_type') === grant) b.token_type = 'mac'
+      }),
+    })),
+    {
+      how: 'client_credentials token responses are served as text/plain',
+      expect: /^client_credentials: token response: expected Content-Type application\/json/,
+      handlers: (target) => [
+        http.post(target.baseUrl + TOKEN, async ({ request }) => {
+          const text = await request.text()
+          const real = await forward(target, request, { body: text })
+          if (new URLSearchParams(text).get('grant_type') !== 'client_credentials')
+            return answerFrom(real)
+          const headers = headerPairs(real.headers).filter(([n]) => n !== 'content-type')
+          return new HttpResponse(await real.text(), {
+            status: real.status,
+            headers: [...headers, ['content-type', 'text/plain']],
+          })
+        }),
+      ],
+    },
+    {
+      how: 'expires_in is a string',
+      expect: /^authorization_code: expires_in "\d+" is not a JSON integer/,
+      handlers: corruptTokenJson((b) => {
+        if (typeof b.expires_in === 'number') b.expires_in = String(b.expires_in)
+      }),
+    },
+    {
+      how: 'expires_in is 0',
+      expect: /^authorization_code: expires_in 0 is outside 1 s to one year/,
+      handlers: corruptTokenJson((b) => {
+        if (typeof b.expires_in === 'number') b.expires_in = 0
+      }),
+    },
+    {
+      how: 'refresh responses leave scope out',
+      expect: /^refresh_token: scope undefined is not a space-delimited scope string/,
+      handlers: corruptTokenJson((b, { form }) => {
+        if (form.get('grant_type') === 'refresh_token') delete b.scope
+      }),
+    },
+    {
+      how: 'client_credentials responses name a scope the token does not carry',
+      expect: /^client_credentials: response scope ".*extra:scope" differs from the access token's/,
+      handlers: corruptTokenJson((b, { form }) => {
+        if (form.get('grant_type') === 'client_credentials' && typeof b.scope === 'string')
+          b.scope = `${b.scope} extra:scope`
+      }),
+    },
+  ]),
   'TOK-03': [
     {
       how: 'the client secret is not verified',

@@ -2,9 +2,15 @@ import { decodeJwt, decodeProtectedHeader } from 'jose'
 import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
 import type { userInfo } from '../../catalogue/user-info.ts'
 import {
+  escapeRegExp,
   fetchVia,
+  FORGERIES,
+  forgeryKind,
+  type ForgeryKind,
   onForm,
+  perPart,
   plainHeaders,
+  type Sabotage,
   type Sabotages,
   type Target,
   USER_INFO,
@@ -98,23 +104,74 @@ export const userInfoSabotage: Record<keyof typeof userInfo, Sabotages> = {
     expect: /^user-info without a token: expected WWW-Authenticate: Bearer/,
     handlers: userInfoHeaders((h) => h.delete('www-authenticate')),
   },
-  'UI-07': {
-    how: 'a refused token gets a challenge without error="invalid_token"',
-    expect: /^user-info with garbage: expected WWW-Authenticate with error="invalid_token"/,
-    handlers: userInfoHeaders((h) => {
-      if (h.has('www-authenticate')) h.set('www-authenticate', 'Bearer realm="idp"')
-    }),
-  },
-  'UI-08': {
-    how: 'a token without openid gets claims (403 turned into 200)',
-    expect: /^user-info with a client_credentials token: 200, but the token lacks the openid scope/,
-    handlers: onUserInfo(async (request, real) => {
-      const res = await real()
-      const token = bearer(request)
-      if (res.status !== 403 || !token) return res
-      return HttpResponse.json({ sub: String(decodeJwt(token).sub) })
-    }),
-  },
+  // one sabotage per refused token (each a sub-case), and one for the challenge
+  'UI-07': perPart([
+    {
+      how: 'a refused token gets a challenge without error="invalid_token"',
+      expect: /^user-info with garbage: expected WWW-Authenticate with error="invalid_token"/,
+      handlers: userInfoHeaders((h) => {
+        if (h.has('www-authenticate')) h.set('www-authenticate', 'Bearer realm="idp"')
+      }),
+    },
+    ...(Object.keys(FORGERIES) as ForgeryKind[]).map((kind): Sabotage => ({
+      how: `user-info accepts ${FORGERIES[kind]}`,
+      expect: new RegExp(
+        `^user-info with ${escapeRegExp(FORGERIES[kind])}: expected HTTP 401, got 200`,
+      ),
+      handlers: (target) =>
+        onUserInfo(async (request) => {
+          const token = bearer(request)
+          if (!token || (await forgeryKind(token, target)) !== kind) return undefined
+          return HttpResponse.json({
+            sub: kind === 'garbage' ? 'someone' : String(decodeJwt(token).sub),
+          })
+        })(target),
+    })),
+    {
+      how: 'user-info does not honour revocation',
+      expect: /^user-info with a revoked token: expected HTTP 401, got 200/,
+      handlers: (target) =>
+        onUserInfo(async (request, real) => {
+          const res = await real()
+          const token = bearer(request)
+          if (res.status !== 401 || !token || token.split('.').length !== 3) return res
+          // a genuine token (the target's keys verify it) that the server refused
+          if ((await forgeryKind(token, target)) !== undefined) return res
+          return HttpResponse.json({ sub: String(decodeJwt(token).sub) })
+        })(target),
+    },
+  ]),
+  // one sabotage per token without openid (each a sub-case), and one for the challenge
+  'UI-08': [
+    {
+      how: 'a token without openid gets claims (403 turned into 200)',
+      expect:
+        /^user-info with a client_credentials token: 200, but the token lacks the openid scope/,
+      handlers: onUserInfo(async (request, real) => {
+        const res = await real()
+        const token = bearer(request)
+        if (res.status !== 403 || !token) return res
+        return HttpResponse.json({ sub: String(decodeJwt(token).sub) })
+      }),
+    },
+    {
+      how: "a user's token without openid gets claims (a client's is refused)",
+      expect: /^user-info with a token without openid: 200, but the token lacks the openid scope/,
+      handlers: onUserInfo(async (request, real) => {
+        const res = await real()
+        const token = bearer(request)
+        if (res.status !== 403 || !token) return res
+        const claims = decodeJwt(token)
+        if (claims.sub === claims.client_id) return res
+        return HttpResponse.json({ sub: String(claims.sub) })
+      }),
+    },
+    {
+      how: 'a 403 for a token without openid has no WWW-Authenticate',
+      expect: /^user-info with a client_credentials token: expected WWW-Authenticate: Bearer/,
+      handlers: userInfoHeaders((h) => h.delete('www-authenticate')),
+    },
+  ],
   'UI-09': {
     how: 'user-info accepts any JWT of the issuer, ID tokens included',
     expect: /^user-info with the ID token as a bearer token: expected HTTP 401, got 200/,
