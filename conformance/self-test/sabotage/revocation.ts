@@ -1,20 +1,21 @@
 import { HttpResponse } from 'msw'
 import type { revocation } from '../../catalogue/revocation.ts'
-import { perPart, type Sabotage, type Sabotages } from './kit.ts'
 import {
   asMainClient,
   assumedClient,
   authFailureOf,
   basicWithoutChallenge,
   INTROSPECT,
+  isJwt,
+  keepsFirstAnswer,
   letsThrough,
-} from './introspection.ts'
-import { keepsFirstAnswer } from './code.ts'
-import { onForm, replaced } from './refresh.ts'
-
-const REVOKE = '/auth/revoke'
-
-const isJwt = (token: string | null): boolean => token?.split('.').length === 3
+  onForm,
+  perPart,
+  replaced,
+  REVOKE,
+  type Sabotage,
+  type Sabotages,
+} from './kit.ts'
 
 /** A revocation answered 200 without reaching the server. */
 const swallowed = () => HttpResponse.json({ message: 'the token is no longer active' })
