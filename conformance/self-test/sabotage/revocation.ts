@@ -1,7 +1,10 @@
-import { HttpResponse } from 'msw'
+import { decodeJwt } from 'jose'
+import { bypass, http, HttpResponse } from 'msw'
 import type { revocation } from '../../catalogue/revocation.ts'
 import {
   asMainClient,
+  fetchVia,
+  forgeryKind,
   assumedClient,
   authFailureOf,
   basicWithoutChallenge,
@@ -55,7 +58,16 @@ export const revocationSabotage: Record<keyof typeof revocation, Sabotages> = {
       how: 'user-info keeps accepting the access tokens of a revoked grant',
       expect:
         /^user-info with the access token issued with the refresh token, after revoking it: expected HTTP 401, got 200/,
-      handlers: keepsFirstAnswer('/auth/user-info', (res) => res.status !== 200),
+      // a genuine token (the target's keys verify it) that the real server refuses is accepted
+      handlers: (target) => [
+        http.get(target.baseUrl + '/auth/user-info', async ({ request }) => {
+          const token = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1]
+          const real = await fetchVia(target.dispatcher, bypass(request), { redirect: 'manual' })
+          if (real.status !== 401 || !token || !isJwt(token)) return real
+          if ((await forgeryKind(token, target)) !== undefined) return real
+          return HttpResponse.json({ sub: String(decodeJwt(token).sub) })
+        }),
+      ],
     },
   ],
   // one sabotage per sub-case that a server can break on its own
