@@ -58,4 +58,43 @@ export default defineConfig(
       ],
     },
   },
+  // Issue 20, the suite's shape: a check file holds checks and takes its helpers from the
+  // harness, never from another area's file; a sabotage file takes its shared msw helpers from
+  // the kit (besides packages such as msw and jose, and its catalogue's type for the IDs).
+  {
+    files: ['conformance/checks/*.ts'],
+    ignores: ['conformance/checks/index.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['./*'],
+              message:
+                'a check file does not import another check file: move the helper to conformance/harness/',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['conformance/self-test/sabotage/*.ts'],
+    ignores: ['conformance/self-test/sabotage/kit.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^\\.\\.?/(?!kit\\.ts$)(?!\\.\\./catalogue/[\\w-]+\\.ts$)',
+              message:
+                'a sabotage file imports only ./kit.ts (and its catalogue type): shared helpers belong in the kit',
+            },
+          ],
+        },
+      ],
+    },
+  },
 )

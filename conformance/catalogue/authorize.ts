@@ -1,133 +1,113 @@
-import type { Requirement } from './requirement.ts'
+import { area } from './requirement.ts'
 
 /** AUTHZ-* rows of shared/REQUIREMENTS.md. */
-export const authorize = {
+export const authorize = area('Authorize', {
   'AUTHZ-01': {
-    area: 'Authorize',
     level: 'MUST',
     source: 'INTERFACE.md §4.1; OIDC Core §3.1.2.1',
     title: 'a valid request shows the hosted login page and does not redirect to the client first',
   },
   'AUTHZ-02': {
-    area: 'Authorize',
     level: 'MUST',
     source: 'INTERFACE.md §4.1; RFC 6749 §4.1.2',
     title:
       'a successful login redirects to the redirect URI with code and the identical state only',
   },
   'AUTHZ-03': {
-    area: 'Authorize',
     level: 'MUST',
     source: 'RFC 6749 §4.1.2.1',
     title:
       'a missing or unknown client_id, or a client without the code flow, gets an error page and no redirect',
   },
   'AUTHZ-04': {
-    area: 'Authorize',
     level: 'MUST',
     source: 'RFC 6749 §3.1.2.4; OIDC Core §3.1.2.1',
     title:
       'an unregistered redirect_uri, or one registered only for another client, gets an error page and no redirect',
   },
   'AUTHZ-05': {
-    area: 'Authorize',
     level: 'MUST',
     source: 'RFC 9700 §2.1, §4.1.3; RFC 3986 §6.2.1',
     title: 'redirect_uri is compared by exact string match: every near variant is refused',
   },
   'AUTHZ-06': {
-    area: 'Authorize',
     level: 'MUST',
     source: 'INTERFACE.md §4.1; OIDC Core §3.1.2.1',
     title: 'a missing redirect_uri is an error page, not a redirect',
   },
   'AUTHZ-07': {
-    area: 'Authorize',
     level: 'MUST',
     source: 'RFC 6749 §3.1.1, §4.1.2.1; RFC 9700 §2.1.2',
     title:
       'a missing or unsupported response_type redirects with an error and state, never a code or token',
   },
   'AUTHZ-08': {
-    area: 'Authorize',
     level: 'MUST',
     source: 'RFC 6749 §3.1, §3.3; OIDC Core §15.1',
     title:
       'unknown and optional OIDC parameters are accepted, order does not matter, repeated parameters are refused',
   },
   'AUTHZ-09': {
-    area: 'Authorize',
     level: 'MUST',
     source: 'INTERFACE.md §4.1; RFC 6749 §4.1.2',
     title: 'state is echoed verbatim (long, reserved and UTF-8 characters); no state is tolerated',
   },
   'AUTHZ-10': {
-    area: 'Authorize',
     level: 'MUST',
     source: 'INTERFACE.md §4.1; OIDC Core §3.1.2.1',
     title: 'a scope without openid gets a code and no ID token (a missing scope is AUTHZ-19)',
   },
   'AUTHZ-11': {
-    area: 'Authorize',
     level: 'MUST',
     source: 'INTERFACE.md §7; RFC 6749 §3.3; OIDC Core §3.1.2.1',
     title: "unknown scopes and another application's scopes are never granted",
   },
   'AUTHZ-12': {
-    area: 'Authorize',
     level: 'MUST',
     source: 'OIDC Core §2, §3.1.2.1, §3.1.3.7',
     title: 'nonce is echoed in the ID token; a code-flow request without nonce succeeds',
   },
   'AUTHZ-13': {
-    area: 'Authorize',
     level: 'MUST',
     source: 'OIDC Core §3.1.2.1',
     title: 'an authorization request sent by form POST behaves like GET',
   },
   'AUTHZ-14': {
-    area: 'Authorize',
     level: 'MUST',
     source: 'OIDC Core §3.1.2.1, §3.1.2.6, §15.1',
     title: 'prompt=none shows no UI: an error without a session, a code with one',
   },
   'AUTHZ-15': {
-    area: 'Authorize',
     level: 'MUST',
     source: 'OIDC Core §3.1.2.1, §2 (auth_time), §15.1',
     title: 'prompt=login and an exceeded max_age force a new login; a large max_age does not',
   },
   'AUTHZ-16': {
-    area: 'Authorize',
     level: 'MUST',
     source: 'INTERFACE.md §7; RFC 6749 §4.1.2.1',
     title: 'a user who cancels is sent back with error=access_denied and state',
   },
   'AUTHZ-17': {
-    area: 'Authorize',
     level: 'MUST',
     source: 'OIDC Core §6, §3.1.2.6; OIDC Discovery §3',
     title:
       'request and request_uri are processed or refused with request(_uri)_not_supported, never ignored',
   },
   'AUTHZ-18': {
-    area: 'Authorize',
     level: 'MUST',
     source: 'RFC 6749 §4.1.2.1, App. A.7, A.8; RFC 9207 §2',
     title:
       'error redirects carry a registered error, a clean description, the state, no code, and iss = issuer if present',
   },
   'AUTHZ-19': {
-    area: 'Authorize',
     level: 'MUST',
     source: 'INTERFACE.md §4.1 (scope not required); RFC 6749 §3.3',
     title:
       "an authorization request without scope is processed (the client's default scope) and its code redeemed",
   },
   'AUTHZ-20': {
-    area: 'Authorize',
     level: 'SHOULD',
     source: 'INTERFACE.md §7; RFC 6749 §3.3, §4.1.2.1',
     title: 'an unknown scope is refused with invalid_scope rather than silently dropped',
   },
-} as const satisfies Record<string, Requirement>
+})

@@ -1,37 +1,32 @@
-import type { Requirement } from './requirement.ts'
+import { area } from './requirement.ts'
 
 /** CC-* rows of shared/REQUIREMENTS.md. */
-export const clientCredentials = {
+export const clientCredentials = area('Client credentials', {
   'CC-01': {
-    area: 'Client credentials',
     level: 'MUST',
     source: 'INTERFACE.md §4.2; RFC 6749 §4.4.2, §4.4.3, §5.1',
     title:
       'client_credentials with scope api:reports returns a Bearer token for exactly that scope',
   },
   'CC-02': {
-    area: 'Client credentials',
     level: 'MUST',
     source: 'INTERFACE.md §2.2, §4.2; RFC 6749 §4.4.3 (SHOULD NOT refresh_token)',
     title: 'the client_credentials response has no refresh_token and no id_token',
   },
   'CC-03': {
-    area: 'Client credentials',
     level: 'MUST',
     source: 'INTERFACE.md §7; RFC 6749 §3.3, §5.2',
     title:
       'user scopes, unknown scopes and scopes the client may not have are never granted to a client',
   },
   'CC-04': {
-    area: 'Client credentials',
     level: 'SHOULD',
     source: 'RFC 9068 §2.2, §5; INTERFACE.md §2.3',
     title: 'the client_credentials access token describes the client: sub and aud are its id',
   },
   'CC-05': {
-    area: 'Client credentials',
     level: 'MUST',
     source: 'INTERFACE.md §2.5; RFC 7662 §2.2',
     title: 'a client_credentials token introspects active with the client as client_id and sub',
   },
-} as const satisfies Record<string, Requirement>
+})

@@ -1,73 +1,62 @@
-import type { Requirement } from './requirement.ts'
+import { area } from './requirement.ts'
 
 /** CODE-* rows of shared/REQUIREMENTS.md. */
-export const code = {
+export const code = area('Code grant', {
   'CODE-01': {
-    area: 'Code grant',
     level: 'MUST',
     source: 'INTERFACE.md §2.2, §4.2; RFC 6749 §4.1.3, §4.1.4, §5.1; OIDC Core §3.1.3.3',
     title:
       'a code redeems to access_token, token_type Bearer, expires_in 3600, id_token, scope and refresh_token',
   },
   'CODE-02': {
-    area: 'Code grant',
     level: 'MUST',
     source: 'RFC 6749 §4.1.2, §5.2',
     title: 'a code is single use: a second redemption gets 400 invalid_grant, also 30 s later',
   },
   'CODE-03': {
-    area: 'Code grant',
     level: 'SHOULD',
     source: 'RFC 6749 §4.1.2, §10.5; RFC 9700 §4.2.4',
     title: 'replaying a code revokes the tokens issued from it',
   },
   'CODE-04': {
-    area: 'Code grant',
     level: 'MUST',
     source: 'RFC 6749 §4.1.2',
     title: 'of 5 concurrent redemptions of one code exactly one succeeds',
   },
   'CODE-05': {
-    area: 'Code grant',
     level: 'MUST',
     source: 'INTERFACE.md §4.2; RFC 6749 §4.1.3; OIDC Core §3.1.3.2',
     title: 'the token request redirect_uri must equal the authorization request one exactly',
   },
   'CODE-06': {
-    area: 'Code grant',
     level: 'MUST',
     source: 'RFC 6749 §4.1.3; OIDC Core §3.1.3.2',
     title: 'a code is bound to its client: another authenticated client gets invalid_grant',
   },
   'CODE-07': {
-    area: 'Code grant',
     level: 'MUST',
     source: 'RFC 6749 §4.1.2',
     title: 'an expired code is refused: a code is no longer accepted 601 s after issue',
   },
   'CODE-08': {
-    area: 'Code grant',
     level: 'MUST',
     source: 'INTERFACE.md §7; RFC 6749 §5.2',
     title: 'an unknown or malformed code gets invalid_grant, a missing one invalid_request',
   },
   'CODE-09': {
-    area: 'Code grant',
     level: 'MUST',
     source: 'INTERFACE.md §4.2; RFC 6749 §3.3, §4.1.3',
     title: 'a scope parameter at the token endpoint cannot widen the scope of the code',
   },
   'CODE-10': {
-    area: 'Code grant',
     level: 'MUST',
     source: 'RFC 6749 §10.10',
     title: '20 authorization codes are distinct, at least 16 characters and at least 96 bits each',
   },
   'CODE-11': {
-    area: 'Code grant',
     level: 'MAY',
     source: 'RFC 6749 §4.1.2, §4.1.3',
     title:
       'a token request refused for a wrong redirect_uri leaves the code to its rightful redemption',
   },
-} as const satisfies Record<string, Requirement>
+})

@@ -1,48 +1,41 @@
-import type { Requirement } from './requirement.ts'
+import { area } from './requirement.ts'
 
 /** INTRO-* rows of shared/REQUIREMENTS.md. */
-export const introspection = {
+export const introspection = area('Introspection', {
   'INTRO-01': {
-    area: 'Introspection',
     level: 'MUST',
     source: 'INTERFACE.md §2.5, §4.4; RFC 7662 §2.2',
     title: 'an active access token introspects with every field, equal to its claims',
   },
   'INTRO-02': {
-    area: 'Introspection',
     level: 'MUST',
     source: 'INTERFACE.md §4.5; RFC 7662 §2.1',
     title: 'a refresh token introspects active with client_id, the original scope and sub',
   },
   'INTRO-03': {
-    area: 'Introspection',
     level: 'MUST',
     source: 'INTERFACE.md §2.5; RFC 7662 §2.2',
     title: 'garbage, expired, revoked, forged and ID tokens introspect as exactly {"active":false}',
   },
   'INTRO-04': {
-    area: 'Introspection',
     level: 'MUST',
     source: 'INTERFACE.md §4.4; RFC 7662 §2.1, §2.3',
     title: 'introspection without valid client credentials is 401 invalid_client, no token data',
   },
   'INTRO-05': {
-    area: 'Introspection',
     level: 'MUST',
     source: 'RFC 7662 §2.1, §2.3',
     title:
       'no token is 400 invalid_request, GET is refused, and a wrong hint still finds the token',
   },
   'INTRO-06': {
-    area: 'Introspection',
     level: 'MAY',
     source: 'RFC 7662 §2.2, §4; ARCHITECTURE.md (another client sees {active:false})',
     title: "another client's tokens introspect as {active:false}",
   },
   'INTRO-07': {
-    area: 'Introspection',
     level: 'MUST',
     source: 'RFC 7662 §4 (freshness; no-store is hardening)',
     title: 'revocation and code-reuse revocation show up in introspection within 1 s',
   },
-} as const satisfies Record<string, Requirement>
+})

@@ -1,32 +1,28 @@
-import type { Requirement } from './requirement.ts'
+import { area } from './requirement.ts'
 
 /** RATE-* rows of shared/REQUIREMENTS.md. */
-export const rateLimit = {
+export const rateLimit = area('Rate limiting', {
   'RATE-01': {
-    area: 'Rate limiting',
     level: 'MUST',
     source: 'INTERFACE.md §7, §8; RFC 6585 §4',
     title:
       'past the limit the token endpoint and the login form answer 429 with the X-RateLimit headers',
   },
   'RATE-02': {
-    area: 'Rate limiting',
     level: 'MUST',
     source: 'INTERFACE.md §8 (Reset in Unix seconds)',
     title:
       'the headers are integers, Remaining drops by one, Reset is a future Unix time that lifts the limit; a 429 carries no token',
   },
   'RATE-03': {
-    area: 'Rate limiting',
     level: 'MUST',
     source: 'RFC 6749 §2.3.1, §10.10',
     title:
       'token, introspection, revocation and the login form are limited per client or user, not for everyone',
   },
   'RATE-04': {
-    area: 'Rate limiting',
     level: 'MUST',
     source: 'INTERFACE.md §8 (headers sent on responses)',
     title: 'X-RateLimit-Limit, -Remaining and -Reset are on the 200 responses of the API endpoints',
   },
-} as const satisfies Record<string, Requirement>
+})

@@ -1,73 +1,62 @@
-import type { Requirement } from './requirement.ts'
+import { area } from './requirement.ts'
 
 /** RT-* rows of shared/REQUIREMENTS.md. */
-export const refresh = {
+export const refresh = area('Refresh', {
   'RT-01': {
-    area: 'Refresh',
     level: 'MUST',
     source: 'INTERFACE.md §2.1; OIDC Core §11',
     title: 'a refresh token is issued only when offline_access is granted',
   },
   'RT-02': {
-    area: 'Refresh',
     level: 'MUST',
     source: 'OIDC Core §11; OIDF oidcc-refresh-token',
     title: 'offline_access with prompt=consent completes (consent shown or pre-consented)',
   },
   'RT-03': {
-    area: 'Refresh',
     level: 'MUST',
     source: 'INTERFACE.md §2.2, §4.2; RFC 6749 §5.1, §6; OIDC Core §12.2',
     title:
       'the refresh response has a new access token and no refresh token, and the refresh token works again',
   },
   'RT-04': {
-    area: 'Refresh',
     level: 'MUST',
     source: 'INTERFACE.md §4.2; RFC 6749 §6',
     title: 'a narrowed refresh scope is exactly the scope of the response and of the new token',
   },
   'RT-05': {
-    area: 'Refresh',
     level: 'MUST',
     source: 'RFC 6749 §6',
     title: 'after a narrowed refresh, a refresh without scope gets the whole original grant',
   },
   'RT-06': {
-    area: 'Refresh',
     level: 'MUST',
     source: 'INTERFACE.md §4.2, §7; RFC 6749 §5.2, §6',
     title: 'a refresh scope beyond the original grant is 400 invalid_scope',
   },
   'RT-07': {
-    area: 'Refresh',
     level: 'MUST',
     source: 'RFC 6749 §6, §10.4; OIDF oidcc-refresh-token',
     title: "another client presenting a client's refresh token gets 400 invalid_grant",
   },
   'RT-08': {
-    area: 'Refresh',
     level: 'MUST',
     source: 'INTERFACE.md §4.2; RFC 6749 §6',
     title: 'a refresh without the client secret, or with a wrong one, is 401 invalid_client',
   },
   'RT-09': {
-    area: 'Refresh',
     level: 'MUST',
     source: 'INTERFACE.md §7; RFC 6749 §4.1.2, §5.2; RFC 7009 §2.1',
     title: 'garbage, revoked and code-reuse-revoked refresh tokens get 400 invalid_grant',
   },
   'RT-10': {
-    area: 'Refresh',
     level: 'MUST',
     source: 'RFC 9700 §2.2.2, §4.14; OIDC Core §11 (INFO)',
     title:
       'refresh tokens that do not rotate are usable only by authenticated (confidential) clients',
   },
   'RT-11': {
-    area: 'Refresh',
     level: 'MUST',
     source: 'INTERFACE.md §7; RFC 6749 §5.2, §6',
     title: 'an expired refresh token gets 400 invalid_grant',
   },
-} as const satisfies Record<string, Requirement>
+})

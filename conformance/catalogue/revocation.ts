@@ -1,48 +1,41 @@
-import type { Requirement } from './requirement.ts'
+import { area } from './requirement.ts'
 
 /** REV-* rows of shared/REQUIREMENTS.md. */
-export const revocation = {
+export const revocation = area('Revocation', {
   'REV-01': {
-    area: 'Revocation',
     level: 'MUST',
     source: 'INTERFACE.md §3, §4.5; RFC 7009 §2.1, §2.2',
     title: 'a revoked access token is 200 {message}, then inactive and refused by user-info',
   },
   'REV-02': {
-    area: 'Revocation',
     level: 'MUST',
     source: 'INTERFACE.md §4.5; RFC 7009 §2.1',
     title: 'a revoked refresh token no longer refreshes and introspects inactive',
   },
   'REV-03': {
-    area: 'Revocation',
     level: 'SHOULD',
     source: 'RFC 7009 §2.1 (MAY for access token → refresh token)',
     title: 'revoking a refresh token also revokes the access tokens of the same grant',
   },
   'REV-04': {
-    area: 'Revocation',
     level: 'MUST',
     source: 'INTERFACE.md §3, §4.5; RFC 7009 §2.2',
     title: 'garbage, expired and already-revoked tokens are still 200 {message}',
   },
   'REV-05': {
-    area: 'Revocation',
     level: 'MUST',
     source: 'INTERFACE.md §4.5; RFC 7009 §2.1, §2.2.1',
     title: 'revocation without valid client credentials is 401 invalid_client and revokes nothing',
   },
   'REV-06': {
-    area: 'Revocation',
     level: 'MUST',
     source: "RFC 7009 §2.1; ARCHITECTURE.md (another client's token: silent 200)",
     title: "a client cannot revoke another client's access or refresh token",
   },
   'REV-07': {
-    area: 'Revocation',
     level: 'MUST',
     source: 'RFC 7009 §2.1, §2.2.1',
     title:
       'no token is 400 invalid_request, GET is refused, an unknown hint is ignored, an ID token is a no-op',
   },
-} as const satisfies Record<string, Requirement>
+})

@@ -1,19 +1,17 @@
-import type { Requirement } from './requirement.ts'
+import { area } from './requirement.ts'
 
 /** ROBUST-* rows: generated (property-based) inputs; not in shared/REQUIREMENTS.md's table. */
-export const robustness = {
+export const robustness = area('Robustness', {
   'ROBUST-01': {
-    area: 'Robustness',
     level: 'MUST',
     source: 'INTERFACE.md §7; RFC 6749 §5.2; RFC 6750 §3.1',
     title:
       'generated malformed requests to token, introspection, revocation, user-info and branding get no 5xx, a JSON body and a registered error code with its status',
   },
   'ROBUST-02': {
-    area: 'Robustness',
     level: 'MUST',
     source: 'RFC 9068 §4; RFC 8725 §3.1; RFC 7515 §7.1; RFC 7662 §2.2; RFC 6750 §3.1',
     title:
       'generated mutations of a real access token are refused by user-info (401) and introspection ({"active":false})',
   },
-} as const satisfies Record<string, Requirement>
+})

@@ -1,4 +1,4 @@
-import type { Requirement } from './requirement.ts'
+import { area } from './requirement.ts'
 
 /**
  * SEC-* rows: the security profile's own checks, for the threats of RFC 9700 §4 and RFC 6819
@@ -6,9 +6,8 @@ import type { Requirement } from './requirement.ts'
  * checks). Each level is the wording of the cited sentence: MUST where it says MUST or
  * REQUIRED, SHOULD where it says SHOULD or RECOMMENDED.
  */
-export const security = {
+export const security = area('Security', {
   'SEC-01': {
-    area: 'Security',
     level: 'SHOULD',
     source:
       'RFC 6819 §5.1.4.2.3 (lock-out can be abused to lock legitimate users down), §4.4.1.11; RFC 6749 §2.3.1',
@@ -16,14 +15,12 @@ export const security = {
       'failed client authentications are limited by their source, not charged to the client_id they name: wrong secrets from an attacker do not lock the real client out',
   },
   'SEC-03': {
-    area: 'Security',
     level: 'SHOULD',
     source: 'RFC 9700 §4.4.2.1 (mix-up defense via issuer identification); RFC 9207 §2, §3',
     title:
       'the authorization response carries iss equal to the issuer, and discovery says authorization_response_iss_parameter_supported: true',
   },
   'SEC-04': {
-    area: 'Security',
     level: 'MUST',
     source:
       'RFC 6749 §2.3.1 (MUST NOT be included in the request URI), §3.2; RFC 7662 §2.1; RFC 7009 §2.1',
@@ -31,21 +28,18 @@ export const security = {
       'client credentials in the URL query of the token, introspection or revocation request, and GET to those endpoints, are refused without a token or token data',
   },
   'SEC-05': {
-    area: 'Security',
     level: 'MUST',
     source: 'RFC 9700 §2.4 (MUST NOT be used), §2.1.2; INTERFACE.md §1 (supported grants)',
     title:
       'the resource owner password credentials grant is refused with unsupported_grant_type or unauthorized_client, even with a real user’s password',
   },
   'SEC-06': {
-    area: 'Security',
     level: 'MUST',
     source: 'RFC 6749 §10.10 (probability MUST be ≤ 2^-128); RFC 6819 §5.1.4.2.2',
     title:
       'authorization codes, refresh tokens and session identifiers are distinct and carry at least 128 bits of entropy (sampled)',
   },
   'SEC-07': {
-    area: 'Security',
     level: 'SHOULD',
     source:
       'OWASP ASVS 4.0 V3.2.1 (new session token on authentication), V3.4.1-V3.4.3 (cookie attributes)',
@@ -53,21 +47,18 @@ export const security = {
       'a session identifier planted before sign-in is replaced at sign-in, and the session cookie is Secure and HttpOnly (its SameSite is noted)',
   },
   'SEC-08': {
-    area: 'Security',
     level: 'SHOULD',
     source: 'RFC 9700 §4.2.4 (suppress the Referer header with a Referrer Policy)',
     title:
       'the login, error and logged-out pages send a Referrer-Policy that keeps the authorization request URL out of third-party requests, or reference no other origin',
   },
   'SEC-09': {
-    area: 'Security',
     level: 'SHOULD',
     source: 'OWASP ASVS 4.0 V7.4.1 (a generic message, no stack trace or internals); RFC 6749 §5.2',
     title:
       'error bodies and error pages never reveal internals (stack traces, SQL, file paths) for the suite’s malformed requests',
   },
   'SEC-10': {
-    area: 'Security',
     level: 'SHOULD',
     source:
       'RFC 9700 §4.15.1 (SHOULD NOT allow confusion between a client and a genuine resource owner)',
@@ -76,10 +67,9 @@ export const security = {
   // last in the run: against a deployment, a spraying probe that is throttled leaves the run's
   // own address throttled for the rest of the window, so no sign-in may come after it
   'SEC-02': {
-    area: 'Security',
     level: 'MUST',
     source: 'RFC 6749 §10.10 (MUST prevent guessing of resource owner passwords)',
     title:
       'password spraying (one password tried against many user names from one address) is throttled, not only repeated tries on one user name',
   },
-} as const satisfies Record<string, Requirement>
+})

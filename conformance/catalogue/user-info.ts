@@ -1,73 +1,62 @@
-import type { Requirement } from './requirement.ts'
+import { area } from './requirement.ts'
 
 /** UI-* rows of shared/REQUIREMENTS.md. */
-export const userInfo = {
+export const userInfo = area('UserInfo', {
   'UI-01': {
-    area: 'UserInfo',
     level: 'MUST',
     source: 'INTERFACE.md §4.3; OIDC Core §5.3.1, §5.3.2',
     title: 'GET with a Bearer header is 200 JSON whose sub is the ID token sub',
   },
   'UI-02': {
-    area: 'UserInfo',
     level: 'MUST',
     source: 'OIDC Core §5.3.1; OIDF oidcc-userinfo-post-header',
     title: 'POST with a Bearer header and an empty body returns the same claims as GET',
   },
   'UI-03': {
-    area: 'UserInfo',
     level: 'MUST',
     source: 'RFC 6750 §2 (MUST), §2.2 (MAY), §2.3 (SHOULD NOT); RFC 9700 §4.3.2',
     title:
       'a token in the header and the body at once is 400 invalid_request; body and query tokens answer cleanly',
   },
   'UI-04': {
-    area: 'UserInfo',
     level: 'MUST',
     source: 'INTERFACE.md §2.4, §4.3; OIDC Core §5.4',
     title: 'user-info returns exactly the claims the granted scopes allow',
   },
   'UI-05': {
-    area: 'UserInfo',
     level: 'MUST',
     source: 'INTERFACE.md §2.4; OIDC Core §5.1, §5.3.2 (SHOULD omit absent claims)',
     title: 'claim types: updated_at a number, email_verified a boolean, picture an absolute URL',
   },
   'UI-06': {
-    area: 'UserInfo',
     level: 'MUST',
     source: 'RFC 6750 §3, §3.1',
     title: 'no credentials: 401 with a WWW-Authenticate Bearer challenge',
   },
   'UI-07': {
-    area: 'UserInfo',
     level: 'MUST',
     source: 'INTERFACE.md §3, §5.6; RFC 6750 §3.1; OIDC Core §5.3.3; RFC 8725 §3.1',
     title:
       'garbage, truncated, forged, foreign, expired and revoked tokens: 401 with error="invalid_token"',
   },
   'UI-08': {
-    area: 'UserInfo',
     level: 'SHOULD',
     source: 'RFC 6750 §3.1; OIDC Core §5.3',
     title: 'a token without the openid scope is 403 insufficient_scope with a challenge',
   },
   'UI-09': {
-    area: 'UserInfo',
     level: 'MUST',
     source: 'RFC 8725 §3.11, §3.12; RFC 9068 §4, §5',
     title: 'an ID token or a refresh token is not accepted as a bearer access token',
   },
   'UI-10': {
-    area: 'UserInfo',
     level: 'MUST',
     source: 'RFC 9110 §11.1; RFC 6750 §2.1',
     title: 'the Bearer scheme name is case-insensitive',
   },
   'UI-11': {
-    area: 'UserInfo',
     level: 'SHOULD',
     source: 'OIDC Core §5.3.1; Fetch Standard (CORS)',
     title: 'a CORS preflight allowing the Authorization header succeeds for browser-based RPs',
   },
-} as const satisfies Record<string, Requirement>
+})

@@ -1,201 +1,33 @@
-import { compactVerify, importJWK, type JWK } from 'jose'
-import { check, type CheckContext } from '../harness/check.ts'
-import {
-  expectEqual,
-  expectJsonObject,
-  expectSameSet,
-  expectStatus,
-  expectThat,
-} from '../harness/expect.ts'
-import { tokensFor } from '../harness/flows.ts'
-import type { HttpResponse } from '../harness/http.ts'
+import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
+import type { accessToken as catalogue } from '../catalogue/access-token.ts'
 import type { TargetClient } from '../harness/target.ts'
+import { expectEqual, expectSameSet, expectThat, show, SKEW } from '../harness/expect.ts'
+import { clientCredentials, refresh, serviceClient, tokensFor } from '../harness/flows.ts'
+import { userInfoRaw } from '../harness/requests.ts'
+import { decodeJws, nowSeconds, verifySignature } from '../harness/jwt.ts'
 
 type Json = Record<string, unknown>
 
-/** A decoded compact JWS. */
-export interface Jws {
-  readonly header: Json
-  readonly payload: Json
-}
-
-const show = (v: unknown): string => (v === undefined ? 'undefined' : JSON.stringify(v))
-
-const B64URL = /^[A-Za-z0-9_-]+$/
-
-function decodeSegment(segment: string, what: string): Json {
-  let value: unknown
-  try {
-    value = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'))
-  } catch {
-    value = undefined
-  }
-  expectThat(
-    value !== null && typeof value === 'object' && !Array.isArray(value),
-    `${what} is not a base64url-encoded JSON object`,
-  )
-  return value as Json
-}
-
-/** Splits and decodes a compact JWS (RFC 7515 §7.1) without verifying it. */
-export function decodeJws(token: unknown, what: string): Jws {
-  expectThat(
-    typeof token === 'string' && token.length > 0,
-    `${what}: expected a JWT string, got ${show(token)}`,
-  )
-  const parts = token.split('.')
-  // an empty third segment is an unsigned JWT (alg none)
-  expectThat(
-    parts.length === 3 && parts.every((p) => B64URL.test(p)),
-    `${what}: expected a signed JWS of three non-empty base64url segments, got ${parts.length} segment(s)${parts[2] === '' ? ' with an empty signature' : ''}`,
-  )
-  const [header, payload] = parts as [string, string, string]
-  return {
-    header: decodeSegment(header, `${what} header`),
-    payload: decodeSegment(payload, `${what} payload`),
-  }
-}
-
-const jwksCache = new WeakMap<object, Promise<Json[]>>()
-
-/** The target's published keys, fetched once per check (through the recorder). */
-export function publishedKeys(ctx: Pick<CheckContext, 'http'>): Promise<Json[]> {
-  let keys = jwksCache.get(ctx.http)
-  if (!keys) {
-    keys = (async () => {
-      const res = await ctx.http.get('/.well-known/jwks.json')
-      expectStatus(res, 200, 'JWKS')
-      const body = expectJsonObject(res, 'JWKS')
-      expectThat(Array.isArray(body.keys), `JWKS: expected a keys array, got ${show(body.keys)}`)
-      return (body.keys as unknown[]).filter(
-        (k): k is Json => k !== null && typeof k === 'object' && !Array.isArray(k),
-      )
-    })()
-    jwksCache.set(ctx.http, keys)
-  }
-  return keys
-}
-
-/**
- * Verifies a token the way INTERFACE.md §5.6 tells a resource server to, independently of
- * openid-client: alg RS256, a kid that names exactly one published key, and a signature that
- * verifies with that key with the algorithm pinned. Claims are left to the caller.
- */
-export async function verifySignature(
-  ctx: Pick<CheckContext, 'http'>,
-  token: unknown,
-  what: string,
-): Promise<Jws> {
-  const jws = decodeJws(token, what)
-  const { alg, kid } = jws.header
-  // RFC 8725 §3.1: the algorithm is pinned, never taken from the token
-  expectEqual(alg, 'RS256', `${what} header alg`)
-  expectThat(
-    typeof kid === 'string' && kid.length > 0,
-    `${what}: the header has no kid (got ${show(kid)})`,
-  )
-  const matches = (await publishedKeys(ctx)).filter((k) => k.kid === kid)
-  // OIDC Core §10.1: the kid must identify one key, or verifiers cannot choose
-  expectThat(
-    matches.length === 1,
-    `${what}: kid ${show(kid)} matches ${matches.length} JWKS keys; expected exactly one`,
-  )
-  let key: Awaited<ReturnType<typeof importJWK>>
-  try {
-    key = await importJWK(matches[0] as JWK, 'RS256')
-  } catch (err) {
-    throw new Error(`${what}: JWKS key ${show(kid)} is not a usable RS256 key`, { cause: err })
-  }
-  try {
-    await compactVerify(token as string, key, { algorithms: ['RS256'] })
-  } catch (err) {
-    expectThat(
-      false,
-      `${what}: the signature does not verify with JWKS key ${show(kid)} and RS256 (${(err as Error).message})`,
-    )
-  }
-  return jws
-}
-
-/** A client_credentials token response (a client that may use the grant). */
-export async function clientCredentials(
-  ctx: Pick<CheckContext, 'http'>,
-  client: TargetClient,
-): Promise<Json> {
-  const form = {
-    grant_type: 'client_credentials',
-    client_id: client.id,
-    client_secret: client.secret,
-  }
-  let res = await ctx.http.postForm('/auth/token', form)
-  // RFC 6749 §3.3: a server may refuse an omitted scope rather than grant a default; then ask
-  // for the scope ARCHITECTURE.md's fixtures give the client
-  if (res.status === 400 && (res.json as Json | undefined)?.error === 'invalid_scope') {
-    const scope = client.id === 'service-client' ? 'api:reports' : 'read:documents'
-    res = await ctx.http.postForm('/auth/token', { ...form, scope })
-  }
-  expectStatus(res, 200, `client_credentials token response for ${client.id}`)
-  return expectJsonObject(res, `client_credentials token response for ${client.id}`)
-}
-
-/** The client_credentials client: service when configured, else the main client. */
-export function machineClient(ctx: Pick<CheckContext, 'target'>): TargetClient {
-  return ctx.target.clients.service ?? ctx.target.clients.main
-}
-
-/** A refresh_token grant; the parsed 200 body. */
-export async function refresh(
-  ctx: Pick<CheckContext, 'http'>,
-  client: TargetClient,
-  refreshToken: unknown,
-): Promise<Json> {
-  expectThat(
-    typeof refreshToken === 'string' && refreshToken.length > 0,
-    `the authorization_code grant with offline_access returned no refresh_token (INTERFACE.md §2.2), got ${show(refreshToken)}`,
-  )
-  const res = await ctx.http.postForm('/auth/token', {
-    grant_type: 'refresh_token',
-    refresh_token: refreshToken,
-    client_id: client.id,
-    client_secret: client.secret,
-  })
-  expectStatus(res, 200, 'refresh_token token response')
-  return expectJsonObject(res, 'refresh_token token response')
-}
-
-export function userInfo(
-  ctx: Pick<CheckContext, 'http'>,
-  accessToken: string,
-): Promise<HttpResponse> {
-  return ctx.http.request('/auth/user-info', {
-    headers: { authorization: `Bearer ${accessToken}` },
-  })
-}
-
-const nowSeconds = (): number => Date.now() / 1000
-/** Harness rule: time comparisons allow ±5 min of clock skew. */
-export const SKEW = 300
-
 // ---------------------------------------------------------------------------------------------
 
-check('AT-01', async (ctx) => {
+const AT_01 = check(async (ctx) => {
   const { body } = await tokensFor(ctx, { scope: 'openid' })
   // RFC 9068 §4: the resource server verifies with the key named by kid, RS256 only
   await verifySignature(ctx, body.access_token, 'access token (authorization_code)')
-  const cc = await clientCredentials(ctx, machineClient(ctx))
+  const cc = await clientCredentials(ctx, serviceClient(ctx))
   await verifySignature(ctx, cc.access_token, 'access token (client_credentials)')
 })
 
 // RFC 9068 §2.1, RFC 7515 §4.1.9: "at+jwt", the "application/" prefix may be written out
 const AT_JWT = /^(application\/)?at\+jwt$/i
 
-check('AT-02', async (ctx) => {
+const AT_02 = check(async (ctx) => {
   const { body } = await tokensFor(ctx, { scope: 'openid' })
   const tokens = [
     ['access token (authorization_code)', body.access_token],
     [
       'access token (client_credentials)',
-      (await clientCredentials(ctx, machineClient(ctx))).access_token,
+      (await clientCredentials(ctx, serviceClient(ctx))).access_token,
     ],
   ] as const
   for (const [what, token] of tokens) {
@@ -237,12 +69,12 @@ async function checkTimes(ctx: CheckContext, body: Json, what: string): Promise<
   )
 }
 
-check('AT-03', async (ctx) => {
+const AT_03 = check(async (ctx) => {
   const { body } = await tokensFor(ctx, { scope: 'openid' })
   await checkTimes(ctx, body, 'access token (authorization_code)')
   await checkTimes(
     ctx,
-    await clientCredentials(ctx, machineClient(ctx)),
+    await clientCredentials(ctx, serviceClient(ctx)),
     'access token (client_credentials)',
   )
 })
@@ -250,10 +82,10 @@ check('AT-03', async (ctx) => {
 const audienceIs = (aud: unknown, clientId: string): boolean =>
   aud === clientId || (Array.isArray(aud) && aud.length === 1 && aud[0] === clientId)
 
-check('AT-04', async (ctx) => {
+const AT_04 = check(async (ctx) => {
   const main = ctx.target.clients.main
   const { body } = await tokensFor(ctx, { scope: 'openid' })
-  const machine = machineClient(ctx)
+  const machine = serviceClient(ctx)
   const cc = await clientCredentials(ctx, machine)
   for (const [what, token, client] of [
     ['access token (authorization_code)', body.access_token, main],
@@ -287,7 +119,7 @@ function expectSameScope(ctx: CheckContext, claim: unknown, granted: unknown, wh
     ctx.note(`${what}: scope ${show(claim)} lists ${show(granted)} in another order`)
 }
 
-check('AT-05', async (ctx) => {
+const AT_05 = check(async (ctx) => {
   const { body } = await tokensFor(ctx, { scope: 'openid profile' })
   const at = (await verifySignature(ctx, body.access_token, 'access token')).payload
   const id = (await verifySignature(ctx, body.id_token, 'ID token')).payload
@@ -303,7 +135,7 @@ check('AT-05', async (ctx) => {
     expectEqual(at.sub, id.sub, 'access token sub vs the ID token sub')
   })
   await ctx.subcase('access token sub vs the user-info sub', async () => {
-    const ui = await userInfo(ctx, body.access_token as string)
+    const ui = await userInfoRaw(ctx, body.access_token as string)
     if (ui.status === 200 && ui.json !== null && typeof ui.json === 'object') {
       expectEqual(at.sub, (ui.json as Json).sub, 'access token sub vs the user-info sub')
     } else {
@@ -316,7 +148,7 @@ check('AT-05', async (ctx) => {
   await ctx.subcase(`${code} scope claim vs the granted scope`, () => {
     expectSameScope(ctx, at.scope, body.scope, code)
   })
-  const cc = await clientCredentials(ctx, machineClient(ctx))
+  const cc = await clientCredentials(ctx, serviceClient(ctx))
   const ccAt = (await verifySignature(ctx, cc.access_token, 'access token (client_credentials)'))
     .payload
   const machine = 'access token (client_credentials)'
@@ -434,7 +266,7 @@ function expectSameAuthz(actual: AuthzClaims, expected: AuthzClaims, what: strin
   expectEqual(actual.org_id, expected.org_id, `${what} org_id`)
 }
 
-check('AT-06', async (ctx) => {
+const AT_06 = check(async (ctx) => {
   const { main } = ctx.target.clients
   const { primary, secondary } = ctx.target.users
   const secrets = [primary.password, main.secret, ...(secondary ? [secondary.password] : [])]
@@ -470,7 +302,7 @@ check('AT-06', async (ctx) => {
 
 const TOKENS_FOR_JTI = 50
 
-check('AT-07', async (ctx) => {
+const AT_07 = check(async (ctx) => {
   const { main } = ctx.target.clients
   const seen = new Map<string, string>()
   const add = async (token: unknown, client: TargetClient, what: string): Promise<void> => {
@@ -512,3 +344,14 @@ check('AT-07', async (ctx) => {
     )
   }
 })
+
+/** The accessToken checks, one per row of catalogue/access-token.ts. */
+export const accessTokenChecks: AreaChecks<typeof catalogue> = {
+  'AT-01': AT_01,
+  'AT-02': AT_02,
+  'AT-03': AT_03,
+  'AT-04': AT_04,
+  'AT-05': AT_05,
+  'AT-06': AT_06,
+  'AT-07': AT_07,
+}

@@ -1,323 +1,42 @@
-import type { BrowserContext } from '@playwright/test'
 import { browse } from '../harness/browser.ts'
-import { check, type CheckContext } from '../harness/check.ts'
-import { ERROR_CHARS, expectEqual, expectStatus, expectThat } from '../harness/expect.ts'
+import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
+import type { authorize as catalogue } from '../catalogue/authorize.ts'
+import { oidc } from '../harness/oidc.ts'
+import { ERROR_CHARS, expectEqual, expectStatus, expectThat, scopeList } from '../harness/expect.ts'
 import {
   authorize,
-  authorizeRaw,
   codeOf,
   mainClient,
-  redeemRaw,
+  pkcePair,
+  redeem,
+  redeemCode,
   redirectUriOf,
   tokensFor,
-  verifyJwt,
+  validParams,
   whereLeft,
 } from '../harness/flows.ts'
-import type { HttpResponse } from '../harness/http.ts'
-import { oidc } from '../harness/oidc.ts'
-import type { TargetClient } from '../harness/target.ts'
+import { AUTHORIZE, authorizeRaw, authorizeUrl } from '../harness/requests.ts'
+import { unsignedRequestObject, verifyJwt } from '../harness/jwt.ts'
+import {
+  AUTHORIZATION_ERRORS,
+  CANCEL,
+  expectErrorPage,
+  expectErrorRedirect,
+  expectLoginPage,
+  isRedirect,
+  NEEDS_UI_ERRORS,
+  redirectVariants,
+  watchRedirects,
+} from '../harness/pages.ts'
 
-const AUTHORIZE = '/auth/authorize'
-
-/** RFC 6749 §4.1.2.1 and OIDC Core §3.1.2.6: the codes an authorization error may carry. */
-const AUTHORIZATION_ERRORS = [
-  'invalid_request',
-  'unauthorized_client',
-  'access_denied',
-  'unsupported_response_type',
-  'invalid_scope',
-  'server_error',
-  'temporarily_unavailable',
-  'interaction_required',
-  'login_required',
-  'account_selection_required',
-  'consent_required',
-  'invalid_request_uri',
-  'invalid_request_object',
-  'request_not_supported',
-  'request_uri_not_supported',
-  'registration_not_supported',
-]
-
-/** OIDC Core §3.1.2.6: what prompt=none may answer when it would need the user. */
-const NEEDS_UI_ERRORS = [
-  'login_required',
-  'interaction_required',
-  'consent_required',
-  'account_selection_required',
-]
-
-/** A fresh PKCE pair (S256). */
-export async function pkcePair(): Promise<{ verifier: string; challenge: string }> {
-  const verifier = oidc.randomPKCECodeVerifier()
-  return { verifier, challenge: await oidc.calculatePKCECodeChallenge(verifier) }
-}
-
-// a type, not an interface, so that it stays assignable to a parameter record
-export type AuthorizeParams = {
-  client_id: string
-  redirect_uri: string
-  response_type: string
-  scope: string
-  state: string
-  code_challenge: string
-  code_challenge_method: string
-}
-
-/** The parameters of a valid authorization request (INTERFACE.md §4.1), in the usual order. */
-export async function validParams(
-  ctx: Pick<CheckContext, 'target' | 'skip'>,
-  client: TargetClient = mainClient(ctx),
-): Promise<AuthorizeParams> {
-  const { challenge } = await pkcePair()
-  return {
-    client_id: client.id,
-    redirect_uri: redirectUriOf(ctx, client),
-    response_type: 'code',
-    scope: 'openid',
-    state: oidc.randomState(),
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-  }
-}
-
-const isRedirect = (res: HttpResponse): boolean => res.status >= 300 && res.status < 400
-
-/** Every redirect and post-logout URI of the target's clients: none may be redirected to here. */
-function clientUris(ctx: Pick<CheckContext, 'target'>): string[] {
-  const clients = Object.values(ctx.target.clients as Record<string, TargetClient | undefined>)
-  return clients.flatMap((c) =>
-    c ? [c.redirectUri, c.postLogoutRedirectUri].filter((u): u is string => Boolean(u)) : [],
-  )
-}
-
-/** A tiny cookie jar for following same-origin redirects with the raw client. */
-function cookiesFrom(res: HttpResponse, jar: Map<string, string>): void {
-  for (const line of res.headers.getSetCookie()) {
-    const [pair] = line.split(';')
-    const eq = pair?.indexOf('=') ?? -1
-    if (pair && eq > 0) jar.set(pair.slice(0, eq).trim(), pair.slice(eq + 1).trim())
-  }
-}
-
-/**
- * Follows the IdP's own redirects (at most five), failing as soon as one leaves its origin or
- * points at a client URI: the harness's "no redirect" rule.
- */
-export async function followAtIdp(
-  ctx: Pick<CheckContext, 'target' | 'http'>,
-  first: HttpResponse,
-  what: string,
-): Promise<HttpResponse> {
-  const origin = new URL(ctx.target.baseUrl).origin
-  const jar = new Map<string, string>()
-  let res = first
-  for (let hop = 0; isRedirect(res); hop++) {
-    cookiesFrom(res, jar)
-    const raw = res.headers.get('location')
-    expectThat(raw, `${what}: HTTP ${res.status} without a Location header`)
-    const location = new URL(raw, res.url)
-    for (const uri of clientUris(ctx)) {
-      expectThat(
-        !location.href.startsWith(uri),
-        `${what}: redirected to the client URI ${location.href}`,
-      )
-    }
-    expectThat(location.origin === origin, `${what}: redirected off the IdP to ${location.href}`)
-    expectThat(hop < 5, `${what}: more than five redirects at the IdP`)
-    const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ')
-    res = await ctx.http.request(location.href, {
-      headers: { accept: 'text/html', ...(cookie ? { cookie } : {}) },
-    })
-  }
-  return res
-}
-
-const hasPasswordField = (html: string): boolean =>
-  /<input\b[^>]*\btype\s*=\s*["']?password\b/i.test(html)
-
-/**
- * RFC 6749 §4.1.2.1, §3.1.2.4: the error is shown to the user at the IdP, never redirected.
- * The page must be an error (4xx), not the login form, which would redirect after sign-in.
- */
-export async function expectErrorPage(
-  ctx: Pick<CheckContext, 'target' | 'http' | 'note'>,
-  res: HttpResponse,
-  what: string,
-  options: { status4xx?: boolean } = {},
-): Promise<HttpResponse> {
-  const final = await followAtIdp(ctx, res, what)
-  expectThat(
-    !hasPasswordField(final.text),
-    `${what}: the request was accepted: the IdP answered HTTP ${res.status}${isRedirect(res) ? ` to ${res.headers.get('location') ?? ''}` : ''} and showed its login form, which would redirect after sign-in, instead of an error`,
-  )
-  // the MUST is no redirect to the unverified URI (RFC 6749 §3.1.2.4, §4.1.2.1); a 4xx status
-  // for the page is demanded only where REQUIREMENTS.md says so (AUTHZ-03), noted elsewhere
-  const is4xx = final.status >= 400 && final.status < 500
-  if (options.status4xx)
-    expectThat(
-      is4xx,
-      `${what}: expected an error page (HTTP 4xx) at the IdP, got HTTP ${final.status}`,
-    )
-  else if (!is4xx) ctx.note(`${what}: the error page was served with HTTP ${final.status}, not 4xx`)
-  return final
-}
-
-/** The login page (INTERFACE.md §4.1), possibly behind same-origin redirects. */
-export async function expectLoginPage(
-  ctx: Pick<CheckContext, 'target' | 'http'>,
-  res: HttpResponse,
-  what: string,
-): Promise<HttpResponse> {
-  const final = await followAtIdp(ctx, res, what)
-  expectThat(
-    final.status < 400,
-    `${what}: expected the login page, got HTTP ${final.status}: ${describe(final)}`,
-  )
-  expectStatus(final, 200, `${what}: the login page`)
-  expectThat(
-    /^text\/html\b/i.test(final.headers.get('content-type') ?? ''),
-    `${what}: the login page is not text/html (${final.headers.get('content-type') ?? 'none'})`,
-  )
-  expectThat(hasPasswordField(final.text), `${what}: the page has no password field`)
-  return final
-}
-
-/** The text a reader would see in an HTML page (rough: tags, scripts and styles removed). */
-export function visibleText(html: string): string {
-  return html
-    .replace(/<(script|style)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, ' ')
-    .replace(/<[^>]*>/g, ' ')
-    .replace(/&(amp|lt|gt|quot|#39|#x27|#96|nbsp);/g, (_m, e: string) => ENTITIES[e] ?? ' ')
-    .replace(/\s+/g, ' ')
-    .trim()
-}
-
-const ENTITIES: Record<string, string> = {
-  amp: '&',
-  lt: '<',
-  gt: '>',
-  quot: '"',
-  '#39': "'",
-  '#x27': "'",
-  '#96': '`',
-  nbsp: ' ',
-}
-
-const describe = (res: HttpResponse): string => {
-  const location = res.headers.get('location')
-  if (location) return `Location ${location}`
-  const text = visibleText(res.text)
-  return text.length > 200 ? `${text.slice(0, 200)}…` : text
-}
-
-/**
- * The response redirects to `redirectUri` (its query kept, no fragment) and returns the URL.
- * RFC 6749 §4.1.2: parameters go in the query component of the redirect URI.
- */
-export function expectRedirectTo(
-  res: HttpResponse,
-  redirectUri: string,
-  what: string,
-  options: { fragmentAllowed?: boolean } = {},
-): URL {
-  expectThat(
-    [302, 303, 307].includes(res.status),
-    `${what}: expected a redirect to ${redirectUri}, got HTTP ${res.status} (${describe(res)})`,
-  )
-  const raw = res.headers.get('location') ?? ''
-  if (!options.fragmentAllowed)
-    expectThat(!raw.includes('#'), `${what}: the redirect carries a fragment: ${raw}`)
-  const location = new URL(raw, res.url)
-  const registered = new URL(redirectUri)
-  expectEqual(
-    `${location.origin}${location.pathname}`,
-    `${registered.origin}${registered.pathname}`,
-    `${what}: redirect target`,
-  )
-  for (const [k, v] of registered.searchParams) {
-    expectThat(
-      location.searchParams.getAll(k).includes(v),
-      `${what}: the redirect lost the registered query parameter ${k}`,
-    )
-  }
-  return location
-}
-
-/** An error redirect with one of `codes`, the echoed state (when sent), and no code or token. */
-export function expectErrorRedirect(
-  res: HttpResponse,
-  redirectUri: string,
-  what: string,
-  codes: readonly string[],
-  state: string | undefined,
-  options: { fragmentAllowed?: boolean } = {},
-): URLSearchParams {
-  const location = expectRedirectTo(res, redirectUri, what, options)
-  // an error for a response_type whose default response mode is the fragment (OAuth 2.0
-  // Multiple Response Type Encoding Practices §5) may come back there: read both, and make
-  // sure neither carries a code or a token
-  const fragment = new URLSearchParams(location.hash.slice(1))
-  for (const name of ['code', 'access_token', 'id_token'])
-    expectThat(!fragment.has(name), `${what}: the error redirect's fragment carries ${name}`)
-  const p =
-    location.searchParams.has('error') || !fragment.has('error') ? location.searchParams : fragment
-  const error = p.get('error')
-  expectThat(
-    error !== null && codes.includes(error),
-    `${what}: expected error=${codes.join(' or ')}, got ${error === null ? 'no error' : `error=${error}`} (${p.get('error_description') ?? ''})`,
-  )
-  for (const name of ['code', 'access_token', 'id_token'])
-    expectThat(!p.has(name), `${what}: the error redirect carries ${name}`)
-  if (state !== undefined) expectEqual(p.get('state'), state, `${what}: state`)
-  return p
-}
-
-/** Records the IdP's redirects to `redirectUri` as the browser sees them (Location, unredacted). */
-function watchRedirects(context: BrowserContext, redirectUri: string): string[] {
-  const seen: string[] = []
-  const base = redirectUri.split(/[?#]/)[0] ?? redirectUri
-  context.on('response', (res) => {
-    const location = res.headers().location
-    if (res.status() >= 300 && res.status() < 400 && location?.startsWith(base)) seen.push(location)
-  })
-  return seen
-}
-
-/** Redeems a code for `client` with a raw request and returns the 200 JSON body. */
-async function redeem(
-  ctx: CheckContext,
-  code: string,
-  verifier: string,
-  client: TargetClient,
-  what: string,
-): Promise<Record<string, unknown>> {
-  const res = await redeemRaw(ctx, {
-    code,
-    verifier,
-    client,
-    redirectUri: redirectUriOf(ctx, client),
-  })
-  expectStatus(res, 200, `${what}: token response`)
-  return res.json as Record<string, unknown>
-}
-
-const scopeSet = (value: unknown): Set<string> =>
-  new Set(typeof value === 'string' ? value.split(' ').filter(Boolean) : [])
-
-/** An authorization URL with exactly these parameters in this order. */
-function authorizeUrl(ctx: Pick<CheckContext, 'target'>, params: [string, string][]): string {
-  return `${ctx.target.baseUrl}${AUTHORIZE}?${new URLSearchParams(params).toString()}`
-}
-
-check('AUTHZ-01', async (ctx) => {
+const AUTHZ_01 = check(async (ctx) => {
   const params = await validParams(ctx)
   const res = await authorizeRaw(ctx, params)
   // OIDC Core §3.1.2.3: the user is authenticated before anything goes back to the client
   await expectLoginPage(ctx, res, 'valid authorization request')
 })
 
-check('AUTHZ-02', async (ctx) => {
+const AUTHZ_02 = check(async (ctx) => {
   // its own browser: the subject is the redirect response as the browser receives it (the
   // IdP's Location header, unparsed), which only a browser's own sign-in shows
   const context = await ctx.newBrowserContext()
@@ -343,7 +62,7 @@ check('AUTHZ-02', async (ctx) => {
     expectThat(!callback.searchParams.has(name), `the success redirect carries ${name}`)
 })
 
-check('AUTHZ-03', async (ctx) => {
+const AUTHZ_03 = check(async (ctx) => {
   const base = await validParams(ctx)
   const { client_id: _omitted, ...withoutClient } = base
   // the cases are sub-cases: every client the server takes for another is reported
@@ -384,7 +103,7 @@ check('AUTHZ-03', async (ctx) => {
   })
 })
 
-check('AUTHZ-04', async (ctx) => {
+const AUTHZ_04 = check(async (ctx) => {
   const base = await validParams(ctx)
   // RFC 6749 §3.1.2.4: never redirect to an unverified URI (a sub-case: the next still runs)
   await ctx.subcase('redirect_uri https://evil.example/cb', async () => {
@@ -411,34 +130,7 @@ check('AUTHZ-04', async (ctx) => {
   )
 })
 
-/** Near variants of a redirect URI that simple string comparison tells apart (RFC 9700 §4.1.3). */
-export function redirectVariants(uri: string): string[] {
-  const u = new URL(uri)
-  const path = u.pathname
-  const variants = [
-    `${uri}/extra`,
-    path.endsWith('/') ? uri.replace(/\/(?=$|\?)/, '') : `${u.origin}${path}/${u.search}`,
-    `${u.origin}${path.toUpperCase()}${u.search}`,
-    `${uri}${u.search ? '&' : '?'}foo=bar`,
-    `${uri}#frag`,
-    `${u.protocol === 'https:' ? 'http:' : 'https:'}//${u.host}${path}${u.search}`,
-    `https://${u.hostname}.evil.example${path}`,
-    `https://${u.hostname}@evil.example${path}`,
-    `${u.origin}${path}/../x`,
-    `${u.origin}/x/..${path}`,
-    `${u.origin}/x/%2e%2e${path}`,
-    `${u.origin}/x/%252e%252e${path}`,
-    // an unreserved character percent-encoded: equal after RFC 3986 normalisation only
-    `${u.origin}${path.replace(/[a-z]/i, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}${u.search}`,
-  ]
-  if (!u.port)
-    variants.push(
-      `${u.protocol}//${u.hostname}:${u.protocol === 'https:' ? 443 : 80}${path}${u.search}`,
-    )
-  return [...new Set(variants)].filter((v) => v !== uri)
-}
-
-check('AUTHZ-05', async (ctx) => {
+const AUTHZ_05 = check(async (ctx) => {
   const base = await validParams(ctx)
   // each variant is its own sub-case: every one accepted is reported, not only the first
   for (const variant of redirectVariants(base.redirect_uri)) {
@@ -450,13 +142,13 @@ check('AUTHZ-05', async (ctx) => {
   }
 })
 
-check('AUTHZ-06', async (ctx) => {
+const AUTHZ_06 = check(async (ctx) => {
   const { redirect_uri: _omitted, ...params } = await validParams(ctx)
   // OIDC Core §3.1.2.1: redirect_uri REQUIRED; guessing one would redirect unverified
   await expectErrorPage(ctx, await authorizeRaw(ctx, params), 'no redirect_uri')
 })
 
-check('AUTHZ-07', async (ctx) => {
+const AUTHZ_07 = check(async (ctx) => {
   const base = await validParams(ctx)
   const { response_type: _omitted, ...missing } = base
   const cases: [string, Record<string, string>][] = [
@@ -485,12 +177,12 @@ check('AUTHZ-07', async (ctx) => {
     })
 })
 
-const CLAIMS = JSON.stringify({
+const CLAIMS_REQUEST = JSON.stringify({
   userinfo: { name: { essential: true } },
   id_token: { auth_time: { essential: true } },
 })
 
-check('AUTHZ-08', async (ctx) => {
+const AUTHZ_08 = check(async (ctx) => {
   const base = await validParams(ctx)
   // RFC 6749 §3.1: unknown parameters MUST be ignored; OIDC Core §15.1: these are understood
   const optional: Record<string, string>[] = [
@@ -501,7 +193,7 @@ check('AUTHZ-08', async (ctx) => {
     { claims_locales: 'fr-CA en' },
     { login_hint: ctx.target.users.primary.username },
     { acr_values: 'urn:mace:incommon:iap:silver' },
-    { claims: CLAIMS },
+    { claims: CLAIMS_REQUEST },
   ]
   for (const extra of optional) {
     const what = Object.entries(extra)
@@ -549,8 +241,8 @@ check('AUTHZ-08', async (ctx) => {
     `the reversed-order request failed: error=${callback.searchParams.get('error') ?? 'none'}`,
   )
   expectEqual(callback.searchParams.get('state'), state, 'state of the reversed-order request')
-  const body = await redeem(ctx, code, verifier, mainClient(ctx), 'reversed order')
-  const [a, b] = [scopeSet(forward.body.scope), scopeSet(body.scope)]
+  const body = await redeemCode(ctx, code, verifier, mainClient(ctx), 'reversed order')
+  const [a, b] = [new Set(scopeList(forward.body.scope)), new Set(scopeList(body.scope))]
   expectThat(
     a.size === b.size && [...a].every((s) => b.has(s)),
     `reversed order granted "${String(body.scope)}", the usual order "${String(forward.body.scope)}"`,
@@ -575,7 +267,7 @@ function awkwardState(): string {
   return chars.slice(0, 128).join('')
 }
 
-check('AUTHZ-09', async (ctx) => {
+const AUTHZ_09 = check(async (ctx) => {
   // its own browser: the request without state is built by hand and sent in the session the
   // first request signed in
   const context = await ctx.newBrowserContext()
@@ -605,19 +297,19 @@ check('AUTHZ-09', async (ctx) => {
   }
 })
 
-check('AUTHZ-10', async (ctx) => {
+const AUTHZ_10 = check(async (ctx) => {
   // a request without scope is AUTHZ-19's (INTERFACE.md §4.1 makes it valid)
   // a plain OAuth request (no openid) is not an OpenID request: no ID token (OIDC Core §3.1.2.1)
   const { body } = await tokensFor(ctx, { scope: 'read:documents', nonce: false })
   expectThat(!('id_token' in body), 'scope=read:documents without openid returned an id_token')
   expectThat(
-    !scopeSet(body.scope).has('openid'),
+    !new Set(scopeList(body.scope)).has('openid'),
     `scope=read:documents was granted "${String(body.scope)}"`,
   )
   ctx.note('that this access token is refused by user-info is checked by UI-08')
 })
 
-check('AUTHZ-11', async (ctx) => {
+const AUTHZ_11 = check(async (ctx) => {
   const base = await validParams(ctx)
   for (const [scope, foreign] of [
     ['openid foo:bar', 'foo:bar'],
@@ -633,21 +325,21 @@ check('AUTHZ-11', async (ctx) => {
     await expectLoginPage(ctx, res, `${what} (neither refused nor shown the login page)`)
     const { body } = await tokensFor(ctx, { scope })
     expectThat(
-      !scopeSet(body.scope).has(foreign),
+      !new Set(scopeList(body.scope)).has(foreign),
       `${what}: the token response grants ${foreign} ("${String(body.scope)}")`,
     )
     const at = body.access_token
     expectThat(typeof at === 'string', `${what}: no access_token`)
     const { payload } = await verifyJwt(ctx, at)
     expectThat(
-      !scopeSet(payload.scope).has(foreign),
+      !new Set(scopeList(payload.scope)).has(foreign),
       `${what}: the access token's scope claim grants ${foreign} ("${String(payload.scope)}")`,
     )
     ctx.note(`${what} was accepted and ${foreign} left out of the grant`)
   }
 })
 
-check('AUTHZ-12', async (ctx) => {
+const AUTHZ_12 = check(async (ctx) => {
   const client = mainClient(ctx)
   const withNonce = await tokensFor(ctx)
   const idToken = withNonce.body.id_token
@@ -665,7 +357,7 @@ check('AUTHZ-12', async (ctx) => {
   expectThat(!('nonce' in p2), `without nonce: the ID token carries nonce=${String(p2.nonce)}`)
 })
 
-check('AUTHZ-13', async (ctx) => {
+const AUTHZ_13 = check(async (ctx) => {
   const context = await ctx.newBrowserContext()
   const client = mainClient(ctx)
   const { verifier, challenge } = await pkcePair()
@@ -701,10 +393,10 @@ check('AUTHZ-13', async (ctx) => {
     `the POSTed request failed: error=${callback.searchParams.get('error') ?? 'none'} (${callback.searchParams.get('error_description') ?? ''})`,
   )
   expectEqual(callback.searchParams.get('state'), params.state, 'state')
-  await redeem(ctx, code, verifier, client, 'code from the POSTed request')
+  await redeemCode(ctx, code, verifier, client, 'code from the POSTed request')
 })
 
-check('AUTHZ-14', async (ctx) => {
+const AUTHZ_14 = check(async (ctx) => {
   const base = await validParams(ctx)
   // OIDC Core §3.1.2.6: without a session prompt=none answers with an error, never a page
   const res = await authorizeRaw(ctx, { ...base, prompt: 'none' })
@@ -733,7 +425,7 @@ check('AUTHZ-14', async (ctx) => {
 })
 
 /** The ID token's auth_time (OIDC Core §2: REQUIRED when max_age was requested). */
-async function authTimeOf(ctx: CheckContext, body: Record<string, unknown>, what: string) {
+async function verifiedAuthTime(ctx: CheckContext, body: Record<string, unknown>, what: string) {
   const idToken = body.id_token
   expectThat(typeof idToken === 'string', `${what}: the token response has no id_token`)
   const { payload } = await verifyJwt(ctx, idToken, { audience: mainClient(ctx).id })
@@ -744,13 +436,13 @@ async function authTimeOf(ctx: CheckContext, body: Record<string, unknown>, what
   return payload.auth_time
 }
 
-check('AUTHZ-15', { exclusive: true }, async (ctx) => {
+const AUTHZ_15 = check({ exclusive: true }, async (ctx) => {
   const context = await ctx.newBrowserContext()
   const client = mainClient(ctx)
   // OIDC Core §2: auth_time is REQUIRED only when max_age was sent (or auth_time requested as
   // essential), so the first login sends a generous max_age
   const first = await tokensFor(ctx, { context, params: { max_age: '86400' } })
-  const t1 = await authTimeOf(ctx, first.body, 'first login (max_age=86400)')
+  const t1 = await verifiedAuthTime(ctx, first.body, 'first login (max_age=86400)')
 
   // OIDC Core §3.1.2.1 prompt=login: reauthenticate even with a session
   const again = await authorize(ctx, { context, params: { prompt: 'login' } })
@@ -765,20 +457,22 @@ check('AUTHZ-15', { exclusive: true }, async (ctx) => {
   // max_age=1 and a login older than that: reauthenticate
   const aged = await authorize(ctx, { context, params: { max_age: '1' } })
   expectThat(aged.outcome.loginShown, 'max_age=1, 2 s after the login, did not show the login page')
-  const agedBody = await redeem(ctx, codeOf(aged), aged.verifier, client, 'max_age=1')
-  const t3 = await authTimeOf(ctx, agedBody, 'max_age=1')
+  const agedBody = await redeemCode(ctx, codeOf(aged), aged.verifier, client, 'max_age=1')
+  const t3 = await verifiedAuthTime(ctx, agedBody, 'max_age=1')
   expectThat(t3 > t1, `auth_time after the new login (${t3}) is not later than the first (${t1})`)
 
   // a recent enough login is reused without UI
   const recent = await authorize(ctx, { context, params: { max_age: '10000' }, user: null })
   expectThat(!recent.outcome.loginShown, 'max_age=10000 right after a login showed the login page')
-  const recentBody = await redeem(ctx, codeOf(recent), recent.verifier, client, 'max_age=10000')
-  expectEqual(await authTimeOf(ctx, recentBody, 'max_age=10000'), t3, 'auth_time (max_age=10000)')
+  const recentBody = await redeemCode(ctx, codeOf(recent), recent.verifier, client, 'max_age=10000')
+  expectEqual(
+    await verifiedAuthTime(ctx, recentBody, 'max_age=10000'),
+    t3,
+    'auth_time (max_age=10000)',
+  )
 })
 
-const CANCEL = 'button[value=cancel], button:has-text("Cancel"), a:has-text("Cancel")'
-
-check('AUTHZ-16', async (ctx) => {
+const AUTHZ_16 = check(async (ctx) => {
   // its own browser: the subject is the login page's cancel control
   const context = await ctx.newBrowserContext()
   const form = await authorize(ctx, { context, user: null })
@@ -794,13 +488,7 @@ check('AUTHZ-16', async (ctx) => {
   expectThat(!p.has('code'), 'a code was issued although the user cancelled')
 })
 
-/** An unsigned request object (OIDC Core §6.1, alg none). */
-function unsignedRequestObject(claims: Record<string, unknown>): string {
-  const part = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url')
-  return `${part({ alg: 'none', typ: 'oauth-authz-req+jwt' })}.${part(claims)}.`
-}
-
-check('AUTHZ-17', async (ctx) => {
+const AUTHZ_17 = check(async (ctx) => {
   const client = mainClient(ctx)
   const { verifier, challenge } = await pkcePair()
   const full = { ...(await validParams(ctx)), code_challenge: challenge, nonce: oidc.randomNonce() }
@@ -851,7 +539,7 @@ check('AUTHZ-17', async (ctx) => {
     const code = callback.searchParams.get('code')
     expectThat(code, `the request-object flow failed: ${callback.search}`)
     expectEqual(callback.searchParams.get('state'), full.state, 'state from the request object')
-    await redeem(ctx, code, verifier, client, 'request object')
+    await redeemCode(ctx, code, verifier, client, 'request object')
   }
 
   const byUri = await authorizeRaw(ctx, {
@@ -875,7 +563,7 @@ check('AUTHZ-17', async (ctx) => {
   } else ctx.note('request_uri answered invalid_request_uri: the harness hosts no request object')
 })
 
-check('AUTHZ-18', async (ctx) => {
+const AUTHZ_18 = check(async (ctx) => {
   const base = await validParams(ctx)
   const { code_challenge: _c, code_challenge_method: _m, ...noPkce } = base
   const cases: [string, Record<string, string>][] = [
@@ -914,7 +602,7 @@ check('AUTHZ-18', async (ctx) => {
   expectThat(examined > 0, 'none of the invalid requests produced an error redirect')
 })
 
-check('AUTHZ-19', async (ctx) => {
+const AUTHZ_19 = check(async (ctx) => {
   // INTERFACE.md §4.1 lists scope as not required, so a request without it is a valid one;
   // RFC 6749 §3.3: the server processes it with a pre-defined default scope. Only the
   // parameters of INTERFACE.md §4.1 are sent: a nonce belongs to an OpenID request (openid
@@ -929,13 +617,7 @@ check('AUTHZ-19', async (ctx) => {
     error === null,
     `an authorization request without scope was refused with error=${error ?? ''} (${auth.callback.searchParams.get('error_description') ?? ''})`,
   )
-  const code = codeOf(auth)
-  const res = await redeemRaw(ctx, {
-    code,
-    verifier: auth.verifier,
-    client: auth.client,
-    redirectUri: auth.redirectUri,
-  })
+  const res = await redeem(ctx, auth)
   expectStatus(res, 200, 'the token request for the code of a request without scope')
   const body = res.json as Record<string, unknown>
   expectThat(
@@ -945,7 +627,7 @@ check('AUTHZ-19', async (ctx) => {
   ctx.note(`granted without a scope parameter: ${JSON.stringify(body.scope ?? null)}`)
 })
 
-check('AUTHZ-20', async (ctx) => {
+const AUTHZ_20 = check(async (ctx) => {
   const base = await validParams(ctx)
   const scope = 'openid no-such:scope'
   const res = await authorizeRaw(ctx, { ...base, scope })
@@ -962,3 +644,27 @@ check('AUTHZ-20', async (ctx) => {
     `${what}: the unknown scope was not refused with invalid_scope; the login page was shown (dropped silently, see AUTHZ-11 for what is granted)`,
   )
 })
+
+/** The authorize checks, one per row of catalogue/authorize.ts. */
+export const authorizeChecks: AreaChecks<typeof catalogue> = {
+  'AUTHZ-01': AUTHZ_01,
+  'AUTHZ-02': AUTHZ_02,
+  'AUTHZ-03': AUTHZ_03,
+  'AUTHZ-04': AUTHZ_04,
+  'AUTHZ-05': AUTHZ_05,
+  'AUTHZ-06': AUTHZ_06,
+  'AUTHZ-07': AUTHZ_07,
+  'AUTHZ-08': AUTHZ_08,
+  'AUTHZ-09': AUTHZ_09,
+  'AUTHZ-10': AUTHZ_10,
+  'AUTHZ-11': AUTHZ_11,
+  'AUTHZ-12': AUTHZ_12,
+  'AUTHZ-13': AUTHZ_13,
+  'AUTHZ-14': AUTHZ_14,
+  'AUTHZ-15': AUTHZ_15,
+  'AUTHZ-16': AUTHZ_16,
+  'AUTHZ-17': AUTHZ_17,
+  'AUTHZ-18': AUTHZ_18,
+  'AUTHZ-19': AUTHZ_19,
+  'AUTHZ-20': AUTHZ_20,
+}

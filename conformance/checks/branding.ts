@@ -1,15 +1,16 @@
-import { check, type CheckContext } from '../harness/check.ts'
+import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
+import type { branding as catalogue } from '../catalogue/branding.ts'
+import type { TargetClient } from '../harness/target.ts'
 import {
+  about,
   expectJsonObject,
   expectOAuthError,
   expectSameSet,
   expectStatus,
   expectThat,
+  show,
 } from '../harness/expect.ts'
-import type { TargetClient } from '../harness/target.ts'
-import { about } from '../harness/tokens.ts'
-
-const BRANDING = '/auth/branding'
+import { BRANDING } from '../harness/requests.ts'
 
 /** INTERFACE.md §2.6: the record's fields, no more and no fewer. */
 const FIELDS = [
@@ -20,8 +21,6 @@ const FIELDS = [
   'terms_of_service_url',
 ] as const
 const URL_FIELDS = ['logo_url', 'privacy_policy_url', 'terms_of_service_url'] as const
-
-const show = (v: unknown): string => JSON.stringify(v)
 
 /** Every client of the target configuration (each has a branding record). */
 const configuredClients = (ctx: CheckContext): TargetClient[] =>
@@ -35,7 +34,7 @@ async function brandingOf(ctx: CheckContext, client: TargetClient) {
   return { res, body: expectJsonObject(res, `branding of ${client.id}`) }
 }
 
-check('BRAND-01', async (ctx) => {
+const BRAND_01 = check(async (ctx) => {
   for (const client of configuredClients(ctx)) {
     const { body } = await brandingOf(ctx, client)
     // INTERFACE.md §2.6: exactly these fields, each a string
@@ -48,7 +47,7 @@ check('BRAND-01', async (ctx) => {
   }
 })
 
-check('BRAND-02', async (ctx) => {
+const BRAND_02 = check(async (ctx) => {
   for (const client of configuredClients(ctx)) {
     const { body } = await brandingOf(ctx, client)
     // INTERFACE.md §2.6: hex color, #RRGGBB
@@ -73,7 +72,7 @@ check('BRAND-02', async (ctx) => {
   }
 })
 
-check('BRAND-03', async (ctx) => {
+const BRAND_03 = check(async (ctx) => {
   // INTERFACE.md §7 error shape; a missing required parameter is invalid_request (RFC 6749 §5.2)
   const missing = await ctx.http.get(BRANDING)
   expectOAuthError(missing, 400, 'invalid_request')
@@ -93,7 +92,7 @@ check('BRAND-03', async (ctx) => {
 /** Names that would betray confidential or internal data in a public record. */
 const FORBIDDEN_KEY = /secret|password|redirect|^id$|_id$|internal|hash|digest|key/i
 
-check('BRAND-04', async (ctx) => {
+const BRAND_04 = check(async (ctx) => {
   const records: { client: TargetClient; text: string }[] = []
   for (const client of configuredClients(ctx)) {
     const { res, body } = await brandingOf(ctx, client)
@@ -129,3 +128,11 @@ check('BRAND-04', async (ctx) => {
     )
   else ctx.note('only one client is configured: records of two clients were not compared')
 })
+
+/** The branding checks, one per row of catalogue/branding.ts. */
+export const brandingChecks: AreaChecks<typeof catalogue> = {
+  'BRAND-01': BRAND_01,
+  'BRAND-02': BRAND_02,
+  'BRAND-03': BRAND_03,
+  'BRAND-04': BRAND_04,
+}

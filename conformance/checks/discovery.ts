@@ -1,4 +1,5 @@
-import { check, type CheckContext } from '../harness/check.ts'
+import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
+import type { discovery as catalogue } from '../catalogue/discovery.ts'
 import {
   expectEqual,
   expectJsonObject,
@@ -6,8 +7,7 @@ import {
   expectStatus,
   expectThat,
 } from '../harness/expect.ts'
-
-const DISCOVERY = '/.well-known/openid-configuration'
+import { DISCOVERY } from '../harness/requests.ts'
 
 /** Fetches the discovery document and checks DISC-01's basics on the way. */
 async function discovery({ http }: CheckContext): Promise<Record<string, unknown>> {
@@ -16,11 +16,11 @@ async function discovery({ http }: CheckContext): Promise<Record<string, unknown
   return expectJsonObject(res, 'discovery document')
 }
 
-check('DISC-01', async (ctx) => {
+const DISC_01 = check(async (ctx) => {
   await discovery(ctx)
 })
 
-check('DISC-02', async (ctx) => {
+const DISC_02 = check(async (ctx) => {
   const doc = await discovery(ctx)
   // OIDC Discovery §4.3: exact string comparison; a trailing slash is a different issuer
   expectEqual(doc.issuer, ctx.target.baseUrl, 'issuer')
@@ -51,7 +51,7 @@ const ARRAYS = [
   'id_token_signing_alg_values_supported',
 ] as const
 
-check('DISC-03', async (ctx) => {
+const DISC_03 = check(async (ctx) => {
   const doc = await discovery(ctx)
   expectThat(typeof doc.issuer === 'string', 'issuer is missing or not a string')
   for (const [member, path] of Object.entries(ENDPOINTS)) {
@@ -72,7 +72,7 @@ check('DISC-03', async (ctx) => {
   }
 })
 
-check('DISC-04', async (ctx) => {
+const DISC_04 = check(async (ctx) => {
   const doc = await discovery(ctx)
   expectSameSet(doc.response_types_supported, ['code'], 'response_types_supported')
   expectSameSet(doc.subject_types_supported, ['public'], 'subject_types_supported')
@@ -84,7 +84,7 @@ check('DISC-04', async (ctx) => {
   expectThat(!algs.includes('none'), 'id_token_signing_alg_values_supported lists "none"')
 })
 
-check('DISC-05', async (ctx) => {
+const DISC_05 = check(async (ctx) => {
   const doc = await discovery(ctx)
   expectSameSet(
     doc.grant_types_supported,
@@ -97,7 +97,7 @@ check('DISC-05', async (ctx) => {
 const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/
 const USER_CLAIMS = ['sub', 'name', 'picture', 'updated_at', 'email', 'email_verified']
 
-check('DISC-06', async (ctx) => {
+const DISC_06 = check(async (ctx) => {
   const doc = await discovery(ctx)
   const scopes = doc.scopes_supported
   expectThat(
@@ -119,7 +119,7 @@ check('DISC-06', async (ctx) => {
   for (const c of USER_CLAIMS) expectThat(claims.includes(c), `claims_supported lacks ${c}`)
 })
 
-check('DISC-07', async (ctx) => {
+const DISC_07 = check(async (ctx) => {
   const doc = await discovery(ctx)
   expectSameSet(
     doc.token_endpoint_auth_methods_supported,
@@ -131,12 +131,12 @@ check('DISC-07', async (ctx) => {
   )
 })
 
-check('DISC-08', async (ctx) => {
+const DISC_08 = check(async (ctx) => {
   const doc = await discovery(ctx)
   expectSameSet(doc.code_challenge_methods_supported, ['S256'], 'code_challenge_methods_supported')
 })
 
-check('DISC-09', async (ctx) => {
+const DISC_09 = check(async (ctx) => {
   const doc = await discovery(ctx)
   // OIDC Discovery §3: an absent request_uri_parameter_supported means true
   expectEqual(doc.request_uri_parameter_supported, false, 'request_uri_parameter_supported')
@@ -161,7 +161,7 @@ check('DISC-09', async (ctx) => {
     ctx.note(`response_modes_supported also lists ${extra.join(', ')} (not verified here)`)
 })
 
-check('DISC-10', async (ctx) => {
+const DISC_10 = check(async (ctx) => {
   const doc = await discovery(ctx)
   for (const member of [
     'end_session_endpoint',
@@ -182,7 +182,7 @@ check('DISC-10', async (ctx) => {
   }
 })
 
-check('DISC-11', async (ctx) => {
+const DISC_11 = check(async (ctx) => {
   const doc = await discovery(ctx)
   const res = await ctx.http.get('/.well-known/oauth-authorization-server')
   if (res.status !== 200) {
@@ -198,3 +198,18 @@ check('DISC-11', async (ctx) => {
     if (oauth[member] !== undefined) expectEqual(oauth[member], doc[member], `RFC 8414 ${member}`)
   }
 })
+
+/** The discovery checks, one per row of catalogue/discovery.ts. */
+export const discoveryChecks: AreaChecks<typeof catalogue> = {
+  'DISC-01': DISC_01,
+  'DISC-02': DISC_02,
+  'DISC-03': DISC_03,
+  'DISC-04': DISC_04,
+  'DISC-05': DISC_05,
+  'DISC-06': DISC_06,
+  'DISC-07': DISC_07,
+  'DISC-08': DISC_08,
+  'DISC-09': DISC_09,
+  'DISC-10': DISC_10,
+  'DISC-11': DISC_11,
+}

@@ -1,15 +1,9 @@
-import { check } from '../harness/check.ts'
+import { type AreaChecks, check } from '../harness/check.ts'
+import type { errors as catalogue } from '../catalogue/errors.ts'
 import { ERROR_CHARS, expectOAuthError, expectThat } from '../harness/expect.ts'
+import { ERROR_PROBES as PROBES } from '../harness/requests.ts'
 
-/** Requests that no endpoint takes, and the status each must get. */
-const PROBES = [
-  { path: '/auth/no-such-endpoint', method: 'GET', status: 404 },
-  { path: '/.well-known/no-such-document', method: 'GET', status: 404 },
-  { path: '/.well-known/jwks.json', method: 'POST', status: 405 },
-  { path: '/.well-known/openid-configuration', method: 'DELETE', status: 405 },
-] as const
-
-check('ERR-01', async (ctx) => {
+const ERR_01 = check(async (ctx) => {
   const { http } = ctx
   // each probe is its own sub-case: every endpoint that answers outside the shape is reported
   for (const probe of PROBES)
@@ -36,7 +30,7 @@ check('ERR-01', async (ctx) => {
     })
 })
 
-check('ERR-02', async (ctx) => {
+const ERR_02 = check(async (ctx) => {
   // each probe is its own sub-case: every endpoint whose error breaks the syntax is reported
   for (const probe of PROBES)
     await ctx.subcase(`${probe.method} ${probe.path}`, async () => {
@@ -52,3 +46,9 @@ check('ERR-02', async (ctx) => {
       )
     })
 })
+
+/** The errors checks, one per row of catalogue/errors.ts. */
+export const errorsChecks: AreaChecks<typeof catalogue> = {
+  'ERR-01': ERR_01,
+  'ERR-02': ERR_02,
+}

@@ -1,19 +1,16 @@
-import { createHash } from 'node:crypto'
-import { check, type CheckContext } from '../harness/check.ts'
-import { expectEqual, expectThat } from '../harness/expect.ts'
-import { codeOf, tokensFor, type AuthorizeOptions } from '../harness/flows.ts'
+import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
+import type { idToken as catalogue } from '../catalogue/id-token.ts'
+import { expectEqual, expectThat, show, SKEW } from '../harness/expect.ts'
 import {
+  type AuthorizeOptions,
   clientCredentials,
-  decodeJws,
-  machineClient,
-  SKEW,
-  verifySignature,
-} from './access-token.ts'
+  codeOf,
+  serviceClient,
+  tokensFor,
+} from '../harness/flows.ts'
+import { decodeJws, halfHash, nowSeconds, verifySignature } from '../harness/jwt.ts'
 
 type Json = Record<string, unknown>
-
-const show = (v: unknown): string => (v === undefined ? 'undefined' : JSON.stringify(v))
-const nowSeconds = (): number => Date.now() / 1000
 
 /** Signs in, redeems the code and returns the signature-verified ID token claims. */
 async function idTokenFor(
@@ -32,7 +29,7 @@ async function idTokenFor(
   }
 }
 
-check('IDT-01', async (ctx) => {
+const IDT_01 = check(async (ctx) => {
   const { body } = await tokensFor(ctx, { scope: 'openid' })
   // OIDC Core §3.1.3.3: the token response to an openid request carries an ID token
   decodeJws(body.id_token, 'id_token of an openid request')
@@ -46,13 +43,13 @@ check('IDT-01', async (ctx) => {
     !('id_token' in plain.body),
     'an ID token was issued although openid was not granted (scope "profile")',
   )
-  const machine = machineClient(ctx)
+  const machine = serviceClient(ctx)
   const cc = await clientCredentials(ctx, machine)
   // there is no end user to authenticate in client_credentials (INTERFACE.md §4.2)
   expectThat(!('id_token' in cc), `client_credentials (${machine.id}) returned an id_token`)
 })
 
-check('IDT-02', async (ctx) => {
+const IDT_02 = check(async (ctx) => {
   const { body } = await tokensFor(ctx, { scope: 'openid' })
   const { header } = decodeJws(body.id_token, 'ID token')
   // OIDC Core §3.1.3.7 step 7, §15.1: RS256, never none or a MAC keyed with the client secret
@@ -63,7 +60,7 @@ check('IDT-02', async (ctx) => {
   await verifySignature(ctx, body.id_token, 'ID token')
 })
 
-check('IDT-03', async (ctx) => {
+const IDT_03 = check(async (ctx) => {
   const { claims } = await idTokenFor(ctx, { scope: 'openid' })
   const clientId = ctx.target.clients.main.id
   // OIDC Core §3.1.3.7 step 2: exactly the issuer, no normalisation
@@ -97,7 +94,7 @@ function subjectOf(claims: Json, what: string): string {
   return sub
 }
 
-check('IDT-04', async (ctx) => {
+const IDT_04 = check(async (ctx) => {
   const { primary, secondary } = ctx.target.users
   // the first login is the user's session of the run (a code from it, when it is shared)
   const a1 = subjectOf((await idTokenFor(ctx, {})).claims, 'first login')
@@ -132,7 +129,7 @@ check('IDT-04', async (ctx) => {
 
 const FIFTY_YEARS = 50 * 365.25 * 24 * 3600
 
-check('IDT-05', async (ctx) => {
+const IDT_05 = check(async (ctx) => {
   const { claims } = await idTokenFor(ctx, { scope: 'openid' })
   const { exp, iat } = claims
   const now = nowSeconds()
@@ -154,7 +151,7 @@ check('IDT-05', async (ctx) => {
   expectThat(e > i, `ID token exp ${e} is not after iat ${i}`)
 })
 
-check('IDT-06', async (ctx) => {
+const IDT_06 = check(async (ctx) => {
   const sent = await idTokenFor(ctx, {})
   expectThat(sent.nonce, 'the harness sent no nonce')
   // OIDC Core §3.1.3.7 step 11: the nonce of the authentication request, unchanged
@@ -183,7 +180,7 @@ function authTimeOf(claims: Json, serverNow: number, what: string): number {
   return at
 }
 
-check('IDT-07', { exclusive: true }, async (ctx) => {
+const IDT_07 = check({ exclusive: true }, async (ctx) => {
   const controls = ctx.target.controls
   let offset = 0
   // time must pass between sign-ins for auth_time (whole seconds) to move: the embedded
@@ -230,11 +227,7 @@ check('IDT-07', { exclusive: true }, async (ctx) => {
   )
 })
 
-/** OIDC Core §3.1.3.6: base64url of the left half of SHA-256 (the hash of RS256). */
-const halfHash = (value: string): string =>
-  createHash('sha256').update(value, 'ascii').digest().subarray(0, 16).toString('base64url')
-
-check('IDT-08', async (ctx) => {
+const IDT_08 = check(async (ctx) => {
   const { claims, body, code } = await idTokenFor(ctx, { scope: 'openid' })
   const checked: string[] = []
   if ('at_hash' in claims) {
@@ -276,7 +269,7 @@ const SCOPE_CLAIMS: Record<string, readonly string[]> = {
   email: ['email', 'email_verified'],
 }
 
-check('IDT-09', async (ctx) => {
+const IDT_09 = check(async (ctx) => {
   const present: string[] = []
   for (const scope of ['openid profile email', 'openid profile', 'openid email', 'openid']) {
     const { claims } = await idTokenFor(ctx, { scope }, `ID token for ${show(scope)}`)
@@ -296,3 +289,16 @@ check('IDT-09', async (ctx) => {
       `the ID token carries ${present.join(', ')} for their scopes, as INTERFACE.md §2.4 and ARCHITECTURE.md (C8) decide; OIDC Core §5.4 would return them from user-info only, and OIDF warns about it`,
     )
 })
+
+/** The idToken checks, one per row of catalogue/id-token.ts. */
+export const idTokenChecks: AreaChecks<typeof catalogue> = {
+  'IDT-01': IDT_01,
+  'IDT-02': IDT_02,
+  'IDT-03': IDT_03,
+  'IDT-04': IDT_04,
+  'IDT-05': IDT_05,
+  'IDT-06': IDT_06,
+  'IDT-07': IDT_07,
+  'IDT-08': IDT_08,
+  'IDT-09': IDT_09,
+}

@@ -1,7 +1,8 @@
-import { check, type CheckContext } from '../harness/check.ts'
+import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
+import type { jwks as catalogue } from '../catalogue/jwks.ts'
 import { expectJsonObject, expectStatus, expectThat } from '../harness/expect.ts'
-import { tokensFor } from '../harness/flows.ts'
-import { clientCredentials, machineClient, refresh, verifySignature } from './access-token.ts'
+import { clientCredentials, refresh, serviceClient, tokensFor } from '../harness/flows.ts'
+import { verifySignature } from '../harness/jwt.ts'
 
 const BASE64URL = /^[A-Za-z0-9_-]+$/
 
@@ -27,11 +28,11 @@ async function jwks({ http }: CheckContext): Promise<Record<string, unknown>[]> 
   return keys as Record<string, unknown>[]
 }
 
-check('JWKS-01', async (ctx) => {
+const JWKS_01 = check(async (ctx) => {
   await jwks(ctx)
 })
 
-check('JWKS-02', async (ctx) => {
+const JWKS_02 = check(async (ctx) => {
   const keys = await jwks(ctx)
   const kids = new Set<string>()
   for (const k of keys) {
@@ -57,7 +58,7 @@ check('JWKS-02', async (ctx) => {
 
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k']
 
-check('JWKS-03', async (ctx) => {
+const JWKS_03 = check(async (ctx) => {
   const keys = await jwks(ctx)
   for (const k of keys) {
     const label = `key ${JSON.stringify(k.kid)}`
@@ -72,7 +73,7 @@ check('JWKS-03', async (ctx) => {
   }
 })
 
-check('JWKS-04', async (ctx) => {
+const JWKS_04 = check(async (ctx) => {
   const { main } = ctx.target.clients
   const { body } = await tokensFor(ctx, { scope: 'openid offline_access' })
   const tokens: [string, unknown][] = [
@@ -85,7 +86,7 @@ check('JWKS-04', async (ctx) => {
   } else {
     ctx.note('no refresh_token was issued, so no refreshed access token was cross-checked')
   }
-  const machine = machineClient(ctx)
+  const machine = serviceClient(ctx)
   tokens.push([
     `access token (client_credentials, ${machine.id})`,
     (await clientCredentials(ctx, machine)).access_token,
@@ -94,3 +95,11 @@ check('JWKS-04', async (ctx) => {
   for (const [what, token] of tokens) await verifySignature(ctx, token, what)
   ctx.note(`cross-checked against the JWKS: ${tokens.map(([what]) => what).join(', ')}`)
 })
+
+/** The jwks checks, one per row of catalogue/jwks.ts. */
+export const jwksChecks: AreaChecks<typeof catalogue> = {
+  'JWKS-01': JWKS_01,
+  'JWKS-02': JWKS_02,
+  'JWKS-03': JWKS_03,
+  'JWKS-04': JWKS_04,
+}

@@ -2,16 +2,13 @@ import { randomBytes } from 'node:crypto'
 import type { BrowserContext, Page } from '@playwright/test'
 import { decodeJwt } from 'jose'
 import { browse, clientOrigins, mayMoveByItself, type BrowserOutcome } from '../harness/browser.ts'
-import { check, type CheckContext } from '../harness/check.ts'
-import { CheckFailure, ControlFailure, expectEqual, expectThat } from '../harness/expect.ts'
-import { authorize, codeOf } from '../harness/flows.ts'
+import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
+import type { logout as catalogue } from '../catalogue/logout.ts'
 import type { HttpResponse } from '../harness/http.ts'
-import { forgeAlgNone, forgeForeign, forgeTampered, idTokenOf, signIn } from '../harness/tokens.ts'
-
-/** INTERFACE.md §4.6 (the end_session_endpoint of §2.7). */
-const LOGOUT = '/auth/logout'
-
-const show = (v: unknown): string => JSON.stringify(v)
+import { CheckFailure, ControlFailure, expectEqual, expectThat, show } from '../harness/expect.ts'
+import { authorize, codeOf, idTokenOf, signIn } from '../harness/flows.ts'
+import { LOGOUT } from '../harness/requests.ts'
+import { forgeAlgNone, forgeForeign, forgeTampered } from '../harness/jwt.ts'
 
 /** The main client's registered post-logout URI, or the check is skipped. */
 function postLogoutUri(ctx: CheckContext): string {
@@ -232,7 +229,7 @@ async function confirmIfAsked(page: Page): Promise<boolean> {
   return true
 }
 
-check('LOGOUT-01', async (ctx) => {
+const LOGOUT_01 = check(async (ctx) => {
   const uri = postLogoutUri(ctx)
   const context = await ctx.newBrowserContext()
   const idToken = await signedIn(ctx, context)
@@ -255,7 +252,7 @@ check('LOGOUT-01', async (ctx) => {
   )
 })
 
-check('LOGOUT-02', async (ctx) => {
+const LOGOUT_02 = check(async (ctx) => {
   const uri = postLogoutUri(ctx)
   const context = await ctx.newBrowserContext()
   const idToken = await signedIn(ctx, context)
@@ -310,7 +307,7 @@ check('LOGOUT-02', async (ctx) => {
   )
 })
 
-check('LOGOUT-03', async (ctx) => {
+const LOGOUT_03 = check(async (ctx) => {
   const uri = postLogoutUri(ctx)
   const context = await ctx.newBrowserContext()
   const idToken = await signedIn(ctx, context)
@@ -337,7 +334,7 @@ check('LOGOUT-03', async (ctx) => {
   await expectLogoutControl(ctx, context, idToken, uri, state, 'with a valid hint')
 })
 
-check('LOGOUT-04', { exclusive: true }, async (ctx) => {
+const LOGOUT_04 = check({ exclusive: true }, async (ctx) => {
   const uri = postLogoutUri(ctx)
   const context = await ctx.newBrowserContext()
   const idToken = await signedIn(ctx, context)
@@ -400,7 +397,7 @@ check('LOGOUT-04', { exclusive: true }, async (ctx) => {
   )
 })
 
-check('LOGOUT-05', async (ctx) => {
+const LOGOUT_05 = check(async (ctx) => {
   const uri = postLogoutUri(ctx)
   const context = await ctx.newBrowserContext()
   const idToken = await signedIn(ctx, context)
@@ -436,7 +433,7 @@ check('LOGOUT-05', async (ctx) => {
   }
 })
 
-check('LOGOUT-06', async (ctx) => {
+const LOGOUT_06 = check(async (ctx) => {
   const uri = postLogoutUri(ctx)
   const context = await ctx.newBrowserContext()
   const idToken = await signedIn(ctx, context)
@@ -505,7 +502,7 @@ check('LOGOUT-06', async (ctx) => {
   await expectLoggedOut(ctx, context, before, 'after the POST logout')
 })
 
-check('LOGOUT-07', async (ctx) => {
+const LOGOUT_07 = check(async (ctx) => {
   const uri = postLogoutUri(ctx)
   const context = await ctx.newBrowserContext()
   const idToken = await signedIn(ctx, context)
@@ -531,3 +528,14 @@ check('LOGOUT-07', async (ctx) => {
   )
   await expectSession(ctx, context, 'ended', 'after confirming the logout')
 })
+
+/** The logout checks, one per row of catalogue/logout.ts. */
+export const logoutChecks: AreaChecks<typeof catalogue> = {
+  'LOGOUT-01': LOGOUT_01,
+  'LOGOUT-02': LOGOUT_02,
+  'LOGOUT-03': LOGOUT_03,
+  'LOGOUT-04': LOGOUT_04,
+  'LOGOUT-05': LOGOUT_05,
+  'LOGOUT-06': LOGOUT_06,
+  'LOGOUT-07': LOGOUT_07,
+}

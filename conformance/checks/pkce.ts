@@ -1,16 +1,17 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { check, type CheckContext } from '../harness/check.ts'
-import { expectJsonObject, expectOAuthError, expectStatus, expectThat } from '../harness/expect.ts'
-import {
-  authorize,
-  authorizeRaw,
-  codeOf,
-  mainClient,
-  redeemRaw,
-  redirectUriOf,
-} from '../harness/flows.ts'
+import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
+import type { pkce as catalogue } from '../catalogue/pkce.ts'
 import type { HttpResponse } from '../harness/http.ts'
-import { about } from '../harness/tokens.ts'
+import {
+  about,
+  expectJsonObject,
+  expectOAuthError,
+  expectStatus,
+  expectThat,
+} from '../harness/expect.ts'
+import { authorize, codeOf, mainClient, redirectUriOf } from '../harness/flows.ts'
+import { authorizeRaw, redeemRaw } from '../harness/requests.ts'
+import { expectErrorRedirect } from '../harness/pages.ts'
 
 /** RFC 7636 §4.1: the characters a code_verifier may use. */
 const UNRESERVED = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~'
@@ -48,42 +49,13 @@ function baseRequest(ctx: CheckContext): {
 }
 
 /** Whether a raw authorize response is a redirect to the client URI. */
-function toClient(res: HttpResponse, redirectUri: string): URL | undefined {
+function redirectToClient(res: HttpResponse, redirectUri: string): URL | undefined {
   const location = res.headers.get('location')
   if (res.status < 300 || res.status > 399 || location === null) return undefined
   if (!location.startsWith(redirectUri)) return undefined
   // what follows the registered URI must start its query, not extend its path or host
   if (!['?', '&', undefined].includes(location[redirectUri.length])) return undefined
   return new URL(location)
-}
-
-/**
- * RFC 6749 §4.1.2.1: once client and redirect_uri are valid, an invalid request is reported by
- * redirecting to the client with `error` and the request's `state`, and never with a code.
- */
-export function expectErrorRedirect(
-  res: HttpResponse,
-  expected: { redirectUri: string; state: string; error: string; what: string },
-): void {
-  const { redirectUri, state, error, what } = expected
-  const url = toClient(res, redirectUri)
-  expectThat(
-    url,
-    `${what}: expected a 302 to ${redirectUri} with error=${error}, got HTTP ${res.status}${
-      res.headers.get('location') ? ` to ${res.headers.get('location')}` : ' (no redirect)'
-    }`,
-  )
-  expectThat([302, 303].includes(res.status), `${what}: redirect status ${res.status}, not 302`)
-  const got = url.searchParams
-  expectThat(!got.has('code'), `${what}: the redirect carries a code (${url.toString()})`)
-  expectThat(
-    got.get('error') === error,
-    `${what}: expected error=${error} in the redirect, got ${JSON.stringify(got.get('error'))}`,
-  )
-  expectThat(
-    got.get('state') === state,
-    `${what}: expected state=${state} echoed, got ${JSON.stringify(got.get('state'))}`,
-  )
 }
 
 /**
@@ -98,7 +70,7 @@ async function expectAcceptedControl(ctx: CheckContext): Promise<void> {
     code_challenge: s256(randomVerifier()),
     code_challenge_method: 'S256',
   })
-  const url = toClient(res, redirectUri)
+  const url = redirectToClient(res, redirectUri)
   expectThat(
     res.status < 400 && !url?.searchParams.has('error'),
     `control: a valid S256 authorization request was refused (HTTP ${res.status}${
@@ -107,17 +79,12 @@ async function expectAcceptedControl(ctx: CheckContext): Promise<void> {
   )
 }
 
-check('PKCE-01', async (ctx) => {
+const PKCE_01 = check(async (ctx) => {
   await expectAcceptedControl(ctx)
   const { params, redirectUri, state } = baseRequest(ctx)
   // RFC 7636 §4.4.1, INTERFACE.md §5.2: PKCE is mandatory, so no challenge is invalid_request
   const res = await authorizeRaw(ctx, params)
-  expectErrorRedirect(res, {
-    redirectUri,
-    state,
-    error: 'invalid_request',
-    what: 'no code_challenge',
-  })
+  expectErrorRedirect(res, redirectUri, 'no code_challenge', ['invalid_request'], state)
 })
 
 /**
@@ -127,7 +94,7 @@ check('PKCE-01', async (ctx) => {
  */
 const s256Shaped = (): string => randomBytes(32).toString('base64url')
 
-check('PKCE-02', async (ctx) => {
+const PKCE_02 = check(async (ctx) => {
   await expectAcceptedControl(ctx)
   const verifier = s256Shaped()
   const variants: { what: string; challenge: string; method?: string }[] = [
@@ -147,11 +114,11 @@ check('PKCE-02', async (ctx) => {
       code_challenge: v.challenge,
       ...(v.method !== undefined ? { code_challenge_method: v.method } : {}),
     })
-    expectErrorRedirect(res, { redirectUri, state, error: 'invalid_request', what: v.what })
+    expectErrorRedirect(res, redirectUri, v.what, ['invalid_request'], state)
   }
 })
 
-check('PKCE-03', async (ctx) => {
+const PKCE_03 = check(async (ctx) => {
   await expectAcceptedControl(ctx)
   const valid = s256(randomVerifier())
   // RFC 7636 §4.2: an S256 challenge is 43 base64url characters without padding
@@ -175,7 +142,7 @@ check('PKCE-03', async (ctx) => {
         code_challenge: v.challenge,
         code_challenge_method: 'S256',
       })
-      expectErrorRedirect(res, { redirectUri, state, error: 'invalid_request', what: v.what })
+      expectErrorRedirect(res, redirectUri, v.what, ['invalid_request'], state)
     })
 })
 
@@ -185,7 +152,7 @@ const APPENDIX_B = {
   challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
 }
 
-check('PKCE-04', async (ctx) => {
+const PKCE_04 = check(async (ctx) => {
   // guards the constants themselves: the vector must hash as the RFC says
   expectThat(s256(APPENDIX_B.verifier) === APPENDIX_B.challenge, 'the App. B vector is mistyped')
   const auth = await authorize(ctx, { params: { code_challenge: APPENDIX_B.challenge } })
@@ -204,7 +171,7 @@ check('PKCE-04', async (ctx) => {
   )
 })
 
-check('PKCE-05', async (ctx) => {
+const PKCE_05 = check(async (ctx) => {
   const auth = await authorize(ctx)
   const res = await redeemRaw(ctx, {
     code: codeOf(auth),
@@ -219,7 +186,7 @@ check('PKCE-05', async (ctx) => {
   )
 })
 
-check('PKCE-06', async (ctx) => {
+const PKCE_06 = check(async (ctx) => {
   const wrongVerifiers = [
     { what: 'a random well-formed verifier', verifier: () => randomVerifier(64) },
     // RFC 9700 §4.8: a server that also accepts plain would take the challenge as the verifier
@@ -241,7 +208,7 @@ check('PKCE-06', async (ctx) => {
     })
 })
 
-check('PKCE-07', async (ctx) => {
+const PKCE_07 = check(async (ctx) => {
   const insert = (c: string): string => `${randomVerifier(25)}${c}${randomVerifier(25)}`
   // RFC 7636 §4.1: code-verifier = 43*128unreserved
   const cases = [
@@ -278,14 +245,14 @@ check('PKCE-07', async (ctx) => {
 /** How many wrong verifiers PKCE-08 tries on one code before the right one. */
 const GUESSES = 10
 
-check('PKCE-08', async (ctx) => {
+const PKCE_08 = check(async (ctx) => {
   const first = await authorize(ctx)
   const code = codeOf(first)
-  const redeem = (verifier: string) =>
+  const redeemWith = (verifier: string) =>
     redeemRaw(ctx, { code, verifier, client: first.client, redirectUri: first.redirectUri })
-  const wrong = await redeem(randomVerifier(64))
+  const wrong = await redeemWith(randomVerifier(64))
   expectThat(wrong.status !== 200, 'a wrong code_verifier redeemed the code (see PKCE-06)')
-  const retry = await redeem(first.verifier)
+  const retry = await redeemWith(first.verifier)
   if (retry.status !== 200) {
     ctx.note(
       `after one failed verifier the code was invalidated: the correct verifier got HTTP ${retry.status}`,
@@ -316,3 +283,15 @@ check('PKCE-08', async (ctx) => {
     `${GUESSES} wrong verifiers on one code were all processed: the correct one then still redeemed it (unbounded guessing)`,
   )
 })
+
+/** The pkce checks, one per row of catalogue/pkce.ts. */
+export const pkceChecks: AreaChecks<typeof catalogue> = {
+  'PKCE-01': PKCE_01,
+  'PKCE-02': PKCE_02,
+  'PKCE-03': PKCE_03,
+  'PKCE-04': PKCE_04,
+  'PKCE-05': PKCE_05,
+  'PKCE-06': PKCE_06,
+  'PKCE-07': PKCE_07,
+  'PKCE-08': PKCE_08,
+}

@@ -1,16 +1,20 @@
 import { randomBytes } from 'node:crypto'
 import type { BrowserContext } from '@playwright/test'
-import { signIn } from '../harness/browser.ts'
-import { check, type CheckContext } from '../harness/check.ts'
+import { submitLogin } from '../harness/browser.ts'
+import { PROBE_LIMIT, PROBE_WINDOW } from '../harness/target.ts'
+import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
+import type { rateLimit as catalogue } from '../catalogue/rate-limit.ts'
+import type { HttpResponse } from '../harness/http.ts'
 import {
   CheckFailure,
   expectEqual,
   expectOAuthError,
   expectStatus,
   expectThat,
+  show,
+  SKEW,
 } from '../harness/expect.ts'
 import { authorize, tokensFor } from '../harness/flows.ts'
-import type { HttpResponse } from '../harness/http.ts'
 import {
   clientCredentialsRaw,
   INTROSPECT,
@@ -19,16 +23,7 @@ import {
   revokeRaw,
   TOKEN,
   userInfoRaw,
-} from '../harness/tokens.ts'
-
-/** The limit the embedded server is lowered to for a probe: a 429 after four requests. */
-const PROBE_LIMIT = 3
-/** An odd window length, so a probe's counters never share a window with other checks' traffic. */
-const PROBE_WINDOW = 97
-/** Clock skew the harness allows between itself and the target (REQUIREMENTS.md). */
-const SKEW = 300
-
-const show = (v: unknown): string => JSON.stringify(v)
+} from '../harness/requests.ts'
 
 /** One response of a probe, from the raw client or the browser. */
 interface Probe {
@@ -161,7 +156,7 @@ async function loginAttempts(
       (r) => r.request().isNavigationRequest() && r.request().method() === 'POST',
       { timeout: 10_000 },
     )
-    await signIn(
+    await submitLogin(
       page,
       { username, password: `wrong-${randomBytes(6).toString('hex')}` },
       ctx.target.login,
@@ -173,7 +168,7 @@ async function loginAttempts(
   }
 }
 
-check('RATE-01', { exclusive: true }, async (ctx) => {
+const RATE_01 = check({ exclusive: true }, async (ctx) => {
   // INTERFACE.md §7: HTTP 429 past the limit, in the JSON error shape, with the §8 headers
   const token = await burst(
     ctx,
@@ -194,7 +189,7 @@ check('RATE-01', { exclusive: true }, async (ctx) => {
   expectLimited(ctx, login.limited, 'login form')
 })
 
-check('RATE-02', { exclusive: true }, async (ctx) => {
+const RATE_02 = check({ exclusive: true }, async (ctx) => {
   const controls = ctx.target.controls
   controls?.setRateLimit('token', PROBE_LIMIT, PROBE_WINDOW)
   const send = badSecret(ctx, TOKEN, randomId('rate-probe'))
@@ -285,7 +280,7 @@ const CLIENT_KEYED = [
   { group: 'revoke', path: REVOKE, what: 'revocation endpoint' },
 ] as const
 
-check('RATE-03', { exclusive: true }, async (ctx) => {
+const RATE_03 = check({ exclusive: true }, async (ctx) => {
   // RFC 6749 §2.3.1, §10.10: client secrets and passwords must not be open to guessing, and
   // the limit hits the guesser, not every client behind the same address
   for (const { group, path, what } of CLIENT_KEYED) {
@@ -323,7 +318,7 @@ check('RATE-03', { exclusive: true }, async (ctx) => {
   )
 })
 
-check('RATE-04', { exclusive: true }, async (ctx) => {
+const RATE_04 = check({ exclusive: true }, async (ctx) => {
   const responses: [string, HttpResponse][] = []
   const { body, res } = await tokensFor(ctx, { scope: 'openid' })
   responses.push(['token endpoint (authorization_code)', res])
@@ -345,3 +340,11 @@ check('RATE-04', { exclusive: true }, async (ctx) => {
     rateHeaders(fromHttp(response), what)
   }
 })
+
+/** The rateLimit checks, one per row of catalogue/rate-limit.ts. */
+export const rateLimitChecks: AreaChecks<typeof catalogue> = {
+  'RATE-01': RATE_01,
+  'RATE-02': RATE_02,
+  'RATE-03': RATE_03,
+  'RATE-04': RATE_04,
+}

@@ -4,7 +4,9 @@ import {
   VerifyError,
   type Verifier,
 } from '../../server/resource-server/verifier.ts'
-import { check, type CheckContext } from '../harness/check.ts'
+import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
+import type { resourceServer as catalogue } from '../catalogue/resource-server.ts'
+import { fetchVia } from '../harness/target.ts'
 import {
   CheckFailure,
   expectEqual,
@@ -13,7 +15,6 @@ import {
   expectThat,
 } from '../harness/expect.ts'
 import { tokensFor } from '../harness/flows.ts'
-import { fetchVia } from '../harness/target.ts'
 
 /** A verifier for the target exactly as INTERFACE.md §5.6 describes, fetching its JWKS. */
 function verifierFor(ctx: CheckContext, audience: string): Verifier {
@@ -35,7 +36,7 @@ async function refused(verifier: Verifier, token: string): Promise<string | unde
   }
 }
 
-check('RS-01', async (ctx) => {
+const RS_01 = check(async (ctx) => {
   const main = ctx.target.clients.main
   const { body } = await tokensFor(ctx, { scope: 'openid' })
   const access = String(body.access_token)
@@ -65,8 +66,7 @@ check('RS-01', async (ctx) => {
   expectEqual(wrongAudience, 'wrong_audience', 'verifying with another client as audience')
 })
 
-check(
-  'RS-02',
+const RS_02 = check(
   { embeddedOnly: 'needs the fixtures’ users and roles (embedded reference server only)' },
   async (ctx) => {
     // the expectations below are the fixtures' users, roles and organisations
@@ -135,3 +135,9 @@ check(
     }
   },
 )
+
+/** The resourceServer checks, one per row of catalogue/resource-server.ts. */
+export const resourceServerChecks: AreaChecks<typeof catalogue> = {
+  'RS-01': RS_01,
+  'RS-02': RS_02,
+}

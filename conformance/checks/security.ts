@@ -1,35 +1,25 @@
 import { randomBytes } from 'node:crypto'
 import { lookup } from 'node:dns/promises'
 import type { BrowserContext, Cookie } from '@playwright/test'
-import { signIn as fillSignIn } from '../harness/browser.ts'
-import { check, type CheckContext } from '../harness/check.ts'
+import { submitLogin } from '../harness/browser.ts'
+import { PROBE_LIMIT, PROBE_WINDOW } from '../harness/target.ts'
+import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
+import type { security as catalogue } from '../catalogue/security.ts'
 import { estimateEntropyBits } from '../harness/entropy.ts'
-import { expectJsonObject, expectStatus, expectThat } from '../harness/expect.ts'
-import { authorize, authorizeRaw, codeOf, redeemRaw } from '../harness/flows.ts'
 import { createHttp, type Http, type HttpResponse } from '../harness/http.ts'
+import { expectJsonObject, expectStatus, expectThat, show } from '../harness/expect.ts'
+import { authorize, codeOf, idTokenOf, redeem, signIn, someAccessToken } from '../harness/flows.ts'
 import {
-  claimsOf,
+  authorizeRaw,
   clientCredentialsRaw,
   credentials,
-  idTokenOf,
   INTROSPECT,
   introspectRaw,
   REVOKE,
-  signIn,
-  someAccessToken,
   TOKEN,
   USER_INFO,
-} from '../harness/tokens.ts'
-
-const show = (v: unknown): string => {
-  // JSON.stringify(undefined) is undefined
-  const s = (JSON.stringify(v) as string | undefined) ?? String(v)
-  return s.length > 200 ? `${s.slice(0, 200)}…` : s
-}
-
-/** The limit the embedded server's groups are lowered to for a probe, and its odd window. */
-const PROBE_LIMIT = 3
-const PROBE_WINDOW = 97
+} from '../harness/requests.ts'
+import { claimsOf } from '../harness/jwt.ts'
 
 const wrongSecret = (): string => `wrong-${randomBytes(8).toString('hex')}`
 
@@ -66,7 +56,7 @@ const advertisedLimit = (res: HttpResponse): number | undefined => {
   return raw !== null && /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : undefined
 }
 
-check('SEC-01', { exclusive: true }, async (ctx) => {
+const SEC_01 = check({ exclusive: true }, async (ctx) => {
   // RFC 6819 §5.1.4.2.3: a limit charged to the account it names lets anyone lock that account
   // out; failed client authentications are counted against where they come from
   const client = ctx.target.clients.service ?? ctx.target.clients.main
@@ -135,7 +125,7 @@ async function sprayer(
       (r) => r.request().isNavigationRequest() && r.request().method() === 'POST',
       { timeout: 10_000 },
     )
-    await fillSignIn(
+    await submitLogin(
       page,
       { username: `spray-${randomBytes(6).toString('hex')}`, password },
       ctx.target.login,
@@ -149,7 +139,7 @@ async function sprayer(
 /** Against another target, spraying this many user names without a 429 fails the check. */
 const SPRAY_MAX = 100
 
-check('SEC-02', { exclusive: true }, async (ctx) => {
+const SEC_02 = check({ exclusive: true }, async (ctx) => {
   // RFC 6749 §10.10: the server MUST prevent guessing of resource owner passwords; a limit per
   // user name alone lets one address try a common password against every user
   const controls = ctx.target.controls
@@ -176,7 +166,7 @@ check('SEC-02', { exclusive: true }, async (ctx) => {
   )
 })
 
-check('SEC-03', async (ctx) => {
+const SEC_03 = check(async (ctx) => {
   // RFC 9207 §3: the metadata parameter tells clients to insist on iss; omitted, it means false
   // the metadata and the response are sub-cases: a provider missing both is told both
   await ctx.subcase('mix-up defense', async () => {
@@ -210,7 +200,7 @@ function expectRefusedCredentials(res: HttpResponse, what: string): void {
   expectThat(!leaked, `${what}: the ${res.status} refusal carries a token or token data`)
 }
 
-check('SEC-04', async (ctx) => {
+const SEC_04 = check(async (ctx) => {
   // RFC 6749 §2.3.1: client credentials MUST NOT be included in the request URI
   const { token, client } = await someAccessToken(ctx)
   // whether a refused revocation revoked anything can only be seen on a token that introspects
@@ -247,7 +237,7 @@ check('SEC-04', async (ctx) => {
   )
 })
 
-check('SEC-05', async (ctx) => {
+const SEC_05 = check(async (ctx) => {
   // RFC 9700 §2.4: the resource owner password credentials grant MUST NOT be used
   const user = ctx.target.users.primary
   const res = await ctx.http.postForm(TOKEN, {
@@ -279,7 +269,7 @@ async function idpCookies(ctx: CheckContext, context: BrowserContext): Promise<C
   return context.cookies(ctx.target.baseUrl)
 }
 
-check('SEC-06', async (ctx) => {
+const SEC_06 = check(async (ctx) => {
   // RFC 6749 §10.10: guessing a generated token MUST have a probability of at most 2^-128
   const codes: string[] = []
   const refreshTokens: string[] = []
@@ -287,12 +277,7 @@ check('SEC-06', async (ctx) => {
     const auth = await authorize(ctx, { scope: 'openid offline_access' })
     const code = codeOf(auth)
     codes.push(code)
-    const res = await redeemRaw(ctx, {
-      code,
-      verifier: auth.verifier,
-      client: auth.client,
-      redirectUri: auth.redirectUri,
-    })
+    const res = await redeem(ctx, auth)
     expectStatus(res, 200, 'token response')
     const rt = (res.json as { refresh_token?: unknown }).refresh_token
     if (typeof rt === 'string') refreshTokens.push(rt)
@@ -341,7 +326,7 @@ check('SEC-06', async (ctx) => {
   for (const [name, samples] of sessionCookies) judge(`session cookie ${name}`, samples)
 })
 
-check('SEC-07', async (ctx) => {
+const SEC_07 = check(async (ctx) => {
   // OWASP ASVS V3.2.1: a new session token on authentication. The attacker signs in, then plants
   // their own session cookie in the victim's browser; the victim signs in (prompt=login)
   const attacker = await ctx.newBrowserContext()
@@ -397,7 +382,7 @@ function referrerPolicy(res: HttpResponse): string | undefined {
     ?.toLowerCase()
 }
 
-check('SEC-08', async (ctx) => {
+const SEC_08 = check(async (ctx) => {
   // RFC 9700 §4.2.4: suppress the Referer header with a Referrer Policy on these pages
   const client = ctx.target.clients.main
   const valid = {
@@ -464,7 +449,7 @@ const INTERNALS: readonly [string, RegExp][] = [
   ['a runtime error name', /\b(?:TypeError|ReferenceError|RangeError|ECONNREFUSED|ENOENT):/],
 ]
 
-check('SEC-09', async (ctx) => {
+const SEC_09 = check(async (ctx) => {
   const client = ctx.target.clients.main
   const junk = 'x'.repeat(5000)
   const requests: [string, () => Promise<HttpResponse>][] = [
@@ -581,7 +566,7 @@ check('SEC-09', async (ctx) => {
   }
 })
 
-check('SEC-10', async (ctx) => {
+const SEC_10 = check(async (ctx) => {
   // RFC 9700 §4.15.1: a client's own token must not be taken for a resource owner's
   const users = [ctx.target.users.primary, ctx.target.users.secondary].filter(
     (u) => u !== undefined,
@@ -612,3 +597,17 @@ check('SEC-10', async (ctx) => {
   }
   if (tried === 0) ctx.skip('no configured client was granted a client_credentials token')
 })
+
+/** The security checks, one per row of catalogue/security.ts. */
+export const securityChecks: AreaChecks<typeof catalogue> = {
+  'SEC-01': SEC_01,
+  'SEC-02': SEC_02,
+  'SEC-03': SEC_03,
+  'SEC-04': SEC_04,
+  'SEC-05': SEC_05,
+  'SEC-06': SEC_06,
+  'SEC-07': SEC_07,
+  'SEC-08': SEC_08,
+  'SEC-09': SEC_09,
+  'SEC-10': SEC_10,
+}

@@ -1,9 +1,10 @@
 import type { X509Certificate } from 'node:crypto'
 import { isIP } from 'node:net'
 import { connect, rootCertificates, type SecureVersion } from 'node:tls'
-import { check } from '../harness/check.ts'
-import { expectStatus, expectThat } from '../harness/expect.ts'
+import { type AreaChecks, check } from '../harness/check.ts'
+import type { transport as catalogue } from '../catalogue/transport.ts'
 import { plainHttpUrl } from '../harness/target.ts'
+import { expectStatus, expectThat } from '../harness/expect.ts'
 
 const PROBED_PATHS = [
   '/.well-known/openid-configuration',
@@ -12,7 +13,7 @@ const PROBED_PATHS = [
   '/auth/user-info',
 ]
 
-check('TLS-01', async (ctx) => {
+const TLS_01 = check(async (ctx) => {
   const { http, target } = ctx
   const plain = plainHttpUrl(target)
   let reached = 0
@@ -102,7 +103,7 @@ function handshake(
   })
 }
 
-check('TLS-02', async (ctx) => {
+const TLS_02 = check(async (ctx) => {
   const url = new URL(ctx.target.baseUrl)
   const host = url.hostname.replace(/^\[|\]$/g, '')
   const port = Number(url.port || 443)
@@ -122,7 +123,7 @@ check('TLS-02', async (ctx) => {
   }
 })
 
-check('TLS-03', async (ctx) => {
+const TLS_03 = check(async (ctx) => {
   for (const path of ['/.well-known/openid-configuration', '/.well-known/jwks.json']) {
     const res = await ctx.http.get(path)
     const hsts = res.headers.get('strict-transport-security')
@@ -134,3 +135,10 @@ check('TLS-03', async (ctx) => {
     )
   }
 })
+
+/** The transport checks, one per row of catalogue/transport.ts. */
+export const transportChecks: AreaChecks<typeof catalogue> = {
+  'TLS-01': TLS_01,
+  'TLS-02': TLS_02,
+  'TLS-03': TLS_03,
+}

@@ -1,22 +1,19 @@
-import { check, type CheckContext } from '../harness/check.ts'
-import { expectEqual, expectJsonObject, expectStatus, expectThat } from '../harness/expect.ts'
-import { verifyJwt } from '../harness/flows.ts'
+import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
+import type { userInfo as catalogue } from '../catalogue/user-info.ts'
 import type { HttpResponse } from '../harness/http.ts'
 import { oidc } from '../harness/oidc.ts'
 import {
-  clientCredentialsRaw,
   expectBearerChallenge,
+  expectEqual,
+  expectJsonObject,
   expectRevoked,
-  expireTokens,
-  forgeries,
-  idTokenOf,
+  expectStatus,
+  expectThat,
   parseChallenge,
-  refreshTokenOf,
-  revokeRaw,
-  signIn,
-  USER_INFO,
-  userInfoRaw,
-} from '../harness/tokens.ts'
+} from '../harness/expect.ts'
+import { expireTokens, idTokenOf, refreshTokenOf, signIn } from '../harness/flows.ts'
+import { clientCredentialsRaw, revokeRaw, USER_INFO, userInfoRaw } from '../harness/requests.ts'
+import { forgeries, verifyJwt } from '../harness/jwt.ts'
 
 /** INTERFACE.md §2.4: the user claims, by the scope that releases them. */
 const CLAIMS = {
@@ -26,7 +23,7 @@ const CLAIMS = {
 } as const
 
 /** A 200 user-info answer, as a JSON object. */
-function claimsOf(res: HttpResponse, what: string): Record<string, unknown> {
+function userInfoClaims(res: HttpResponse, what: string): Record<string, unknown> {
   expectStatus(res, 200, what)
   return expectJsonObject(res, what)
 }
@@ -37,34 +34,34 @@ async function idTokenSub(ctx: CheckContext, idToken: string): Promise<unknown> 
   return payload.sub
 }
 
-check('UI-01', async (ctx) => {
+const UI_01 = check(async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid profile email' })
   const sub = await idTokenSub(ctx, idTokenOf(set))
   expectThat(typeof sub === 'string', 'the ID token has no sub')
   // OIDC Core §5.3.2: the user-info sub MUST equal the ID token's sub; compared on the raw
   // answer first, so a mismatch is reported in plain words, then as openid-client sees it
-  const raw = claimsOf(await userInfoRaw(ctx, set.accessToken), 'GET user-info')
+  const raw = userInfoClaims(await userInfoRaw(ctx, set.accessToken), 'GET user-info')
   expectEqual(raw.sub, sub, 'user-info sub (the ID token sub)')
   const claims = await oidc.fetchUserInfo(set.auth.config, set.accessToken, sub)
   expectEqual(claims.sub, sub, 'sub from openid-client')
 })
 
-check('UI-02', async (ctx) => {
+const UI_02 = check(async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid profile email' })
-  const viaGet = claimsOf(await userInfoRaw(ctx, set.accessToken), 'GET user-info')
+  const viaGet = userInfoClaims(await userInfoRaw(ctx, set.accessToken), 'GET user-info')
   // OIDC Core §5.3.1: the OP MUST support GET and POST
   const res = await ctx.http.request(USER_INFO, {
     method: 'POST',
     headers: { authorization: `Bearer ${set.accessToken}` },
   })
-  const viaPost = claimsOf(res, 'POST user-info with an empty body')
+  const viaPost = userInfoClaims(res, 'POST user-info with an empty body')
   expectEqual(JSON.stringify(sorted(viaPost)), JSON.stringify(sorted(viaGet)), 'POST claims vs GET')
 })
 
 const sorted = (o: Record<string, unknown>): Record<string, unknown> =>
   Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)))
 
-check('UI-03', async (ctx) => {
+const UI_03 = check(async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid' })
   const token = set.accessToken
   // RFC 6750 §2.2 (MAY): the form-encoded body parameter
@@ -96,7 +93,7 @@ check('UI-03', async (ctx) => {
   expectEqual(error, 'invalid_request', `${what}: error`)
 })
 
-check('UI-04', async (ctx) => {
+const UI_04 = check(async (ctx) => {
   const cases = [
     ['openid', ['openid']],
     ['openid profile', ['openid', 'profile']],
@@ -106,7 +103,10 @@ check('UI-04', async (ctx) => {
   for (const [scope, scopes] of cases) {
     const released: readonly (keyof typeof CLAIMS)[] = scopes
     const set = await signIn(ctx, { scope })
-    const claims = claimsOf(await userInfoRaw(ctx, set.accessToken), `user-info for "${scope}"`)
+    const claims = userInfoClaims(
+      await userInfoRaw(ctx, set.accessToken),
+      `user-info for "${scope}"`,
+    )
     const allowed = new Set<string>(released.flatMap((s) => CLAIMS[s]))
     // OIDC Core §5.4; INTERFACE.md §2.4: only what the granted scopes release
     const extra = Object.keys(claims).filter((c) => !allowed.has(c))
@@ -158,12 +158,12 @@ function checkTypes(ctx: CheckContext, claims: Record<string, unknown>, who: str
   }
 }
 
-check('UI-05', async (ctx) => {
+const UI_05 = check(async (ctx) => {
   const scope = 'openid profile email'
   const primary = await signIn(ctx, { scope })
   checkTypes(
     ctx,
-    claimsOf(await userInfoRaw(ctx, primary.accessToken), 'user-info'),
+    userInfoClaims(await userInfoRaw(ctx, primary.accessToken), 'user-info'),
     'primary user',
   )
   const secondary = ctx.target.users.secondary
@@ -172,13 +172,13 @@ check('UI-05', async (ctx) => {
     return
   }
   const other = await signIn(ctx, { scope, user: secondary })
-  const claims = claimsOf(await userInfoRaw(ctx, other.accessToken), 'user-info (secondary)')
+  const claims = userInfoClaims(await userInfoRaw(ctx, other.accessToken), 'user-info (secondary)')
   checkTypes(ctx, claims, 'secondary user')
   if (claims.email_verified !== false)
     ctx.note('the secondary user has a verified e-mail, so email_verified=false was not seen')
 })
 
-check('UI-06', async (ctx) => {
+const UI_06 = check(async (ctx) => {
   const res = await userInfoRaw(ctx, undefined)
   // RFC 6750 §3: a request without credentials gets 401 and a Bearer challenge
   const params = expectBearerChallenge(res, 401, undefined, 'user-info without a token')
@@ -187,9 +187,9 @@ check('UI-06', async (ctx) => {
     ctx.note(`the challenge carries error="${params.error}" (RFC 6750 §3.1: SHOULD NOT)`)
 })
 
-check('UI-07', { exclusive: true }, async (ctx) => {
+const UI_07 = check({ exclusive: true }, async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid' })
-  claimsOf(await userInfoRaw(ctx, set.accessToken), 'user-info with the genuine token')
+  userInfoClaims(await userInfoRaw(ctx, set.accessToken), 'user-info with the genuine token')
   // RFC 6750 §3.1; INTERFACE.md §5.6: RS256 only, a published key, an untouched signature
   // each forgery is its own sub-case: every one accepted is reported, not only the first
   for (const [what, token] of await forgeries(ctx, set.accessToken))
@@ -198,7 +198,7 @@ check('UI-07', { exclusive: true }, async (ctx) => {
       expectBearerChallenge(res, 401, 'invalid_token', `user-info with ${what}`)
     })
   const revoked = await signIn(ctx, { scope: 'openid' })
-  claimsOf(await userInfoRaw(ctx, revoked.accessToken), 'user-info before revocation')
+  userInfoClaims(await userInfoRaw(ctx, revoked.accessToken), 'user-info before revocation')
   expectRevoked(await revokeRaw(ctx, revoked.accessToken), 'the access token')
   await ctx.subcase('user-info with a revoked token', async () => {
     // INTERFACE.md §3: a revoked token is inactive (ARCHITECTURE.md: honoured by jti)
@@ -220,7 +220,7 @@ check('UI-07', { exclusive: true }, async (ctx) => {
   }
 })
 
-check('UI-08', async (ctx) => {
+const UI_08 = check(async (ctx) => {
   const tokens: [string, string][] = []
   const service = ctx.target.clients.service
   if (service) {
@@ -251,9 +251,9 @@ check('UI-08', async (ctx) => {
   }
 })
 
-check('UI-09', async (ctx) => {
+const UI_09 = check(async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid offline_access' })
-  claimsOf(await userInfoRaw(ctx, set.accessToken), 'user-info with the access token')
+  userInfoClaims(await userInfoRaw(ctx, set.accessToken), 'user-info with the access token')
   // RFC 8725 §3.11, RFC 9068 §4: an ID token shares iss, sub, aud and kid, but is not an access token
   expectBearerChallenge(
     await userInfoRaw(ctx, idTokenOf(set)),
@@ -269,17 +269,17 @@ check('UI-09', async (ctx) => {
   )
 })
 
-check('UI-10', async (ctx) => {
+const UI_10 = check(async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid' })
   // RFC 9110 §11.1: the auth-scheme is case-insensitive
   for (const scheme of ['bearer', 'BEARER', 'Bearer']) {
     const res = await userInfoRaw(ctx, set.accessToken, { scheme })
-    const claims = claimsOf(res, `user-info with "Authorization: ${scheme} …"`)
+    const claims = userInfoClaims(res, `user-info with "Authorization: ${scheme} …"`)
     expectThat(typeof claims.sub === 'string', `user-info with scheme ${scheme}: no sub`)
   }
 })
 
-check('UI-11', async (ctx) => {
+const UI_11 = check(async (ctx) => {
   const origin = 'https://rp.example'
   const preflight = await ctx.http.request(USER_INFO, {
     method: 'OPTIONS',
@@ -316,3 +316,18 @@ check('UI-11', async (ctx) => {
     `user-info response: Access-Control-Allow-Origin ${JSON.stringify(actual)}`,
   )
 })
+
+/** The userInfo checks, one per row of catalogue/user-info.ts. */
+export const userInfoChecks: AreaChecks<typeof catalogue> = {
+  'UI-01': UI_01,
+  'UI-02': UI_02,
+  'UI-03': UI_03,
+  'UI-04': UI_04,
+  'UI-05': UI_05,
+  'UI-06': UI_06,
+  'UI-07': UI_07,
+  'UI-08': UI_08,
+  'UI-09': UI_09,
+  'UI-10': UI_10,
+  'UI-11': UI_11,
+}

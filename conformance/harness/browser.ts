@@ -204,7 +204,7 @@ export async function browse(
             timeout,
           })
           .catch(() => undefined)
-        await signIn(page, options.user, target.login, options.onLoginStep)
+        await submitLogin(page, options.user, target.login, options.onLoginStep)
         countSignIn(context)
         await Promise.race([reachedCallback, navigated])
       } else {
@@ -301,7 +301,7 @@ export function stepValue(value: string, user: TargetUser): string {
  * Signs `user` in on the login page: the configured steps, or the usual form. A step that
  * fails throws with the step's description, so a report says which one broke.
  */
-export async function signIn(
+export async function submitLogin(
   page: Page,
   user: TargetUser,
   login: LoginConfig | undefined,

@@ -1,7 +1,7 @@
 import { requirements, type Requirement, type RequirementId } from '../requirements.ts'
 import type { Browser, BrowserContext } from '@playwright/test'
 import { launchBrowser } from './browser.ts'
-import { CHECK_TIMEOUT_MS, embeddedOnlyReason } from './needs.ts'
+import { BROWSER_CHECKS_AT_ONCE, CHECK_TIMEOUT_MS, embeddedOnlyReason } from './needs.ts'
 import { createHttp, type Http } from './http.ts'
 import { Slots, type Slot } from './pool.ts'
 import { countIn, newCounters, SharedSessions, type RunCounters } from './session.ts'
@@ -65,13 +65,6 @@ export interface RunResources {
   readonly browserSlots?: Slots | undefined
 }
 
-/**
- * Checks that drive the browser at once, whatever the run's concurrency: Chromium is most of
- * a browser check's CPU, so more beside each other only share the same cores, while checks that
- * send HTTP alone run beside them.
- */
-export const BROWSER_CHECKS_AT_ONCE = 2
-
 export function createRunResources(
   target: Pick<Target, 'baseUrl' | 'ca'>,
   options: {
@@ -117,35 +110,44 @@ export interface CheckOptions {
   readonly embeddedOnly?: string
 }
 
-const registry = new Map<
-  RequirementId,
-  { body: CheckBody; exclusive: boolean; embeddedOnly: string | undefined }
->()
+/** A check as its area file declares it: the body, and how the run must schedule it. */
+export interface Check {
+  readonly body: CheckBody
+  readonly exclusive: boolean
+  readonly embeddedOnly: string | undefined
+}
 
 /**
- * Registers the check for a catalogue row. Title, level and source come from the catalogue.
- * `check(id, { exclusive: true }, body)` registers one that must run alone.
+ * One area's checks, by the IDs of its catalogue file: a catalogue row without a check (or a
+ * check without a row) does not compile.
  */
-export function check(id: RequirementId, body: CheckBody): void
-export function check(id: RequirementId, options: CheckOptions, body: CheckBody): void
-export function check(
-  id: RequirementId,
-  bodyOrOptions: CheckBody | CheckOptions,
-  maybeBody?: CheckBody,
-): void {
-  if (registry.has(id)) throw new Error(`check ${id} is registered twice`)
+export type AreaChecks<Rows> = { readonly [Id in keyof Rows]: Check }
+
+/**
+ * The check for a catalogue row (title, level and source come from the catalogue);
+ * `check({ exclusive: true }, body)` declares one that must run alone.
+ */
+export function check(body: CheckBody): Check
+export function check(options: CheckOptions, body: CheckBody): Check
+export function check(bodyOrOptions: CheckBody | CheckOptions, maybeBody?: CheckBody): Check {
   const [options, body] =
     typeof bodyOrOptions === 'function' ? [{}, bodyOrOptions] : [bodyOrOptions, maybeBody]
-  if (!body) throw new Error(`check ${id} has no body`)
-  if (options.embeddedOnly !== embeddedOnlyReason(id))
-    throw new Error(
-      `check ${id} says embeddedOnly ${JSON.stringify(options.embeddedOnly)} but EMBEDDED_ONLY in harness/needs.ts says ${JSON.stringify(embeddedOnlyReason(id))}: make them the same`,
-    )
-  registry.set(id, {
-    body,
-    exclusive: options.exclusive ?? false,
-    embeddedOnly: options.embeddedOnly,
-  })
+  if (!body) throw new Error('a check has no body')
+  return { body, exclusive: options.exclusive ?? false, embeddedOnly: options.embeddedOnly }
+}
+
+const registry = new Map<RequirementId, Check>()
+
+/** Registers checks for the run (conformance/checks/index.ts registers every area's). */
+export function register(checks: Partial<Record<RequirementId, Check>>): void {
+  for (const [id, entry] of Object.entries(checks) as [RequirementId, Check][]) {
+    if (registry.has(id)) throw new Error(`check ${id} is registered twice`)
+    if (entry.embeddedOnly !== embeddedOnlyReason(id))
+      throw new Error(
+        `check ${id} says embeddedOnly ${JSON.stringify(entry.embeddedOnly)} but EMBEDDED_ONLY in harness/needs.ts says ${JSON.stringify(embeddedOnlyReason(id))}: make them the same`,
+      )
+    registry.set(id, entry)
+  }
 }
 
 /** Whether the check must run alone (see CheckOptions.exclusive). */

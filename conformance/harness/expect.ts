@@ -19,7 +19,8 @@ export function expectControl(condition: unknown, message: string): asserts cond
   if (!condition) throw new ControlFailure(message)
 }
 
-const show = (v: unknown): string => {
+/** A value for a failure message: JSON, cut after 300 characters. */
+export const show = (v: unknown): string => {
   // JSON.stringify(undefined) is undefined: show it as such rather than crash
   const s = (JSON.stringify(v) as string | undefined) ?? String(v)
   return s.length > 300 ? `${s.slice(0, 300)}…` : s
@@ -85,10 +86,10 @@ export function wrongMethod(
   if (res.status !== 405) ctx.note(`${what} was answered ${res.status}, not 405 (SHOULD)`)
 }
 
-/** Runs `fn`, prefixing the message of the CheckFailure it throws with `what`. */
-function about(what: string, fn: () => void): void {
+/** Runs expectations with `what` in front of their failure message. */
+export function about<T>(what: string, expectations: () => T): T {
   try {
-    fn()
+    return expectations()
   } catch (err) {
     if (err instanceof CheckFailure) throw new CheckFailure(`${what}: ${err.message}`)
     throw err
@@ -124,3 +125,117 @@ export function expectOAuthError(
   }
   return body
 }
+
+/** The space-separated tokens of a scope value (RFC 6749 §3.3), or undefined if not a string. */
+export const scopeTokens = (scope: unknown): string[] | undefined =>
+  typeof scope === 'string' ? scope.split(' ').filter(Boolean) : undefined
+
+/** The scope string as a sorted list of distinct values. */
+export const scopeList = (scope: unknown): string[] =>
+  typeof scope === 'string' ? [...new Set(scope.split(' ').filter(Boolean))].sort() : []
+
+/** The scope must be a space-separated string holding exactly `expected` (any order). */
+export function expectScope(actual: unknown, expected: string, what: string): void {
+  expectThat(typeof actual === 'string', `${what}: expected a scope string, got ${show(actual)}`)
+  expectEqual(scopeList(actual).join(' '), scopeList(expected).join(' '), what)
+}
+
+/** RFC 6749 §5.1: token responses MUST NOT be cached. */
+export function expectNoStore(res: HttpResponse, what: string): void {
+  const cacheControl = res.headers.get('cache-control') ?? ''
+  expectThat(
+    /(^|[\s,])no-store($|[\s,])/i.test(cacheControl),
+    `${what}: expected Cache-Control: no-store, got ${show(cacheControl)}`,
+  )
+  expectThat(
+    /no-cache/i.test(res.headers.get('pragma') ?? ''),
+    `${what}: expected Pragma: no-cache, got ${show(res.headers.get('pragma'))}`,
+  )
+}
+
+/** INTERFACE.md §2.5: an inactive token is exactly `{"active":false}`, with status 200. */
+export function expectInactive(res: HttpResponse, what: string): void {
+  expectStatus(res, 200, `introspection of ${what}`)
+  const body = expectJsonObject(res, `introspection of ${what}`)
+  expectThat(
+    body.active === false,
+    `introspection of ${what}: expected active false, got ${show(body)}`,
+  )
+  expectThat(
+    Object.keys(body).length === 1,
+    `introspection of ${what}: an inactive answer holds only "active" (INTERFACE.md §2.5), got ${show(body)}`,
+  )
+}
+
+/** RFC 7662 §2.2: an active token is 200 with active true; returns the body. */
+export function expectActive(res: HttpResponse, what: string): Record<string, unknown> {
+  expectStatus(res, 200, `introspection of ${what}`)
+  const body = expectJsonObject(res, `introspection of ${what}`)
+  expectThat(
+    body.active === true,
+    `introspection of ${what}: expected active true, got ${show(body)}`,
+  )
+  return body
+}
+
+/** INTERFACE.md §3, §4.5: every revocation with valid credentials is 200 with a message. */
+export function expectRevoked(res: HttpResponse, what: string): void {
+  expectStatus(res, 200, `revocation of ${what}`)
+  const body = expectJsonObject(res, `revocation of ${what}`)
+  expectThat(
+    typeof body.message === 'string' && body.message !== '',
+    `revocation of ${what}: expected a "message" string, got ${show(body)}`,
+  )
+}
+
+/** The scheme and auth-params of a WWW-Authenticate challenge (RFC 9110 §11.6.1). */
+export function parseChallenge(
+  header: string | null,
+): { scheme: string; params: Record<string, string> } | undefined {
+  if (!header) return undefined
+  const m = /^\s*([A-Za-z][\w!#$%&'*+.^`|~-]*)(.*)$/s.exec(header)
+  if (!m?.[1]) return undefined
+  const params: Record<string, string> = {}
+  const re = /(?:^|,)\s*([\w!#$%&'*+.^`|~-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]*))/g
+  for (const p of (m[2] ?? '').matchAll(re)) {
+    if (p[1]) params[p[1].toLowerCase()] = (p[2] ?? p[3] ?? '').replace(/\\(.)/g, '$1')
+  }
+  return { scheme: m[1], params }
+}
+
+/**
+ * RFC 6750 §3: a user-info refusal with `status` carries a Bearer challenge; with `error`
+ * given, the challenge names it (and the JSON body, when there is one, agrees).
+ */
+export function expectBearerChallenge(
+  res: HttpResponse,
+  status: number | readonly number[],
+  error: string | undefined,
+  what: string,
+): Record<string, string> {
+  expectStatus(res, status, what)
+  const header = res.headers.get('www-authenticate')
+  const challenge = parseChallenge(header)
+  expectThat(
+    challenge?.scheme.toLowerCase() === 'bearer',
+    `${what}: expected WWW-Authenticate: Bearer …, got ${show(header)}`,
+  )
+  if (error !== undefined) {
+    expectThat(
+      challenge.params.error === error,
+      `${what}: expected WWW-Authenticate with error="${error}", got ${show(header)}`,
+    )
+  }
+  return challenge.params
+}
+
+/** A failed client authentication: 401 invalid_client and nothing about the token. */
+export function expectNoTokenData(res: HttpResponse, what: string): void {
+  about(what, () => expectOAuthError(res, 401, 'invalid_client'))
+  const body = res.json as Record<string, unknown>
+  for (const field of ['active', 'sub', 'scope', 'client_id', 'exp'])
+    expectThat(!(field in body), `${what}: the error body carries "${field}"`)
+}
+
+/** Harness rule: time comparisons allow ±5 min of clock skew (REQUIREMENTS.md). */
+export const SKEW = 300

@@ -1,12 +1,20 @@
-import type { decodeProtectedHeader } from 'jose'
-import { createLocalJWKSet, jwtVerify, type JWTPayload } from 'jose'
+import type { Page } from '@playwright/test'
 import type { CheckContext } from './check.ts'
 import { browse, clientOrigins, type BrowserOutcome } from './browser.ts'
-import { expectJsonObject, expectStatus, expectThat } from './expect.ts'
+import {
+  about,
+  expectJsonObject,
+  expectOAuthError,
+  expectStatus,
+  expectThat,
+  show,
+} from './expect.ts'
 import type { HttpResponse } from './http.ts'
 import { oidc, oidcConfig } from './oidc.ts'
+import { clientCredentialsRaw, redeemRaw, refreshRaw } from './requests.ts'
 import type { TargetClient, TargetUser } from './target.ts'
-import type { Page } from '@playwright/test'
+
+type Json = Record<string, unknown>
 
 /** The result of driving an authorization request through the browser. */
 export interface AuthorizeResult {
@@ -234,27 +242,25 @@ export async function redeemWithClient(
   })
 }
 
-/** A raw token request for an authorization code (the negative checks). */
-export function redeemRaw(
-  ctx: Pick<CheckContext, 'http'>,
-  form: {
-    code: string
-    verifier?: string | undefined
-    client: TargetClient
-    redirectUri?: string | undefined
-    extra?: Record<string, string>
-  },
-): Promise<HttpResponse> {
-  const body: Record<string, string> = {
-    grant_type: 'authorization_code',
-    code: form.code,
-    client_id: form.client.id,
-    client_secret: form.client.secret,
-    ...(form.redirectUri !== undefined ? { redirect_uri: form.redirectUri } : {}),
-    ...(form.verifier !== undefined ? { code_verifier: form.verifier } : {}),
-    ...form.extra,
-  }
-  return ctx.http.postForm('/auth/token', body)
+/**
+ * Redeems a code obtained outside `authorize` (a hand-built or POSTed request) for `client`
+ * with a raw request; returns the 200 JSON body.
+ */
+export async function redeemCode(
+  ctx: CheckContext,
+  code: string,
+  verifier: string,
+  client: TargetClient,
+  what: string,
+): Promise<Record<string, unknown>> {
+  const res = await redeemRaw(ctx, {
+    code,
+    verifier,
+    client,
+    redirectUri: redirectUriOf(ctx, client),
+  })
+  expectStatus(res, 200, `${what}: token response`)
+  return res.json as Record<string, unknown>
 }
 
 /** Signs in and redeems the code with a raw request; returns the parsed 200 body. */
@@ -263,43 +269,231 @@ export async function tokensFor(
   options: AuthorizeOptions = {},
 ): Promise<{ body: Record<string, unknown>; res: HttpResponse; auth: AuthorizeResult }> {
   const auth = await authorize(ctx, options)
-  const code = codeOf(auth)
-  const res = await redeemRaw(ctx, {
-    code,
-    verifier: auth.verifier,
-    client: auth.client,
-    redirectUri: auth.redirectUri,
-  })
+  const res = await redeem(ctx, auth)
   expectStatus(res, 200, 'token response')
   return { body: expectJsonObject(res, 'token response'), res, auth }
 }
 
-/** Fetches the JWKS and verifies a JWT with RS256 only, independently of openid-client. */
-export async function verifyJwt(
-  ctx: Pick<CheckContext, 'http' | 'target'>,
-  token: string,
-  options: { audience?: string; typ?: string } = {},
-): Promise<{ payload: JWTPayload; header: ReturnType<typeof decodeProtectedHeader> }> {
-  const res = await ctx.http.get('/.well-known/jwks.json')
-  const jwks = createLocalJWKSet(res.json as Parameters<typeof createLocalJWKSet>[0])
-  const { payload, protectedHeader } = await jwtVerify(token, jwks, {
-    algorithms: ['RS256'],
-    issuer: ctx.target.baseUrl,
-    ...(options.audience ? { audience: options.audience } : {}),
-    ...(options.typ ? { typ: options.typ } : {}),
-    clockTolerance: 300,
+/** Redeems the code of a successful authorization with a raw request, as the flow's client. */
+export function redeem(
+  ctx: Pick<CheckContext, 'http'>,
+  auth: AuthorizeResult,
+): Promise<HttpResponse> {
+  return redeemRaw(ctx, {
+    code: codeOf(auth),
+    verifier: auth.verifier,
+    client: auth.client,
+    redirectUri: auth.redirectUri,
   })
-  return { payload, header: protectedHeader }
 }
 
-/** A raw authorization request (no browser): the response is inspected, never followed. */
-export function authorizeRaw(
-  ctx: Pick<CheckContext, 'http'>,
-  params: Record<string, string | readonly string[]>,
-  headers?: Record<string, string>,
-): Promise<HttpResponse> {
-  return ctx.http.request('/auth/authorize', {
-    query: params,
-    headers: { accept: 'text/html', ...headers },
+/** A fresh PKCE pair (S256). */
+export async function pkcePair(): Promise<{ verifier: string; challenge: string }> {
+  const verifier = oidc.randomPKCECodeVerifier()
+  return { verifier, challenge: await oidc.calculatePKCECodeChallenge(verifier) }
+}
+
+// a type, not an interface, so that it stays assignable to a parameter record
+export type AuthorizeParams = {
+  client_id: string
+  redirect_uri: string
+  response_type: string
+  scope: string
+  state: string
+  code_challenge: string
+  code_challenge_method: string
+}
+
+/** The parameters of a valid authorization request (INTERFACE.md §4.1), in the usual order. */
+export async function validParams(
+  ctx: Pick<CheckContext, 'target' | 'skip'>,
+  client: TargetClient = mainClient(ctx),
+): Promise<AuthorizeParams> {
+  const { challenge } = await pkcePair()
+  return {
+    client_id: client.id,
+    redirect_uri: redirectUriOf(ctx, client),
+    response_type: 'code',
+    scope: 'openid',
+    state: oidc.randomState(),
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  }
+}
+
+/** The tokens of one authorization code redemption. */
+export interface TokenSet {
+  readonly accessToken: string
+  readonly refreshToken: string | undefined
+  readonly idToken: string | undefined
+  readonly scope: string
+  readonly body: Record<string, unknown>
+  readonly auth: AuthorizeResult
+}
+
+/**
+ * Signs in (through the browser or a replayed session), redeems the code and returns the
+ * tokens. The browser's `submitLogin` only fills in and submits the login page.
+ */
+export async function signIn(ctx: CheckContext, options: AuthorizeOptions): Promise<TokenSet> {
+  const { body, auth } = await tokensFor(ctx, options)
+  expectThat(
+    typeof body.access_token === 'string' && body.access_token !== '',
+    `token response without an access_token: ${JSON.stringify(Object.keys(body))}`,
+  )
+  const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined)
+  return {
+    accessToken: body.access_token,
+    refreshToken: str(body.refresh_token),
+    idToken: str(body.id_token),
+    // RFC 6749 §5.1: an omitted scope means the requested one
+    scope: str(body.scope) ?? options.scope ?? 'openid',
+    body,
+    auth,
+  }
+}
+
+/** The refresh token of a token set, or a failure saying it is missing. */
+export function refreshTokenOf(set: TokenSet): string {
+  expectThat(
+    set.refreshToken,
+    `no refresh_token in the token response for scope "${set.scope}" (offline_access granted)`,
+  )
+  return set.refreshToken
+}
+
+export function idTokenOf(set: TokenSet): string {
+  expectThat(set.idToken, `no id_token in the token response for scope "${set.scope}"`)
+  return set.idToken
+}
+
+/**
+ * The client_credentials client: the service client when configured, else the main client,
+ * which has all three grants (TargetConfig), as other checks do.
+ */
+export function serviceClient(ctx: Pick<CheckContext, 'target' | 'skip'>): TargetClient {
+  return ctx.target.clients.service ?? ctx.target.clients.main
+}
+
+/**
+ * The scope a client_credentials request asks for: the client's configured `scope`, never a
+ * name guessed from the reference server's fixtures; without it the check is skipped.
+ */
+export function clientCredentialsScope(
+  ctx: Pick<CheckContext, 'skip'>,
+  client: TargetClient,
+): string {
+  if (!client.scope)
+    ctx.skip(
+      `the target configuration gives client ${client.id} no scope (clients.*.scope: the scopes it may ask for with client_credentials)`,
+    )
+  return client.scope
+}
+
+/** The second client for cross-client checks, or the check is skipped. */
+export function otherClient(ctx: Pick<CheckContext, 'target' | 'skip'>): TargetClient {
+  const client = ctx.target.clients.other
+  if (!client) ctx.skip('the target configuration names no second (other) client')
+  return client
+}
+
+/** An access token for the credential checks: the service client's, else the main client's. */
+export async function someAccessToken(
+  ctx: CheckContext,
+): Promise<{ token: string; client: TargetClient }> {
+  const service = ctx.target.clients.service
+  if (service) {
+    const res = await clientCredentialsRaw(ctx, service)
+    expectStatus(res, 200, 'client_credentials token for the check')
+    return { token: String(expectJsonObject(res, 'token').access_token), client: service }
+  }
+  const set = await signIn(ctx, { scope: 'openid' })
+  return { token: set.accessToken, client: ctx.target.clients.main }
+}
+
+/**
+ * ARCHITECTURE.md (C1): a Basic header instead of the body is a SHOULD-level note; either way
+ * a 4xx must be 401 invalid_client with a challenge (RFC 6749 §5.2).
+ */
+export async function probeBasic(
+  ctx: CheckContext,
+  path: string,
+  token: string,
+  client: TargetClient,
+): Promise<void> {
+  const basic = Buffer.from(
+    `${encodeURIComponent(client.id)}:${encodeURIComponent(client.secret)}`,
+  ).toString('base64')
+  const res = await ctx.http.request(path, {
+    method: 'POST',
+    headers: { authorization: `Basic ${basic}` },
+    form: { token },
   })
+  if (res.status === 200) {
+    ctx.note(`${path}: client_secret_basic is accepted (RFC 6749 §2.3.1)`)
+    return
+  }
+  const what = `${path} with an Authorization: Basic header instead of the body`
+  about(what, () => expectOAuthError(res, 401, 'invalid_client'))
+  expectThat(
+    res.headers.get('www-authenticate'),
+    `${what}: 401 without WWW-Authenticate (RFC 6749 §5.2)`,
+  )
+  ctx.note(`${path}: client_secret_basic is refused (INTERFACE.md allows client_secret_post only)`)
+}
+
+/**
+ * Moves the embedded server's clock past an access token's expiry (for the rest of the check:
+ * the harness puts it back afterwards); elsewhere notes why the expiry part is left out and
+ * returns false.
+ */
+export function expireTokens(ctx: CheckContext, expiresIn: unknown, what: string): boolean {
+  const controls = ctx.target.controls
+  if (!controls) {
+    ctx.note(`${what}: not checked, because only the embedded server's clock can be moved`)
+    return false
+  }
+  controls.advanceClock((typeof expiresIn === 'number' ? expiresIn : 3600) + 1)
+  return true
+}
+
+/** Polls `probe` until it holds or `ms` have passed; returns whether it held. */
+export async function within(ms: number, probe: () => Promise<boolean>): Promise<boolean> {
+  const deadline = performance.now() + ms
+  for (;;) {
+    if (await probe()) return true
+    if (performance.now() >= deadline) return false
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+/** A client_credentials token response (a client that may use the grant). */
+export async function clientCredentials(
+  ctx: Pick<CheckContext, 'http'>,
+  client: TargetClient,
+): Promise<Json> {
+  let res = await clientCredentialsRaw(ctx, client)
+  // RFC 6749 §3.3: a server may refuse an omitted scope rather than grant a default; then ask
+  // for the scope ARCHITECTURE.md's fixtures give the client
+  if (res.status === 400 && (res.json as Json | undefined)?.error === 'invalid_scope') {
+    const scope = client.id === 'service-client' ? 'api:reports' : 'read:documents'
+    res = await clientCredentialsRaw(ctx, client, scope)
+  }
+  expectStatus(res, 200, `client_credentials token response for ${client.id}`)
+  return expectJsonObject(res, `client_credentials token response for ${client.id}`)
+}
+
+/** A refresh_token grant; the parsed 200 body. */
+export async function refresh(
+  ctx: Pick<CheckContext, 'http' | 'target'>,
+  client: TargetClient,
+  refreshToken: unknown,
+): Promise<Json> {
+  expectThat(
+    typeof refreshToken === 'string' && refreshToken.length > 0,
+    `the authorization_code grant with offline_access returned no refresh_token (INTERFACE.md §2.2), got ${show(refreshToken)}`,
+  )
+  const res = await refreshRaw(ctx, refreshToken, { client })
+  expectStatus(res, 200, 'refresh_token token response')
+  return expectJsonObject(res, 'refresh_token token response')
 }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { check, createRunResources, runCheck, type RunResources } from './check.ts'
+import { check, createRunResources, register, runCheck, type RunResources } from './check.ts'
 import { ControlFailure, expectThat } from './expect.ts'
 import type { Target } from './target.ts'
 
@@ -10,24 +10,26 @@ const resources: RunResources = {
   browser: () => Promise.reject(new Error('no browser here')),
 }
 
-check('DISC-01', async (ctx) => {
-  await ctx.subcase('first', () => expectThat(false, 'first: broken'))
-  await ctx.subcase('second', () => expectThat(true, 'never'))
-  await ctx.subcase('third', () => expectThat(false, 'broken too'))
-})
-check('DISC-03', async (ctx) => {
-  await ctx.subcase('first', () => expectThat(false, 'first: broken'))
-  throw new ControlFailure('the control did not hold')
-})
-check('ERR-01', async (ctx) => {
-  // measured: the rest needs 300 ms, more than the 100 ms limit the run gives
-  ctx.extendTimeout(300)
-  await new Promise((resolve) => setTimeout(resolve, 200))
-  await ctx.subcase('all', () => expectThat(true, 'never'))
-})
-check('DISC-02', async (ctx) => {
-  ctx.extendTimeout(10 * 60_000)
-  await new Promise((resolve) => setTimeout(resolve, 1000))
+register({
+  'DISC-01': check(async (ctx) => {
+    await ctx.subcase('first', () => expectThat(false, 'first: broken'))
+    await ctx.subcase('second', () => expectThat(true, 'never'))
+    await ctx.subcase('third', () => expectThat(false, 'broken too'))
+  }),
+  'DISC-03': check(async (ctx) => {
+    await ctx.subcase('first', () => expectThat(false, 'first: broken'))
+    throw new ControlFailure('the control did not hold')
+  }),
+  'ERR-01': check(async (ctx) => {
+    // measured: the rest needs 300 ms, more than the 100 ms limit the run gives
+    ctx.extendTimeout(300)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    await ctx.subcase('all', () => expectThat(true, 'never'))
+  }),
+  'DISC-02': check(async (ctx) => {
+    ctx.extendTimeout(10 * 60_000)
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+  }),
 })
 
 describe('sub-cases: every deviation of a check is reported', () => {

@@ -120,6 +120,11 @@ export interface TargetControls {
   reset(): void
 }
 
+/** The limit a rate-limit probe lowers the embedded server's group to: a 429 after four requests. */
+export const PROBE_LIMIT = 3
+/** An odd window length, so a probe's counters never share a window with other checks' traffic. */
+export const PROBE_WINDOW = 97
+
 /**
  * Builds the undici dispatcher the harness fetches with. TLS verification is never disabled:
  * a given CA is trusted explicitly, beside the public roots (`connect.ca` replaces them).

@@ -1,42 +1,15 @@
-import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
+import { HttpResponse } from 'msw'
 import type { authorize } from '../../catalogue/authorize.ts'
-import { fetchVia, type Target, type TargetClient } from '../../harness/target.ts'
-import { redirectVariants } from '../../checks/authorize.ts'
-import { corruptJson, headerPairs, type Sabotage, type Sabotages, perPart } from './kit.ts'
-
-export interface AuthorizeChange {
-  /** Returns the URL to forward instead of the harness's own (the server misreads it). */
-  readonly request?: (url: URL, target: Target) => URL | undefined
-  /** Changes the real answer's headers (name/value pairs, lower-case names). */
-  readonly headers?: (headers: [string, string][], sent: URL) => [string, string][]
-  /** Returns an answer instead of the real one (the server misbehaves). */
-  readonly respond?: (real: Response, sent: URL, target: Target) => Response | undefined
-}
-
-/**
- * Intercepts the raw GET /auth/authorize requests of the harness (never the browser's). The
- * real headers are copied as name/value pairs: a Headers object made here is not the class
- * msw's Response knows, and would be dropped whole.
- */
-export function onAuthorize(change: AuthorizeChange) {
-  return (target: Target): HttpHandler[] => [
-    http.get(`${target.baseUrl}/auth/authorize`, async ({ request }) => {
-      const sent = new URL(request.url)
-      const forwarded = change.request?.(new URL(sent), target) ?? sent
-      const real = await fetchVia(target.dispatcher, bypass(new Request(forwarded, request)), {
-        redirect: 'manual',
-      })
-      // the body is already decoded, so its length and encoding no longer apply; and msw would
-      // replay a Set-Cookie on every later request of the run, which the harness never does
-      const headers = headerPairs(real.headers)
-      const copy = new HttpResponse(await real.text(), {
-        status: real.status,
-        headers: change.headers?.(headers, sent) ?? headers,
-      })
-      return change.respond?.(copy, sent, target) ?? copy
-    }),
-  ]
-}
+import {
+  corruptJson,
+  onAuthorize,
+  perPart,
+  type Sabotage,
+  type Sabotages,
+  type Target,
+  type TargetClient,
+  redirectVariants,
+} from './kit.ts'
 
 const redirect = (location: string) =>
   new HttpResponse(null, { status: 302, headers: { location, 'cache-control': 'no-store' } })

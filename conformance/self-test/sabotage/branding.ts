@@ -1,10 +1,6 @@
 import { http, type HttpHandler } from 'msw'
 import type { branding } from '../../catalogue/branding.ts'
-import type { Target } from '../../harness/target.ts'
-import type { Json, Sabotages } from './kit.ts'
-import { relay } from './rate-limit.ts'
-
-const BRANDING = '/auth/branding'
+import { BRANDING, type Json, relay, type Sabotages, type Target } from './kit.ts'
 
 /** The real branding answers with their JSON body changed (successful ones only). */
 const editRecord =

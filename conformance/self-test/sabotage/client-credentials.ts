@@ -1,8 +1,7 @@
 import type { clientCredentials } from '../../catalogue/client-credentials.ts'
 import { decodeJwt } from 'jose'
 import { HttpResponse } from 'msw'
-import { perPart, type Sabotage, type Sabotages } from './kit.ts'
-import { onForm, replaced, TOKEN, withJson } from './refresh.ts'
+import { onForm, perPart, replaced, type Sabotage, type Sabotages, TOKEN, withJson } from './kit.ts'
 
 const isClientCredentials = (form: URLSearchParams): boolean =>
   form.get('grant_type') === 'client_credentials'

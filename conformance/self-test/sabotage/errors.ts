@@ -1,15 +1,15 @@
 import { http, HttpResponse } from 'msw'
 import type { errors } from '../../catalogue/errors.ts'
-import type { Target } from '../../harness/target.ts'
-import { corruptHeaders, corruptJson, DISCOVERY, JWKS, perPart, type Sabotages } from './kit.ts'
-
-/** The probes of ERR-01 and ERR-02: an unrouted path or a method the endpoint does not take. */
-const PROBES = [
-  ['get', 'GET', '/auth/no-such-endpoint', 404],
-  ['get', 'GET', '/.well-known/no-such-document', 404],
-  ['post', 'POST', JWKS, 405],
-  ['delete', 'DELETE', DISCOVERY, 405],
-] as const
+import {
+  corruptHeaders,
+  corruptJson,
+  DISCOVERY,
+  ERROR_PROBES,
+  JWKS,
+  perPart,
+  type Sabotages,
+  type Target,
+} from './kit.ts'
 
 /** How to break the target for each ERR-* check. */
 export const errorsSabotage: Record<keyof typeof errors, Sabotages> = {
@@ -20,17 +20,19 @@ export const errorsSabotage: Record<keyof typeof errors, Sabotages> = {
       expect: /405 without an Allow header listing GET/,
       handlers: corruptHeaders(JWKS, (h) => h.delete('allow'), 'all'),
     },
-    ...PROBES.map(([method, name, path, status]) => ({
+    ...ERROR_PROBES.map(({ method: name, path, status }) => ({
       how: `${name} ${path} is answered with an HTML page`,
       expect: new RegExp(
         `^${name} ${path.replace(/[.]/g, '\\.')}: error body: expected Content-Type application/json`,
       ),
       handlers: (target: Target) => [
-        http[method](target.baseUrl + path, () =>
-          HttpResponse.html('<h1>Not here</h1>', {
-            status,
-            ...(status === 405 ? { headers: { allow: 'GET' } } : {}),
-          }),
+        http[name === 'GET' ? 'get' : name === 'POST' ? 'post' : 'delete'](
+          target.baseUrl + path,
+          () =>
+            HttpResponse.html('<h1>Not here</h1>', {
+              status,
+              ...(status === 405 ? { headers: { allow: 'GET' } } : {}),
+            }),
         ),
       ],
     })),

@@ -1,6 +1,5 @@
 import type { idToken } from '../../catalogue/id-token.ts'
-import { forgeTokens, halfHash } from './access-token.ts'
-import type { Sabotages } from './kit.ts'
+import { forgeTokens, halfHash, type Sabotages } from './kit.ts'
 
 /** How to break the target for each IDT-* check. */
 export const idTokenSabotage: Record<keyof typeof idToken, Sabotages> = {

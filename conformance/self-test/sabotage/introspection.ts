@@ -1,86 +1,24 @@
 import { decodeJwt, decodeProtectedHeader } from 'jose'
 import { http, HttpResponse } from 'msw'
 import type { introspection } from '../../catalogue/introspection.ts'
-import type { Target, TargetClient } from '../../harness/target.ts'
 import {
+  asMainClient,
+  basicWithoutChallenge,
   escapeRegExp,
   FORGERIES,
   forgeryKind,
-  perPart,
   type ForgeryKind,
+  INTROSPECT,
+  isJwt,
   type Json,
+  letsThrough,
+  onForm,
+  perPart,
+  replaceJson,
   type Sabotage,
   type Sabotages,
+  withJson,
 } from './kit.ts'
-import { onForm, replaceJson, replaced, withJson } from './refresh.ts'
-
-export const INTROSPECT = '/auth/introspect'
-
-const isJwt = (token: string | null): token is string => token?.split('.').length === 3
-
-/** Ways a request can fail to authenticate its client, as INTRO-04 and REV-05 send them. */
-export type AuthFailure =
-  | 'no client credentials'
-  | 'a client_id without a secret'
-  | 'a wrong client secret'
-  | 'an unknown client'
-
-/** Which of the ways a form is (none when it carries the right secret of a known client). */
-export function authFailureOf(form: URLSearchParams, target: Target): AuthFailure | undefined {
-  const id = form.get('client_id')
-  const secret = form.get('client_secret')
-  if (id === null) return secret === null ? 'no client credentials' : undefined
-  const client = knownClients(target).find((c) => c.id === id)
-  if (!client) return 'an unknown client'
-  if (secret === null) return 'a client_id without a secret'
-  return secret === client.secret ? undefined : 'a wrong client secret'
-}
-
-const knownClients = (target: Target): TargetClient[] => {
-  const { main, other, third, service } = target.clients
-  return [main, other, third, service].filter((c): c is TargetClient => c !== undefined)
-}
-
-/**
- * The client a request that fails to authenticate is taken for: the one its client_id names,
- * else the service client (the owner of the token the checks use when there is one).
- */
-export function assumedClient(form: URLSearchParams, target: Target): TargetClient {
-  const named = knownClients(target).find((c) => c.id === form.get('client_id'))
-  return named ?? target.clients.service ?? target.clients.main
-}
-
-/**
- * The endpoint lets exactly one way of failing to authenticate through: such a request is
- * sent on with the right credentials (the rest are checked as they should be).
- */
-export const letsThrough = (path: string, way: AuthFailure) =>
-  onForm(path, async ({ form, forward, target }) => {
-    if (authFailureOf(form, target) !== way) return undefined
-    const client = assumedClient(form, target)
-    return forward(replaced(form, { client_id: client.id, client_secret: client.secret }))
-  })
-
-/** A request with an Authorization header is refused 401 without a WWW-Authenticate challenge. */
-export const basicWithoutChallenge = (path: string) =>
-  onForm(path, async ({ request }) =>
-    Promise.resolve(
-      request.headers.has('authorization')
-        ? HttpResponse.json(
-            { error: 'invalid_client', error_description: 'client authentication failed' },
-            { status: 401 },
-          )
-        : undefined,
-    ),
-  )
-
-/** Requests of the `other` client sent on as the main client's. */
-export const asMainClient = (path: string) =>
-  onForm(path, async ({ form, forward, target }) => {
-    if (form.get('client_id') !== target.clients.other?.id) return undefined
-    const main = target.clients.main
-    return forward(replaced(form, { client_id: main.id, client_secret: main.secret }))
-  })
 
 /** How to break the target for each INTRO-* check. */
 export const introspectionSabotage: Record<keyof typeof introspection, Sabotages> = {

@@ -1,6 +1,5 @@
 import type { jwks } from '../../catalogue/jwks.ts'
-import { forgeTokens } from './access-token.ts'
-import { corruptJson, firstKey, JWKS, type Sabotages } from './kit.ts'
+import { corruptJson, firstKey, forgeTokens, JWKS, type Sabotages } from './kit.ts'
 
 /** How to break the target for each JWKS-* check. */
 export const jwksSabotage: Record<keyof typeof jwks, Sabotages> = {

@@ -1,6 +1,5 @@
 import type { login } from '../../catalogue/login.ts'
-import { onAuthorize } from './authorize.ts'
-import type { Sabotages } from './kit.ts'
+import { onAuthorize, type Sabotages } from './kit.ts'
 
 /** How to break the target for each LOGIN-* check. */
 export const loginSabotage: Record<keyof typeof login, Sabotages> = {

@@ -1,8 +1,6 @@
 import { http, HttpResponse, type HttpHandler } from 'msw'
 import type { logout } from '../../catalogue/logout.ts'
-import type { Target, TargetClient } from '../../harness/target.ts'
-import type { Sabotages } from './kit.ts'
-import { relay } from './rate-limit.ts'
+import { relay, type Sabotages, type Target, type TargetClient } from './kit.ts'
 
 /**
  * GET /auth/logout answered with a redirect to post_logout_redirect_uri (state echoed) whenever

@@ -1,11 +1,18 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { http, HttpResponse, type HttpHandler } from 'msw'
 import type { pkce } from '../../catalogue/pkce.ts'
-import type { Target } from '../../harness/target.ts'
-import { escapeRegExp, perPart, type Sabotage, type Sabotages } from './kit.ts'
-import { forward, relay, rewriteTokenForm, TOKEN } from './token.ts'
-
-const AUTHORIZE = '/auth/authorize'
+import {
+  answerFrom,
+  AUTHORIZE,
+  escapeRegExp,
+  forward,
+  perPart,
+  rewriteTokenForm,
+  type Sabotage,
+  type Sabotages,
+  type Target,
+  TOKEN,
+} from './kit.ts'
 
 const validChallenge = (): string =>
   createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url')
@@ -19,7 +26,7 @@ function rewriteAuthorizeQuery(mutate: (query: URLSearchParams) => void) {
     http.get(target.baseUrl + AUTHORIZE, async ({ request }) => {
       const url = new URL(request.url)
       mutate(url.searchParams)
-      return relay(await forward(target, request, { url: url.toString() }))
+      return answerFrom(await forward(target, request, { url: url.toString() }))
     }),
   ]
 }
@@ -36,7 +43,7 @@ function redeemsWhenRefused(accepted: (verifier: string) => boolean) {
       const form = new URLSearchParams(text)
       const verifier = form.get('code_verifier')
       const real = await forward(target, request, { body: text })
-      if (verifier === null || real.status !== 400 || !accepted(verifier)) return relay(real)
+      if (verifier === null || real.status !== 400 || !accepted(verifier)) return answerFrom(real)
       return HttpResponse.json(
         { access_token: 'sabotage-token', token_type: 'Bearer', expires_in: 60 },
         { headers: { 'cache-control': 'no-store' } },
@@ -49,7 +56,8 @@ function redeemsWhenRefused(accepted: (verifier: string) => boolean) {
 export const pkceSabotage: Record<keyof typeof pkce, Sabotages> = {
   'PKCE-01': {
     how: 'an authorization request without code_challenge is accepted',
-    expect: /^no code_challenge: expected a 302 to .* with error=invalid_request, got HTTP 200/,
+    expect:
+      /^no code_challenge: expected a redirect to .* with error=invalid_request, got HTTP 200/,
     handlers: rewriteAuthorizeQuery((q) => {
       if (q.has('code_challenge')) return
       q.set('code_challenge', validChallenge())
@@ -60,7 +68,7 @@ export const pkceSabotage: Record<keyof typeof pkce, Sabotages> = {
     {
       how: 'code_challenge_method=plain is accepted',
       expect:
-        /^code_challenge_method=plain: expected a 302 to .* with error=invalid_request, got HTTP 200/,
+        /^code_challenge_method=plain: expected a redirect to .* with error=invalid_request, got HTTP 200/,
       handlers: rewriteAuthorizeQuery((q) => {
         if (q.get('code_challenge_method') === 'plain') q.set('code_challenge_method', 'S256')
       }),
@@ -68,7 +76,7 @@ export const pkceSabotage: Record<keyof typeof pkce, Sabotages> = {
     {
       how: 'an omitted code_challenge_method is read as S256',
       expect:
-        /^code_challenge_method omitted: expected a 302 to .* with error=invalid_request, got HTTP 200/,
+        /^code_challenge_method omitted: expected a redirect to .* with error=invalid_request, got HTTP 200/,
       handlers: rewriteAuthorizeQuery((q) => {
         if (!q.has('code_challenge_method')) q.set('code_challenge_method', 'S256')
       }),
@@ -76,7 +84,7 @@ export const pkceSabotage: Record<keyof typeof pkce, Sabotages> = {
     {
       how: 'the method is compared case-insensitively (s256 read as S256)',
       expect:
-        /^code_challenge_method=s256: expected a 302 to .* with error=invalid_request, got HTTP 200/,
+        /^code_challenge_method=s256: expected a redirect to .* with error=invalid_request, got HTTP 200/,
       handlers: rewriteAuthorizeQuery((q) => {
         if (q.get('code_challenge_method')?.toUpperCase() === 'S256')
           q.set('code_challenge_method', 'S256')
@@ -85,7 +93,7 @@ export const pkceSabotage: Record<keyof typeof pkce, Sabotages> = {
     {
       how: 'an unknown method is read as S256',
       expect:
-        /^code_challenge_method=S512: expected a 302 to .* with error=invalid_request, got HTTP 200/,
+        /^code_challenge_method=S512: expected a redirect to .* with error=invalid_request, got HTTP 200/,
       handlers: rewriteAuthorizeQuery((q) => {
         const method = q.get('code_challenge_method')
         if (method !== null && !['plain', 's256'].includes(method))
@@ -106,7 +114,9 @@ export const pkceSabotage: Record<keyof typeof pkce, Sabotages> = {
       ] as const satisfies readonly (readonly [string, (c: string) => boolean])[]
     ).map(([what, malformed]): Sabotage => ({
       how: `${what} is accepted`,
-      expect: new RegExp(`^${escapeRegExp(what)}: expected a 302 to .* with error=invalid_request`),
+      expect: new RegExp(
+        `^${escapeRegExp(what)}: expected a redirect to .* with error=invalid_request`,
+      ),
       handlers: rewriteAuthorizeQuery((q) => {
         const challenge = q.get('code_challenge')
         if (challenge !== null && malformed(challenge)) q.set('code_challenge', validChallenge())

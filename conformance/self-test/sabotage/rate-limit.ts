@@ -1,26 +1,6 @@
-import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
+import { http, HttpResponse, type HttpHandler } from 'msw'
 import type { rateLimit } from '../../catalogue/rate-limit.ts'
-import { fetchVia, type Target } from '../../harness/target.ts'
-import { headerPairs, type Sabotages } from './kit.ts'
-
-const TOKEN = '/auth/token'
-
-/**
- * The real answer to `request`, rebuilt so msw can hand it on: headers copied entry by entry
- * (msw drops a Headers object copied from a fetched response), and without the length and
- * encoding of the body fetch has already decoded. `edit` may change the headers.
- */
-export async function relay(
-  target: Target,
-  request: Request,
-  edit: (headers: Headers, status: number) => void = () => undefined,
-  body?: string,
-): Promise<Response> {
-  const real = await fetchVia(target.dispatcher, bypass(request), { redirect: 'manual' })
-  const headers = new Headers(headerPairs(real.headers))
-  edit(headers, real.status)
-  return new HttpResponse(body ?? (await real.arrayBuffer()), { status: real.status, headers })
-}
+import { relay, type Sabotages, type Target, TOKEN } from './kit.ts'
 
 /** The real answers of `path` (any method) with their headers edited. */
 const editHeaders =

@@ -1,91 +1,20 @@
-import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
+import { HttpResponse } from 'msw'
 import type { refresh } from '../../catalogue/refresh.ts'
-import { forgeTokens } from './access-token.ts'
-import { fetchVia, type Target } from '../../harness/target.ts'
 import {
   corruptJson,
   DISCOVERY,
   escapeRegExp,
-  headerPairs,
+  forgeTokens,
+  onForm,
   perPart,
-  type Json,
+  plainHeaders,
+  replaced,
   type Sabotage,
   type Sabotages,
+  TOKEN,
+  withJson,
 } from './kit.ts'
 
-/** What a form-posting sabotage sees: the request's form, and the real server behind it. */
-export interface FormExchange {
-  readonly form: URLSearchParams
-  readonly request: Request
-  readonly target: Target
-  /** Sends the request (with `form` instead of the original body) to the real server. */
-  readonly forward: (form?: URLSearchParams) => Promise<Response>
-}
-
-/**
- * An msw handler for the form POSTs of the token lifecycle endpoints (token, introspect,
- * revoke, user-info). `fn` returns the answer, or undefined to let the request through.
- */
-export function onForm(
-  path: string,
-  fn: (x: FormExchange) => Promise<Response | undefined>,
-): (target: Target) => HttpHandler[] {
-  return (target) => [
-    http.post(target.baseUrl + path, async ({ request }) => {
-      const form = new URLSearchParams(await request.clone().text())
-      const forward = (body: URLSearchParams = form): Promise<Response> => {
-        const headers = new Headers(request.headers)
-        headers.delete('content-length')
-        const real = new Request(request.url, {
-          method: 'POST',
-          headers,
-          body: body.toString(),
-        })
-        return fetchVia(target.dispatcher, bypass(real), { redirect: 'manual' }).then(decoded)
-      }
-      return fn({ form, request, target, forward })
-    }),
-  ]
-}
-
-/**
- * The real answer's headers for a replacement answer. fetch has already decoded the body, so
- * the headers that described the encoded one go, or the harness would decode it again. Built
- * entry by entry: a `new Headers(real.headers)` copy reaches the harness empty through msw.
- */
-export function plainHeaders(real: Response): Headers {
-  return new Headers(headerPairs(real.headers))
-}
-
-async function decoded(real: Response): Promise<Response> {
-  return new Response(await real.arrayBuffer(), {
-    status: real.status,
-    headers: plainHeaders(real),
-  })
-}
-
-/** The real answer with its JSON body changed in place. */
-export function withJson(real: Response, mutate: (body: Json) => void) {
-  return replaceJson(real, (body) => {
-    mutate(body)
-    return body
-  })
-}
-
-/** The real answer with its JSON body replaced. */
-export async function replaceJson(real: Response, replace: (body: Json) => Json) {
-  const body = replace((await real.json()) as Json)
-  return HttpResponse.json(body, { status: real.status, headers: plainHeaders(real) })
-}
-
-/** A form with some parameters replaced. */
-export function replaced(form: URLSearchParams, values: Record<string, string>): URLSearchParams {
-  const copy = new URLSearchParams(form)
-  for (const [k, v] of Object.entries(values)) copy.set(k, v)
-  return copy
-}
-
-export const TOKEN = '/auth/token'
 const grant = (form: URLSearchParams, type: string): boolean => form.get('grant_type') === type
 
 /** The code grant answered as if offline_access had not been granted. */

@@ -1,6 +1,5 @@
 import type { resourceServer } from '../../catalogue/resource-server.ts'
-import { forgeTokens } from './access-token.ts'
-import type { Sabotages } from './kit.ts'
+import { forgeTokens, type Sabotages } from './kit.ts'
 
 /** How to break the target for each RS-* check. */
 export const resourceServerSabotage: Record<keyof typeof resourceServer, Sabotages> = {

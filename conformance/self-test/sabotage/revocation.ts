@@ -1,22 +1,24 @@
 import { decodeJwt } from 'jose'
 import { bypass, http, HttpResponse } from 'msw'
 import type { revocation } from '../../catalogue/revocation.ts'
-import { fetchVia } from '../../harness/target.ts'
-import { forgeryKind, perPart, type Sabotage, type Sabotages } from './kit.ts'
 import {
   asMainClient,
   assumedClient,
   authFailureOf,
   basicWithoutChallenge,
+  fetchVia,
+  forgeryKind,
   INTROSPECT,
+  isJwt,
+  keepsFirstAnswer,
   letsThrough,
-} from './introspection.ts'
-import { keepsFirstAnswer } from './code.ts'
-import { onForm, replaced } from './refresh.ts'
-
-const REVOKE = '/auth/revoke'
-
-const isJwt = (token: string | null): boolean => token?.split('.').length === 3
+  onForm,
+  perPart,
+  replaced,
+  REVOKE,
+  type Sabotage,
+  type Sabotages,
+} from './kit.ts'
 
 /** A revocation answered 200 without reaching the server. */
 const swallowed = () => HttpResponse.json({ message: 'the token is no longer active' })

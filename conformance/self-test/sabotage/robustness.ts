@@ -1,8 +1,6 @@
 import { bypass, http, HttpResponse } from 'msw'
 import type { robustness } from '../../catalogue/robustness.ts'
-import { fetchVia } from '../../harness/target.ts'
-import type { Sabotages } from './kit.ts'
-import { onForm, plainHeaders, replaceJson } from './refresh.ts'
+import { fetchVia, onForm, plainHeaders, replaceJson, type Sabotages } from './kit.ts'
 
 /** How to break the target for each ROBUST-* check. */
 export const robustnessSabotage: Record<keyof typeof robustness, Sabotages> = {

@@ -1,20 +1,19 @@
 import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
 import type { security } from '../../catalogue/security.ts'
-import { fetchVia, type Target } from '../../harness/target.ts'
 import {
   corruptHeaders,
   corruptJson,
   DISCOVERY,
+  fetchVia,
   headerPairs,
+  INTROSPECT,
   perPart,
+  REVOKE,
   type Sabotage,
   type Sabotages,
+  type Target,
+  TOKEN,
 } from './kit.ts'
-
-const TOKEN = '/auth/token'
-
-const INTROSPECT = '/auth/introspect'
-const REVOKE = '/auth/revoke'
 
 /** Sends the URL's query parameters plus `body` on to the real server as a POSTed form. */
 function forwardAsForm(target: Target, url: URL, body: string): Promise<Response> {

@@ -1,84 +1,17 @@
-import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
+import { http, HttpResponse, type HttpHandler } from 'msw'
 import type { token } from '../../catalogue/token.ts'
-import { fetchVia, type Target } from '../../harness/target.ts'
-import { headerPairs, perPart, type Json, type Sabotage, type Sabotages } from './kit.ts'
-
-export { headerPairs } from './kit.ts'
-
-export const TOKEN = '/auth/token'
-
-/**
- * Sends `request` on to the real server, never following a redirect, optionally with another
- * URL or body (the handler has already read the original body).
- */
-export function forward(
-  target: Target,
-  request: Request,
-  change: { url?: string; body?: string | undefined } = {},
-): Promise<Response> {
-  const headers = new Headers(request.headers)
-  headers.delete('content-length')
-  return fetchVia(
-    target.dispatcher,
-    bypass(change.url ?? request.url, { method: request.method, headers, body: change.body }),
-    { redirect: 'manual' },
-  )
-}
-
-/** The real server's answer as an msw response, with another body or status if given. */
-export async function relay(
-  real: Response,
-  change: { body?: string; status?: number } = {},
-): Promise<HttpResponse<string>> {
-  return new HttpResponse(change.body ?? (await real.text()), {
-    status: change.status ?? real.status,
-    headers: headerPairs(real.headers),
-  })
-}
-
-const isForm = (request: Request): boolean =>
-  (request.headers.get('content-type') ?? '').includes('application/x-www-form-urlencoded')
-
-/**
- * Rewrites the form of every token request before the real server sees it: the server then
- * behaves as one that ignores or normalises what the form says.
- */
-export function rewriteTokenForm(mutate: (form: URLSearchParams, target: Target) => void) {
-  return (target: Target): HttpHandler[] => [
-    http.post(target.baseUrl + TOKEN, async ({ request }) => {
-      const text = await request.text()
-      if (!isForm(request)) return relay(await forward(target, request, { body: text }))
-      const form = new URLSearchParams(text)
-      mutate(form, target)
-      return relay(await forward(target, request, { body: form.toString() }))
-    }),
-  ]
-}
-
-/**
- * Changes the JSON answers of the token endpoint; `mutate` also sees the request form and may
- * change the status.
- */
-export function corruptTokenJson(
-  mutate: (body: Json, answer: { status: number; readonly form: URLSearchParams }) => void,
-) {
-  return (target: Target): HttpHandler[] => [
-    http.post(target.baseUrl + TOKEN, async ({ request }) => {
-      const text = await request.text()
-      const real = await forward(target, request, { body: text })
-      const answer = await real.text()
-      let body: Json
-      try {
-        body = JSON.parse(answer) as Json
-      } catch {
-        return relay(real, { body: answer })
-      }
-      const changed = { status: real.status, form: new URLSearchParams(text) }
-      mutate(body, changed)
-      return relay(real, { body: JSON.stringify(body), status: changed.status })
-    }),
-  ]
-}
+import {
+  answerFrom,
+  corruptTokenJson,
+  forward,
+  headerPairs,
+  perPart,
+  rewriteTokenForm,
+  type Sabotage,
+  type Sabotages,
+  type Target,
+  TOKEN,
+} from './kit.ts'
 
 /** The grants whose responses TOK-01 and TOK-02 read, in the order they read them. */
 const GRANTS = ['authorization_code', 'refresh_token', 'client_credentials'] as const
@@ -90,7 +23,7 @@ function dropTokenHeader(name: string, grant?: string) {
       const text = await request.text()
       const real = await forward(target, request, { body: text })
       if (grant !== undefined && new URLSearchParams(text).get('grant_type') !== grant)
-        return relay(real)
+        return answerFrom(real)
       return new HttpResponse(await real.text(), {
         status: real.status,
         headers: headerPairs(real.headers).filter(([n]) => n !== name),
@@ -131,7 +64,7 @@ export const tokenSabotage: Record<keyof typeof token, Sabotages> = {
           const text = await request.text()
           const real = await forward(target, request, { body: text })
           if (new URLSearchParams(text).get('grant_type') !== 'client_credentials')
-            return relay(real)
+            return answerFrom(real)
           const headers = headerPairs(real.headers).filter(([n]) => n !== 'content-type')
           return new HttpResponse(await real.text(), {
             status: real.status,
@@ -206,7 +139,7 @@ export const tokenSabotage: Record<keyof typeof token, Sabotages> = {
           const headers = new Headers(request.headers)
           headers.delete('authorization')
           const plain = new Request(request.url, { method: 'POST', headers })
-          return relay(await forward(target, plain, { body: text }))
+          return answerFrom(await forward(target, plain, { body: text }))
         }),
       ],
     },
@@ -224,7 +157,7 @@ export const tokenSabotage: Record<keyof typeof token, Sabotages> = {
           const headers = new Headers(request.headers)
           headers.set('content-type', 'application/x-www-form-urlencoded')
           const post = new Request(`${url.origin}${url.pathname}`, { method: 'POST', headers })
-          return relay(await forward(target, post, { body: url.searchParams.toString() }))
+          return answerFrom(await forward(target, post, { body: url.searchParams.toString() }))
         }),
       ],
     },
@@ -238,7 +171,9 @@ export const tokenSabotage: Record<keyof typeof token, Sabotages> = {
           const headers = new Headers(request.headers)
           headers.set('content-type', 'application/x-www-form-urlencoded')
           const post = new Request(request.url, { method: 'POST', headers })
-          return relay(await forward(target, post, { body: new URLSearchParams(body).toString() }))
+          return answerFrom(
+            await forward(target, post, { body: new URLSearchParams(body).toString() }),
+          )
         }),
       ],
     },

@@ -1,19 +1,21 @@
 import { decodeJwt, decodeProtectedHeader } from 'jose'
 import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
 import type { userInfo } from '../../catalogue/user-info.ts'
-import { fetchVia, type Target } from '../../harness/target.ts'
 import {
+  escapeRegExp,
+  fetchVia,
   FORGERIES,
   forgeryKind,
-  escapeRegExp,
-  perPart,
   type ForgeryKind,
+  onForm,
+  perPart,
+  plainHeaders,
   type Sabotage,
   type Sabotages,
+  type Target,
+  USER_INFO,
+  withJson,
 } from './kit.ts'
-import { onForm, plainHeaders, withJson } from './refresh.ts'
-
-const USER_INFO = '/auth/user-info'
 
 /** The real user-info answer with its headers changed. */
 const userInfoHeaders = (mutate: (headers: Headers) => void) =>

@@ -1,20 +1,22 @@
 import type { BrowserContext, Page } from '@playwright/test'
-import { signIn } from '../harness/browser.ts'
-import { check, type CheckContext } from '../harness/check.ts'
+import { submitLogin } from '../harness/browser.ts'
+import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
+import type { login as catalogue } from '../catalogue/login.ts'
 import { CookieJar } from 'tough-cookie'
-import { expectControl, expectJsonObject, expectStatus, expectThat } from '../harness/expect.ts'
-import {
-  authorize,
-  authorizeRaw,
-  mainClient,
-  redirectUriOf,
-  type AuthorizeResult,
-} from '../harness/flows.ts'
 import type { HttpResponse } from '../harness/http.ts'
 import { oidc } from '../harness/oidc.ts'
 import { jarOf } from '../harness/session.ts'
 import type { TargetUser } from '../harness/target.ts'
-import { expectErrorPage, expectLoginPage, validParams, visibleText } from './authorize.ts'
+import { expectControl, expectJsonObject, expectStatus, expectThat } from '../harness/expect.ts'
+import {
+  authorize,
+  type AuthorizeResult,
+  mainClient,
+  redirectUriOf,
+  validParams,
+} from '../harness/flows.ts'
+import { authorizeRaw } from '../harness/requests.ts'
+import { expectErrorPage, expectLoginPage, visibleText } from '../harness/pages.ts'
 
 /** The hosted login form as a browser got it: where it posts, and what it carries. */
 interface LoginForm {
@@ -163,7 +165,7 @@ const cookiesSet = (res: HttpResponse): string[] =>
     .getSetCookie()
     .filter((c) => !/^[^=]+=\s*(;|$)/.test(c) && !/;\s*max-age=0\b/i.test(c))
 
-check('LOGIN-01', async (ctx) => {
+const LOGIN_01 = check(async (ctx) => {
   const client = mainClient(ctx)
   const res = await ctx.http.get('/auth/branding', { client_id: client.id })
   expectStatus(res, 200, 'GET /auth/branding')
@@ -224,7 +226,7 @@ function expectUnframeable(ctx: CheckContext, res: HttpResponse, what: string): 
   if (!xfo) ctx.note(`${what}: no X-Frame-Options for older browsers`)
 }
 
-check('LOGIN-02', async (ctx) => {
+const LOGIN_02 = check(async (ctx) => {
   const params = await validParams(ctx)
   const login = await expectLoginPage(ctx, await authorizeRaw(ctx, params), 'login page')
   expectUnframeable(ctx, login, 'login page (GET /auth/authorize)')
@@ -292,7 +294,7 @@ async function expectSignsIn(
   expectControl(reached.searchParams.get('code'), `${what}: the client was reached without a code`)
 }
 
-check('LOGIN-03', async (ctx) => {
+const LOGIN_03 = check(async (ctx) => {
   const user = ctx.target.users.primary
   const redirectUri = redirectUriOf(ctx, mainClient(ctx))
   // the control first: the untampered replay signs in, so the refusals below are not luck
@@ -353,7 +355,7 @@ check('LOGIN-03', async (ctx) => {
     ctx.note(`the form posted without any cookie was answered HTTP ${bare.status}`)
 })
 
-check('LOGIN-04', async (ctx) => {
+const LOGIN_04 = check(async (ctx) => {
   const auth = await authorize(ctx)
   expectThat(auth.callback?.searchParams.get('code'), 'the sign-in did not reach the client')
   const status = auth.outcome.loginPostStatus
@@ -388,7 +390,7 @@ async function subresources(page: Page, requested: readonly string[]) {
   return [...fromDom, ...requested.map((r): [string, string] => ['request', r])]
 }
 
-check('LOGIN-05', async (ctx) => {
+const LOGIN_05 = check(async (ctx) => {
   const res = await expectLoginPage(
     ctx,
     await authorizeRaw(ctx, await validParams(ctx)),
@@ -477,7 +479,7 @@ async function expectNoInjection(page: Page, dialogs: string[], what: string): P
   expectThat(dialogs.length === 0, `${what}: injected script ran (${dialogs.join(', ')})`)
 }
 
-check('LOGIN-06', async (ctx) => {
+const LOGIN_06 = check(async (ctx) => {
   const params = {
     state: `<script>alert("${MARK}-state")</script>`,
     login_hint: `"><svg onload=alert("${MARK}-hint")>`,
@@ -496,7 +498,7 @@ check('LOGIN-06', async (ctx) => {
 
   // the username is echoed back after a failed login on many pages
   const loaded = page.waitForEvent('load', { timeout: 10_000 }).catch(() => undefined)
-  await signIn(
+  await submitLogin(
     page,
     {
       username: `"><svg onload=alert("${MARK}-user")><script>alert("${MARK}-user")</script>`,
@@ -514,7 +516,7 @@ check('LOGIN-06', async (ctx) => {
   await expectNoInjection(error, dialogs, 'error page (unknown client)')
 })
 
-check('LOGIN-07', { exclusive: true }, async (ctx) => {
+const LOGIN_07 = check({ exclusive: true }, async (ctx) => {
   const user = ctx.target.users.primary
   const redirectUri = redirectUriOf(ctx, mainClient(ctx))
   // the positive control: the same replay with the right password signs in, so the failed
@@ -602,4 +604,15 @@ export function unknownUsername(real: string): string {
   const at = real.lastIndexOf('@')
   if (at > 0) return `nobody${suffix}${real.slice(at)}`
   return `nobody${suffix}`.slice(0, Math.max(real.length + 8, 12))
+}
+
+/** The login checks, one per row of catalogue/login.ts. */
+export const loginChecks: AreaChecks<typeof catalogue> = {
+  'LOGIN-01': LOGIN_01,
+  'LOGIN-02': LOGIN_02,
+  'LOGIN-03': LOGIN_03,
+  'LOGIN-04': LOGIN_04,
+  'LOGIN-05': LOGIN_05,
+  'LOGIN-06': LOGIN_06,
+  'LOGIN-07': LOGIN_07,
 }

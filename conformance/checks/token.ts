@@ -1,26 +1,21 @@
 import { randomBytes } from 'node:crypto'
-import { wrongMethod } from '../harness/expect.ts'
-import { check, type CheckContext } from '../harness/check.ts'
-import { expectJsonObject, expectOAuthError, expectStatus, expectThat } from '../harness/expect.ts'
-import { tokensFor, verifyJwt } from '../harness/flows.ts'
+import { estimateEntropyBits } from '../harness/entropy.ts'
+import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
+import type { token as catalogue } from '../catalogue/token.ts'
 import type { HttpResponse } from '../harness/http.ts'
 import type { TargetClient } from '../harness/target.ts'
-import { about } from '../harness/tokens.ts'
 import {
-  credentials,
-  estimateEntropyBits,
-  refreshRaw,
+  about,
+  expectJsonObject,
+  expectOAuthError,
+  expectStatus,
+  expectThat,
   scopeTokens,
-  TOKEN,
-} from './token-authorization-code.ts'
-
-/** A client_credentials request of the main client, which INTERFACE.md allows all grants. */
-const clientCredentialsRaw = (
-  ctx: Pick<CheckContext, 'http'>,
-  client: TargetClient,
-  extra: Record<string, string> = {},
-): Promise<HttpResponse> =>
-  ctx.http.postForm(TOKEN, { grant_type: 'client_credentials', ...credentials(client), ...extra })
+  wrongMethod,
+} from '../harness/expect.ts'
+import { tokensFor } from '../harness/flows.ts'
+import { clientCredentialsRaw, credentials, refreshRaw, TOKEN } from '../harness/requests.ts'
+import { verifyJwt } from '../harness/jwt.ts'
 
 /** One successful token response per grant of INTERFACE.md §4.2. */
 async function oneResponsePerGrant(
@@ -32,7 +27,7 @@ async function oneResponsePerGrant(
     typeof refreshToken === 'string',
     'no refresh_token for scope offline_access, so the refresh grant cannot be tried',
   )
-  const refreshed = await refreshRaw(ctx, auth.client, refreshToken)
+  const refreshed = await refreshRaw(ctx, refreshToken, { client: auth.client })
   expectStatus(refreshed, 200, 'refresh_token grant')
   const cc = await clientCredentialsRaw(ctx, ctx.target.clients.main)
   expectStatus(cc, 200, 'client_credentials grant')
@@ -50,7 +45,7 @@ const directives = (res: HttpResponse, name: string): string[] =>
     .split(',')
     .map((d) => d.trim())
 
-check('TOK-01', async (ctx) => {
+const TOK_01 = check(async (ctx) => {
   // each grant's response is its own sub-case: every one that may be cached is reported
   for (const { grant, res } of await oneResponsePerGrant(ctx))
     await ctx.subcase(grant, () => {
@@ -81,7 +76,7 @@ check('TOK-01', async (ctx) => {
 /** RFC 6749 §3.3: scope = scope-token *( SP scope-token ), scope-token = 1*NQCHAR. */
 const SCOPE = /^[\x21\x23-\x5B\x5D-\x7E]+( [\x21\x23-\x5B\x5D-\x7E]+)*$/
 
-check('TOK-02', async (ctx) => {
+const TOK_02 = check(async (ctx) => {
   // each grant's response is its own sub-case: every one that deviates is reported
   for (const { grant, res } of await oneResponsePerGrant(ctx))
     await ctx.subcase(grant, async () => {
@@ -120,7 +115,7 @@ check('TOK-02', async (ctx) => {
     })
 })
 
-check('TOK-03', async (ctx) => {
+const TOK_03 = check(async (ctx) => {
   const main = ctx.target.clients.main
   // the control: the same request with the right secret gets tokens
   expectStatus(await clientCredentialsRaw(ctx, main), 200, 'control with the right secret')
@@ -153,7 +148,7 @@ const basic = (client: TargetClient): string =>
     `${encodeURIComponent(client.id)}:${encodeURIComponent(client.secret)}`,
   ).toString('base64')}`
 
-check('TOK-04', async (ctx) => {
+const TOK_04 = check(async (ctx) => {
   const main = ctx.target.clients.main
   const res = await ctx.http.postForm(
     TOKEN,
@@ -176,7 +171,7 @@ check('TOK-04', async (ctx) => {
   ctx.note('HTTP Basic is not supported, which RFC 6749 §2.3.1 requires (ARCHITECTURE.md C1)')
 })
 
-check('TOK-05', async (ctx) => {
+const TOK_05 = check(async (ctx) => {
   const main = ctx.target.clients.main
   expectStatus(await clientCredentialsRaw(ctx, main), 200, 'control: a well-formed request')
   const noTokens = (res: HttpResponse, what: string) =>
@@ -247,7 +242,7 @@ check('TOK-05', async (ctx) => {
   })
 })
 
-check('TOK-06', async (ctx) => {
+const TOK_06 = check(async (ctx) => {
   const main = ctx.target.clients.main
   // each refusal below is of a request that is valid in every respect but the one under test:
   // the control shows the main client's credentials and this grant form get tokens
@@ -306,7 +301,7 @@ const ESTIMATE_MARGIN = 8
 /** RFC 6749 App. A.12, A.17: access-token and refresh-token = 1*VSCHAR (%x20-7E). */
 const VSCHAR = /^[\x20-\x7E]+$/
 
-check('TOK-07', async (ctx) => {
+const TOK_07 = check(async (ctx) => {
   const refreshTokens: string[] = []
   for (let i = 0; i < ISSUANCES; i++) {
     const started = performance.now()
@@ -340,3 +335,14 @@ check('TOK-07', async (ctx) => {
     `refresh tokens carry an estimated ${Math.round(bits)} bits (128 required)`,
   )
 })
+
+/** The token checks, one per row of catalogue/token.ts. */
+export const tokenChecks: AreaChecks<typeof catalogue> = {
+  'TOK-01': TOK_01,
+  'TOK-02': TOK_02,
+  'TOK-03': TOK_03,
+  'TOK-04': TOK_04,
+  'TOK-05': TOK_05,
+  'TOK-06': TOK_06,
+  'TOK-07': TOK_07,
+}

@@ -1,54 +1,37 @@
 import { randomBytes } from 'node:crypto'
 import { decodeJwt } from 'jose'
 import { estimateEntropyBits } from '../harness/entropy.ts'
-import { check, type CheckContext } from '../harness/check.ts'
+import { type AreaChecks, check } from '../harness/check.ts'
+import type { code as catalogue } from '../catalogue/code.ts'
+import type { HttpResponse } from '../harness/http.ts'
 import {
+  about,
   expectEqual,
   expectJsonObject,
   expectOAuthError,
   expectStatus,
   expectThat,
+  scopeTokens,
 } from '../harness/expect.ts'
 import {
   authorize,
   codeOf,
   mainClient,
-  redeemRaw,
+  redeem,
   redirectUriOf,
   tokensFor,
-  verifyJwt,
 } from '../harness/flows.ts'
-import type { HttpResponse } from '../harness/http.ts'
-import type { TargetClient } from '../harness/target.ts'
-import { about } from '../harness/tokens.ts'
+import {
+  credentials,
+  introspectRaw,
+  redeemRaw,
+  refreshRaw,
+  TOKEN,
+  userInfoRaw,
+} from '../harness/requests.ts'
+import { verifyJwt } from '../harness/jwt.ts'
 
-export const TOKEN = '/auth/token'
-
-/** The space-separated tokens of a scope value (RFC 6749 §3.3), or undefined if not a string. */
-export const scopeTokens = (scope: unknown): string[] | undefined =>
-  typeof scope === 'string' ? scope.split(' ').filter(Boolean) : undefined
-
-/** The client authentication of INTERFACE.md §5.3 (client_secret_post). */
-export const credentials = (client: TargetClient): Record<string, string> => ({
-  client_id: client.id,
-  client_secret: client.secret,
-})
-
-/** A refresh_token grant request (RFC 6749 §6). */
-export const refreshRaw = (
-  ctx: Pick<CheckContext, 'http'>,
-  client: TargetClient,
-  refreshToken: string,
-): Promise<HttpResponse> =>
-  ctx.http.postForm(TOKEN, {
-    grant_type: 'refresh_token',
-    refresh_token: refreshToken,
-    ...credentials(client),
-  })
-
-export { estimateEntropyBits }
-
-check('CODE-01', async (ctx) => {
+const CODE_01 = check(async (ctx) => {
   const requested = ['openid', 'profile', 'email', 'offline_access']
   const { body, auth } = await tokensFor(ctx, { scope: requested.join(' ') })
   const client = auth.client
@@ -84,16 +67,9 @@ check('CODE-01', async (ctx) => {
   }
 })
 
-check('CODE-02', { exclusive: true }, async (ctx) => {
+const CODE_02 = check({ exclusive: true }, async (ctx) => {
   const { auth } = await tokensFor(ctx, { scope: 'openid' })
-  const code = codeOf(auth)
-  const again = () =>
-    redeemRaw(ctx, {
-      code,
-      verifier: auth.verifier,
-      client: auth.client,
-      redirectUri: auth.redirectUri,
-    })
+  const again = () => redeem(ctx, auth)
   // RFC 6749 §4.1.2: the client MUST NOT use the code more than once; §5.2: invalid_grant
   const replay = await again()
   expectThat(replay.status !== 200, 'the code was redeemed a second time (HTTP 200)')
@@ -119,7 +95,7 @@ function jsonAnswer(res: HttpResponse): Record<string, unknown> | undefined {
     : undefined
 }
 
-check('CODE-03', async (ctx) => {
+const CODE_03 = check(async (ctx) => {
   const { body, auth } = await tokensFor(ctx, { scope: 'openid offline_access' })
   const client = auth.client
   const code = codeOf(auth)
@@ -131,14 +107,12 @@ check('CODE-03', async (ctx) => {
   )
   // baselines: each token works before the replay, so a later refusal is the revocation
   let refreshToken = issued
-  const baseline = await refreshRaw(ctx, client, refreshToken)
+  const baseline = await refreshRaw(ctx, refreshToken, { client })
   expectStatus(baseline, 200, 'refresh before the replay')
   const rotated = expectJsonObject(baseline, 'refresh response').refresh_token
   if (typeof rotated === 'string') refreshToken = rotated
-  const userInfo = () =>
-    ctx.http.request('/auth/user-info', { headers: { authorization: `Bearer ${accessToken}` } })
-  const introspect = () =>
-    ctx.http.postForm('/auth/introspect', { token: accessToken, ...credentials(client) })
+  const userInfo = () => userInfoRaw(ctx, accessToken)
+  const introspect = () => introspectRaw(ctx, accessToken, { client })
   const uiBefore = await userInfo()
   const uiLive = uiBefore.status === 200 && jsonAnswer(uiBefore) !== undefined
   if (!uiLive) ctx.note(`user-info answered ${uiBefore.status} before the replay: not checked`)
@@ -154,7 +128,7 @@ check('CODE-03', async (ctx) => {
   })
   expectThat(replay.status !== 200, 'the replayed code was redeemed again (see CODE-02)')
   // RFC 6749 §4.1.2, RFC 9700 §4.2.4: the tokens issued from a replayed code SHOULD be revoked
-  const refreshed = await refreshRaw(ctx, client, refreshToken)
+  const refreshed = await refreshRaw(ctx, refreshToken, { client })
   expectThat(refreshed.status !== 200, 'the refresh token still works after the code replay')
   expectOAuthError(refreshed, 400, 'invalid_grant')
   if (uiLive) {
@@ -171,19 +145,9 @@ check('CODE-03', async (ctx) => {
 /** How many redemptions of one code CODE-04 sends at once. */
 const CONCURRENT = 5
 
-check('CODE-04', async (ctx) => {
+const CODE_04 = check(async (ctx) => {
   const auth = await authorize(ctx)
-  const code = codeOf(auth)
-  const responses = await Promise.all(
-    Array.from({ length: CONCURRENT }, () =>
-      redeemRaw(ctx, {
-        code,
-        verifier: auth.verifier,
-        client: auth.client,
-        redirectUri: auth.redirectUri,
-      }),
-    ),
-  )
+  const responses = await Promise.all(Array.from({ length: CONCURRENT }, () => redeem(ctx, auth)))
   const wins = responses.filter((r) => r.status === 200).length
   // RFC 6749 §4.1.2: a code is used once, however the requests interleave
   expectEqual(wins, 1, `successful redemptions of ${CONCURRENT} concurrent ones`)
@@ -191,7 +155,7 @@ check('CODE-04', async (ctx) => {
     expectOAuthError(r, 400, 'invalid_grant')
 })
 
-check('CODE-05', async (ctx) => {
+const CODE_05 = check(async (ctx) => {
   ctx.note(
     'another registered redirect URI of the main client is not in the target configuration: not tried',
   )
@@ -219,24 +183,24 @@ const errorOf = (res: HttpResponse): string => {
   return typeof error === 'string' ? `, ${error}` : ''
 }
 
-check('CODE-11', async (ctx) => {
+const CODE_11 = check(async (ctx) => {
   const auth = await authorize(ctx)
   const code = codeOf(auth)
-  const redeem = (redirectUri: string) =>
+  const redeemWith = (redirectUri: string) =>
     redeemRaw(ctx, { code, verifier: auth.verifier, client: auth.client, redirectUri })
   // the same request with a wrong redirect_uri: refused (CODE-05 holds that to invalid_grant)
-  const wrong = await redeem(`${auth.redirectUri}/`)
+  const wrong = await redeemWith(`${auth.redirectUri}/`)
   expectThat(wrong.status !== 200, 'redirect_uri with a trailing slash: the code was redeemed')
   // RFC 6749 §4.1.2 makes a code single use; a request refused for a mismatch did not use it,
   // and no source says it spends the code, so only a refusal of the rightful one is recorded
-  const right = await redeem(auth.redirectUri)
+  const right = await redeemWith(auth.redirectUri)
   expectThat(
     right.status === 200,
     `after a token request with a wrong redirect_uri, the rightful redemption was refused (HTTP ${right.status}${errorOf(right)}): the refused request spent the code`,
   )
 })
 
-check('CODE-06', async (ctx) => {
+const CODE_06 = check(async (ctx) => {
   const other = ctx.target.clients.other
   if (!other) return ctx.skip('no second client (clients.other) in the target configuration')
   const auth = await authorize(ctx)
@@ -253,12 +217,7 @@ check('CODE-06', async (ctx) => {
     `client ${other.id} redeemed a code issued to ${auth.client.id}`,
   )
   expectOAuthError(stolen, 400, 'invalid_grant')
-  const own = await redeemRaw(ctx, {
-    code,
-    verifier: auth.verifier,
-    client: auth.client,
-    redirectUri: auth.redirectUri,
-  })
+  const own = await redeem(ctx, auth)
   ctx.note(
     own.status === 200
       ? `${auth.client.id} could still redeem its code after ${other.id}'s attempt`
@@ -266,8 +225,7 @@ check('CODE-06', async (ctx) => {
   )
 })
 
-check(
-  'CODE-07',
+const CODE_07 = check(
   {
     exclusive: true,
     embeddedOnly:
@@ -281,14 +239,8 @@ check(
       )
     const redeemAfter = async (seconds: number) => {
       const auth = await authorize(ctx)
-      const code = codeOf(auth)
       controls.advanceClock(seconds)
-      return redeemRaw(ctx, {
-        code,
-        verifier: auth.verifier,
-        client: auth.client,
-        redirectUri: auth.redirectUri,
-      })
+      return redeem(ctx, auth)
     }
     const probe = await redeemAfter(61)
     ctx.note(
@@ -303,7 +255,7 @@ check(
   },
 )
 
-check('CODE-08', async (ctx) => {
+const CODE_08 = check(async (ctx) => {
   const client = mainClient(ctx)
   const redirectUri = redirectUriOf(ctx, client)
   const verifier = randomBytes(48).toString('base64url')
@@ -340,7 +292,7 @@ check('CODE-08', async (ctx) => {
   about('no code parameter', () => expectOAuthError(missing, 400, 'invalid_request'))
 })
 
-check('CODE-09', async (ctx) => {
+const CODE_09 = check(async (ctx) => {
   const auth = await authorize(ctx, { scope: 'openid' })
   const widened = ['email', 'write:documents']
   const res = await redeemRaw(ctx, {
@@ -380,7 +332,7 @@ check('CODE-09', async (ctx) => {
 /** How many codes CODE-10 collects (the row's 20). */
 const CODES = 20
 
-check('CODE-10', async (ctx) => {
+const CODE_10 = check(async (ctx) => {
   const codes: string[] = []
   for (let i = 0; i < CODES; i++) {
     const auth = await authorize(ctx)
@@ -394,3 +346,18 @@ check('CODE-10', async (ctx) => {
   ctx.note(`estimated entropy per code: ${Math.round(bits)} bits`)
   expectThat(bits >= 96, `codes carry an estimated ${Math.round(bits)} bits of entropy (< 96)`)
 })
+
+/** The code checks, one per row of catalogue/code.ts. */
+export const codeChecks: AreaChecks<typeof catalogue> = {
+  'CODE-01': CODE_01,
+  'CODE-02': CODE_02,
+  'CODE-03': CODE_03,
+  'CODE-04': CODE_04,
+  'CODE-05': CODE_05,
+  'CODE-11': CODE_11,
+  'CODE-06': CODE_06,
+  'CODE-08': CODE_08,
+  'CODE-09': CODE_09,
+  'CODE-10': CODE_10,
+  'CODE-07': CODE_07,
+}

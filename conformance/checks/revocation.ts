@@ -1,28 +1,36 @@
-import { wrongMethod } from '../harness/expect.ts'
-import { check, type CheckContext } from '../harness/check.ts'
-import { expectJsonObject, expectOAuthError, expectStatus, expectThat } from '../harness/expect.ts'
+import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
+import type { revocation as catalogue } from '../catalogue/revocation.ts'
 import { oidc } from '../harness/oidc.ts'
 import {
   about,
-  credentials,
   expectActive,
   expectBearerChallenge,
   expectInactive,
+  expectJsonObject,
   expectNoTokenData,
+  expectOAuthError,
   expectRevoked,
+  expectStatus,
+  expectThat,
+  wrongMethod,
+} from '../harness/expect.ts'
+import {
   expireTokens,
   idTokenOf,
-  introspectRaw,
   otherClient,
   probeBasic,
-  refreshRaw,
   refreshTokenOf,
-  REVOKE,
-  revokeRaw,
   signIn,
   someAccessToken,
+} from '../harness/flows.ts'
+import {
+  credentials,
+  introspectRaw,
+  refreshRaw,
+  REVOKE,
+  revokeRaw,
   userInfoRaw,
-} from '../harness/tokens.ts'
+} from '../harness/requests.ts'
 
 /** Whether the token introspects active (any other answer counts as not active). */
 async function isActive(ctx: CheckContext, token: string): Promise<boolean> {
@@ -30,7 +38,7 @@ async function isActive(ctx: CheckContext, token: string): Promise<boolean> {
   return body?.active === true
 }
 
-check('REV-01', async (ctx) => {
+const REV_01 = check(async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid offline_access' })
   expectActive(await introspectRaw(ctx, set.accessToken), 'the access token before revocation')
   expectStatus(await userInfoRaw(ctx, set.accessToken), 200, 'user-info before revocation')
@@ -47,7 +55,7 @@ check('REV-01', async (ctx) => {
   )
 })
 
-check('REV-02', async (ctx) => {
+const REV_02 = check(async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid offline_access' })
   const rt = refreshTokenOf(set)
   expectActive(await introspectRaw(ctx, rt), 'the refresh token before revocation')
@@ -60,7 +68,7 @@ check('REV-02', async (ctx) => {
   expectInactive(await introspectRaw(ctx, rt), 'the revoked refresh token')
 })
 
-check('REV-03', async (ctx) => {
+const REV_03 = check(async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid offline_access' })
   const rt = refreshTokenOf(set)
   const minted = await refreshRaw(ctx, rt)
@@ -92,7 +100,7 @@ check('REV-03', async (ctx) => {
   )
 })
 
-check('REV-04', { exclusive: true }, async (ctx) => {
+const REV_04 = check({ exclusive: true }, async (ctx) => {
   // the sub-cases are independent: each is run and each deviation reported
   const revoked = (what: string, token: string) =>
     ctx.subcase(`revocation of ${what}`, async () => {
@@ -117,7 +125,7 @@ check('REV-04', { exclusive: true }, async (ctx) => {
     await revoked('an expired access token', other)
 })
 
-check('REV-05', async (ctx) => {
+const REV_05 = check(async (ctx) => {
   const { token, client } = await someAccessToken(ctx)
   const cases: [string, Record<string, string>][] = [
     ['no client credentials', { token }],
@@ -138,7 +146,7 @@ check('REV-05', async (ctx) => {
   await probeBasic(ctx, REVOKE, token, client)
 })
 
-check('REV-06', async (ctx) => {
+const REV_06 = check(async (ctx) => {
   const other = otherClient(ctx)
   const set = await signIn(ctx, { scope: 'openid offline_access' })
   const rt = refreshTokenOf(set)
@@ -156,7 +164,7 @@ check('REV-06', async (ctx) => {
   expectStatus(await refreshRaw(ctx, rt), 200, 'refresh after another client revoked it')
 })
 
-check('REV-07', async (ctx) => {
+const REV_07 = check(async (ctx) => {
   const main = ctx.target.clients.main
   const missing = await ctx.http.postForm(REVOKE, credentials(main))
   // RFC 7009 §2.1: token is REQUIRED
@@ -193,3 +201,14 @@ check('REV-07', async (ctx) => {
     'the refresh token revoked with the wrong hint',
   )
 })
+
+/** The revocation checks, one per row of catalogue/revocation.ts. */
+export const revocationChecks: AreaChecks<typeof catalogue> = {
+  'REV-01': REV_01,
+  'REV-02': REV_02,
+  'REV-03': REV_03,
+  'REV-04': REV_04,
+  'REV-05': REV_05,
+  'REV-06': REV_06,
+  'REV-07': REV_07,
+}

@@ -1,36 +1,41 @@
-import { wrongMethod } from '../harness/expect.ts'
-import { check, type CheckContext } from '../harness/check.ts'
-import {
-  expectEqual,
-  expectJsonObject,
-  expectOAuthError,
-  expectStatus,
-  expectThat,
-} from '../harness/expect.ts'
-import { authorize, codeOf, redeemRaw, verifyJwt } from '../harness/flows.ts'
+import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
+import type { introspection as catalogue } from '../catalogue/introspection.ts'
 import type { HttpResponse } from '../harness/http.ts'
 import { oidc } from '../harness/oidc.ts'
 import {
   about,
-  expectNoTokenData,
-  credentials,
   expectActive,
+  expectEqual,
   expectInactive,
+  expectJsonObject,
+  expectNoTokenData,
+  expectOAuthError,
   expectRevoked,
   expectScope,
+  expectStatus,
+  expectThat,
+  wrongMethod,
+} from '../harness/expect.ts'
+import {
+  authorize,
+  codeOf,
   expireTokens,
-  forgeries,
   idTokenOf,
-  INTROSPECT,
-  introspectRaw,
   otherClient,
   probeBasic,
   refreshTokenOf,
-  revokeRaw,
   signIn,
   someAccessToken,
   within,
-} from '../harness/tokens.ts'
+} from '../harness/flows.ts'
+import {
+  credentials,
+  INTROSPECT,
+  introspectRaw,
+  redeemRaw,
+  revokeRaw,
+} from '../harness/requests.ts'
+import { forgeries, verifyJwt } from '../harness/jwt.ts'
 
 const isInt = (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v)
 
@@ -46,7 +51,7 @@ function checkTokenType(ctx: CheckContext, value: unknown): void {
   )
 }
 
-check('INTRO-01', async (ctx) => {
+const INTRO_01 = check(async (ctx) => {
   const main = ctx.target.clients.main
   const set = await signIn(ctx, { scope: 'openid profile offline_access' })
   const { payload } = await verifyJwt(ctx, set.accessToken, { audience: main.id })
@@ -69,7 +74,7 @@ check('INTRO-01', async (ctx) => {
   }
 })
 
-check('INTRO-02', async (ctx) => {
+const INTRO_02 = check(async (ctx) => {
   const main = ctx.target.clients.main
   const set = await signIn(ctx, { scope: 'openid profile offline_access' })
   const sub = (await verifyJwt(ctx, set.accessToken, { audience: main.id })).payload.sub
@@ -110,7 +115,7 @@ async function reuseCode(
   return { accessToken, reuse: () => redeemRaw(ctx, form) }
 }
 
-check('INTRO-03', { exclusive: true }, async (ctx) => {
+const INTRO_03 = check({ exclusive: true }, async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid offline_access' })
   // the same token is active, so the refusals below are about what was changed
   expectActive(await introspectRaw(ctx, set.accessToken), 'the genuine access token')
@@ -141,7 +146,7 @@ check('INTRO-03', { exclusive: true }, async (ctx) => {
     expectInactive(await introspectRaw(ctx, set.accessToken), 'an expired access token')
 })
 
-check('INTRO-04', async (ctx) => {
+const INTRO_04 = check(async (ctx) => {
   const { token, client } = await someAccessToken(ctx)
   const cases: [string, Record<string, string>][] = [
     ['no client credentials', { token }],
@@ -159,7 +164,7 @@ check('INTRO-04', async (ctx) => {
   await probeBasic(ctx, INTROSPECT, token, client)
 })
 
-check('INTRO-05', async (ctx) => {
+const INTRO_05 = check(async (ctx) => {
   const main = ctx.target.clients.main
   // the sub-cases are independent: each is run and each deviation reported
   await ctx.subcase('introspection without a token', async () => {
@@ -208,7 +213,7 @@ check('INTRO-05', async (ctx) => {
     ctx.skip('neither token introspects active without a hint, so no hint could be judged')
 })
 
-check('INTRO-06', async (ctx) => {
+const INTRO_06 = check(async (ctx) => {
   const other = otherClient(ctx)
   const set = await signIn(ctx, { scope: 'openid offline_access' })
   const rt = refreshTokenOf(set)
@@ -222,7 +227,7 @@ check('INTRO-06', async (ctx) => {
   }
 })
 
-check('INTRO-07', async (ctx) => {
+const INTRO_07 = check(async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid offline_access' })
   const rt = refreshTokenOf(set)
   for (const token of [set.accessToken, set.accessToken, rt]) {
@@ -254,3 +259,14 @@ check('INTRO-07', async (ctx) => {
   if (!(await within(1000, () => inactive(reused.accessToken))))
     ctx.note('the access token of a reused code is still active after 1 s (CODE-03)')
 })
+
+/** The introspection checks, one per row of catalogue/introspection.ts. */
+export const introspectionChecks: AreaChecks<typeof catalogue> = {
+  'INTRO-01': INTRO_01,
+  'INTRO-02': INTRO_02,
+  'INTRO-03': INTRO_03,
+  'INTRO-04': INTRO_04,
+  'INTRO-05': INTRO_05,
+  'INTRO-06': INTRO_06,
+  'INTRO-07': INTRO_07,
+}

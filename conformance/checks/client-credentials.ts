@@ -1,28 +1,25 @@
-import { check } from '../harness/check.ts'
-import {
-  expectEqual,
-  expectJsonObject,
-  expectOAuthError,
-  expectStatus,
-  expectThat,
-} from '../harness/expect.ts'
-import { verifyJwt } from '../harness/flows.ts'
+import { type AreaChecks, check } from '../harness/check.ts'
+import type { clientCredentials as catalogue } from '../catalogue/client-credentials.ts'
 import { oidc, oidcConfig } from '../harness/oidc.ts'
 import {
   about,
-  claimsOf,
-  clientCredentialsRaw,
+  expectEqual,
+  expectJsonObject,
   expectNoStore,
+  expectOAuthError,
   expectScope,
+  expectStatus,
+  expectThat,
   scopeList,
-  clientCredentialsScope,
-  serviceClient,
-} from '../harness/tokens.ts'
+} from '../harness/expect.ts'
+import { clientCredentialsScope, serviceClient } from '../harness/flows.ts'
+import { clientCredentialsRaw } from '../harness/requests.ts'
+import { claimsOf, verifyJwt } from '../harness/jwt.ts'
 
 /** Scopes a client acting for itself never gets (INTERFACE.md §2.1: they describe a user). */
 const USER_SCOPES = ['openid', 'profile', 'email', 'offline_access']
 
-check('CC-01', async (ctx) => {
+const CC_01 = check(async (ctx) => {
   const service = serviceClient(ctx)
   const SCOPE = clientCredentialsScope(ctx, service)
   const config = await oidcConfig(ctx, service)
@@ -47,7 +44,7 @@ check('CC-01', async (ctx) => {
   expectNoStore(res, 'client_credentials response')
 })
 
-check('CC-02', async (ctx) => {
+const CC_02 = check(async (ctx) => {
   const service = serviceClient(ctx)
   const SCOPE = clientCredentialsScope(ctx, service)
   for (const scope of [SCOPE, undefined]) {
@@ -63,7 +60,7 @@ check('CC-02', async (ctx) => {
   }
 })
 
-check('CC-03', async (ctx) => {
+const CC_03 = check(async (ctx) => {
   const service = serviceClient(ctx)
   const SCOPE = clientCredentialsScope(ctx, service)
   // each request is its own sub-case: every scope wrongly granted is reported, not only the first
@@ -125,7 +122,7 @@ check('CC-03', async (ctx) => {
   }
 })
 
-check('CC-04', async (ctx) => {
+const CC_04 = check(async (ctx) => {
   const service = serviceClient(ctx)
   const SCOPE = clientCredentialsScope(ctx, service)
   const res = await clientCredentialsRaw(ctx, service, SCOPE)
@@ -145,7 +142,7 @@ check('CC-04', async (ctx) => {
   }
 })
 
-check('CC-05', async (ctx) => {
+const CC_05 = check(async (ctx) => {
   const service = serviceClient(ctx)
   const SCOPE = clientCredentialsScope(ctx, service)
   const config = await oidcConfig(ctx, service)
@@ -162,3 +159,12 @@ check('CC-05', async (ctx) => {
   if (result.sub !== service.id)
     ctx.note(`sub is "${String(result.sub)}", not the client id (CC-04)`)
 })
+
+/** The clientCredentials checks, one per row of catalogue/client-credentials.ts. */
+export const clientCredentialsChecks: AreaChecks<typeof catalogue> = {
+  'CC-01': CC_01,
+  'CC-02': CC_02,
+  'CC-03': CC_03,
+  'CC-04': CC_04,
+  'CC-05': CC_05,
+}

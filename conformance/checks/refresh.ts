@@ -1,29 +1,31 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { check, type CheckContext } from '../harness/check.ts'
-import {
-  expectEqual,
-  expectJsonObject,
-  expectOAuthError,
-  expectStatus,
-  expectThat,
-} from '../harness/expect.ts'
-import { authorize, codeOf, redeemRaw, redeemWithClient, verifyJwt } from '../harness/flows.ts'
+import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
+import type { refresh as catalogue } from '../catalogue/refresh.ts'
 import { oidc } from '../harness/oidc.ts'
 import {
   about,
+  expectEqual,
+  expectJsonObject,
   expectNoStore,
+  expectOAuthError,
   expectRevoked,
   expectScope,
+  expectStatus,
+  expectThat,
+  scopeList,
+} from '../harness/expect.ts'
+import {
+  authorize,
+  codeOf,
   idTokenOf,
   otherClient,
-  refreshRaw,
+  redeemWithClient,
   refreshTokenOf,
-  revokeRaw,
-  scopeList,
   signIn,
-  TOKEN,
   type TokenSet,
-} from '../harness/tokens.ts'
+} from '../harness/flows.ts'
+import { redeemRaw, refreshRaw, revokeRaw, TOKEN } from '../harness/requests.ts'
+import { verifyJwt } from '../harness/jwt.ts'
 
 /** The grant of RT-04/RT-05: every user scope plus a custom one. */
 const FULL = 'openid profile email offline_access read:documents'
@@ -46,7 +48,7 @@ function refreshBody(res: Awaited<ReturnType<typeof refreshRaw>>, what: string) 
   return body as Record<string, unknown> & { access_token: string }
 }
 
-check('RT-01', async (ctx) => {
+const RT_01 = check(async (ctx) => {
   const plain = await signIn(ctx, { scope: 'openid' })
   // INTERFACE.md §2.1: offline_access is what enables refresh token issuance (OIDC Core §11)
   expectThat(
@@ -61,7 +63,7 @@ check('RT-01', async (ctx) => {
   refreshTokenOf(offline)
 })
 
-check('RT-02', async (ctx) => {
+const RT_02 = check(async (ctx) => {
   const auth = await authorize(ctx, {
     scope: 'openid offline_access',
     params: { prompt: 'consent' },
@@ -101,7 +103,7 @@ check('RT-02', async (ctx) => {
   )
 })
 
-check('RT-03', async (ctx) => {
+const RT_03 = check(async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid profile offline_access' })
   const rt = refreshTokenOf(set)
   const main = ctx.target.clients.main
@@ -166,7 +168,7 @@ async function compareRefreshedIdToken(
     ctx.note('the refreshed ID token carries a new nonce (OIDC Core §12.2: SHOULD NOT)')
 }
 
-check('RT-04', async (ctx) => {
+const RT_04 = check(async (ctx) => {
   const set = await signIn(ctx, { scope: FULL })
   const rt = refreshTokenOf(set)
   expectScope(set.scope, FULL, 'scope of the code grant (the original grant)')
@@ -180,7 +182,7 @@ check('RT-04', async (ctx) => {
   )
 })
 
-check('RT-05', async (ctx) => {
+const RT_05 = check(async (ctx) => {
   const set = await signIn(ctx, { scope: FULL })
   const rt = refreshTokenOf(set)
   const narrowed = refreshBody(await refreshRaw(ctx, rt, { scope: NARROW }), 'narrowed refresh')
@@ -195,7 +197,7 @@ check('RT-05', async (ctx) => {
   )
 })
 
-check('RT-06', async (ctx) => {
+const RT_06 = check(async (ctx) => {
   const granted = 'openid offline_access read:documents'
   const set = await signIn(ctx, { scope: granted })
   const rt = refreshTokenOf(set)
@@ -224,7 +226,7 @@ check('RT-06', async (ctx) => {
   })
 })
 
-check('RT-07', async (ctx) => {
+const RT_07 = check(async (ctx) => {
   const other = otherClient(ctx)
   const set = await signIn(ctx, { scope: 'openid offline_access' })
   const rt = refreshTokenOf(set)
@@ -237,7 +239,7 @@ check('RT-07', async (ctx) => {
   refreshBody(await refreshRaw(ctx, rt), 'refresh by the rightful client afterwards')
 })
 
-check('RT-08', async (ctx) => {
+const RT_08 = check(async (ctx) => {
   const main = ctx.target.clients.main
   const set = await signIn(ctx, { scope: 'openid offline_access' })
   const rt = refreshTokenOf(set)
@@ -257,7 +259,7 @@ check('RT-08', async (ctx) => {
   refreshBody(await refreshRaw(ctx, rt), 'refresh with the right secret')
 })
 
-check('RT-09', async (ctx) => {
+const RT_09 = check(async (ctx) => {
   const garbage = await refreshRaw(ctx, 'garbage-refresh-token-0123456789abcdef')
   // INTERFACE.md §7: an invalid, expired or revoked refresh token is invalid_grant
   about('refresh with a refresh token never issued', () =>
@@ -294,7 +296,7 @@ check('RT-09', async (ctx) => {
   )
 })
 
-check('RT-10', async (ctx) => {
+const RT_10 = check(async (ctx) => {
   const main = ctx.target.clients.main
   // its own browser: its last part logs this session out (never the run's shared one)
   const context = await ctx.newBrowserContext()
@@ -376,7 +378,7 @@ async function noteOfflineAfterLogout(
 /** The longest RT-11 waits for a refresh token to expire on a target whose clock it cannot move. */
 const MAX_EXPIRY_WAIT_S = 40
 
-check('RT-11', { exclusive: true }, async (ctx) => {
+const RT_11 = check({ exclusive: true }, async (ctx) => {
   const lifetime = ctx.target.refreshTokenLifetime
   if (lifetime === undefined)
     return ctx.skip(
@@ -399,3 +401,18 @@ check('RT-11', { exclusive: true }, async (ctx) => {
   // INTERFACE.md §7, RFC 6749 §5.2: an expired refresh token is invalid_grant
   about(what, () => expectOAuthError(res, 400, 'invalid_grant'))
 })
+
+/** The refresh checks, one per row of catalogue/refresh.ts. */
+export const refreshChecks: AreaChecks<typeof catalogue> = {
+  'RT-01': RT_01,
+  'RT-02': RT_02,
+  'RT-03': RT_03,
+  'RT-04': RT_04,
+  'RT-05': RT_05,
+  'RT-06': RT_06,
+  'RT-07': RT_07,
+  'RT-08': RT_08,
+  'RT-09': RT_09,
+  'RT-10': RT_10,
+  'RT-11': RT_11,
+}

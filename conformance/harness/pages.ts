@@ -1,0 +1,279 @@
+import type { BrowserContext } from '@playwright/test'
+import type { CheckContext } from './check.ts'
+import { expectEqual, expectStatus, expectThat } from './expect.ts'
+import type { HttpResponse } from './http.ts'
+import type { TargetClient } from './target.ts'
+
+/**
+ * The IdP's own pages (login, error) and its redirects to the client, as raw responses show
+ * them: the harness's "no redirect to an unverified URI" rule lives here.
+ */
+
+export const isRedirect = (res: HttpResponse): boolean => res.status >= 300 && res.status < 400
+
+/** Every redirect and post-logout URI of the target's clients: none may be redirected to here. */
+function clientUris(ctx: Pick<CheckContext, 'target'>): string[] {
+  const clients = Object.values(ctx.target.clients as Record<string, TargetClient | undefined>)
+  return clients.flatMap((c) =>
+    c ? [c.redirectUri, c.postLogoutRedirectUri].filter((u): u is string => Boolean(u)) : [],
+  )
+}
+
+/** A tiny cookie jar for following same-origin redirects with the raw client. */
+function cookiesFrom(res: HttpResponse, jar: Map<string, string>): void {
+  for (const line of res.headers.getSetCookie()) {
+    const [pair] = line.split(';')
+    const eq = pair?.indexOf('=') ?? -1
+    if (pair && eq > 0) jar.set(pair.slice(0, eq).trim(), pair.slice(eq + 1).trim())
+  }
+}
+
+/**
+ * Follows the IdP's own redirects (at most five), failing as soon as one leaves its origin or
+ * points at a client URI: the harness's "no redirect" rule.
+ */
+export async function followAtIdp(
+  ctx: Pick<CheckContext, 'target' | 'http'>,
+  first: HttpResponse,
+  what: string,
+): Promise<HttpResponse> {
+  const origin = new URL(ctx.target.baseUrl).origin
+  const jar = new Map<string, string>()
+  let res = first
+  for (let hop = 0; isRedirect(res); hop++) {
+    cookiesFrom(res, jar)
+    const raw = res.headers.get('location')
+    expectThat(raw, `${what}: HTTP ${res.status} without a Location header`)
+    const location = new URL(raw, res.url)
+    for (const uri of clientUris(ctx)) {
+      expectThat(
+        !location.href.startsWith(uri),
+        `${what}: redirected to the client URI ${location.href}`,
+      )
+    }
+    expectThat(location.origin === origin, `${what}: redirected off the IdP to ${location.href}`)
+    expectThat(hop < 5, `${what}: more than five redirects at the IdP`)
+    const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ')
+    res = await ctx.http.request(location.href, {
+      headers: { accept: 'text/html', ...(cookie ? { cookie } : {}) },
+    })
+  }
+  return res
+}
+
+const hasPasswordField = (html: string): boolean =>
+  /<input\b[^>]*\btype\s*=\s*["']?password\b/i.test(html)
+
+/**
+ * RFC 6749 §4.1.2.1, §3.1.2.4: the error is shown to the user at the IdP, never redirected.
+ * The page must be an error (4xx), not the login form, which would redirect after sign-in.
+ */
+export async function expectErrorPage(
+  ctx: Pick<CheckContext, 'target' | 'http' | 'note'>,
+  res: HttpResponse,
+  what: string,
+  options: { status4xx?: boolean } = {},
+): Promise<HttpResponse> {
+  const final = await followAtIdp(ctx, res, what)
+  expectThat(
+    !hasPasswordField(final.text),
+    `${what}: the request was accepted: the IdP answered HTTP ${res.status}${isRedirect(res) ? ` to ${res.headers.get('location') ?? ''}` : ''} and showed its login form, which would redirect after sign-in, instead of an error`,
+  )
+  // the MUST is no redirect to the unverified URI (RFC 6749 §3.1.2.4, §4.1.2.1); a 4xx status
+  // for the page is demanded only where REQUIREMENTS.md says so (AUTHZ-03), noted elsewhere
+  const is4xx = final.status >= 400 && final.status < 500
+  if (options.status4xx)
+    expectThat(
+      is4xx,
+      `${what}: expected an error page (HTTP 4xx) at the IdP, got HTTP ${final.status}`,
+    )
+  else if (!is4xx) ctx.note(`${what}: the error page was served with HTTP ${final.status}, not 4xx`)
+  return final
+}
+
+/** The login page (INTERFACE.md §4.1), possibly behind same-origin redirects. */
+export async function expectLoginPage(
+  ctx: Pick<CheckContext, 'target' | 'http'>,
+  res: HttpResponse,
+  what: string,
+): Promise<HttpResponse> {
+  const final = await followAtIdp(ctx, res, what)
+  expectThat(
+    final.status < 400,
+    `${what}: expected the login page, got HTTP ${final.status}: ${describePage(final)}`,
+  )
+  expectStatus(final, 200, `${what}: the login page`)
+  expectThat(
+    /^text\/html\b/i.test(final.headers.get('content-type') ?? ''),
+    `${what}: the login page is not text/html (${final.headers.get('content-type') ?? 'none'})`,
+  )
+  expectThat(hasPasswordField(final.text), `${what}: the page has no password field`)
+  return final
+}
+
+/** The text a reader would see in an HTML page (rough: tags, scripts and styles removed). */
+export function visibleText(html: string): string {
+  return html
+    .replace(/<(script|style)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, ' ')
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/&(amp|lt|gt|quot|#39|#x27|#96|nbsp);/g, (_m, e: string) => ENTITIES[e] ?? ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+}
+
+const ENTITIES: Record<string, string> = {
+  amp: '&',
+  lt: '<',
+  gt: '>',
+  quot: '"',
+  '#39': "'",
+  '#x27': "'",
+  '#96': '`',
+  nbsp: ' ',
+}
+
+const describePage = (res: HttpResponse): string => {
+  const location = res.headers.get('location')
+  if (location) return `Location ${location}`
+  const text = visibleText(res.text)
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text
+}
+
+/**
+ * The response redirects to `redirectUri` (its query kept, no fragment) and returns the URL.
+ * RFC 6749 §4.1.2: parameters go in the query component of the redirect URI.
+ */
+export function expectRedirectTo(
+  res: HttpResponse,
+  redirectUri: string,
+  what: string,
+  options: { fragmentAllowed?: boolean } = {},
+): URL {
+  expectThat(
+    [302, 303, 307].includes(res.status),
+    `${what}: expected a redirect to ${redirectUri}, got HTTP ${res.status} (${describePage(res)})`,
+  )
+  const raw = res.headers.get('location') ?? ''
+  if (!options.fragmentAllowed)
+    expectThat(!raw.includes('#'), `${what}: the redirect carries a fragment: ${raw}`)
+  const location = new URL(raw, res.url)
+  const registered = new URL(redirectUri)
+  expectEqual(
+    `${location.origin}${location.pathname}`,
+    `${registered.origin}${registered.pathname}`,
+    `${what}: redirect target`,
+  )
+  for (const [k, v] of registered.searchParams) {
+    expectThat(
+      location.searchParams.getAll(k).includes(v),
+      `${what}: the redirect lost the registered query parameter ${k}`,
+    )
+  }
+  return location
+}
+
+/**
+ * RFC 6749 §4.1.2.1: once client and redirect_uri are valid, an invalid request is reported by
+ * redirecting to the client with `error` (one of `codes`) and the request's `state` (when
+ * sent), and never with a code or a token.
+ */
+export function expectErrorRedirect(
+  res: HttpResponse,
+  redirectUri: string,
+  what: string,
+  codes: readonly string[],
+  state: string | undefined,
+  options: { fragmentAllowed?: boolean } = {},
+): URLSearchParams {
+  expectThat(
+    [302, 303, 307].includes(res.status),
+    `${what}: expected a redirect to ${redirectUri} with error=${codes.join(' or ')}, got HTTP ${res.status} (${describePage(res)})`,
+  )
+  const location = expectRedirectTo(res, redirectUri, what, options)
+  // an error for a response_type whose default response mode is the fragment (OAuth 2.0
+  // Multiple Response Type Encoding Practices §5) may come back there: read both, and make
+  // sure neither carries a code or a token
+  const fragment = new URLSearchParams(location.hash.slice(1))
+  for (const name of ['code', 'access_token', 'id_token'])
+    expectThat(!fragment.has(name), `${what}: the error redirect's fragment carries ${name}`)
+  const p =
+    location.searchParams.has('error') || !fragment.has('error') ? location.searchParams : fragment
+  const error = p.get('error')
+  expectThat(
+    error !== null && codes.includes(error),
+    `${what}: expected error=${codes.join(' or ')}, got ${error === null ? 'no error' : `error=${error}`} (${p.get('error_description') ?? ''})`,
+  )
+  for (const name of ['code', 'access_token', 'id_token'])
+    expectThat(!p.has(name), `${what}: the error redirect carries ${name}`)
+  if (state !== undefined) expectEqual(p.get('state'), state, `${what}: state`)
+  return p
+}
+
+/** Near variants of a redirect URI that simple string comparison tells apart (RFC 9700 §4.1.3). */
+export function redirectVariants(uri: string): string[] {
+  const u = new URL(uri)
+  const path = u.pathname
+  const variants = [
+    `${uri}/extra`,
+    path.endsWith('/') ? uri.replace(/\/(?=$|\?)/, '') : `${u.origin}${path}/${u.search}`,
+    `${u.origin}${path.toUpperCase()}${u.search}`,
+    `${uri}${u.search ? '&' : '?'}foo=bar`,
+    `${uri}#frag`,
+    `${u.protocol === 'https:' ? 'http:' : 'https:'}//${u.host}${path}${u.search}`,
+    `https://${u.hostname}.evil.example${path}`,
+    `https://${u.hostname}@evil.example${path}`,
+    `${u.origin}${path}/../x`,
+    `${u.origin}/x/..${path}`,
+    `${u.origin}/x/%2e%2e${path}`,
+    `${u.origin}/x/%252e%252e${path}`,
+    // an unreserved character percent-encoded: equal after RFC 3986 normalisation only
+    `${u.origin}${path.replace(/[a-z]/i, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}${u.search}`,
+  ]
+  if (!u.port)
+    variants.push(
+      `${u.protocol}//${u.hostname}:${u.protocol === 'https:' ? 443 : 80}${path}${u.search}`,
+    )
+  return [...new Set(variants)].filter((v) => v !== uri)
+}
+
+/** RFC 6749 §4.1.2.1 and OIDC Core §3.1.2.6: the codes an authorization error may carry. */
+export const AUTHORIZATION_ERRORS = [
+  'invalid_request',
+  'unauthorized_client',
+  'access_denied',
+  'unsupported_response_type',
+  'invalid_scope',
+  'server_error',
+  'temporarily_unavailable',
+  'interaction_required',
+  'login_required',
+  'account_selection_required',
+  'consent_required',
+  'invalid_request_uri',
+  'invalid_request_object',
+  'request_not_supported',
+  'request_uri_not_supported',
+  'registration_not_supported',
+]
+
+/** OIDC Core §3.1.2.6: what prompt=none may answer when it would need the user. */
+export const NEEDS_UI_ERRORS = [
+  'login_required',
+  'interaction_required',
+  'consent_required',
+  'account_selection_required',
+]
+
+/** Records the IdP's redirects to `redirectUri` as the browser sees them (Location, unredacted). */
+export function watchRedirects(context: BrowserContext, redirectUri: string): string[] {
+  const seen: string[] = []
+  const base = redirectUri.split(/[?#]/)[0] ?? redirectUri
+  context.on('response', (res) => {
+    const location = res.headers().location
+    if (res.status() >= 300 && res.status() < 400 && location?.startsWith(base)) seen.push(location)
+  })
+  return seen
+}
+
+/** The login page's cancel control (INTERFACE.md §4.1: the user may decline). */
+export const CANCEL = 'button[value=cancel], button:has-text("Cancel"), a:has-text("Cancel")'
