@@ -3,6 +3,8 @@ import { bypass, http, HttpResponse } from 'msw'
 import type { revocation } from '../../catalogue/revocation.ts'
 import {
   asMainClient,
+  fetchVia,
+  forgeryKind,
   assumedClient,
   authFailureOf,
   basicWithoutChallenge,
