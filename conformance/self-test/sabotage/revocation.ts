@@ -8,8 +8,6 @@ import {
   assumedClient,
   authFailureOf,
   basicWithoutChallenge,
-  fetchVia,
-  forgeryKind,
   INTROSPECT,
   isJwt,
   keepsFirstAnswer,
