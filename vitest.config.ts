@@ -41,6 +41,8 @@ export default defineConfig({
           hookTimeout: 120_000,
           // msw patches the process's fetch: sabotages run one at a time
           fileParallelism: false,
+          // the sabotages on broken servers of their own (no msw) run this many at a time
+          maxConcurrency: 3,
         },
       },
     ],

@@ -1,5 +1,4 @@
 import { appendFileSync, readFileSync } from 'node:fs'
-import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 // Issue 21, fast to start: this module imports only plain data and small modules (the
@@ -9,7 +8,12 @@ import { parseArgs } from 'node:util'
 // (scripts/cli-startup.test.ts keeps it so).
 import type { Embedded } from './harness/embedded.ts'
 import type { RunInfo } from './runner.ts'
-import { CHECK_TIMEOUT_MS, embeddedOnlyReason, predictSkips } from './harness/needs.ts'
+import {
+  BROWSER_CHECKS_AT_ONCE,
+  CHECK_TIMEOUT_MS,
+  embeddedOnlyReason,
+  predictSkips,
+} from './harness/needs.ts'
 import type { Target, TargetConfig } from './harness/target.ts'
 import { profileChecks } from './threats.ts'
 import { markdownSummary } from './report/markdown.ts'
@@ -29,13 +33,16 @@ export interface Io {
 }
 
 /**
- * Checks at once by default: one per core but one (left to the browser), at most 4. Against the
- * embedded server the run is CPU-bound (Chromium, the server and the harness share the
- * machine): on 2 cores, 1 at a time took 110 s, 2 took 120 s and 4 took 124 s (before the
- * session reuse of issue 21). With it, on the same machine shared with other work (load
- * average ~14), 1 at a time took 197 s and 3 took 396 s: under load the default stays 1 there.
+ * Checks at once against the embedded server. Since issue 21 most checks send HTTP only (their
+ * codes come from the users' shared IdP sessions) and at most BROWSER_CHECKS_AT_ONCE of them
+ * drive Chromium at a time, so running several at once fills the cores instead of queueing
+ * behind the browser. Measured on the 2-core machine while other work shared it (load average
+ * 14-22, so wall times are mostly that load's): the full run took 136 s wall at 4 and 144 s at
+ * 1, for 51 and 48 CPU-seconds (user + sys, Chromium included); `npm run bench -- --suite`
+ * medians were 137 s at 1, 137 s at 4 and 126 s at 8 under the same load. With ~50
+ * CPU-seconds of work, 1 at a time leaves one core idle while a check waits on the other.
  */
-export const DEFAULT_PARALLEL = Math.max(1, Math.min(4, availableParallelism() - 1))
+export const DEFAULT_PARALLEL = 4
 
 /**
  * Checks at once against a remote deployment: the IdP's work is done elsewhere and most of a
@@ -64,11 +71,11 @@ const USAGE = `usage: idp-conformance [run] [options]
   --check-timeout S      seconds one check may take before it is stopped as inconclusive
                          (default ${CHECK_TIMEOUT_MS / 1000})
   --parallel N           run up to N checks at once (default against the embedded server:
-                         cores - 1, from 1 to 4, here ${DEFAULT_PARALLEL}; against a remote
-                         deployment: ${DEFAULT_PARALLEL_REMOTE}; --parallel 1 for deployments with
-                         tight limits); checks that change shared state (clock, rate limits)
-                         always run alone. Codes for checks that are not about the login page
-                         come from each user's IdP session, signed in once in the browser
+                         ${DEFAULT_PARALLEL}; against a remote deployment: ${DEFAULT_PARALLEL_REMOTE}; --parallel 1
+                         for deployments with tight limits); at most ${BROWSER_CHECKS_AT_ONCE} of them drive the
+                         browser at a time, and checks that change shared state (clock, rate
+                         limits) always run alone. Codes for checks that are not about the login
+                         page come from each user's IdP session, signed in once in the browser
   --login-dry-run        only sign the primary user in, once, and show what happened: a log
                          line per login step and screenshots in the report dir (default
                          reports/login-dry-run); exit 0 when the IdP redirected with a code
@@ -258,7 +265,6 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   }
 
   try {
-    const { runChecks } = await import('./runner.ts')
     const reachable = await probe(target)
     if (reachable !== true) {
       io.err.write(`idp-conformance: target ${target.baseUrl} is unreachable: ${reachable}\n`)
@@ -273,6 +279,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       io.out.write(dry.signedIn ? 'Result: SIGNED IN\n' : 'Result: NOT SIGNED IN\n')
       return dry.signedIn ? EXIT.ok : EXIT.failures
     }
+    const { runChecks } = await import('./runner.ts')
     const color = useColor(io.out, io.env)
     if (!target.embedded) {
       // checks that only the embedded server can host are not run, and not counted as skipped

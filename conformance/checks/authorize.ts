@@ -65,12 +65,17 @@ const AUTHZ_02 = check(async (ctx) => {
 const AUTHZ_03 = check(async (ctx) => {
   const base = await validParams(ctx)
   const { client_id: _omitted, ...withoutClient } = base
-  await expectErrorPage(ctx, await authorizeRaw(ctx, withoutClient), 'no client_id', {
-    status4xx: true,
+  // the cases are sub-cases: every client the server takes for another is reported
+  await ctx.subcase('no client_id', async () => {
+    await expectErrorPage(ctx, await authorizeRaw(ctx, withoutClient), 'no client_id', {
+      status4xx: true,
+    })
   })
   const unknown = { ...base, client_id: `unknown-${oidc.randomState().slice(0, 12)}` }
-  await expectErrorPage(ctx, await authorizeRaw(ctx, unknown), 'unknown client_id', {
-    status4xx: true,
+  await ctx.subcase('unknown client_id', async () => {
+    await expectErrorPage(ctx, await authorizeRaw(ctx, unknown), 'unknown client_id', {
+      status4xx: true,
+    })
   })
   const service = ctx.target.clients.service
   if (!service) {
@@ -100,12 +105,14 @@ const AUTHZ_03 = check(async (ctx) => {
 
 const AUTHZ_04 = check(async (ctx) => {
   const base = await validParams(ctx)
-  // RFC 6749 §3.1.2.4: never redirect to an unverified URI
-  await expectErrorPage(
-    ctx,
-    await authorizeRaw(ctx, { ...base, redirect_uri: 'https://evil.example/cb' }),
-    'redirect_uri https://evil.example/cb',
-  )
+  // RFC 6749 §3.1.2.4: never redirect to an unverified URI (a sub-case: the next still runs)
+  await ctx.subcase('redirect_uri https://evil.example/cb', async () => {
+    await expectErrorPage(
+      ctx,
+      await authorizeRaw(ctx, { ...base, redirect_uri: 'https://evil.example/cb' }),
+      'redirect_uri https://evil.example/cb',
+    )
+  })
   const third = ctx.target.clients.third
   if (!third?.redirectUri)
     return ctx.skip(

@@ -168,19 +168,24 @@ const SEC_02 = check({ exclusive: true }, async (ctx) => {
 
 const SEC_03 = check(async (ctx) => {
   // RFC 9207 §3: the metadata parameter tells clients to insist on iss; omitted, it means false
-  const doc = await ctx.http.get('/.well-known/openid-configuration')
-  const meta = expectJsonObject(doc, 'discovery')
-  expectThat(
-    meta.authorization_response_iss_parameter_supported === true,
-    `mix-up defense: discovery must say authorization_response_iss_parameter_supported: true (RFC 9207 §3), got ${show(meta.authorization_response_iss_parameter_supported)}`,
-  )
-  const auth = await authorize(ctx)
-  codeOf(auth)
-  const iss = auth.callback?.searchParams.get('iss')
-  expectThat(
-    iss === ctx.target.baseUrl,
-    `mix-up defense: the authorization response must carry iss=${ctx.target.baseUrl} (RFC 9207 §2), got ${show(iss)}`,
-  )
+  // the metadata and the response are sub-cases: a provider missing both is told both
+  await ctx.subcase('mix-up defense', async () => {
+    const doc = await ctx.http.get('/.well-known/openid-configuration')
+    const meta = expectJsonObject(doc, 'discovery')
+    expectThat(
+      meta.authorization_response_iss_parameter_supported === true,
+      `mix-up defense: discovery must say authorization_response_iss_parameter_supported: true (RFC 9207 §3), got ${show(meta.authorization_response_iss_parameter_supported)}`,
+    )
+  })
+  await ctx.subcase('mix-up defense', async () => {
+    const auth = await authorize(ctx)
+    codeOf(auth)
+    const iss = auth.callback?.searchParams.get('iss')
+    expectThat(
+      iss === ctx.target.baseUrl,
+      `mix-up defense: the authorization response must carry iss=${ctx.target.baseUrl} (RFC 9207 §2), got ${show(iss)}`,
+    )
+  })
 })
 
 /** A response that must not have honoured credentials: a 4xx without a token or token data. */
@@ -209,12 +214,18 @@ const SEC_04 = check(async (ctx) => {
     { path: INTROSPECT, body: { token } },
     { path: REVOKE, body: { token } },
   ]
+  // each request is its own sub-case: every endpoint that takes credentials from the URL is reported
   for (const { path, body } of endpoints) {
-    const inQuery = await ctx.http.request(path, { method: 'POST', query, form: body })
-    expectRefusedCredentials(inQuery, `credentials in the URL query of POST ${path}`)
-    // RFC 6749 §3.2, RFC 7662 §2.1, RFC 7009 §2.1: these endpoints take POST only
-    const get = await ctx.http.get(path, { ...body, ...query })
-    expectRefusedCredentials(get, `GET ${path} with every parameter in the URL`)
+    const posted = `credentials in the URL query of POST ${path}`
+    await ctx.subcase(posted, async () => {
+      const inQuery = await ctx.http.request(path, { method: 'POST', query, form: body })
+      expectRefusedCredentials(inQuery, posted)
+    })
+    const got = `GET ${path} with every parameter in the URL`
+    await ctx.subcase(got, async () => {
+      // RFC 6749 §3.2, RFC 7662 §2.1, RFC 7009 §2.1: these endpoints take POST only
+      expectRefusedCredentials(await ctx.http.get(path, { ...body, ...query }), got)
+    })
   }
   // neither refused revocation may have revoked the token
   if (!observable) return

@@ -1,7 +1,7 @@
 import { requirements, type Requirement, type RequirementId } from '../requirements.ts'
 import type { Browser, BrowserContext } from '@playwright/test'
 import { launchBrowser } from './browser.ts'
-import { CHECK_TIMEOUT_MS, embeddedOnlyReason } from './needs.ts'
+import { BROWSER_CHECKS_AT_ONCE, CHECK_TIMEOUT_MS, embeddedOnlyReason } from './needs.ts'
 import { createHttp, type Http } from './http.ts'
 import { Slots, type Slot } from './pool.ts'
 import { countIn, newCounters, SharedSessions, type RunCounters } from './session.ts'
@@ -64,13 +64,6 @@ export interface RunResources {
    */
   readonly browserSlots?: Slots | undefined
 }
-
-/**
- * Checks that drive the browser at once, whatever the run's concurrency: Chromium is most of
- * a browser check's CPU, so more beside each other only share the same cores, while checks that
- * send HTTP alone run beside them.
- */
-export const BROWSER_CHECKS_AT_ONCE = 2
 
 export function createRunResources(
   target: Pick<Target, 'baseUrl' | 'ca'>,

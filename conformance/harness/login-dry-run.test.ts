@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { startEmbedded, type Embedded } from './embedded.ts'
 import { createRunResources, runCheck } from './check.ts'
 import { loginDryRun } from './login-dry-run.ts'
-import './runner.ts' // registers the checks
+import '../runner.ts' // registers the checks
 import type { LoginConfig, LoginStep, Target } from './target.ts'
 
 // The declarative login steps, driven in a real browser against the embedded server's form.

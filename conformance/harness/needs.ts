@@ -42,6 +42,13 @@ export function embeddedOnlyReason(id: RequirementId): string | undefined {
 /** How long one check may take before it is stopped as inconclusive (`--check-timeout`). */
 export const CHECK_TIMEOUT_MS = 60_000
 
+/**
+ * Checks that drive the browser at once, whatever the run's concurrency: Chromium is most of
+ * a browser check's CPU, so more beside each other only share the same cores, while checks that
+ * send HTTP alone run beside them.
+ */
+export const BROWSER_CHECKS_AT_ONCE = 2
+
 type Need = 'other' | 'third' | 'ccScope' | 'rateLimitBudget'
 
 const WHY: Record<Need, string> = {

@@ -41,32 +41,72 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
     expect: /^state in the redirect: expected .*, got null/,
     faults: ['authorize-success-drops-state'],
   },
-  'AUTHZ-03': {
-    how: 'an unknown or missing client_id is taken to be the main client',
-    expect:
-      /^no client_id: the request was accepted: the IdP answered HTTP 200 and showed its login form/,
-    handlers: onAuthorize({
-      request: (url, target) => {
-        const id = url.searchParams.get('client_id')
-        const clients = Object.values(target.clients as Record<string, TargetClient | undefined>)
-        const known = clients.some((c) => c?.id === id)
-        if (!known || id === target.clients.service?.id)
-          url.searchParams.set('client_id', target.clients.main.id)
-        return url
-      },
-    }),
-  },
-  'AUTHZ-04': {
-    how: 'the error page for an unregistered redirect_uri becomes an error redirect to it',
-    expect: /^redirect_uri https:\/\/evil\.example\/cb: redirected off the IdP/,
-    handlers: onAuthorize({
-      respond: (real, sent) => {
-        const uri = sent.searchParams.get('redirect_uri')
-        if (real.status < 400 || !uri) return undefined
-        return toClient(uri, { error: 'invalid_request', state: sent.searchParams.get('state') })
-      },
-    }),
-  },
+  // one sabotage per client the server may take for the main one (each a sub-case)
+  'AUTHZ-03': [
+    {
+      how: 'an unknown or missing client_id is taken to be the main client',
+      expect:
+        /^no client_id: the request was accepted: the IdP answered HTTP 200 and showed its login form/,
+      handlers: onAuthorize({
+        request: (url, target) => {
+          const id = url.searchParams.get('client_id')
+          const clients = Object.values(target.clients as Record<string, TargetClient | undefined>)
+          const known = clients.some((c) => c?.id === id)
+          if (!known || id === target.clients.service?.id)
+            url.searchParams.set('client_id', target.clients.main.id)
+          return url
+        },
+      }),
+    },
+    {
+      how: 'an unknown client_id is taken to be the main client',
+      expect: /^unknown client_id: the request was accepted/,
+      handlers: onAuthorize({
+        request: (url, target) => {
+          if (url.searchParams.get('client_id')?.startsWith('unknown-'))
+            url.searchParams.set('client_id', target.clients.main.id)
+          return url
+        },
+      }),
+    },
+    {
+      how: 'a client_credentials-only client is served the code flow at the main client URI',
+      expect: /^client service-client \(client_credentials only\): the request was accepted/,
+      handlers: onAuthorize({
+        request: (url, target) => {
+          if (url.searchParams.get('client_id') === target.clients.service?.id)
+            url.searchParams.set('client_id', target.clients.main.id)
+          return url
+        },
+      }),
+    },
+  ],
+  // one sabotage per unregistered URI (each a sub-case)
+  'AUTHZ-04': [
+    {
+      how: 'the error page for an unregistered redirect_uri becomes an error redirect to it',
+      expect: /^redirect_uri https:\/\/evil\.example\/cb: redirected off the IdP/,
+      handlers: onAuthorize({
+        respond: (real, sent) => {
+          const uri = sent.searchParams.get('redirect_uri')
+          if (real.status < 400 || !uri) return undefined
+          return toClient(uri, { error: 'invalid_request', state: sent.searchParams.get('state') })
+        },
+      }),
+    },
+    {
+      how: "another client's registered redirect_uri is accepted for the main client",
+      expect: /^redirect_uri \S+ \(registered only for third-client\): the request was accepted/,
+      handlers: onAuthorize({
+        request: (url, target) => {
+          const third = target.clients.third?.redirectUri
+          if (third !== undefined && url.searchParams.get('redirect_uri') === third)
+            url.searchParams.set('redirect_uri', mainUri(target))
+          return url
+        },
+      }),
+    },
+  ],
   // one sabotage per variant (each a sub-case): the server takes that variant for the
   // registered URI, and the check fails by that variant's own assertion
   'AUTHZ-05': authz05Sabotages(),

@@ -5,7 +5,9 @@ import {
   forgeTokens,
   forward,
   headerPairs,
+  type Answer,
   type Json,
+  keepsFirstAnswer,
   perPart,
   rewriteTokenForm,
   type Sabotage,
@@ -13,12 +15,6 @@ import {
   type Target,
   TOKEN,
 } from './kit.ts'
-
-interface Answer {
-  readonly status: number
-  readonly headers: [string, string][]
-  readonly body: string
-}
 
 /**
  * A token endpoint that remembers codes: `onRepeat` decides how a code seen before is answered
@@ -54,44 +50,6 @@ function rememberCodes(onRepeat: (first: Answer) => Answer) {
 
 /** A second redemption of a code gets the first one's 200 again. */
 const replayGetsFirstAnswer = rememberCodes((first) => first)
-
-/**
- * An endpoint that answers a token as it did the first time once the real server has revoked
- * it (`revoked` judges the real answer): a cache in front of the revocation state.
- */
-function keepsFirstAnswer(path: string, revoked: (res: Response, body: Json) => boolean) {
-  return (target: Target): HttpHandler[] => {
-    const first = new Map<string, Answer>()
-    return [
-      http.all(target.baseUrl + path, async ({ request }) => {
-        const text = await request.text()
-        const token =
-          /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1] ??
-          new URLSearchParams(text).get('token')
-        const real = await forward(target, request, {
-          body: request.method === 'GET' ? undefined : text,
-        })
-        const answer: Answer = {
-          status: real.status,
-          headers: headerPairs(real.headers),
-          body: await real.text(),
-        }
-        if (token === null) return new HttpResponse(answer.body, answer)
-        const earlier = first.get(token)
-        let body: Json = {}
-        try {
-          body = JSON.parse(answer.body) as Json
-        } catch {
-          // not JSON: judged by its status
-        }
-        if (earlier && revoked(new Response(null, { status: answer.status }), body))
-          return new HttpResponse(earlier.body, earlier)
-        if (!earlier) first.set(token, answer)
-        return new HttpResponse(answer.body, answer)
-      }),
-    ]
-  }
-}
 
 /** How to break the target for each CODE-* check. */
 export const codeSabotage: Record<keyof typeof code, Sabotages> = {

@@ -595,3 +595,48 @@ export async function forgeryKind(token: string, target: Target): Promise<Forger
 
 /** A string as a pattern that matches it literally (for an `expect` built from a case name). */
 export const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')
+
+/** A real answer, kept to be served again. */
+export interface Answer {
+  readonly status: number
+  readonly headers: [string, string][]
+  readonly body: string
+}
+
+/**
+ * An endpoint that answers a token as it did the first time once the real server has revoked
+ * it (`revoked` judges the real answer): a cache in front of the revocation state.
+ */
+export function keepsFirstAnswer(path: string, revoked: (res: Response, body: Json) => boolean) {
+  return (target: Target): HttpHandler[] => {
+    const first = new Map<string, Answer>()
+    return [
+      http.all(target.baseUrl + path, async ({ request }) => {
+        const text = await request.text()
+        const token =
+          /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1] ??
+          new URLSearchParams(text).get('token')
+        const real = await forward(target, request, {
+          body: request.method === 'GET' ? undefined : text,
+        })
+        const answer: Answer = {
+          status: real.status,
+          headers: headerPairs(real.headers),
+          body: await real.text(),
+        }
+        if (token === null) return new HttpResponse(answer.body, answer)
+        const earlier = first.get(token)
+        let body: Json = {}
+        try {
+          body = JSON.parse(answer.body) as Json
+        } catch {
+          // not JSON: judged by its status
+        }
+        if (earlier && revoked(new Response(null, { status: answer.status }), body))
+          return new HttpResponse(earlier.body, earlier)
+        if (!earlier) first.set(token, answer)
+        return new HttpResponse(answer.body, answer)
+      }),
+    ]
+  }
+}

@@ -1,11 +1,16 @@
-import { HttpResponse } from 'msw'
+import { decodeJwt } from 'jose'
+import { bypass, http, HttpResponse } from 'msw'
 import type { revocation } from '../../catalogue/revocation.ts'
 import {
   asMainClient,
+  fetchVia,
+  forgeryKind,
   assumedClient,
   authFailureOf,
   basicWithoutChallenge,
+  INTROSPECT,
   isJwt,
+  keepsFirstAnswer,
   letsThrough,
   onForm,
   perPart,
@@ -35,12 +40,36 @@ export const revocationSabotage: Record<keyof typeof revocation, Sabotages> = {
       Promise.resolve(isJwt(form.get('token')) ? undefined : swallowed()),
     ),
   },
-  'REV-03': {
-    how: 'access tokens minted by a refresh are not linked to their refresh token',
-    expect:
-      /^introspection of an access token minted from the refresh token, after revoking it: expected active false/,
-    faults: ['refresh-orphans-access-tokens'],
-  },
+  // one sabotage per token of the grant and per place its revocation must show
+  'REV-03': [
+    {
+      how: 'access tokens minted by a refresh are not linked to their refresh token',
+      expect:
+        /^introspection of an access token minted from the refresh token, after revoking it: expected active false/,
+      faults: ['refresh-orphans-access-tokens'],
+    },
+    {
+      how: 'introspection keeps calling the access tokens of a revoked grant active',
+      expect:
+        /^introspection of the access token issued with the refresh token, after revoking it: expected active false/,
+      handlers: keepsFirstAnswer(INTROSPECT, (_res, body) => body.active === false),
+    },
+    {
+      how: 'user-info keeps accepting the access tokens of a revoked grant',
+      expect:
+        /^user-info with the access token issued with the refresh token, after revoking it: expected HTTP 401, got 200/,
+      // a genuine token (the target's keys verify it) that the real server refuses is accepted
+      handlers: (target) => [
+        http.get(target.baseUrl + '/auth/user-info', async ({ request }) => {
+          const token = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1]
+          const real = await fetchVia(target.dispatcher, bypass(request), { redirect: 'manual' })
+          if (real.status !== 401 || !token || !isJwt(token)) return real
+          if ((await forgeryKind(token, target)) !== undefined) return real
+          return HttpResponse.json({ sub: String(decodeJwt(token).sub) })
+        }),
+      ],
+    },
+  ],
   // one sabotage per sub-case that a server can break on its own
   'REV-04': [
     {
@@ -137,12 +166,26 @@ export const revocationSabotage: Record<keyof typeof revocation, Sabotages> = {
       handlers: basicWithoutChallenge(REVOKE),
     },
   ]),
-  'REV-06': {
-    how: "another client's tokens are revoked as if it were their owner",
-    expect:
-      /^introspection of the access token after another client revoked it: expected active true/,
-    handlers: asMainClient(REVOKE),
-  },
+  // one sabotage per kind of token another client tries to revoke
+  'REV-06': [
+    {
+      how: "another client's tokens are revoked as if it were their owner",
+      expect:
+        /^introspection of the access token after another client revoked it: expected active true/,
+      handlers: asMainClient(REVOKE),
+    },
+    {
+      how: "another client's refresh tokens are revoked as if it were their owner",
+      expect:
+        /^introspection of the refresh token after another client revoked it: expected active true/,
+      handlers: onForm(REVOKE, async ({ form, forward, target }) => {
+        if (form.get('client_id') !== target.clients.other?.id || isJwt(form.get('token')))
+          return undefined
+        const main = target.clients.main
+        return forward(replaced(form, { client_id: main.id, client_secret: main.secret }))
+      }),
+    },
+  ],
   'REV-07': {
     how: 'an unknown token_type_hint is refused and the token left active',
     expect: /^revocation of the access token with an unknown hint: expected HTTP 200, got 400/,
