@@ -112,11 +112,31 @@ async function burst(
   // INTERFACE.md §7: past the limit, 429. Without X-RateLimit-Limit (INTERFACE.md §8) the
   // limit is unknown, so the whole budget is spent looking for the 429
   const needed = advertised !== undefined ? advertised + 1 : budget
+  // X-RateLimit-Remaining going up means a new window began (a fixed window ended mid-probe,
+  // which starts the count again): a missing 429 then proves nothing
+  const remainingOf = (p: Probe): number => Number(p.header('x-ratelimit-remaining') ?? NaN)
+  let previous = remainingOf(first)
+  let restarted = false
   let sent = 1
-  while (sent < needed) {
+  let counted = 1
+  while (counted < needed) {
     const res = await send()
     sent++
+    counted++
     if (res.status === 429) return { limited: res, first, sent }
+    const remaining = remainingOf(res)
+    const newWindow = remaining > previous
+    previous = remaining
+    if (!newWindow) continue
+    // the embedded server's window is short (PROBE_WINDOW): count again once, within it; a
+    // deployment's budget is not spent twice, so the probe is inconclusive there
+    if (!controls || restarted)
+      throw new Error(
+        `${what}: a new rate-limit window began during the probe (X-RateLimit-Remaining went up to ${remaining}), so a missing 429 proves nothing`,
+      )
+    ctx.note(`${what}: a new rate-limit window began during the probe; counted again in it`)
+    restarted = true
+    counted = 1
   }
   throw new CheckFailure(
     advertised !== undefined

@@ -118,10 +118,12 @@ describe('self-test: every check fails by its own assertion against a broken tar
   for (const c of cases.filter((c) => 'handlers' in c.s)) test(name(c), () => prove(c, expect))
   // a broken server is a target of its own, which no msw handler matches: those sabotages run a
   // few at a time (the project's maxConcurrency)
-  describe.concurrent('against broken servers', () => {
-    for (const c of cases.filter((c) => !('handlers' in c.s)))
-      test(name(c), ({ expect: local }) => prove(c, local))
-  })
+  const broken = cases.filter((c) => !('handlers' in c.s))
+  // (an empty suite would fail a run that SELF_TEST_ONLY narrowed to msw sabotages)
+  if (broken.length > 0)
+    describe.concurrent('against broken servers', () => {
+      for (const c of broken) test(name(c), ({ expect: local }) => prove(c, local))
+    })
 })
 
 test('every sabotage of a check says what it breaks in its own words', () => {

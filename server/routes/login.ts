@@ -234,8 +234,9 @@ export const login = (deps: Deps): ServerRoute => ({
         return res
       }
       if (!valid) {
-        // the self-test's LOGIN-07 sabotage: only a known user pays for a slow password check
-        if (leaksByTiming && user) await new Promise((resolve) => setTimeout(resolve, 1500))
+        // the self-test's LOGIN-07 sabotage: only a known user pays for a slow password check,
+        // slow enough that a loaded machine (sabotages run beside each other) cannot hide it
+        if (leaksByTiming && user) await new Promise((resolve) => setTimeout(resolve, 4000))
         const nonce = newNonce()
         const branding = await deps.store.clients.branding(ar.clientId)
         const message =
