@@ -42,7 +42,11 @@ export default defineConfig(
   // tests that deliberately run the suite (each says so at its import).
   {
     files: ['server/**/*.ts'],
-    ignores: ['server/views/pages.setup.ts', 'server/scale/workers.scale.test.ts'],
+    ignores: [
+      'server/views/pages.setup.ts',
+      'server/scale/workers.scale.test.ts',
+      'server/resource-server/verifier.property.test.ts',
+    ],
     rules: {
       'no-restricted-imports': [
         'error',

@@ -1,10 +1,11 @@
 import { browse } from '../harness/browser.ts'
-import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
+import { type AreaChecks, check } from '../harness/check.ts'
 import type { authorize as catalogue } from '../catalogue/authorize.ts'
 import { oidc } from '../harness/oidc.ts'
 import { ERROR_CHARS, expectEqual, expectStatus, expectThat, scopeList } from '../harness/expect.ts'
 import {
   authorize,
+  awkwardState,
   codeOf,
   mainClient,
   pkcePair,
@@ -16,7 +17,7 @@ import {
   whereLeft,
 } from '../harness/flows.ts'
 import { AUTHORIZE, authorizeRaw, authorizeUrl } from '../harness/requests.ts'
-import { unsignedRequestObject, verifyJwt } from '../harness/jwt.ts'
+import { unsignedRequestObject, verifiedAuthTime, verifyJwt } from '../harness/jwt.ts'
 import {
   AUTHORIZATION_ERRORS,
   CANCEL,
@@ -257,16 +258,6 @@ const AUTHZ_08 = check(async (ctx) => {
   codeOf(hinted)
 })
 
-/** 128 characters with the reserved characters, a space and UTF-8 (RFC 6749 App. A.5: VSCHAR). */
-function awkwardState(): string {
-  const head = 'a+b/c=d%20e&f g?h#i;j:k@l€ü漢😀'
-  const filler = oidc.randomState().replace(/[^A-Za-z0-9]/g, 'x')
-  // counted in code points, so the emoji is one character
-  const chars = Array.from(head)
-  while (chars.length < 128) chars.push(...Array.from(filler))
-  return chars.slice(0, 128).join('')
-}
-
 const AUTHZ_09 = check(async (ctx) => {
   // its own browser: the request without state is built by hand and sent in the session the
   // first request signed in
@@ -423,18 +414,6 @@ const AUTHZ_14 = check(async (ctx) => {
     `prompt=none with a session: the authorization endpoint answered ${statuses.join(', ')} instead of a redirect`,
   )
 })
-
-/** The ID token's auth_time (OIDC Core §2: REQUIRED when max_age was requested). */
-async function verifiedAuthTime(ctx: CheckContext, body: Record<string, unknown>, what: string) {
-  const idToken = body.id_token
-  expectThat(typeof idToken === 'string', `${what}: the token response has no id_token`)
-  const { payload } = await verifyJwt(ctx, idToken, { audience: mainClient(ctx).id })
-  expectThat(
-    typeof payload.auth_time === 'number',
-    `${what}: the ID token has no numeric auth_time (${String(payload.auth_time)})`,
-  )
-  return payload.auth_time
-}
 
 const AUTHZ_15 = check({ exclusive: true }, async (ctx) => {
   const context = await ctx.newBrowserContext()

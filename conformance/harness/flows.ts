@@ -497,3 +497,13 @@ export async function refresh(
   expectStatus(res, 200, 'refresh_token token response')
   return expectJsonObject(res, 'refresh_token token response')
 }
+
+/** 128 characters with the reserved characters, a space and UTF-8 (RFC 6749 App. A.5: VSCHAR). */
+export function awkwardState(): string {
+  const head = 'a+b/c=d%20e&f g?h#i;j:k@l€ü漢😀'
+  const filler = oidc.randomState().replace(/[^A-Za-z0-9]/g, 'x')
+  // counted in code points, so the emoji is one character
+  const chars = Array.from(head)
+  while (chars.length < 128) chars.push(...Array.from(filler))
+  return chars.slice(0, 128).join('')
+}

@@ -223,3 +223,19 @@ export function unsignedRequestObject(claims: Record<string, unknown>): string {
   const part = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url')
   return `${part({ alg: 'none', typ: 'oauth-authz-req+jwt' })}.${part(claims)}.`
 }
+
+/** The main client's verified ID token's auth_time (OIDC Core §2: REQUIRED with max_age). */
+export async function verifiedAuthTime(
+  ctx: Pick<CheckContext, 'http' | 'target'>,
+  body: Record<string, unknown>,
+  what: string,
+): Promise<number> {
+  const idToken = body.id_token
+  expectThat(typeof idToken === 'string', `${what}: the token response has no id_token`)
+  const { payload } = await verifyJwt(ctx, idToken, { audience: ctx.target.clients.main.id })
+  expectThat(
+    typeof payload.auth_time === 'number',
+    `${what}: the ID token has no numeric auth_time (${String(payload.auth_time)})`,
+  )
+  return payload.auth_time
+}

@@ -1,4 +1,4 @@
-import { createHmac, createPublicKey, type JsonWebKey } from 'node:crypto'
+import { createHmac } from 'node:crypto'
 import fc from 'fast-check'
 import {
   decodeJwt,
@@ -13,6 +13,18 @@ import type { App } from '../app.ts'
 import { RATE_LIMIT_GROUPS, type Config } from '../config.ts'
 import type { Fault } from '../deps.ts'
 import { signInAndRedeem, testApp } from '../test-helpers.ts'
+// The deliberate exception to "server/ imports nothing from conformance/" (eslint.config.js):
+// the JWT primitives of the suite's black-box mutations (ROBUST-02) are shared, so the two
+// property tests cannot drift apart on how a segment is encoded, signed or keyed by HMAC; the
+// mutations that need the server's own key (re-signed claims) stay here.
+import {
+  b64,
+  object,
+  publicKeyBytes,
+  rs256,
+  SEGMENTS,
+  type Segment,
+} from '../../conformance/harness/fuzz/jwt.ts'
 import {
   createVerifier,
   VerifyError,
@@ -49,11 +61,6 @@ const GENEROUS: Config['rateLimits'] = Object.fromEntries(
   RATE_LIMIT_GROUPS.map((g) => [g, { limit: 1e9, window: 60 }]),
 ) as Config['rateLimits']
 
-const b64 = (value: string | Uint8Array): string => Buffer.from(value).toString('base64url')
-const text = (segment: string): string => Buffer.from(segment, 'base64url').toString('utf8')
-const object = (segment: string): Record<string, unknown> =>
-  JSON.parse(text(segment)) as Record<string, unknown>
-
 /** An RS256 signing key and its published half. */
 interface Signer {
   readonly kid: string
@@ -65,10 +72,7 @@ function rs256Signer(kid: string, privateKey: CryptoKey, jwk: JWK): Signer {
   return {
     kid,
     jwk,
-    async sign(input) {
-      const data = new TextEncoder().encode(input)
-      return b64(new Uint8Array(await crypto.subtle.sign('RSASSA-PKCS1-v1_5', privateKey, data)))
-    },
+    sign: (input) => rs256(privateKey, input),
   }
 }
 
@@ -206,7 +210,6 @@ function lookAlike(s: string, { how, at, extra }: LookAlike): string {
   return out === s ? `${s}/` : out
 }
 
-type Segment = 'header' | 'payload' | 'signature'
 type Retype = 'flipped-scalar' | 'nested-array' | 'null' | 'object' | 'boolean'
 type JsonSegment = 'header' | 'payload'
 
@@ -440,26 +443,6 @@ function retyped(value: unknown, as: Retype): unknown {
   }
 }
 
-/** The HMAC key an attacker derives from the published RSA key (RFC 8725 §2.1). */
-function publicKeyBytes(
-  jwk: JWK,
-  form: Extract<Mutation, { kind: 'hmac-with-public-key' }>['key'],
-) {
-  const key = createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' })
-  switch (form) {
-    case 'spki-pem':
-      return key.export({ type: 'spki', format: 'pem' })
-    case 'pkcs1-pem':
-      return key.export({ type: 'pkcs1', format: 'pem' })
-    case 'spki-der':
-      return key.export({ type: 'spki', format: 'der' })
-    case 'jwk-json':
-      return JSON.stringify(jwk)
-    case 'modulus':
-      return Buffer.from(jwk.n ?? '', 'base64url')
-  }
-}
-
 const B64_TO_STD: Readonly<Record<string, string>> = { '-': '+', _: '/' }
 
 /** Applies a mutation to a valid token. Re-signing mutations sign with the token's own key. */
@@ -475,7 +458,7 @@ async function mutate(m: Mutation, base: Base): Promise<string> {
   const kept = (hd: object, pl: object) =>
     `${b64(JSON.stringify(hd))}.${b64(JSON.stringify(pl))}.${s}`
   const segments = [h, p, s]
-  const index = (segment: Segment) => ['header', 'payload', 'signature'].indexOf(segment)
+  const index = (segment: Segment) => SEGMENTS.indexOf(segment)
   switch (m.kind) {
     case 'alg-none':
       return `${b64(JSON.stringify({ ...header, alg: m.alg }))}.${p}.${m.signature === 'kept' ? s : ''}`
