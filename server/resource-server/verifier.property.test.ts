@@ -16,14 +16,19 @@ import { signInAndRedeem, testApp } from '../test-helpers.ts'
 // The deliberate exception to "server/ imports nothing from conformance/" (eslint.config.js):
 // the JWT primitives of the suite's black-box mutations (ROBUST-02) are shared, so the two
 // property tests cannot drift apart on how a segment is encoded, signed or keyed by HMAC; the
-// mutations that need the server's own key (re-signed claims) stay here.
+// mutations themselves are ROBUST-02's (every one must be refused by any verifier), and only
+// those that need the token's own signing key (re-signed claims and headers) are kept here.
 import {
   b64,
+  mutate as blackBoxMutate,
+  mutationArb as blackBoxArb,
   object,
   publicKeyBytes,
   rs256,
   SEGMENTS,
+  type Forge,
   type Segment,
+  type TokenMutation,
 } from '../../conformance/harness/fuzz/jwt.ts'
 import {
   createVerifier,
@@ -65,6 +70,7 @@ const GENEROUS: Config['rateLimits'] = Object.fromEntries(
 interface Signer {
   readonly kid: string
   readonly jwk: JWK
+  readonly privateKey: CryptoKey
   sign(input: string): Promise<string>
 }
 
@@ -72,6 +78,7 @@ function rs256Signer(kid: string, privateKey: CryptoKey, jwk: JWK): Signer {
   return {
     kid,
     jwk,
+    privateKey,
     sign: (input) => rs256(privateKey, input),
   }
 }
@@ -213,40 +220,20 @@ function lookAlike(s: string, { how, at, extra }: LookAlike): string {
 type Retype = 'flipped-scalar' | 'nested-array' | 'null' | 'object' | 'boolean'
 type JsonSegment = 'header' | 'payload'
 
-/** How a valid token is broken; every variant must be refused. */
+/**
+ * How a valid token is broken; every variant must be refused. The black-box mutations are the
+ * suite's (harness/fuzz/jwt.ts: no key of the target needed); the rest are white-box: they
+ * re-sign with the token's own key, so only the claims or header they change can refuse them.
+ */
 type Mutation =
-  | { readonly kind: 'alg-none'; readonly alg: string; readonly signature: 'empty' | 'kept' }
-  | {
-      readonly kind: 'hmac-with-public-key'
-      readonly alg: 'HS256' | 'HS384' | 'HS512'
-      readonly key: 'spki-pem' | 'pkcs1-pem' | 'jwk-json' | 'modulus' | 'spki-der'
-    }
-  | { readonly kind: 'alg-swap'; readonly alg: string; readonly resign: boolean }
+  | { readonly kind: 'black-box'; readonly m: TokenMutation }
+  | { readonly kind: 'alg-swap'; readonly alg: string }
   | {
       readonly kind: 'kid'
-      readonly kid: 'unknown' | 'other-published' | 'case' | 'padded' | 'missing' | 'number'
+      readonly kid: 'unknown' | 'other-published' | 'case' | 'padded' | 'number'
       readonly value: string
-      readonly resign: boolean
     }
-  | { readonly kind: 'embedded-key'; readonly header: 'jwk' | 'jku' | 'x5u' | 'x5c' }
-  | { readonly kind: 'bit-flip'; readonly segment: Segment; readonly bit: number }
-  | { readonly kind: 'truncate'; readonly keep: number }
-  | {
-      readonly kind: 'shape'
-      readonly shape:
-        | 'no-signature'
-        | 'two-segments'
-        | 'four-segments'
-        | 'empty-segment'
-        | 'swapped-segments'
-        | 'whitespace'
-        | 'padding'
-        | 'std-alphabet'
-        | 'invalid-char'
-      readonly segment: Segment
-      readonly at: number
-    }
-  | { readonly kind: 'splice'; readonly segment: Segment; readonly from: number }
+  | { readonly kind: 'std-alphabet'; readonly segment: Segment; readonly at: number }
   | { readonly kind: 'time'; readonly claim: 'exp' | 'iat' | 'nbf'; readonly beyond: number }
   | { readonly kind: 'drop-claim'; readonly claim: 'exp' | 'iat' | 'iss' | 'aud' | 'sub' }
   | {
@@ -302,16 +289,7 @@ const lookAlikeArb: fc.Arbitrary<LookAlike> = fc.record({
 })
 
 const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
-  fc.record({
-    kind: fc.constant('alg-none'),
-    alg: fc.constantFrom('none', 'None', 'NONE', 'nOnE'),
-    signature: fc.constantFrom('empty', 'kept'),
-  }),
-  fc.record({
-    kind: fc.constant('hmac-with-public-key'),
-    alg: fc.constantFrom('HS256', 'HS384', 'HS512'),
-    key: fc.constantFrom('spki-pem', 'pkcs1-pem', 'jwk-json', 'modulus', 'spki-der'),
-  }),
+  blackBoxArb.map((m) => ({ kind: 'black-box' as const, m })),
   fc.record({
     kind: fc.constant('alg-swap'),
     alg: fc.constantFrom(
@@ -325,44 +303,16 @@ const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
       'RS256 ',
       '',
     ),
-    resign: fc.boolean(),
   }),
   fc.record({
     kind: fc.constant('kid'),
-    kid: fc.constantFrom('unknown', 'other-published', 'case', 'padded', 'missing', 'number'),
+    kid: fc.constantFrom('unknown', 'other-published', 'case', 'padded', 'number'),
     value: fc.string({ minLength: 1, maxLength: 40 }),
-    resign: fc.boolean(),
   }),
   fc.record({
-    kind: fc.constant('embedded-key'),
-    header: fc.constantFrom('jwk', 'jku', 'x5u', 'x5c'),
-  }),
-  fc.record({
-    kind: fc.constant('bit-flip'),
-    segment: fc.constantFrom<Segment>('header', 'payload', 'signature'),
-    bit: fc.nat(),
-  }),
-  fc.record({ kind: fc.constant('truncate'), keep: fc.nat() }),
-  fc.record({
-    kind: fc.constant('shape'),
-    shape: fc.constantFrom(
-      'no-signature',
-      'two-segments',
-      'four-segments',
-      'empty-segment',
-      'swapped-segments',
-      'whitespace',
-      'padding',
-      'std-alphabet',
-      'invalid-char',
-    ),
+    kind: fc.constant('std-alphabet'),
     segment: fc.constantFrom<Segment>('header', 'payload', 'signature'),
     at: fc.nat(),
-  }),
-  fc.record({
-    kind: fc.constant('splice'),
-    segment: fc.constantFrom<Segment>('header', 'payload', 'signature'),
-    from: fc.nat(),
   }),
   fc.record({
     kind: fc.constant('time'),
@@ -445,6 +395,16 @@ function retyped(value: unknown, as: Retype): unknown {
 
 const B64_TO_STD: Readonly<Record<string, string>> = { '-': '+', _: '/' }
 
+/** What the black-box mutations may use: the attacker's key, the published keys, other tokens. */
+function forgeOf(base: Base): Forge {
+  const published = [base.signer.jwk, ...base.otherKids.map((kid) => signers.get(kid)?.jwk)]
+  return {
+    attacker: { privateKey: attacker.privateKey, jwk: attacker.jwk },
+    published: published.filter((k): k is JWK => k !== undefined),
+    others: base.others,
+  }
+}
+
 /** Applies a mutation to a valid token. Re-signing mutations sign with the token's own key. */
 async function mutate(m: Mutation, base: Base): Promise<string> {
   const [h = '', p = '', s = ''] = base.token.split('.')
@@ -457,26 +417,14 @@ async function mutate(m: Mutation, base: Base): Promise<string> {
   const resigned = (hd: object, pl: object) => sign(JSON.stringify(hd), JSON.stringify(pl))
   const kept = (hd: object, pl: object) =>
     `${b64(JSON.stringify(hd))}.${b64(JSON.stringify(pl))}.${s}`
-  const segments = [h, p, s]
-  const index = (segment: Segment) => SEGMENTS.indexOf(segment)
   switch (m.kind) {
-    case 'alg-none':
-      return `${b64(JSON.stringify({ ...header, alg: m.alg }))}.${p}.${m.signature === 'kept' ? s : ''}`
-    case 'hmac-with-public-key': {
-      const input = `${b64(JSON.stringify({ ...header, alg: m.alg }))}.${p}`
-      const hash = { HS256: 'sha256', HS384: 'sha384', HS512: 'sha512' }[m.alg]
-      const mac = createHmac(hash, publicKeyBytes(base.signer.jwk, m.key)).update(input)
-      return `${input}.${mac.digest('base64url')}`
-    }
+    case 'black-box':
+      return blackBoxMutate(m.m, base.token, forgeOf(base))
     case 'alg-swap':
-      return (m.resign ? resigned : kept)({ ...header, alg: m.alg }, payload)
+      return resigned({ ...header, alg: m.alg }, payload)
     case 'kid': {
       const kid = String(header.kid)
       const swapped: Record<string, unknown> = { ...header }
-      if (m.kid === 'missing') {
-        delete swapped.kid
-        return kept(swapped, payload)
-      }
       swapped.kid = {
         unknown: m.value === kid ? `${m.value}x` : m.value,
         'other-published':
@@ -485,72 +433,16 @@ async function mutate(m: Mutation, base: Base): Promise<string> {
         padded: ` ${kid}`,
         number: 1,
       }[m.kid]
-      return (m.resign ? resigned : kept)(swapped, payload)
+      return resigned(swapped, payload)
     }
-    case 'embedded-key': {
-      // RFC 8725 §3.10: key material a token brings along is not trusted; the attacker signs
-      const carried = {
-        jwk: attacker.jwk,
-        jku: 'https://attacker.example/jwks.json',
-        x5u: 'https://attacker.example/cert.pem',
-        x5c: ['MIIBattacker'],
-      }[m.header]
-      const hd = { ...header, kid: attacker.kid, [m.header]: carried }
-      const input = `${b64(JSON.stringify(hd))}.${b64(JSON.stringify(payload))}`
-      return `${input}.${await attacker.sign(input)}`
-    }
-    case 'bit-flip': {
-      const i = index(m.segment)
-      const bytes = Buffer.from(segments[i] ?? '', 'base64url')
-      if (bytes.length === 0) return `${base.token}x`
-      const bit = m.bit % (bytes.length * 8)
-      bytes[bit >> 3] = (bytes[bit >> 3] ?? 0) ^ (1 << (bit & 7))
-      segments[i] = b64(bytes)
-      return segments.join('.')
-    }
-    case 'truncate':
-      // an empty string is no token at all (a missing parameter), so keep at least one character
-      return base.token.slice(0, 1 + (m.keep % (base.token.length - 1)))
-    case 'shape': {
-      const i = index(m.segment)
+    case 'std-alphabet': {
+      // RFC 7515 §2: base64url, never the standard alphabet, even over the right key's signature
+      const segments = [h, p, s]
+      const i = SEGMENTS.indexOf(m.segment)
       const seg = segments[i] ?? ''
       const at = m.at % (seg.length + 1)
-      switch (m.shape) {
-        case 'no-signature':
-          return `${h}.${p}`
-        case 'two-segments':
-          return [h, p, s].filter((_, j) => j !== i).join('.')
-        case 'four-segments':
-          return `${base.token}.${i === 2 ? '' : (segments[i] ?? '')}`
-        case 'empty-segment':
-          segments[i] = ''
-          return segments.join('.')
-        case 'swapped-segments':
-          return i === 2 ? `${p}.${h}.${s}` : `${h}.${s}.${p}`
-        case 'whitespace': {
-          // strictly inside: around the token, RFC 6750 §2.1's 1*SP would just absorb it
-          const inside = 1 + (m.at % Math.max(1, seg.length - 1))
-          segments[i] = `${seg.slice(0, inside)}${' \t'[m.at % 2] ?? ' '}${seg.slice(inside)}`
-          return segments.join('.')
-        }
-        case 'padding':
-          segments[i] = `${seg}${'='.repeat(1 + (m.at % 2))}`
-          return segments.join('.')
-        case 'std-alphabet': {
-          const std = seg.replace(/[-_]/g, (c) => B64_TO_STD[c] ?? c)
-          segments[i] = std === seg ? `${seg.slice(0, at)}+${seg.slice(at)}` : std
-          return segments.join('.')
-        }
-        case 'invalid-char':
-          segments[i] = `${seg.slice(0, at)}${'!*$#@~%'[m.at % 7] ?? '!'}${seg.slice(at)}`
-          return segments.join('.')
-      }
-    }
-    // falls through: the inner switch returns for every shape
-    case 'splice': {
-      const other = base.others[m.from % Math.max(1, base.others.length)] ?? ''
-      const i = index(m.segment)
-      segments[i] = other.split('.')[i] ?? ''
+      const std = seg.replace(/[-_]/g, (c) => B64_TO_STD[c] ?? c)
+      segments[i] = std === seg ? `${seg.slice(0, at)}+${seg.slice(at)}` : std
       return segments.join('.')
     }
     case 'time':

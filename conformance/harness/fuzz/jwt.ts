@@ -38,11 +38,15 @@ export type TokenMutation =
   | { readonly kind: 'alg-none'; readonly alg: string; readonly signature: 'empty' | 'kept' }
   | {
       readonly kind: 'hmac-with-public-key'
+      readonly alg: 'HS256' | 'HS384' | 'HS512'
       readonly key: 'spki-pem' | 'pkcs1-pem' | 'spki-der' | 'jwk-json' | 'modulus'
     }
   | { readonly kind: 'alg-swap'; readonly alg: string }
-  | { readonly kind: 'kid'; readonly kid: 'unknown' | 'case' | 'padded' | 'missing' | 'number' }
-  | { readonly kind: 'embedded-key'; readonly header: 'jwk' | 'jku' | 'x5u' }
+  | {
+      readonly kind: 'kid'
+      readonly kid: 'unknown' | 'other-published' | 'case' | 'padded' | 'missing' | 'number'
+    }
+  | { readonly kind: 'embedded-key'; readonly header: 'jwk' | 'jku' | 'x5u' | 'x5c' }
   | { readonly kind: 'bit-flip'; readonly segment: Segment; readonly bit: number }
   | { readonly kind: 'truncate'; readonly keep: number }
   | {
@@ -72,22 +76,36 @@ export type TokenMutation =
 export const mutationArb: fc.Arbitrary<TokenMutation> = fc.oneof(
   fc.record({
     kind: fc.constant('alg-none'),
-    alg: fc.constantFrom('none', 'None', 'NONE'),
+    alg: fc.constantFrom('none', 'None', 'NONE', 'nOnE'),
     signature: fc.constantFrom('empty', 'kept'),
   }),
   fc.record({
     kind: fc.constant('hmac-with-public-key'),
+    alg: fc.constantFrom('HS256', 'HS384', 'HS512'),
     key: fc.constantFrom('spki-pem', 'pkcs1-pem', 'spki-der', 'jwk-json', 'modulus'),
   }),
   fc.record({
     kind: fc.constant('alg-swap'),
-    alg: fc.constantFrom('RS384', 'RS512', 'PS256', 'ES256', 'HS256', 'EdDSA', 'rs256'),
+    alg: fc.constantFrom(
+      'RS384',
+      'RS512',
+      'PS256',
+      'ES256',
+      'HS256',
+      'EdDSA',
+      'rs256',
+      'RS256 ',
+      '',
+    ),
   }),
   fc.record({
     kind: fc.constant('kid'),
-    kid: fc.constantFrom('unknown', 'case', 'padded', 'missing', 'number'),
+    kid: fc.constantFrom('unknown', 'other-published', 'case', 'padded', 'missing', 'number'),
   }),
-  fc.record({ kind: fc.constant('embedded-key'), header: fc.constantFrom('jwk', 'jku', 'x5u') }),
+  fc.record({
+    kind: fc.constant('embedded-key'),
+    header: fc.constantFrom('jwk', 'jku', 'x5u', 'x5c'),
+  }),
   fc.record({
     kind: fc.constant('bit-flip'),
     segment: fc.constantFrom(...SEGMENTS),
@@ -206,9 +224,10 @@ export async function mutate(m: TokenMutation, token: string, forge: Forge): Pro
       return `${json({ ...header, alg: m.alg })}.${p}.${m.signature === 'kept' ? s : ''}`
     case 'hmac-with-public-key': {
       const jwk = forge.published.find((k) => k.kid === header.kid) ?? forge.published[0]
-      const input = `${json({ ...header, alg: 'HS256' })}.${p}`
+      const input = `${json({ ...header, alg: m.alg })}.${p}`
       if (!jwk) return `${input}.`
-      return `${input}.${createHmac('sha256', publicKeyBytes(jwk, m.key)).update(input).digest('base64url')}`
+      const hash = { HS256: 'sha256', HS384: 'sha384', HS512: 'sha512' }[m.alg]
+      return `${input}.${createHmac(hash, publicKeyBytes(jwk, m.key)).update(input).digest('base64url')}`
     }
     case 'alg-swap':
       return `${json({ ...header, alg: m.alg })}.${p}.${s}`
@@ -219,6 +238,8 @@ export async function mutate(m: TokenMutation, token: string, forge: Forge): Pro
       else
         hd.kid = {
           unknown: `${kid}-unknown`,
+          'other-published':
+            forge.published.map((k) => k.kid).find((k) => k && k !== kid) ?? `${kid}x`,
           case: kid.toUpperCase() === kid ? kid.toLowerCase() : kid.toUpperCase(),
           padded: ` ${kid}`,
           number: 1,
@@ -228,10 +249,12 @@ export async function mutate(m: TokenMutation, token: string, forge: Forge): Pro
     case 'embedded-key': {
       // RFC 8725 §3.10: key material the token brings along must not be trusted
       const hd = { ...header, kid: 'attacker' }
-      const extra =
-        m.header === 'jwk'
-          ? { jwk: forge.attacker.jwk }
-          : { [m.header]: 'https://attacker.example/jwks.json' }
+      const extra = {
+        jwk: { jwk: forge.attacker.jwk },
+        jku: { jku: 'https://attacker.example/jwks.json' },
+        x5u: { x5u: 'https://attacker.example/cert.pem' },
+        x5c: { x5c: ['MIIBattacker'] },
+      }[m.header]
       return attackerSigned({ ...hd, ...extra }, payload)
     }
     case 'bit-flip': {
