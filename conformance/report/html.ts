@@ -2,8 +2,7 @@ import type { Exchange } from '../harness/types.ts'
 import type { RunReport } from './json.ts'
 import { htmlThreats, THREAT_CSS } from './threats.ts'
 import { countsLine, groupByCause, timing } from './summary.ts'
-
-const esc = (s: string): string => s.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`)
+import { escapeHtml } from './escape.ts'
 
 /** Decodes the header and payload of anything that looks like a JWT in a text, for the reader. */
 function decodedJwts(text: string | undefined): string[] {
@@ -31,9 +30,9 @@ function exchangeHtml(x: Exchange): string {
   const jwts = decodedJwts(
     `${x.requestBody ?? ''} ${x.responseBody ?? ''} ${Object.values(x.responseHeaders).join(' ')}`,
   )
-  return `<div class="x"><div class="line">${esc(x.method)} ${esc(x.url)} → ${x.status ?? esc(x.error ?? 'no response')} <span class="ms">${Math.round(x.durationMs)} ms</span></div>
-<pre>${esc(reqHeaders)}${x.requestBody ? `\n\n${esc(x.requestBody)}` : ''}</pre>
-<pre>${esc(resHeaders)}${x.responseBody ? `\n\n${esc(x.responseBody)}` : ''}</pre>${jwts.length ? `<pre class="jwt">${esc(jwts.join('\n\n'))}</pre>` : ''}</div>`
+  return `<div class="x"><div class="line">${escapeHtml(x.method)} ${escapeHtml(x.url)} → ${x.status ?? escapeHtml(x.error ?? 'no response')} <span class="ms">${Math.round(x.durationMs)} ms</span></div>
+<pre>${escapeHtml(reqHeaders)}${x.requestBody ? `\n\n${escapeHtml(x.requestBody)}` : ''}</pre>
+<pre>${escapeHtml(resHeaders)}${x.responseBody ? `\n\n${escapeHtml(x.responseBody)}` : ''}</pre>${jwts.length ? `<pre class="jwt">${escapeHtml(jwts.join('\n\n'))}</pre>` : ''}</div>`
 }
 
 /** One self-contained HTML file: summary, verdict filters, and each check's evidence. */
@@ -48,7 +47,7 @@ export function htmlReport(report: RunReport): string {
     ? `<section id="causes"><h2>Causes shared by several checks</h2><ul>${causes
         .map(
           (g) =>
-            `<li><span class="v ${g.verdict}">${g.verdict === 'error' ? 'ERROR' : g.verdict.toUpperCase()}</span> ${esc(g.cause)}: ${g.results.length} checks (${g.results.map((r) => esc(r.id)).join(', ')})</li>`,
+            `<li><span class="v ${g.verdict}">${g.verdict === 'error' ? 'ERROR' : g.verdict.toUpperCase()}</span> ${escapeHtml(g.cause)}: ${g.results.length} checks (${g.results.map((r) => escapeHtml(r.id)).join(', ')})</li>`,
         )
         .join('')}</ul></section>`
     : ''
@@ -56,22 +55,22 @@ export function htmlReport(report: RunReport): string {
     .map(
       (
         c,
-      ) => `<details id="check-${esc(c.id)}" class="check ${c.verdict}" data-verdict="${c.verdict}" ${c.verdict === 'fail' || c.verdict === 'error' ? 'open' : ''}>
-<summary><span class="v">${c.verdict.toUpperCase()}</span> <b>${esc(c.id)}</b> [${c.level}] ${esc(c.title)} <span class="src">${esc(c.source)}</span></summary>
-${c.message ? `<p class="msg">${esc(c.message)}</p>` : ''}${(c.more ?? []).map((m) => `<p class="msg">also: ${esc(m)}</p>`).join('')}${c.notes.map((n) => `<p class="note">${esc(n)}</p>`).join('')}
-${c.screenshots.map((s) => `<figure><img alt="${esc(s.name)}" src="data:image/png;base64,${s.png}"><figcaption>${esc(s.name)}</figcaption></figure>`).join('')}
+      ) => `<details id="check-${escapeHtml(c.id)}" class="check ${c.verdict}" data-verdict="${c.verdict}" ${c.verdict === 'fail' || c.verdict === 'error' ? 'open' : ''}>
+<summary><span class="v">${c.verdict.toUpperCase()}</span> <b>${escapeHtml(c.id)}</b> [${c.level}] ${escapeHtml(c.title)} <span class="src">${escapeHtml(c.source)}</span></summary>
+${c.message ? `<p class="msg">${escapeHtml(c.message)}</p>` : ''}${(c.more ?? []).map((m) => `<p class="msg">also: ${escapeHtml(m)}</p>`).join('')}${c.notes.map((n) => `<p class="note">${escapeHtml(n)}</p>`).join('')}
+${c.screenshots.map((s) => `<figure><img alt="${escapeHtml(s.name)}" src="data:image/png;base64,${s.png}"><figcaption>${escapeHtml(s.name)}</figcaption></figure>`).join('')}
 ${c.exchanges.map(exchangeHtml).join('\n')}
 </details>`,
     )
     .join('\n')
   const t = timing(report.checks, 10)
   const timingHtml = `<section id="timing"><h2>Where the time went</h2>
-<p>Slowest checks: ${t.slowest.map((s) => `<a href="#check-${esc(s.id)}">${esc(s.id)}</a> ${(s.durationMs / 1000).toFixed(1)} s`).join(', ')}</p>
-<p>Time per area (sum of check durations; parallel checks overlap): ${t.areas.map((a) => `${esc(a.area)} ${(a.durationMs / 1000).toFixed(1)} s`).join(', ')}</p></section>`
+<p>Slowest checks: ${t.slowest.map((s) => `<a href="#check-${escapeHtml(s.id)}">${escapeHtml(s.id)}</a> ${(s.durationMs / 1000).toFixed(1)} s`).join(', ')}</p>
+<p>Time per area (sum of check durations; parallel checks overlap): ${t.areas.map((a) => `${escapeHtml(a.area)} ${(a.durationMs / 1000).toFixed(1)} s`).join(', ')}</p></section>`
   const c = report.counts
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Conformance report: ${esc(report.target.baseUrl)}</title>
+<title>Conformance report: ${escapeHtml(report.target.baseUrl)}</title>
 <style>
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;color:#222}
 h1{font-size:1.3rem}.summary span{margin-right:1rem}
@@ -85,9 +84,9 @@ img{max-width:100%;border:1px solid #ccc}
 ${THREAT_CSS}
 </style></head><body>
 <h1>Conformance report</h1>
-<p>Target <code>${esc(report.target.baseUrl)}</code>${report.target.embedded ? ' (embedded reference server)' : ''}; suite ${esc(report.suite.version)}; ${esc(report.startedAt)}.</p>
+<p>Target <code>${escapeHtml(report.target.baseUrl)}</code>${report.target.embedded ? ' (embedded reference server)' : ''}; suite ${escapeHtml(report.suite.version)}; ${escapeHtml(report.startedAt)}.</p>
 <p class="summary" id="summary"><strong>${report.passed ? 'PASSED' : 'FAILED'}</strong>
-<span>${esc(countsLine(c))}</span></p>
+<span>${escapeHtml(countsLine(c))}</span></p>
 ${causesHtml}
 ${timingHtml}
 <p id="filters">Show: ${(['pass', 'fail', 'error', 'warn', 'info', 'skip'] as const).map((v) => `<label><input type="checkbox" value="${v}" checked> ${v}</label>`).join(' ')}</p>

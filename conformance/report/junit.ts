@@ -1,8 +1,5 @@
 import type { CheckResult } from '../harness/types.ts'
-
-const esc = (s: string): string =>
-  // eslint-disable-next-line no-control-regex -- XML 1.0 forbids these control characters
-  s.replace(/[\x00-\x08\x0B\x0C\x0E-\x1F]/g, '').replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`)
+import { escapeXml } from './escape.ts'
 
 /** JUnit XML: one testcase per check, named by ID and title; warnings are not failures. */
 export function junitReport(
@@ -16,27 +13,27 @@ export function junitReport(
   const time = (ms: number): string => (ms / 1000).toFixed(3)
   const total = results.reduce((a, r) => a + r.durationMs, 0)
   const cases = results.map((r) => {
-    const name = esc(`${r.id} [${r.level}] ${r.title}`)
-    const head = `  <testcase classname="${esc(r.area)}" name="${name}" time="${time(r.durationMs)}">`
+    const name = escapeXml(`${r.id} [${r.level}] ${r.title}`)
+    const head = `  <testcase classname="${escapeXml(r.area)}" name="${name}" time="${time(r.durationMs)}">`
     const notes = [
       ...(r.verdict === 'warn' || r.verdict === 'info'
         ? [`${r.verdict.toUpperCase()}: ${r.message ?? ''}`]
         : []),
       ...r.notes,
     ]
-    const out = notes.length ? `\n    <system-out>${esc(notes.join('\n'))}</system-out>` : ''
+    const out = notes.length ? `\n    <system-out>${escapeXml(notes.join('\n'))}</system-out>` : ''
     if (r.verdict === 'fail')
-      return `${head}\n    <failure message="${esc(r.message ?? 'failed')}">${esc(`${r.source}\n${[r.message ?? '', ...(r.more ?? [])].join('\n')}`)}</failure>${out}\n  </testcase>`
+      return `${head}\n    <failure message="${escapeXml(r.message ?? 'failed')}">${escapeXml(`${r.source}\n${[r.message ?? '', ...(r.more ?? [])].join('\n')}`)}</failure>${out}\n  </testcase>`
     if (r.verdict === 'error')
-      return `${head}\n    <error message="${esc(r.message ?? 'inconclusive')}" type="inconclusive">${esc(`${r.source}\n${r.message ?? ''}`)}</error>${out}\n  </testcase>`
+      return `${head}\n    <error message="${escapeXml(r.message ?? 'inconclusive')}" type="inconclusive">${escapeXml(`${r.source}\n${r.message ?? ''}`)}</error>${out}\n  </testcase>`
     if (r.verdict === 'skip')
-      return `${head}\n    <skipped message="${esc(r.message ?? 'skipped')}"/>${out}\n  </testcase>`
+      return `${head}\n    <skipped message="${escapeXml(r.message ?? 'skipped')}"/>${out}\n  </testcase>`
     return `${head}${out}${out ? '\n  ' : ''}</testcase>`
   })
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="${esc(suiteName)}" tests="${results.length}" failures="${failures}" errors="${errors}" skipped="${skipped}" time="${time(total)}">`,
-    `<testsuite name="${esc(suiteName)}" tests="${results.length}" failures="${failures}" errors="${errors}" skipped="${skipped}" time="${time(total)}">`,
+    `<testsuites name="${escapeXml(suiteName)}" tests="${results.length}" failures="${failures}" errors="${errors}" skipped="${skipped}" time="${time(total)}">`,
+    `<testsuite name="${escapeXml(suiteName)}" tests="${results.length}" failures="${failures}" errors="${errors}" skipped="${skipped}" time="${time(total)}">`,
     ...cases,
     '</testsuite>',
     '</testsuites>',

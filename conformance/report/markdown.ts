@@ -2,8 +2,7 @@ import type { CheckResult } from '../harness/types.ts'
 import type { GateVerdict } from '../gate.ts'
 import { countsLine, countVerdicts, groupByCause } from './summary.ts'
 import { markdownThreats, threatTable } from './threats.ts'
-
-const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ')
+import { markdownCell } from './escape.ts'
 
 /** A Markdown summary for a CI job summary: totals, verdict, and every check that did not pass. */
 export function markdownSummary(
@@ -23,7 +22,7 @@ export function markdownSummary(
     lines.push('Causes shared by several checks:', '')
     for (const g of groups)
       lines.push(
-        `- ${g.verdict === 'error' ? 'inconclusive' : g.verdict}: ${cell(g.cause)}: ${g.results.length} checks (${g.results.map((r) => r.id).join(', ')})`,
+        `- ${g.verdict === 'error' ? 'inconclusive' : g.verdict}: ${markdownCell(g.cause)}: ${g.results.length} checks (${g.results.map((r) => r.id).join(', ')})`,
       )
     lines.push('')
   }
@@ -35,22 +34,27 @@ export function markdownSummary(
     lines.push('| check | level | verdict | why |', '|---|---|---|---|')
     for (const r of notPassed)
       lines.push(
-        `| ${r.id} ${cell(r.title)} | ${r.level} | ${r.verdict} | ${[r.message ?? '', ...(r.more ?? []).map((m) => `also: ${m}`)].map(cell).join('<br>')} |`,
+        `| ${r.id} ${markdownCell(r.title)} | ${r.level} | ${r.verdict} | ${[r.message ?? '', ...(r.more ?? []).map((m) => `also: ${m}`)].map(markdownCell).join('<br>')} |`,
       )
     lines.push('')
   }
   const threats = threatTable(results)
   if (threats) lines.push(markdownThreats(threats))
   if (verdict.excused.length > 0)
-    lines.push('Known failures:', '', ...verdict.excused.map((e) => `- ${cell(e)}`), '')
+    lines.push('Known failures:', '', ...verdict.excused.map((e) => `- ${markdownCell(e)}`), '')
   if (verdict.unused.length > 0)
     lines.push(
       'Unused known-failures entries:',
       '',
-      ...verdict.unused.map((e) => `- ${cell(e)}`),
+      ...verdict.unused.map((e) => `- ${markdownCell(e)}`),
       '',
     )
   if (verdict.problems.length > 0)
-    lines.push('What fails the run:', '', ...verdict.problems.map((p) => `- ${cell(p)}`), '')
+    lines.push(
+      'What fails the run:',
+      '',
+      ...verdict.problems.map((p) => `- ${markdownCell(p)}`),
+      '',
+    )
   return lines.join('\n')
 }

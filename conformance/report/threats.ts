@@ -1,5 +1,7 @@
 import type { CheckResult } from '../harness/types.ts'
 import { profileChecks, threats, type Threat } from '../threats.ts'
+import { escapeHtml } from './escape.ts'
+import { markdownCell } from './escape.ts'
 
 /**
  * mitigated: every check behind the threat ran and passed; not mitigated: one of them failed or
@@ -80,8 +82,6 @@ export function formatThreats(rows: readonly ThreatRow[]): string {
   return lines.join('\n')
 }
 
-const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ')
-
 /** The Markdown threat table (summary.md). */
 export function markdownThreats(rows: readonly ThreatRow[]): string {
   const c = countThreats(rows)
@@ -95,13 +95,11 @@ export function markdownThreats(rows: readonly ThreatRow[]): string {
   ]
   for (const r of rows)
     lines.push(
-      `| ${cell(`${r.section} ${r.title}`)} | ${r.status} | ${cell([r.reason, checkList(r)].filter(Boolean).join('; '))} |`,
+      `| ${markdownCell(`${r.section} ${r.title}`)} | ${r.status} | ${markdownCell([r.reason, checkList(r)].filter(Boolean).join('; '))} |`,
     )
   lines.push('')
   return lines.join('\n')
 }
-
-const esc = (s: string): string => s.replace(/[<>&"']/g, (ch) => `&#${ch.charCodeAt(0)};`)
 
 /** The HTML threat table (report.html): one row per threat, its checks linked to their results. */
 export function htmlThreats(rows: readonly ThreatRow[]): string {
@@ -112,11 +110,11 @@ export function htmlThreats(rows: readonly ThreatRow[]): string {
       const links = r.checks
         .map(
           (x) =>
-            `<a href="#check-${esc(x.id)}">${esc(x.id)}</a> <span class="tv">${esc(x.verdict ?? 'not run')}</span>`,
+            `<a href="#check-${escapeHtml(x.id)}">${escapeHtml(x.id)}</a> <span class="tv">${escapeHtml(x.verdict ?? 'not run')}</span>`,
         )
         .join(', ')
-      const checks = r.reason ? `${esc(r.reason)}${links ? `<br>${links}` : ''}` : links
-      return `<tr class="threat ${cls}"><td>${esc(r.section)}</td><td><b>${esc(r.title)}</b><br><span class="src">${esc(r.attack)}</span></td><td class="ts">${esc(r.status)}</td><td>${checks}</td></tr>`
+      const checks = r.reason ? `${escapeHtml(r.reason)}${links ? `<br>${links}` : ''}` : links
+      return `<tr class="threat ${cls}"><td>${escapeHtml(r.section)}</td><td><b>${escapeHtml(r.title)}</b><br><span class="src">${escapeHtml(r.attack)}</span></td><td class="ts">${escapeHtml(r.status)}</td><td>${checks}</td></tr>`
     })
     .join('\n')
   return `<section id="threats"><h2>Threats (RFC 9700 §4, RFC 6819 §4)</h2>
