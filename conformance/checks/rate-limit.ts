@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto'
 import type { BrowserContext } from '@playwright/test'
-import { submitLogin } from '../harness/browser.ts'
 import { PROBE_LIMIT, PROBE_WINDOW } from '../harness/target.ts'
 import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
 import type { rateLimit as catalogue } from '../catalogue/rate-limit.ts'
@@ -14,7 +13,7 @@ import {
   show,
   SKEW,
 } from '../harness/expect.ts'
-import { authorize, tokensFor } from '../harness/flows.ts'
+import { failedLogins, tokensFor } from '../harness/flows.ts'
 import {
   clientCredentialsRaw,
   INTROSPECT,
@@ -159,34 +158,12 @@ function expectLimited(ctx: CheckContext, res: Probe, what: string): RateHeaders
   return headers
 }
 
-/**
- * A sender that fails a login as `username` on the hosted login page, in the browser: the page
- * is opened once and its form filled again after each refusal.
- */
-async function loginAttempts(
-  ctx: CheckContext,
-  context: BrowserContext,
-  username: string,
-): Promise<() => Promise<Probe>> {
-  const { outcome } = await authorize(ctx, { context, user: null })
-  expectThat(outcome.loginShown, `the authorization request did not show the login page`)
-  const page = outcome.page
-  return async () => {
-    const posted = page.waitForResponse(
-      (r) => r.request().isNavigationRequest() && r.request().method() === 'POST',
-      { timeout: 10_000 },
-    )
-    await submitLogin(
-      page,
-      { username, password: `wrong-${randomBytes(6).toString('hex')}` },
-      ctx.target.login,
-    )
-    const res = await posted
-    const headers = await res.allHeaders()
-    await page.waitForLoadState('load', { timeout: 10_000 }).catch(() => undefined)
-    return { status: res.status(), header: (name) => headers[name] ?? null }
-  }
-}
+/** A sender of failed logins as `username` on the hosted login page, in the browser. */
+const loginAttempts = (ctx: CheckContext, context: BrowserContext, username: string) =>
+  failedLogins(ctx, context, () => ({
+    username,
+    password: `wrong-${randomBytes(6).toString('hex')}`,
+  }))
 
 const RATE_01 = check({ exclusive: true }, async (ctx) => {
   // INTERFACE.md §7: HTTP 429 past the limit, in the JSON error shape, with the §8 headers

@@ -1,14 +1,21 @@
 import { randomBytes } from 'node:crypto'
 import { lookup } from 'node:dns/promises'
 import type { BrowserContext, Cookie } from '@playwright/test'
-import { submitLogin } from '../harness/browser.ts'
 import { PROBE_LIMIT, PROBE_WINDOW } from '../harness/target.ts'
 import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
 import type { security as catalogue } from '../catalogue/security.ts'
 import { estimateEntropyBits } from '../harness/entropy.ts'
 import { createHttp, type Http, type HttpResponse } from '../harness/http.ts'
 import { expectJsonObject, expectStatus, expectThat, show } from '../harness/expect.ts'
-import { authorize, codeOf, idTokenOf, redeem, signIn, someAccessToken } from '../harness/flows.ts'
+import {
+  authorize,
+  codeOf,
+  failedLogins,
+  idTokenOf,
+  redeem,
+  signIn,
+  someAccessToken,
+} from '../harness/flows.ts'
 import {
   authorizeRaw,
   clientCredentialsRaw,
@@ -112,28 +119,12 @@ const SEC_01 = check({ exclusive: true }, async (ctx) => {
 })
 
 /** One failed sign-in per call, each with another user name and the same password. */
-async function sprayer(
-  ctx: CheckContext,
-  context: BrowserContext,
-  password: string,
-): Promise<() => Promise<number>> {
-  const { outcome } = await authorize(ctx, { context, user: null })
-  expectThat(outcome.loginShown, 'the authorization request did not show the login page')
-  const page = outcome.page
-  return async () => {
-    const posted = page.waitForResponse(
-      (r) => r.request().isNavigationRequest() && r.request().method() === 'POST',
-      { timeout: 10_000 },
-    )
-    await submitLogin(
-      page,
-      { username: `spray-${randomBytes(6).toString('hex')}`, password },
-      ctx.target.login,
-    )
-    const res = await posted
-    await page.waitForLoadState('load', { timeout: 10_000 }).catch(() => undefined)
-    return res.status()
-  }
+const sprayer = async (ctx: CheckContext, context: BrowserContext, password: string) => {
+  const send = await failedLogins(ctx, context, () => ({
+    username: `spray-${randomBytes(6).toString('hex')}`,
+    password,
+  }))
+  return async (): Promise<number> => (await send()).status
 }
 
 /** Against another target, spraying this many user names without a 429 fails the check. */

@@ -1,6 +1,6 @@
 import type { Page } from '@playwright/test'
 import type { CheckContext } from './check.ts'
-import { browse, clientOrigins, type BrowserOutcome } from './browser.ts'
+import { browse, clientOrigins, submitLogin, type BrowserOutcome } from './browser.ts'
 import {
   about,
   expectJsonObject,
@@ -506,4 +506,36 @@ export function awkwardState(): string {
   const chars = Array.from(head)
   while (chars.length < 128) chars.push(...Array.from(filler))
   return chars.slice(0, 128).join('')
+}
+
+/** One answer to a sign-in posted in the browser: its status and its headers. */
+export interface LoginAnswer {
+  readonly status: number
+  header(name: string): string | null
+}
+
+/**
+ * Opens the login page once in `context` and returns a sender that posts the form with the
+ * credentials `credentials()` gives (a new pair each time: the throttling and spraying probes)
+ * and resolves with the answer to the post; the page is filled again after each refusal.
+ */
+export async function failedLogins(
+  ctx: CheckContext,
+  context: BrowserContext,
+  credentials: () => TargetUser,
+): Promise<() => Promise<LoginAnswer>> {
+  const { outcome } = await authorize(ctx, { context, user: null })
+  expectThat(outcome.loginShown, 'the authorization request did not show the login page')
+  const page = outcome.page
+  return async () => {
+    const posted = page.waitForResponse(
+      (r) => r.request().isNavigationRequest() && r.request().method() === 'POST',
+      { timeout: 10_000 },
+    )
+    await submitLogin(page, credentials(), ctx.target.login)
+    const res = await posted
+    const headers = await res.allHeaders()
+    await page.waitForLoadState('load', { timeout: 10_000 }).catch(() => undefined)
+    return { status: res.status(), header: (name) => headers[name] ?? null }
+  }
 }
