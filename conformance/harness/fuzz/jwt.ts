@@ -73,6 +73,19 @@ export type TokenMutation =
   | { readonly kind: 'segment-text'; readonly segment: 'header' | 'payload'; readonly text: string }
   | { readonly kind: 'oversized'; readonly length: number }
 
+/** Algorithms an RS256 token's header is switched to: each must be refused (RFC 8725 §3.1). */
+export const SWAPPED_ALGS = [
+  'RS384',
+  'RS512',
+  'PS256',
+  'ES256',
+  'HS256',
+  'EdDSA',
+  'rs256',
+  'RS256 ',
+  '',
+] as const
+
 export const mutationArb: fc.Arbitrary<TokenMutation> = fc.oneof(
   fc.record({
     kind: fc.constant('alg-none'),
@@ -84,20 +97,7 @@ export const mutationArb: fc.Arbitrary<TokenMutation> = fc.oneof(
     alg: fc.constantFrom('HS256', 'HS384', 'HS512'),
     key: fc.constantFrom('spki-pem', 'pkcs1-pem', 'spki-der', 'jwk-json', 'modulus'),
   }),
-  fc.record({
-    kind: fc.constant('alg-swap'),
-    alg: fc.constantFrom(
-      'RS384',
-      'RS512',
-      'PS256',
-      'ES256',
-      'HS256',
-      'EdDSA',
-      'rs256',
-      'RS256 ',
-      '',
-    ),
-  }),
+  fc.record({ kind: fc.constant('alg-swap'), alg: fc.constantFrom(...SWAPPED_ALGS) }),
   fc.record({
     kind: fc.constant('kid'),
     kid: fc.constantFrom('unknown', 'other-published', 'case', 'padded', 'missing', 'number'),
