@@ -557,16 +557,18 @@ const SEC_09 = check(async (ctx) => {
         }),
     ],
   ]
-  for (const [what, send] of requests) {
-    const res = await send()
-    for (const [leak, pattern] of INTERNALS) {
-      const m = pattern.exec(res.text)
-      expectThat(
-        !m,
-        `${what}: the ${res.status} answer reveals ${leak}: ${show(res.text.slice(Math.max(0, (m?.index ?? 0) - 40), (m?.index ?? 0) + 80))}`,
-      )
-    }
-  }
+  // each request is its own sub-case: a leak at one endpoint does not hide another's
+  for (const [what, send] of requests)
+    await ctx.subcase(what, async () => {
+      const res = await send()
+      for (const [leak, pattern] of INTERNALS) {
+        const m = pattern.exec(res.text)
+        expectThat(
+          !m,
+          `${what}: the ${res.status} answer reveals ${leak}: ${show(res.text.slice(Math.max(0, (m?.index ?? 0) - 40), (m?.index ?? 0) + 80))}`,
+        )
+      }
+    })
 })
 
 const SEC_10 = check(async (ctx) => {
