@@ -354,11 +354,13 @@ const RATE_04 = check({ exclusive: true }, async (ctx) => {
     await ctx.http.get('/auth/branding', { client_id: ctx.target.clients.main.id }),
   ])
   responses.push(['revocation', await revokeRaw(ctx, accessToken)])
-  // INTERFACE.md §8: the headers are "sent on responses", the successful ones included
-  for (const [what, response] of responses) {
-    expectStatus(response, 200, what)
-    rateHeaders(fromHttp(response), what)
-  }
+  // INTERFACE.md §8: the headers are "sent on responses", the successful ones included; each
+  // endpoint is its own sub-case, so every one without them is reported, not only the first
+  for (const [what, response] of responses)
+    await ctx.subcase(what, () => {
+      expectStatus(response, 200, what)
+      rateHeaders(fromHttp(response), what)
+    })
 })
 
 /** The rateLimit checks, one per row of catalogue/rate-limit.ts. */
