@@ -121,11 +121,38 @@ export const rateLimitSabotage: Record<keyof typeof rateLimit, Sabotages> = {
       },
     },
   ],
-  'RATE-03': {
-    how: 'token, introspection and revocation limits counted per address, not per client_id',
-    expect: /the limit is not counted per client_id/,
-    faults: ['rate-limit-keyed-by-ip'],
-  },
+  // one sabotage per endpoint whose limit is shared by every client (each a sub-case), and the
+  // server that keys all three by address (its first sub-case reports it)
+  'RATE-03': perPart([
+    {
+      how: 'token, introspection and revocation limits counted per address, not per client_id',
+      expect: /^token endpoint \(invalid_client\): .*the limit is not counted per client_id/,
+      faults: ['rate-limit-keyed-by-ip'],
+    },
+    ...(
+      [
+        ['token endpoint (invalid_client)', TOKEN],
+        ['introspection endpoint', INTROSPECT],
+        ['revocation endpoint', REVOKE],
+      ] as const
+    ).map(([what, path]): Sabotage => ({
+      how: `the ${what} limit, once reached by one client, holds for every client`,
+      expect: new RegExp(
+        `^${escapeRegExp(what)}: after client \\S+ was limited, client \\S+ is limited too \\(429\\): the limit is not counted per client_id`,
+      ),
+      handlers: (target) => {
+        let reached: Response | undefined
+        return [
+          http.post(target.baseUrl + path, async ({ request }) => {
+            if (reached) return reached.clone()
+            const res = await relay(target, request)
+            if (res.status === 429) reached = res.clone()
+            return res
+          }),
+        ]
+      },
+    })),
+  ]),
   // one sabotage per endpoint whose successful answers lose the headers (each a sub-case)
   'RATE-04': perPart(
     (
