@@ -100,28 +100,30 @@ const UI_04 = check(async (ctx) => {
     ['openid email', ['openid', 'email']],
     ['openid profile email', ['openid', 'profile', 'email']],
   ] as const satisfies readonly (readonly [string, readonly (keyof typeof CLAIMS)[]])[]
-  for (const [scope, scopes] of cases) {
-    const released: readonly (keyof typeof CLAIMS)[] = scopes
-    const set = await signIn(ctx, { scope })
-    const claims = userInfoClaims(
-      await userInfoRaw(ctx, set.accessToken),
-      `user-info for "${scope}"`,
-    )
-    const allowed = new Set<string>(released.flatMap((s) => CLAIMS[s]))
-    // OIDC Core §5.4; INTERFACE.md §2.4: only what the granted scopes release
-    const extra = Object.keys(claims).filter((c) => !allowed.has(c))
-    expectThat(
-      extra.length === 0,
-      `user-info for "${scope}" returned claims its scopes do not allow: ${extra.join(', ')}`,
-    )
-    const needed = ['sub', ...(released.includes('profile') ? ['name'] : [])]
-    needed.push(...(released.includes('email') ? ['email', 'email_verified'] : []))
-    for (const claim of needed)
-      expectThat(claim in claims, `user-info for "${scope}" lacks ${claim}`)
-    const absent = [...allowed].filter((c) => !(c in claims))
-    if (absent.length > 0)
-      ctx.note(`user-info for "${scope}" has no ${absent.join(', ')} for this user`)
-  }
+  // each scope is its own sub-case: one released wrongly does not hide another
+  for (const [scope, scopes] of cases)
+    await ctx.subcase(`user-info for "${scope}"`, async () => {
+      const released: readonly (keyof typeof CLAIMS)[] = scopes
+      const set = await signIn(ctx, { scope })
+      const claims = userInfoClaims(
+        await userInfoRaw(ctx, set.accessToken),
+        `user-info for "${scope}"`,
+      )
+      const allowed = new Set<string>(released.flatMap((s) => CLAIMS[s]))
+      // OIDC Core §5.4; INTERFACE.md §2.4: only what the granted scopes release
+      const extra = Object.keys(claims).filter((c) => !allowed.has(c))
+      expectThat(
+        extra.length === 0,
+        `user-info for "${scope}": returned claims its scopes do not allow: ${extra.join(', ')}`,
+      )
+      const needed = ['sub', ...(released.includes('profile') ? ['name'] : [])]
+      needed.push(...(released.includes('email') ? ['email', 'email_verified'] : []))
+      for (const claim of needed)
+        expectThat(claim in claims, `user-info for "${scope}": lacks ${claim}`)
+      const absent = [...allowed].filter((c) => !(c in claims))
+      if (absent.length > 0)
+        ctx.note(`user-info for "${scope}" has no ${absent.join(', ')} for this user`)
+    })
 })
 
 /** OIDC Core §5.1 claim types, and §5.3.2's SHOULD against null or empty values. */

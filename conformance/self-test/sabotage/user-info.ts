@@ -81,15 +81,51 @@ export const userInfoSabotage: Record<keyof typeof userInfo, Sabotages> = {
       return forward(without)
     }),
   },
-  'UI-04': {
-    how: 'user-info releases email whatever the scope',
-    expect: /^user-info for "openid" returned claims its scopes do not allow: email/,
-    handlers: onUserInfo(async (_request, real) =>
-      withJson(await real(), (b) => {
-        if (typeof b.sub === 'string') b.email ??= 'leaked@example.com'
+  // one sabotage per scope (each a sub-case): a claim it does not allow, or one it needs left out
+  'UI-04': perPart(
+    (
+      [
+        [
+          'openid',
+          'returned claims its scopes do not allow: email',
+          (b) => (b.email ??= 'leaked@example.com'),
+        ],
+        [
+          'openid profile',
+          'returned claims its scopes do not allow: email',
+          (b) => (b.email ??= 'leaked@example.com'),
+        ],
+        [
+          'openid email',
+          'returned claims its scopes do not allow: name',
+          (b) => (b.name ??= 'Leaked Name'),
+        ],
+        [
+          'openid profile email',
+          'returned claims its scopes do not allow: phone_number',
+          (b) => (b.phone_number ??= '+1 555 0100'),
+        ],
+        ['openid profile', 'lacks name', (b) => delete b.name],
+        ['openid email', 'lacks email_verified', (b) => delete b.email_verified],
+      ] as const satisfies readonly (readonly [
+        string,
+        string,
+        (b: Record<string, unknown>) => unknown,
+      ])[]
+    ).map(([scope, fault, edit]): Sabotage => ({
+      how: `user-info for "${scope}": ${fault.replace('returned', 'returns')}`,
+      expect: new RegExp(`^user-info for "${escapeRegExp(scope)}": ${escapeRegExp(fault)}`),
+      handlers: onUserInfo(async (request, real) => {
+        const token = bearer(request)
+        const claimed = token ? decodeJwt(token).scope : undefined
+        const granted = typeof claimed === 'string' ? claimed : ''
+        const same = granted.split(' ').sort().join(' ') === scope.split(' ').sort().join(' ')
+        return withJson(await real(), (b) => {
+          if (same && typeof b.sub === 'string') edit(b)
+        })
       }),
-    ),
-  },
+    })),
+  ),
   'UI-05': {
     how: 'email_verified is the string "true"/"false"',
     expect: /^primary user: email_verified must be a JSON boolean, got "true"/,
