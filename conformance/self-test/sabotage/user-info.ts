@@ -126,15 +126,50 @@ export const userInfoSabotage: Record<keyof typeof userInfo, Sabotages> = {
       }),
     })),
   ),
-  'UI-05': {
-    how: 'email_verified is the string "true"/"false"',
-    expect: /^primary user: email_verified must be a JSON boolean, got "true"/,
-    handlers: onUserInfo(async (_request, real) =>
-      withJson(await real(), (b) => {
-        if (typeof b.email_verified === 'boolean') b.email_verified = String(b.email_verified)
-      }),
-    ),
-  },
+  // one sabotage per claim type the check reads
+  'UI-05': perPart(
+    (
+      [
+        [
+          'email_verified is the string "true"/"false"',
+          /^primary user: email_verified must be a JSON boolean, got "true"/,
+          (b) => {
+            if (typeof b.email_verified === 'boolean') b.email_verified = String(b.email_verified)
+          },
+        ],
+        [
+          'updated_at is an ISO date string',
+          /^primary user: updated_at must be a JSON number of seconds, got "\d{4}-/,
+          (b) => {
+            if (typeof b.updated_at === 'number')
+              b.updated_at = new Date(b.updated_at * 1000).toISOString()
+          },
+        ],
+        [
+          'name is a number',
+          /^primary user: name must be a string, got 42/,
+          (b) => {
+            if ('name' in b) b.name = 42
+          },
+        ],
+        [
+          'picture is a path relative to the IdP',
+          /^primary user: picture must be an absolute URL, got "\/avatars\/me.png"/,
+          (b) => {
+            b.picture = '/avatars/me.png'
+          },
+        ],
+      ] as const satisfies readonly (readonly [
+        string,
+        RegExp,
+        (b: Record<string, unknown>) => void,
+      ])[]
+    ).map(([how, expect, edit]): Sabotage => ({
+      how,
+      expect,
+      handlers: onUserInfo(async (_request, real) => withJson(await real(), edit)),
+    })),
+  ),
   'UI-06': {
     how: 'a 401 from user-info has no WWW-Authenticate',
     expect: /^user-info without a token: expected WWW-Authenticate: Bearer/,
