@@ -71,16 +71,43 @@ export const userInfoSabotage: Record<keyof typeof userInfo, Sabotages> = {
       ),
     ),
   },
-  'UI-03': {
-    how: 'a token in the header and the body at once is accepted (the body is ignored)',
-    expect: /^a token in the Authorization header and the body at once: expected HTTP 400, got 200/,
-    handlers: onForm(USER_INFO, async ({ form, forward }) => {
-      if (!form.has('access_token')) return undefined
-      const without = new URLSearchParams(form)
-      without.delete('access_token')
-      return forward(without)
-    }),
-  },
+  // one sabotage per answer the check judges: the query token, the double token's status and error
+  'UI-03': [
+    {
+      how: 'a token in the header and the body at once is accepted (the body is ignored)',
+      expect:
+        /^a token in the Authorization header and the body at once: expected HTTP 400, got 200/,
+      handlers: onForm(USER_INFO, async ({ form, forward }) => {
+        if (!form.has('access_token')) return undefined
+        const without = new URLSearchParams(form)
+        without.delete('access_token')
+        return forward(without)
+      }),
+    },
+    {
+      how: 'a token in the header and the body at once is refused with error=invalid_token',
+      expect:
+        /^a token in the Authorization header and the body at once: error: expected "invalid_request", got "invalid_token"/,
+      handlers: onUserInfo((request) =>
+        Promise.resolve(
+          request.method === 'POST' && bearer(request) !== undefined
+            ? HttpResponse.json({ error: 'invalid_token' }, { status: 400 })
+            : undefined,
+        ),
+      ),
+    },
+    {
+      how: 'a token in the query string is refused with HTTP 403',
+      expect: /^GET with \?access_token: expected 400 or 401, got 403/,
+      handlers: onUserInfo((request) =>
+        Promise.resolve(
+          new URL(request.url).searchParams.has('access_token')
+            ? HttpResponse.json({ error: 'access_denied' }, { status: 403 })
+            : undefined,
+        ),
+      ),
+    },
+  ],
   // one sabotage per scope (each a sub-case): a claim it does not allow, or one it needs left out
   'UI-04': perPart(
     (
