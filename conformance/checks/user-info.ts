@@ -257,28 +257,26 @@ const UI_09 = check(async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid offline_access' })
   userInfoClaims(await userInfoRaw(ctx, set.accessToken), 'user-info with the access token')
   // RFC 8725 §3.11, RFC 9068 §4: an ID token shares iss, sub, aud and kid, but is not an access token
-  expectBearerChallenge(
-    await userInfoRaw(ctx, idTokenOf(set)),
-    401,
-    'invalid_token',
-    'user-info with the ID token as a bearer token',
-  )
-  expectBearerChallenge(
-    await userInfoRaw(ctx, refreshTokenOf(set)),
-    401,
-    'invalid_token',
-    'user-info with the refresh token as a bearer token',
-  )
+  // each token is its own sub-case: one accepted does not hide the other
+  for (const [what, token] of [
+    ['user-info with the ID token as a bearer token', idTokenOf(set)],
+    ['user-info with the refresh token as a bearer token', refreshTokenOf(set)],
+  ] as const)
+    await ctx.subcase(what, async () => {
+      expectBearerChallenge(await userInfoRaw(ctx, token), 401, 'invalid_token', what)
+    })
 })
 
 const UI_10 = check(async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid' })
   // RFC 9110 §11.1: the auth-scheme is case-insensitive
-  for (const scheme of ['bearer', 'BEARER', 'Bearer']) {
-    const res = await userInfoRaw(ctx, set.accessToken, { scheme })
-    const claims = userInfoClaims(res, `user-info with "Authorization: ${scheme} …"`)
-    expectThat(typeof claims.sub === 'string', `user-info with scheme ${scheme}: no sub`)
-  }
+  // each spelling is its own sub-case: one refused does not hide another
+  for (const scheme of ['bearer', 'BEARER', 'Bearer'])
+    await ctx.subcase(`user-info with "Authorization: ${scheme} …"`, async () => {
+      const res = await userInfoRaw(ctx, set.accessToken, { scheme })
+      const claims = userInfoClaims(res, `user-info with "Authorization: ${scheme} …"`)
+      expectThat(typeof claims.sub === 'string', `user-info with scheme ${scheme}: no sub`)
+    })
 })
 
 const UI_11 = check(async (ctx) => {

@@ -270,33 +270,74 @@ export const userInfoSabotage: Record<keyof typeof userInfo, Sabotages> = {
       handlers: userInfoHeaders((h) => h.delete('www-authenticate')),
     },
   ],
-  'UI-09': {
-    how: 'user-info accepts any JWT of the issuer, ID tokens included',
-    expect: /^user-info with the ID token as a bearer token: expected HTTP 401, got 200/,
-    handlers: onUserInfo(async (request, real) => {
-      const token = bearer(request)
-      if (!token || token.split('.').length !== 3) return undefined
-      if (decodeProtectedHeader(token).typ === 'at+jwt') return real()
-      return HttpResponse.json({ sub: String(decodeJwt(token).sub) })
-    }),
-  },
-  'UI-10': {
-    how: 'the Bearer scheme is matched case-sensitively',
-    expect: /^user-info with "Authorization: bearer …": expected HTTP 200, got 401/,
-    handlers: onUserInfo((request) =>
-      Promise.resolve(
-        /^Bearer /.test(request.headers.get('authorization') ?? 'Bearer ')
-          ? undefined
-          : HttpResponse.json(
-              { error: 'invalid_token', error_description: 'not a Bearer token' },
-              { status: 401, headers: { 'www-authenticate': 'Bearer error="invalid_token"' } },
-            ),
+  // one sabotage per token that is not an access token (each a sub-case)
+  'UI-09': [
+    {
+      how: 'user-info accepts any JWT of the issuer, ID tokens included',
+      expect: /^user-info with the ID token as a bearer token: expected HTTP 401, got 200/,
+      handlers: onUserInfo(async (request, real) => {
+        const token = bearer(request)
+        if (!token || token.split('.').length !== 3) return undefined
+        if (decodeProtectedHeader(token).typ === 'at+jwt') return real()
+        return HttpResponse.json({ sub: String(decodeJwt(token).sub) })
+      }),
+    },
+    {
+      how: 'user-info takes any opaque bearer token for a valid one (refresh tokens included)',
+      expect: /^user-info with the refresh token as a bearer token: expected HTTP 401, got 200/,
+      handlers: onUserInfo((request) => {
+        const token = bearer(request)
+        return Promise.resolve(
+          token && token.split('.').length !== 3
+            ? HttpResponse.json({ sub: 'someone' })
+            : undefined,
+        )
+      }),
+    },
+  ],
+  // one sabotage per spelling of the scheme the server may refuse (each a sub-case)
+  'UI-10': perPart(
+    (['bearer', 'BEARER'] as const).map((scheme): Sabotage => ({
+      how: `the Bearer scheme spelt ${scheme} is refused`,
+      expect: new RegExp(
+        `^user-info with "Authorization: ${scheme} …": expected HTTP 200, got 401`,
       ),
-    ),
-  },
-  'UI-11': {
-    how: 'no Access-Control-Allow-Origin on user-info',
-    expect: /^CORS preflight: Access-Control-Allow-Origin null/,
-    handlers: userInfoHeaders((h) => h.delete('access-control-allow-origin')),
-  },
+      handlers: onUserInfo((request) =>
+        Promise.resolve(
+          (request.headers.get('authorization') ?? '').startsWith(`${scheme} `)
+            ? HttpResponse.json(
+                { error: 'invalid_token', error_description: 'not a Bearer token' },
+                { status: 401, headers: { 'www-authenticate': 'Bearer error="invalid_token"' } },
+              )
+            : undefined,
+        ),
+      ),
+    })),
+  ),
+  // one sabotage per header the check reads, on the preflight and on the answer itself
+  'UI-11': [
+    {
+      how: 'no Access-Control-Allow-Origin on user-info',
+      expect: /^CORS preflight: Access-Control-Allow-Origin null/,
+      handlers: userInfoHeaders((h) => h.delete('access-control-allow-origin')),
+    },
+    {
+      how: 'the preflight allows "*" headers, never naming Authorization',
+      expect: /^CORS preflight: Access-Control-Allow-Headers does not name Authorization/,
+      handlers: userInfoHeaders((h) => {
+        if (h.has('access-control-allow-headers')) h.set('access-control-allow-headers', '*')
+      }),
+    },
+    {
+      how: 'the preflight allows the origin but the GET answer does not',
+      expect: /^user-info response: Access-Control-Allow-Origin null/,
+      handlers: onUserInfo(async (request, real) => {
+        if (request.method === 'OPTIONS') return undefined
+        const res = await real()
+        const headers = plainHeaders(res)
+        headers.delete('access-control-allow-origin')
+        return new Response(await res.arrayBuffer(), { status: res.status, headers })
+      }),
+    },
+  ],
 }
