@@ -29,6 +29,8 @@ export type Fault =
   | 'authorize-success-drops-state'
   | 'authorize-truncates-state'
   | 'authorize-grants-unknown-scope'
+  | 'authorize-grants-foreign-scope'
+  | 'token-response-scope-as-registered'
   | 'authorize-drops-nonce'
   | 'authorize-post-reads-query'
   | 'authorize-ignores-prompt-login'

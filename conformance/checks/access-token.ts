@@ -30,19 +30,23 @@ const AT_02 = check(async (ctx) => {
       (await clientCredentials(ctx, serviceClient(ctx))).access_token,
     ],
   ] as const
-  for (const [what, token] of tokens) {
-    const { header } = await verifySignature(ctx, token, what)
-    expectThat(
-      typeof header.typ === 'string' && AT_JWT.test(header.typ),
-      `${what} header typ: expected "at+jwt", got ${show(header.typ)}`,
-    )
-  }
+  // each token is its own sub-case: one wrong typ does not hide another
+  for (const [what, token] of tokens)
+    await ctx.subcase(what, async () => {
+      const { header } = await verifySignature(ctx, token, what)
+      expectThat(
+        typeof header.typ === 'string' && AT_JWT.test(header.typ),
+        `${what}: header typ: expected "at+jwt", got ${show(header.typ)}`,
+      )
+    })
   // RFC 9068 §4 (C4): the typ is what tells the two apart, so the ID token must not share it
-  const id = decodeJws(body.id_token, 'ID token')
-  expectThat(
-    !(typeof id.header.typ === 'string' && AT_JWT.test(id.header.typ)),
-    `the ID token header also has typ ${show(id.header.typ)}: an ID token would pass as an access token`,
-  )
+  await ctx.subcase('the ID token', () => {
+    const id = decodeJws(body.id_token, 'ID token')
+    expectThat(
+      !(typeof id.header.typ === 'string' && AT_JWT.test(id.header.typ)),
+      `the ID token header also has typ ${show(id.header.typ)}: an ID token would pass as an access token`,
+    )
+  })
 })
 
 async function checkTimes(ctx: CheckContext, body: Json, what: string): Promise<void> {
@@ -90,14 +94,16 @@ const AT_04 = check(async (ctx) => {
   for (const [what, token, client] of [
     ['access token (authorization_code)', body.access_token, main],
     ['access token (client_credentials)', cc.access_token, machine],
-  ] as const) {
-    const { payload } = await verifySignature(ctx, token, what)
-    // INTERFACE.md §2.3 and §5.6: aud is the client identifier
-    expectThat(
-      audienceIs(payload.aud, client.id),
-      `${what} aud: expected ${show(client.id)}, got ${show(payload.aud)}`,
-    )
-  }
+  ] as const)
+    // each token is its own sub-case: one wrong aud does not hide the other
+    await ctx.subcase(what, async () => {
+      const { payload } = await verifySignature(ctx, token, what)
+      // INTERFACE.md §2.3 and §5.6: aud is the client identifier
+      expectThat(
+        audienceIs(payload.aud, client.id),
+        `${what}: aud: expected ${show(client.id)}, got ${show(payload.aud)}`,
+      )
+    })
   ctx.note(
     'aud is the client identifier as INTERFACE.md §2.3 says; RFC 9068 §3 would have it identify the resource server',
   )

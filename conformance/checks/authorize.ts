@@ -302,31 +302,34 @@ const AUTHZ_10 = check(async (ctx) => {
 
 const AUTHZ_11 = check(async (ctx) => {
   const base = await validParams(ctx)
+  // an unknown scope and another application's are independent: each is its own sub-case
   for (const [scope, foreign] of [
     ['openid foo:bar', 'foo:bar'],
     ['openid api:reports', 'api:reports'],
   ] as const) {
     const what = `scope="${scope}"`
-    const res = await authorizeRaw(ctx, { ...base, scope })
-    if (isRedirect(res) && (res.headers.get('location') ?? '').startsWith(base.redirect_uri)) {
-      expectErrorRedirect(res, base.redirect_uri, what, ['invalid_scope'], base.state)
-      continue
-    }
-    // OIDC Core §3.1.2.1: values not understood are ignored, so the grant must leave them out
-    await expectLoginPage(ctx, res, `${what} (neither refused nor shown the login page)`)
-    const { body } = await tokensFor(ctx, { scope })
-    expectThat(
-      !new Set(scopeList(body.scope)).has(foreign),
-      `${what}: the token response grants ${foreign} ("${String(body.scope)}")`,
-    )
-    const at = body.access_token
-    expectThat(typeof at === 'string', `${what}: no access_token`)
-    const { payload } = await verifyJwt(ctx, at)
-    expectThat(
-      !new Set(scopeList(payload.scope)).has(foreign),
-      `${what}: the access token's scope claim grants ${foreign} ("${String(payload.scope)}")`,
-    )
-    ctx.note(`${what} was accepted and ${foreign} left out of the grant`)
+    await ctx.subcase(what, async () => {
+      const res = await authorizeRaw(ctx, { ...base, scope })
+      if (isRedirect(res) && (res.headers.get('location') ?? '').startsWith(base.redirect_uri)) {
+        expectErrorRedirect(res, base.redirect_uri, what, ['invalid_scope'], base.state)
+        return
+      }
+      // OIDC Core §3.1.2.1: values not understood are ignored, so the grant must leave them out
+      await expectLoginPage(ctx, res, `${what} (neither refused nor shown the login page)`)
+      const { body } = await tokensFor(ctx, { scope })
+      expectThat(
+        !new Set(scopeList(body.scope)).has(foreign),
+        `${what}: the token response grants ${foreign} ("${String(body.scope)}")`,
+      )
+      const at = body.access_token
+      expectThat(typeof at === 'string', `${what}: no access_token`)
+      const { payload } = await verifyJwt(ctx, at)
+      expectThat(
+        !new Set(scopeList(payload.scope)).has(foreign),
+        `${what}: the access token's scope claim grants ${foreign} ("${String(payload.scope)}")`,
+      )
+      ctx.note(`${what} was accepted and ${foreign} left out of the grant`)
+    })
   }
 })
 

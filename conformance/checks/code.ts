@@ -164,17 +164,19 @@ const CODE_05 = check(async (ctx) => {
     { what: 'redirect_uri with a trailing slash', uri: (r: string) => `${r}/`, omitted: false },
     { what: 'redirect_uri omitted', uri: () => undefined, omitted: true },
   ]
-  for (const v of variants) {
-    const auth = await authorize(ctx)
-    const res = await redeemRaw(ctx, {
-      code: codeOf(auth),
-      verifier: auth.verifier,
-      client: auth.client,
-      redirectUri: v.uri(auth.redirectUri),
+  // each variant is its own sub-case: one accepted does not hide the other
+  for (const v of variants)
+    await ctx.subcase(v.what, async () => {
+      const auth = await authorize(ctx)
+      const res = await redeemRaw(ctx, {
+        code: codeOf(auth),
+        verifier: auth.verifier,
+        client: auth.client,
+        redirectUri: v.uri(auth.redirectUri),
+      })
+      expectThat(res.status !== 200, `${v.what}: the code was redeemed (HTTP 200)`)
+      expectOAuthError(res, 400, v.omitted ? ['invalid_grant', 'invalid_request'] : 'invalid_grant')
     })
-    expectThat(res.status !== 200, `${v.what}: the code was redeemed (HTTP 200)`)
-    expectOAuthError(res, 400, v.omitted ? ['invalid_grant', 'invalid_request'] : 'invalid_grant')
-  }
 })
 
 /** ", <error>" of an OAuth error body, or nothing. */
@@ -276,20 +278,24 @@ const CODE_08 = check(async (ctx) => {
       codes: ['invalid_grant', 'invalid_request'],
     },
   ]
-  for (const c of cases) {
-    const res = await redeemRaw(ctx, { code: c.code, verifier, client, redirectUri })
-    // RFC 6749 §5.2: an invalid authorization grant is invalid_grant
-    expectThat(res.status !== 200, `${c.what} was redeemed (HTTP 200)`)
-    about(c.what, () => expectOAuthError(res, 400, c.codes))
-  }
+  // each code is its own sub-case: one mishandled does not hide another
+  for (const c of cases)
+    await ctx.subcase(c.what, async () => {
+      const res = await redeemRaw(ctx, { code: c.code, verifier, client, redirectUri })
+      // RFC 6749 §5.2: an invalid authorization grant is invalid_grant
+      expectThat(res.status !== 200, `${c.what} was redeemed (HTTP 200)`)
+      about(c.what, () => expectOAuthError(res, 400, c.codes))
+    })
   // RFC 6749 §5.2: a missing required parameter is invalid_request
-  const missing = await ctx.http.postForm(TOKEN, {
-    grant_type: 'authorization_code',
-    redirect_uri: redirectUri,
-    code_verifier: verifier,
-    ...credentials(client),
+  await ctx.subcase('no code parameter', async () => {
+    const missing = await ctx.http.postForm(TOKEN, {
+      grant_type: 'authorization_code',
+      redirect_uri: redirectUri,
+      code_verifier: verifier,
+      ...credentials(client),
+    })
+    about('no code parameter', () => expectOAuthError(missing, 400, 'invalid_request'))
   })
-  about('no code parameter', () => expectOAuthError(missing, 400, 'invalid_request'))
 })
 
 const CODE_09 = check(async (ctx) => {

@@ -274,14 +274,16 @@ const LOGOUT_02 = check(async (ctx) => {
   const other = ctx.target.clients.other?.postLogoutRedirectUri
   if (other && other !== uri) cases.push(['a URI registered only for another client', other])
   else ctx.note('no other client with its own post-logout URI: that case was not tried')
-  // RP-Initiated Logout §3: the URI MUST have been registered, compared exactly
-  for (const [what, candidate] of cases) {
-    const res = await ctx.http.request(LOGOUT, {
-      query: { id_token_hint: idToken, post_logout_redirect_uri: candidate, state },
-      headers: { accept: 'text/html' },
+  // RP-Initiated Logout §3: the URI MUST have been registered, compared exactly; each URI is
+  // its own sub-case, so every one redirected to is reported, not only the first
+  for (const [what, candidate] of cases)
+    await ctx.subcase(what, async () => {
+      const res = await ctx.http.request(LOGOUT, {
+        query: { id_token_hint: idToken, post_logout_redirect_uri: candidate, state },
+        headers: { accept: 'text/html' },
+      })
+      expectNoRedirect(ctx, res, candidate, what)
     })
-    expectNoRedirect(ctx, res, candidate, what)
-  }
   // in the browser too, where a page could still send the user on; only URIs at client
   // origins, whose navigation is caught locally, are tried there
   const caught = new Set(clientOrigins(ctx.target))
@@ -318,10 +320,14 @@ const LOGOUT_03 = check(async (ctx) => {
   for (const [what, params] of [
     ['no id_token_hint', { post_logout_redirect_uri: uri, state }],
     ['no id_token_hint but client_id', { client_id: main, post_logout_redirect_uri: uri, state }],
-  ] as const) {
-    const res = await ctx.http.request(LOGOUT, { query: params, headers: { accept: 'text/html' } })
-    expectNoRedirect(ctx, res, uri, what)
-  }
+  ] as const)
+    await ctx.subcase(what, async () => {
+      const res = await ctx.http.request(LOGOUT, {
+        query: params,
+        headers: { accept: 'text/html' },
+      })
+      expectNoRedirect(ctx, res, uri, what)
+    })
   const outcome = await browse(
     context,
     ctx.target,
@@ -348,26 +354,30 @@ const LOGOUT_04 = check({ exclusive: true }, async (ctx) => {
     // RP-Initiated Logout §2: client_id must match the hint's aud
     ["a client_id other than the hint's aud", { id_token_hint: idToken, client_id: mismatch }],
   ]
-  for (const [what, params] of cases) {
-    const res = await ctx.http.request(LOGOUT, {
-      query: { ...params, post_logout_redirect_uri: uri, state },
-      headers: { accept: 'text/html' },
+  // each forged hint is its own sub-case: every one believed is reported, not only the first
+  for (const [what, params] of cases)
+    await ctx.subcase(what, async () => {
+      const res = await ctx.http.request(LOGOUT, {
+        query: { ...params, post_logout_redirect_uri: uri, state },
+        headers: { accept: 'text/html' },
+      })
+      expectNoRedirect(ctx, res, uri, what)
     })
-    expectNoRedirect(ctx, res, uri, what)
-  }
-  if (other?.postLogoutRedirectUri) {
+  const otherUri = other?.postLogoutRedirectUri
+  if (other && otherUri)
     // believing client_id over the hint would make the other client's URI acceptable
-    const res = await ctx.http.request(LOGOUT, {
-      query: {
-        id_token_hint: idToken,
-        client_id: other.id,
-        post_logout_redirect_uri: other.postLogoutRedirectUri,
-        state,
-      },
-      headers: { accept: 'text/html' },
+    await ctx.subcase('client_id and URI of another client', async () => {
+      const res = await ctx.http.request(LOGOUT, {
+        query: {
+          id_token_hint: idToken,
+          client_id: other.id,
+          post_logout_redirect_uri: otherUri,
+          state,
+        },
+        headers: { accept: 'text/html' },
+      })
+      expectNoRedirect(ctx, res, otherUri, 'client_id and URI of another client')
     })
-    expectNoRedirect(ctx, res, other.postLogoutRedirectUri, 'client_id and URI of another client')
-  }
   for (const [what, params] of cases.slice(0, 2)) {
     const outcome = await browse(
       context,

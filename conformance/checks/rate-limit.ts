@@ -280,24 +280,26 @@ const CLIENT_KEYED = [
 const RATE_03 = check({ exclusive: true }, async (ctx) => {
   // RFC 6749 §2.3.1, §10.10: client secrets and passwords must not be open to guessing, and
   // the limit hits the guesser, not every client behind the same address
-  for (const { group, path, what } of CLIENT_KEYED) {
-    const a = randomId('rate-probe-a')
-    const { limited } = await burst(ctx, group, `${what}, client ${a}`, badSecret(ctx, path, a))
-    expectEqual(limited.status, 429, `${what}: status past the limit`)
-    const b = randomId('rate-probe-b')
-    const other = await badSecret(ctx, path, b)()
-    expectThat(
-      other.status !== 429,
-      `${what}: after client ${a} was limited, client ${b} is limited too (429): the limit is not counted per client_id`,
-    )
-    // the headers themselves are RATE-04's; when sent, they must not say b is used up
-    if (other.header('x-ratelimit-limit') === null) continue
-    const headers = rateHeaders(other, `${what}, client ${b}`)
-    expectThat(
-      headers.remaining > 0,
-      `${what}: client ${b} starts with X-RateLimit-Remaining 0 after client ${a} was limited`,
-    )
-  }
+  // each endpoint is its own sub-case: one limit shared by every client does not hide another
+  for (const { group, path, what } of CLIENT_KEYED)
+    await ctx.subcase(what, async () => {
+      const a = randomId('rate-probe-a')
+      const { limited } = await burst(ctx, group, `${what}, client ${a}`, badSecret(ctx, path, a))
+      expectEqual(limited.status, 429, `${what}: status past the limit`)
+      const b = randomId('rate-probe-b')
+      const other = await badSecret(ctx, path, b)()
+      expectThat(
+        other.status !== 429,
+        `${what}: after client ${a} was limited, client ${b} is limited too (429): the limit is not counted per client_id`,
+      )
+      // the headers themselves are RATE-04's; when sent, they must not say b is used up
+      if (other.header('x-ratelimit-limit') === null) return
+      const headers = rateHeaders(other, `${what}, client ${b}`)
+      expectThat(
+        headers.remaining > 0,
+        `${what}: client ${b} starts with X-RateLimit-Remaining 0 after client ${a} was limited`,
+      )
+    })
   const context = await ctx.newBrowserContext()
   const guessed = randomId('nobody-a')
   const { limited } = await burst(
@@ -331,11 +333,13 @@ const RATE_04 = check({ exclusive: true }, async (ctx) => {
     await ctx.http.get('/auth/branding', { client_id: ctx.target.clients.main.id }),
   ])
   responses.push(['revocation', await revokeRaw(ctx, accessToken)])
-  // INTERFACE.md §8: the headers are "sent on responses", the successful ones included
-  for (const [what, response] of responses) {
-    expectStatus(response, 200, what)
-    rateHeaders(fromHttp(response), what)
-  }
+  // INTERFACE.md §8: the headers are "sent on responses", the successful ones included; each
+  // endpoint is its own sub-case, so every one without them is reported, not only the first
+  for (const [what, response] of responses)
+    await ctx.subcase(what, () => {
+      expectStatus(response, 200, what)
+      rateHeaders(fromHttp(response), what)
+    })
 })
 
 /** The rateLimit checks, one per row of catalogue/rate-limit.ts. */

@@ -292,8 +292,10 @@ const SEC_06 = check(async (ctx) => {
         `${what}: ${Math.round(bits)} bits is within the estimate's error of 128; not judged a failure`,
       )
   }
-  judge('authorization codes', codes)
-  if (refreshTokens.length >= 2) judge('refresh tokens', refreshTokens)
+  // codes, refresh tokens and session identifiers are made independently: each is a sub-case
+  await ctx.subcase('authorization codes', () => judge('authorization codes', codes))
+  if (refreshTokens.length >= 2)
+    await ctx.subcase('refresh tokens', () => judge('refresh tokens', refreshTokens))
   else ctx.note('no refresh tokens were issued for offline_access, so none were sampled')
   // session identifiers: the HttpOnly cookies a fresh sign-in sets, compared across sign-ins.
   // This part stays slow on purpose: its subject is the session a sign-in creates, so each
@@ -314,7 +316,8 @@ const SEC_06 = check(async (ctx) => {
   const sessionCookies = [...values].filter(([, v]) => v.length === SAMPLES && new Set(v).size > 1)
   if (sessionCookies.length === 0)
     ctx.note('no HttpOnly cookie varies across sign-ins, so no session identifier was sampled')
-  for (const [name, samples] of sessionCookies) judge(`session cookie ${name}`, samples)
+  for (const [name, samples] of sessionCookies)
+    await ctx.subcase(`session cookie ${name}`, () => judge(`session cookie ${name}`, samples))
 })
 
 const SEC_07 = check(async (ctx) => {
@@ -545,16 +548,18 @@ const SEC_09 = check(async (ctx) => {
         }),
     ],
   ]
-  for (const [what, send] of requests) {
-    const res = await send()
-    for (const [leak, pattern] of INTERNALS) {
-      const m = pattern.exec(res.text)
-      expectThat(
-        !m,
-        `${what}: the ${res.status} answer reveals ${leak}: ${show(res.text.slice(Math.max(0, (m?.index ?? 0) - 40), (m?.index ?? 0) + 80))}`,
-      )
-    }
-  }
+  // each request is its own sub-case: a leak at one endpoint does not hide another's
+  for (const [what, send] of requests)
+    await ctx.subcase(what, async () => {
+      const res = await send()
+      for (const [leak, pattern] of INTERNALS) {
+        const m = pattern.exec(res.text)
+        expectThat(
+          !m,
+          `${what}: the ${res.status} answer reveals ${leak}: ${show(res.text.slice(Math.max(0, (m?.index ?? 0) - 40), (m?.index ?? 0) + 80))}`,
+        )
+      }
+    })
 })
 
 const SEC_10 = check(async (ctx) => {

@@ -100,28 +100,30 @@ const UI_04 = check(async (ctx) => {
     ['openid email', ['openid', 'email']],
     ['openid profile email', ['openid', 'profile', 'email']],
   ] as const satisfies readonly (readonly [string, readonly (keyof typeof CLAIMS)[]])[]
-  for (const [scope, scopes] of cases) {
-    const released: readonly (keyof typeof CLAIMS)[] = scopes
-    const set = await signIn(ctx, { scope })
-    const claims = userInfoClaims(
-      await userInfoRaw(ctx, set.accessToken),
-      `user-info for "${scope}"`,
-    )
-    const allowed = new Set<string>(released.flatMap((s) => CLAIMS[s]))
-    // OIDC Core §5.4; INTERFACE.md §2.4: only what the granted scopes release
-    const extra = Object.keys(claims).filter((c) => !allowed.has(c))
-    expectThat(
-      extra.length === 0,
-      `user-info for "${scope}" returned claims its scopes do not allow: ${extra.join(', ')}`,
-    )
-    const needed = ['sub', ...(released.includes('profile') ? ['name'] : [])]
-    needed.push(...(released.includes('email') ? ['email', 'email_verified'] : []))
-    for (const claim of needed)
-      expectThat(claim in claims, `user-info for "${scope}" lacks ${claim}`)
-    const absent = [...allowed].filter((c) => !(c in claims))
-    if (absent.length > 0)
-      ctx.note(`user-info for "${scope}" has no ${absent.join(', ')} for this user`)
-  }
+  // each scope is its own sub-case: one released wrongly does not hide another
+  for (const [scope, scopes] of cases)
+    await ctx.subcase(`user-info for "${scope}"`, async () => {
+      const released: readonly (keyof typeof CLAIMS)[] = scopes
+      const set = await signIn(ctx, { scope })
+      const claims = userInfoClaims(
+        await userInfoRaw(ctx, set.accessToken),
+        `user-info for "${scope}"`,
+      )
+      const allowed = new Set<string>(released.flatMap((s) => CLAIMS[s]))
+      // OIDC Core §5.4; INTERFACE.md §2.4: only what the granted scopes release
+      const extra = Object.keys(claims).filter((c) => !allowed.has(c))
+      expectThat(
+        extra.length === 0,
+        `user-info for "${scope}": returned claims its scopes do not allow: ${extra.join(', ')}`,
+      )
+      const needed = ['sub', ...(released.includes('profile') ? ['name'] : [])]
+      needed.push(...(released.includes('email') ? ['email', 'email_verified'] : []))
+      for (const claim of needed)
+        expectThat(claim in claims, `user-info for "${scope}": lacks ${claim}`)
+      const absent = [...allowed].filter((c) => !(c in claims))
+      if (absent.length > 0)
+        ctx.note(`user-info for "${scope}" has no ${absent.join(', ')} for this user`)
+    })
 })
 
 /** OIDC Core §5.1 claim types, and §5.3.2's SHOULD against null or empty values. */
@@ -255,28 +257,26 @@ const UI_09 = check(async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid offline_access' })
   userInfoClaims(await userInfoRaw(ctx, set.accessToken), 'user-info with the access token')
   // RFC 8725 §3.11, RFC 9068 §4: an ID token shares iss, sub, aud and kid, but is not an access token
-  expectBearerChallenge(
-    await userInfoRaw(ctx, idTokenOf(set)),
-    401,
-    'invalid_token',
-    'user-info with the ID token as a bearer token',
-  )
-  expectBearerChallenge(
-    await userInfoRaw(ctx, refreshTokenOf(set)),
-    401,
-    'invalid_token',
-    'user-info with the refresh token as a bearer token',
-  )
+  // each token is its own sub-case: one accepted does not hide the other
+  for (const [what, token] of [
+    ['user-info with the ID token as a bearer token', idTokenOf(set)],
+    ['user-info with the refresh token as a bearer token', refreshTokenOf(set)],
+  ] as const)
+    await ctx.subcase(what, async () => {
+      expectBearerChallenge(await userInfoRaw(ctx, token), 401, 'invalid_token', what)
+    })
 })
 
 const UI_10 = check(async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid' })
   // RFC 9110 §11.1: the auth-scheme is case-insensitive
-  for (const scheme of ['bearer', 'BEARER', 'Bearer']) {
-    const res = await userInfoRaw(ctx, set.accessToken, { scheme })
-    const claims = userInfoClaims(res, `user-info with "Authorization: ${scheme} …"`)
-    expectThat(typeof claims.sub === 'string', `user-info with scheme ${scheme}: no sub`)
-  }
+  // each spelling is its own sub-case: one refused does not hide another
+  for (const scheme of ['bearer', 'BEARER', 'Bearer'])
+    await ctx.subcase(`user-info with "Authorization: ${scheme} …"`, async () => {
+      const res = await userInfoRaw(ctx, set.accessToken, { scheme })
+      const claims = userInfoClaims(res, `user-info with "Authorization: ${scheme} …"`)
+      expectThat(typeof claims.sub === 'string', `user-info with scheme ${scheme}: no sub`)
+    })
 })
 
 const UI_11 = check(async (ctx) => {

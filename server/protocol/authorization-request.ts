@@ -46,10 +46,13 @@ export async function validateAuthorizationRequest(
   raw: Readonly<Record<string, unknown>>,
   store: Pick<Store, 'clients'>,
   /**
-   * Test-only: the self-test's broken servers that grant scopes they do not know, or refuse a
-   * request without scope.
+   * Test-only: the self-test's broken servers that grant some scopes beyond the client's
+   * registration (`grantsBeyond` says which), or refuse a request without scope.
    */
-  testFaults: { readonly grantUnknownScopes?: boolean; readonly requireScope?: boolean } = {},
+  testFaults: {
+    readonly grantsBeyond?: (scope: string) => boolean
+    readonly requireScope?: boolean
+  } = {},
 ): Promise<AuthorizeValidation> {
   const page = (code: OAuthErrorCode, description: string): AuthorizeError => ({
     kind: 'page',
@@ -165,7 +168,9 @@ export async function validateAuthorizationRequest(
     )
   const scope = scopeParam ? parseScope(scopeParam) : [...client.defaultScopes]
   if (!scope || scope.length === 0) return redirect('invalid_scope', 'scope is malformed')
-  if (!testFaults.grantUnknownScopes && !withinScope(scope, client.scopes))
+  const beyond = testFaults.grantsBeyond
+  const allowed = beyond ? [...client.scopes, ...scope.filter(beyond)] : client.scopes
+  if (!withinScope(scope, allowed))
     return redirect(
       'invalid_scope',
       `the requested scope is unknown or not allowed for client '${safeName(client.id)}': request only scopes listed in its registration`,

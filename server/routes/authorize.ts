@@ -1,4 +1,5 @@
 import type { Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hapi/hapi'
+import { clients as fixtureClients } from '../../fixtures/clients.ts'
 import type { Deps } from '../deps.ts'
 import { endpointOf, type Explain } from '../explain/findings.ts'
 import { loginRequired, type OAuthError } from '../errors.ts'
@@ -140,6 +141,21 @@ function explainAuthorize(
     explain.record('authorize.no-nonce', context)
 }
 
+/** Scopes some fixture client is registered for (what the test-only scope faults tell apart). */
+const FIXTURE_SCOPES: ReadonlySet<string> = new Set(fixtureClients.flatMap((c) => c.scopes))
+
+/**
+ * Test-only (AUTHZ-11): the scopes a broken server grants beyond the client's registration,
+ * scopes no client has (authorize-grants-unknown-scope) or another client's
+ * (authorize-grants-foreign-scope); undefined for a sound server.
+ */
+function scopesGrantedBeyond(faults: Deps['faults']): ((scope: string) => boolean) | undefined {
+  const unknown = faults.has('authorize-grants-unknown-scope')
+  const foreign = faults.has('authorize-grants-foreign-scope')
+  if (!unknown && !foreign) return undefined
+  return (scope) => (FIXTURE_SCOPES.has(scope) ? foreign : unknown)
+}
+
 /**
  * GET and POST /auth/authorize (OIDC Core §3.1.2.1 requires both): validate, then either issue
  * a code from a live session, answer prompt=none with login_required, or show the login page.
@@ -149,7 +165,7 @@ export const authorize = (deps: Deps): ServerRoute[] => {
     const fromBody = request.method === 'post' && !deps.faults.has('authorize-post-reads-query')
     const raw = rawParams(fromBody ? request.payload : request.query)
     const validation = await validateAuthorizationRequest(raw, deps.store, {
-      grantUnknownScopes: deps.faults.has('authorize-grants-unknown-scope'),
+      grantsBeyond: scopesGrantedBeyond(deps.faults),
       requireScope: deps.faults.has('authorize-requires-scope'),
     })
     if (deps.explain) explainAuthorize(deps.explain, request, raw, validation)

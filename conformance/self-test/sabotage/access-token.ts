@@ -10,11 +10,29 @@ export const accessTokenSabotage: Record<keyof typeof accessToken, Sabotages> = 
     expect: /^access token \(authorization_code\): the signature does not verify/,
     handlers: forgeTokens({ access: (jwt) => void (jwt.sign = 'same-kid') }),
   },
-  'AT-02': {
-    how: 'access tokens carry typ JWT',
-    expect: /^access token \(authorization_code\) header typ: expected "at\+jwt", got "JWT"/,
-    handlers: forgeTokens({ access: (jwt) => void (jwt.header.typ = 'JWT') }),
-  },
+  // one sabotage per token whose typ the check reads (each a sub-case)
+  'AT-02': [
+    {
+      how: 'access tokens carry typ JWT',
+      expect: /^access token \(authorization_code\): header typ: expected "at\+jwt", got "JWT"/,
+      handlers: forgeTokens({ access: (jwt) => void (jwt.header.typ = 'JWT') }),
+    },
+    {
+      how: 'client_credentials access tokens carry typ JWT',
+      expect: /^access token \(client_credentials\): header typ: expected "at\+jwt", got "JWT"/,
+      handlers: forgeTokens({
+        access: (jwt, ex) => {
+          if (grantOf(ex) === 'client_credentials') jwt.header.typ = 'JWT'
+          else jwt.keep = true
+        },
+      }),
+    },
+    {
+      how: 'ID tokens carry typ at+jwt too',
+      expect: /^the ID token: the ID token header also has typ "at\+jwt"/,
+      handlers: forgeTokens({ id: (jwt) => void (jwt.header.typ = 'at+jwt') }),
+    },
+  ],
   'AT-03': {
     how: 'access tokens live twice as long as expires_in says',
     expect:
@@ -25,12 +43,26 @@ export const accessTokenSabotage: Record<keyof typeof accessToken, Sabotages> = 
       },
     }),
   },
-  'AT-04': {
-    how: 'access tokens name a resource server as aud',
-    expect:
-      /^access token \(authorization_code\) aud: expected "conformance-client", got "https:\/\/api\.example"/,
-    handlers: forgeTokens({ access: (jwt) => void (jwt.payload.aud = 'https://api.example') }),
-  },
+  // one sabotage per grant whose access token the check reads (each a sub-case)
+  'AT-04': [
+    {
+      how: 'access tokens name a resource server as aud',
+      expect:
+        /^access token \(authorization_code\): aud: expected "conformance-client", got "https:\/\/api\.example"/,
+      handlers: forgeTokens({ access: (jwt) => void (jwt.payload.aud = 'https://api.example') }),
+    },
+    {
+      how: 'client_credentials access tokens name a resource server as aud',
+      expect:
+        /^access token \(client_credentials\): aud: expected "[^"]+", got "https:\/\/api\.example"/,
+      handlers: forgeTokens({
+        access: (jwt, ex) => {
+          if (grantOf(ex) === 'client_credentials') jwt.payload.aud = 'https://api.example'
+          else jwt.keep = true
+        },
+      }),
+    },
+  ],
   // one sabotage per claim the check compares (each a sub-case)
   'AT-05': [
     {
@@ -91,9 +123,17 @@ export const accessTokenSabotage: Record<keyof typeof accessToken, Sabotages> = 
       },
     }),
   },
-  'AT-07': {
-    how: 'every access token carries the same jti',
-    expect: /repeats the jti "jti-0001"/,
-    handlers: forgeTokens({ access: (jwt) => void (jwt.payload.jti = 'jti-0001') }),
-  },
+  // one sabotage per claim the check reads
+  'AT-07': [
+    {
+      how: 'every access token carries the same jti',
+      expect: /repeats the jti "jti-0001"/,
+      handlers: forgeTokens({ access: (jwt) => void (jwt.payload.jti = 'jti-0001') }),
+    },
+    {
+      how: 'access tokens name another client in client_id',
+      expect: /^access token #1 \(authorization_code\) client_id: expected /,
+      handlers: forgeTokens({ access: (jwt) => void (jwt.payload.client_id = 'someone-else') }),
+    },
+  ],
 }

@@ -178,11 +178,37 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
       'all',
     ),
   },
-  'AUTHZ-11': {
-    how: 'unknown and foreign scopes are granted as requested',
-    expect: /^scope="openid foo:bar": the token response grants foo:bar/,
-    faults: ['authorize-grants-unknown-scope'],
-  },
+  // one sabotage per scope and per place the grant shows (each scope is a sub-case)
+  'AUTHZ-11': [
+    {
+      how: 'scopes no client is registered for are granted as requested',
+      expect: /^scope="openid foo:bar": the token response grants foo:bar/,
+      faults: ['authorize-grants-unknown-scope'],
+    },
+    {
+      how: "another application's scopes are granted as requested",
+      expect: /^scope="openid api:reports": the token response grants api:reports/,
+      faults: ['authorize-grants-foreign-scope'],
+    },
+    {
+      how: 'the token response reports only registered scopes; the access token carries all',
+      expect: /^scope="openid foo:bar": the access token's scope claim grants foo:bar/,
+      faults: ['authorize-grants-unknown-scope', 'token-response-scope-as-registered'],
+    },
+    {
+      how: 'an unknown scope is refused with invalid_request instead of invalid_scope',
+      expect: /^scope="openid foo:bar": expected error=invalid_scope, got error=invalid_request/,
+      handlers: onAuthorize({
+        respond: (real) => {
+          const location = real.headers.get('location')
+          if (!location?.includes('error=invalid_scope')) return undefined
+          const url = new URL(location)
+          url.searchParams.set('error', 'invalid_request')
+          return redirect(url.toString())
+        },
+      }),
+    },
+  ],
   'AUTHZ-12': {
     how: 'the code is issued without the request nonce, so the ID token has none',
     expect: /^nonce in the ID token: expected .*, got null/,

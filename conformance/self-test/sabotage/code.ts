@@ -2,6 +2,7 @@ import { http, HttpResponse, type HttpHandler } from 'msw'
 import type { code } from '../../catalogue/code.ts'
 import {
   corruptTokenJson,
+  escapeRegExp,
   forgeTokens,
   forward,
   headerPairs,
@@ -182,7 +183,8 @@ export const codeSabotage: Record<keyof typeof code, Sabotages> = {
     expect: /^a code was still accepted 601 s after issue/,
     faults: ['code-expiry-unchecked'],
   },
-  'CODE-08': [
+  // one sabotage per malformed code and for the missing one (each a sub-case)
+  'CODE-08': perPart([
     {
       how: 'an unknown code crashes the token endpoint (500)',
       expect: /^a random code: status: expected HTTP 400, got 500 from \S+\/auth\/token/,
@@ -192,6 +194,20 @@ export const codeSabotage: Record<keyof typeof code, Sabotages> = {
         answer.status = 500
       }),
     },
+    ...(
+      [
+        ['a code with spaces and symbols', (code: string) => code.includes(' ')],
+        ['a 4096-character code', (code: string) => code.length >= 4096],
+      ] as const
+    ).map(([what, matches]): Sabotage => ({
+      how: `${what} crashes the token endpoint (500)`,
+      expect: new RegExp(`^${escapeRegExp(what)}: status: expected HTTP 400, got 500 from `),
+      handlers: corruptTokenJson((b, answer) => {
+        if (!matches(answer.form.get('code') ?? '') || answer.status === 200) return
+        b.error = 'server_error'
+        answer.status = 500
+      }),
+    })),
     {
       how: 'a token request without code is answered invalid_grant',
       expect: /^no code parameter: error: expected invalid_request, got "invalid_grant"/,
@@ -199,15 +215,39 @@ export const codeSabotage: Record<keyof typeof code, Sabotages> = {
         if (!answer.form.has('code') && b.error === 'invalid_request') b.error = 'invalid_grant'
       }),
     },
+  ]),
+  // one sabotage per place the widened scope may show: the response, the access token, the ID token
+  'CODE-09': [
+    {
+      how: 'the token endpoint grants the scope parameter of the token request',
+      expect: /^a code for scope=openid came back with scope=/,
+      handlers: corruptTokenJson((b, answer) => {
+        const scope = answer.form.get('scope')
+        if (answer.status === 200 && scope !== null) b.scope = scope
+      }),
+    },
+    {
+      how: "the access token carries the token request's scope; the response reports the code's",
+      expect: /^the access token scope was widened to /,
+      handlers: forgeTokens({
+        access: (jwt, { form }) => {
+          const scope = form.get('scope')
+          if (scope === null) jwt.keep = true
+          else jwt.payload.scope = scope
+        },
+      }),
+    },
+    {
+      how: "the ID token carries the claims of the token request's scope",
+      expect: /^the ID token carries email, which scope=openid does not allow/,
+      handlers: forgeTokens({
+        id: (jwt, { form }) => {
+          if (!(form.get('scope') ?? '').split(' ').includes('email')) jwt.keep = true
+          else jwt.payload.email = 'someone@example.com'
+        },
+      }),
+    },
   ],
-  'CODE-09': {
-    how: 'the token endpoint grants the scope parameter of the token request',
-    expect: /^a code for scope=openid came back with scope=/,
-    handlers: corruptTokenJson((b, answer) => {
-      const scope = answer.form.get('scope')
-      if (answer.status === 200 && scope !== null) b.scope = scope
-    }),
-  },
   'CODE-10': {
     how: 'codes carry 32 random bits behind a fixed prefix',
     expect: /^codes carry an estimated \d+ bits of entropy \(< 96\)/,

@@ -1,29 +1,73 @@
 import { http, HttpResponse, type HttpHandler } from 'msw'
 import type { logout } from '../../catalogue/logout.ts'
-import { relay, type Sabotages, type Target, type TargetClient } from './kit.ts'
+import {
+  escapeRegExp,
+  forgeryKind,
+  type ForgeryKind,
+  perPart,
+  relay,
+  type Sabotage,
+  type Sabotages,
+  type Target,
+} from './kit.ts'
 
 /**
  * GET /auth/logout answered with a redirect to post_logout_redirect_uri (state echoed) whenever
  * `redirects` says so and the real server refused: the open redirects the checks look for.
  */
 const redirectingLogout =
-  (redirects: (params: URLSearchParams, target: Target) => boolean) =>
+  (redirects: (params: URLSearchParams, target: Target) => boolean | Promise<boolean>) =>
   (target: Target): HttpHandler[] => [
     http.get(`${target.baseUrl}/auth/logout`, async ({ request }) => {
       const real = await relay(target, request)
       const params = new URL(request.url).searchParams
       const uri = params.get('post_logout_redirect_uri')
-      if (!uri || real.headers.has('location') || !redirects(params, target)) return real
+      if (!uri || real.headers.has('location') || !(await redirects(params, target))) return real
       const state = params.get('state')
       const location = state ? `${uri}${uri.includes('?') ? '&' : '?'}state=${state}` : uri
       return new HttpResponse(null, { status: 302, headers: { location } })
     }),
   ]
 
-const registered = (target: Target): string[] =>
-  Object.values(target.clients as Record<string, TargetClient | undefined>).flatMap((c) =>
-    c?.postLogoutRedirectUri ? [c.postLogoutRedirectUri] : [],
-  )
+/** The main client's post-logout URI, as the checks send it. */
+const mainUri = (target: Target): string => target.clients.main.postLogoutRedirectUri ?? ''
+
+/**
+ * LOGOUT-02's near misses of the main client's URI, each accepted by a server on its own: the
+ * case's name, and whether the URI sent is that near miss.
+ */
+const NEAR_MISSES: readonly [string, (uri: string, target: Target) => boolean][] = [
+  ['an unregistered URI', (uri) => uri === 'https://evil.example/'],
+  [
+    'the registered URI with a query added',
+    (uri, target) => {
+      const withQuery = new URL(mainUri(target))
+      withQuery.searchParams.append('foo', 'bar')
+      return uri === withQuery.toString()
+    },
+  ],
+  [
+    'the registered URI with its trailing slash changed',
+    (uri, target) =>
+      uri !== mainUri(target) && uri.replace(/\/$/, '') === mainUri(target).replace(/\/$/, ''),
+  ],
+  ['the javascript: scheme', (uri) => uri.startsWith('javascript:')],
+  [
+    'the http form of the registered URI',
+    (uri, target) => uri === mainUri(target).replace(/^https:/, 'http:'),
+  ],
+  [
+    'a URI registered only for another client',
+    (uri, target) => uri === target.clients.other?.postLogoutRedirectUri,
+  ],
+]
+
+/** LOGOUT-04's forged hints, by the forgery a server that skipped one verification step takes. */
+const FORGED_HINTS: readonly [string, ForgeryKind][] = [
+  ['a hint with a changed claim (signature kept)', 'tampered'],
+  ['a hint signed by a foreign key', 'foreign key'],
+  ['a hint rewritten to alg none', 'alg none'],
+]
 
 /** How to break the target for each LOGOUT-* check. */
 export const logoutSabotage: Record<keyof typeof logout, Sabotages> = {
@@ -32,28 +76,62 @@ export const logoutSabotage: Record<keyof typeof logout, Sabotages> = {
     expect: /the session survived the logout/,
     faults: ['logout-keeps-session'],
   },
-  'LOGOUT-02': {
-    how: 'post_logout_redirect_uri compared by prefix (a query or slash added passes)',
-    expect: /^the registered URI with a query added: expected no redirect/,
-    handlers: redirectingLogout((params, target) => {
-      const uri = params.get('post_logout_redirect_uri') ?? ''
-      return registered(target).some((r) => uri.startsWith(r))
-    }),
-  },
-  'LOGOUT-03': {
-    how: 'logout redirects to post_logout_redirect_uri without an id_token_hint',
-    expect: /^no id_token_hint: expected no redirect/,
-    handlers: redirectingLogout((params) => !params.has('id_token_hint')),
-  },
-  'LOGOUT-04': {
-    how: 'the id_token_hint is not verified (any hint identifies the client)',
-    expect: /^a hint with a changed claim \(signature kept\): expected no redirect/,
-    handlers: redirectingLogout(
-      (params, target) =>
-        params.has('id_token_hint') &&
-        registered(target).includes(params.get('post_logout_redirect_uri') ?? ''),
-    ),
-  },
+  // one sabotage per near miss of the registered URI (each a sub-case)
+  'LOGOUT-02': perPart(
+    NEAR_MISSES.map(([what, nearMiss]): Sabotage => ({
+      how: `post_logout_redirect_uri accepts ${what}`,
+      expect: new RegExp(`^${escapeRegExp(what)}: expected no redirect`),
+      handlers: redirectingLogout((params, target) =>
+        nearMiss(params.get('post_logout_redirect_uri') ?? '', target),
+      ),
+    })),
+  ),
+  // one sabotage per request without a hint (each a sub-case)
+  'LOGOUT-03': [
+    {
+      how: 'logout redirects to post_logout_redirect_uri without an id_token_hint',
+      expect: /^no id_token_hint: expected no redirect/,
+      handlers: redirectingLogout((params) => !params.has('id_token_hint')),
+    },
+    {
+      how: 'logout without an id_token_hint redirects when client_id names the client',
+      expect: /^no id_token_hint but client_id: expected no redirect/,
+      handlers: redirectingLogout(
+        (params) => !params.has('id_token_hint') && params.has('client_id'),
+      ),
+    },
+  ],
+  // one sabotage per forged hint and per client_id that contradicts the hint (each a sub-case)
+  'LOGOUT-04': perPart([
+    ...FORGED_HINTS.map(([what, kind]): Sabotage => ({
+      how: `logout takes ${what} for the genuine one`,
+      expect: new RegExp(`^${escapeRegExp(what)}: expected no redirect`),
+      handlers: redirectingLogout(
+        async (params, target) =>
+          params.get('post_logout_redirect_uri') === mainUri(target) &&
+          (await forgeryKind(params.get('id_token_hint') ?? '', target)) === kind,
+      ),
+    })),
+    {
+      how: "logout ignores a client_id other than the hint's aud",
+      expect: /^a client_id other than the hint's aud: expected no redirect/,
+      handlers: redirectingLogout(
+        async (params, target) =>
+          params.has('client_id') &&
+          params.get('post_logout_redirect_uri') === mainUri(target) &&
+          (await forgeryKind(params.get('id_token_hint') ?? '', target)) === undefined,
+      ),
+    },
+    {
+      how: 'logout believes client_id over the hint and redirects to the other client',
+      expect: /^client_id and URI of another client: expected no redirect/,
+      handlers: redirectingLogout(
+        (params, target) =>
+          params.get('client_id') === target.clients.other?.id &&
+          params.get('post_logout_redirect_uri') === target.clients.other.postLogoutRedirectUri,
+      ),
+    },
+  ]),
   'LOGOUT-05': {
     how: 'logout without state redirects with an empty state parameter',
     expect:

@@ -1,6 +1,20 @@
 import { http, HttpResponse, type HttpHandler } from 'msw'
 import type { rateLimit } from '../../catalogue/rate-limit.ts'
-import { relay, type Sabotages, type Target, TOKEN } from './kit.ts'
+import {
+  BRANDING,
+  DISCOVERY,
+  escapeRegExp,
+  INTROSPECT,
+  JWKS,
+  perPart,
+  relay,
+  REVOKE,
+  type Sabotage,
+  type Sabotages,
+  type Target,
+  TOKEN,
+  USER_INFO,
+} from './kit.ts'
 
 /** The real answers of `path` (any method) with their headers edited. */
 const editHeaders =
@@ -50,25 +64,120 @@ export const rateLimitSabotage: Record<keyof typeof rateLimit, Sabotages> = {
       faults: ['login-unthrottled'],
     },
   ],
-  'RATE-02': {
-    how: 'X-RateLimit-Reset given as seconds until the reset, not a Unix time',
-    expect: /^X-RateLimit-Reset \d+ is not a future Unix time/,
-    handlers: editHeaders(TOKEN, (h) => {
-      const reset = Number(h.get('x-ratelimit-reset'))
-      if (reset) h.set('x-ratelimit-reset', String(reset - Math.floor(Date.now() / 1000)))
-    }),
-  },
-  'RATE-03': {
-    how: 'token, introspection and revocation limits counted per address, not per client_id',
-    expect: /the limit is not counted per client_id/,
-    faults: ['rate-limit-keyed-by-ip'],
-  },
-  'RATE-04': {
-    how: 'no X-RateLimit headers on successful user-info responses',
-    expect: /^user-info: no x-ratelimit-limit header/,
-    handlers: editHeaders('/auth/user-info', (h, status) => {
-      if (status !== 200) return
-      for (const name of RATE_HEADERS) h.delete(name)
-    }),
-  },
+  // one sabotage per part: the headers' meaning, the 429 itself, and the limit lifting
+  'RATE-02': [
+    {
+      how: 'X-RateLimit-Reset given as seconds until the reset, not a Unix time',
+      expect: /^X-RateLimit-Reset \d+ is not a future Unix time/,
+      handlers: editHeaders(TOKEN, (h) => {
+        const reset = Number(h.get('x-ratelimit-reset'))
+        if (reset) h.set('x-ratelimit-reset', String(reset - Math.floor(Date.now() / 1000)))
+      }),
+    },
+    {
+      how: 'X-RateLimit-Reset given in milliseconds',
+      expect: /^X-RateLimit-Reset \d+ is more than a year away/,
+      handlers: editHeaders(TOKEN, (h) => {
+        const reset = Number(h.get('x-ratelimit-reset'))
+        if (reset) h.set('x-ratelimit-reset', String(reset * 1000))
+      }),
+    },
+    {
+      how: 'X-RateLimit-Remaining does not drop from one request to the next',
+      expect: /^X-RateLimit-Remaining of the next request: expected /,
+      handlers: editHeaders(TOKEN, (h, status) => {
+        const limit = Number(h.get('x-ratelimit-limit'))
+        if (limit && status !== 429) h.set('x-ratelimit-remaining', String(limit - 1))
+      }),
+    },
+    {
+      how: 'a 429 to valid client credentials still carries an access token',
+      expect: /^a 429 to valid client credentials carries a token/,
+      handlers: (target) => [
+        http.post(target.baseUrl + TOKEN, async ({ request }) => {
+          const form = new URLSearchParams(await request.clone().text())
+          const res = await relay(target, request)
+          if (res.status !== 429 || form.get('grant_type') !== 'client_credentials') return res
+          const body = { ...((await res.json()) as object), access_token: 'eyJ.issued.anyway' }
+          return HttpResponse.json(body, { status: 429, headers: new Headers([...res.headers]) })
+        }),
+      ],
+    },
+    {
+      how: 'a client once limited stays limited after X-RateLimit-Reset',
+      expect: /^after X-RateLimit-Reset \d+ the request is still limited/,
+      handlers: (target) => {
+        const limited = new Map<string, Response>()
+        return [
+          http.post(target.baseUrl + TOKEN, async ({ request }) => {
+            const id = new URLSearchParams(await request.clone().text()).get('client_id') ?? ''
+            const kept = limited.get(id)
+            if (kept) return kept.clone()
+            const res = await relay(target, request)
+            if (res.status === 429 && id.startsWith('rate-probe')) limited.set(id, res.clone())
+            return res
+          }),
+        ]
+      },
+    },
+  ],
+  // one sabotage per endpoint whose limit is shared by every client (each a sub-case), and the
+  // server that keys all three by address (its first sub-case reports it)
+  'RATE-03': perPart([
+    {
+      how: 'token, introspection and revocation limits counted per address, not per client_id',
+      expect: /^token endpoint \(invalid_client\): .*the limit is not counted per client_id/,
+      faults: ['rate-limit-keyed-by-ip'],
+    },
+    ...(
+      [
+        ['token endpoint (invalid_client)', TOKEN],
+        ['introspection endpoint', INTROSPECT],
+        ['revocation endpoint', REVOKE],
+      ] as const
+    ).map(([what, path]): Sabotage => ({
+      how: `the ${what} limit, once reached by one client, holds for every client`,
+      expect: new RegExp(
+        `^${escapeRegExp(what)}: after client \\S+ was limited, client \\S+ is limited too \\(429\\): the limit is not counted per client_id`,
+      ),
+      handlers: (target) => {
+        let reached: Response | undefined
+        return [
+          http.post(target.baseUrl + path, async ({ request }) => {
+            if (reached) return reached.clone()
+            const res = await relay(target, request)
+            if (res.status === 429) reached = res.clone()
+            return res
+          }),
+        ]
+      },
+    })),
+  ]),
+  // one sabotage per endpoint whose successful answers lose the headers (each a sub-case)
+  'RATE-04': perPart(
+    (
+      [
+        ['token endpoint (authorization_code)', TOKEN, 'authorization_code'],
+        ['user-info', USER_INFO],
+        ['introspection', INTROSPECT],
+        ['token endpoint (client_credentials)', TOKEN, 'client_credentials'],
+        ['discovery', DISCOVERY],
+        ['JWKS', JWKS],
+        ['branding', BRANDING],
+        ['revocation', REVOKE],
+      ] as const
+    ).map(([what, path, grant]): Sabotage => ({
+      how: `no X-RateLimit headers on successful ${what} responses`,
+      expect: new RegExp(`^${escapeRegExp(what)}: no x-ratelimit-limit header`),
+      handlers: (target) => [
+        http.all(target.baseUrl + path, async ({ request }) => {
+          const form = new URLSearchParams(await request.clone().text())
+          return relay(target, request, (h, status) => {
+            if (status !== 200 || (grant && form.get('grant_type') !== grant)) return
+            for (const name of RATE_HEADERS) h.delete(name)
+          })
+        }),
+      ],
+    })),
+  ),
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
 import type { security } from '../../catalogue/security.ts'
 import {
@@ -125,26 +126,64 @@ export const securitySabotage: Record<keyof typeof security, Sabotages> = {
       ],
     },
   ]),
-  'SEC-05': {
-    how: 'the token endpoint answers the password grant with a token',
-    expect: /the password grant issued a token/,
-    handlers: (target) => [
-      http.post(target.baseUrl + TOKEN, async ({ request }) => {
-        const form = new URLSearchParams(await request.clone().text())
-        if (form.get('grant_type') !== 'password')
-          return fetchVia(target.dispatcher, bypass(request), { redirect: 'manual' })
-        return HttpResponse.json(
+  // one sabotage per part of the refusal: no token, its status, its error code
+  'SEC-05': perPart(
+    (
+      [
+        [
+          'the token endpoint answers the password grant with a token',
+          /^the password grant issued a token/,
+          200,
           { access_token: 'eyJ.forged.token', token_type: 'Bearer', expires_in: 3600 },
-          { headers: { 'cache-control': 'no-store' } },
-        )
-      }),
-    ],
-  },
-  'SEC-06': {
-    how: 'authorization codes carry 32 random bits behind a fixed prefix',
-    expect: /bits of entropy, fewer than the 128/,
-    faults: ['weak-codes'],
-  },
+        ],
+        [
+          'the password grant is refused with HTTP 403',
+          /^password grant: expected HTTP 400 or 401, got 403/,
+          403,
+          { error: 'unsupported_grant_type' },
+        ],
+        [
+          'the password grant is refused with error=invalid_request',
+          /^the password grant must be refused with unsupported_grant_type or unauthorized_client, got error="invalid_request"/,
+          400,
+          { error: 'invalid_request', error_description: 'missing parameter code' },
+        ],
+      ] as const
+    ).map(([how, expect, status, body]): Sabotage => ({
+      how,
+      expect,
+      handlers: (target) => [
+        http.post(target.baseUrl + TOKEN, async ({ request }) => {
+          const form = new URLSearchParams(await request.clone().text())
+          if (form.get('grant_type') !== 'password')
+            return fetchVia(target.dispatcher, bypass(request), { redirect: 'manual' })
+          return HttpResponse.json(body, { status, headers: { 'cache-control': 'no-store' } })
+        }),
+      ],
+    })),
+  ),
+  // one sabotage per kind of sample (each a sub-case); the session cookie needs a browser
+  'SEC-06': [
+    {
+      how: 'authorization codes carry 32 random bits behind a fixed prefix',
+      expect:
+        /^authorization codes: authorization codes carry an estimated \d+ bits of entropy, fewer than the 128/,
+      faults: ['weak-codes'],
+    },
+    {
+      how: 'refresh tokens carry 32 random bits behind a fixed prefix',
+      expect:
+        /^refresh tokens: refresh tokens carry an estimated \d+ bits of entropy, fewer than the 128/,
+      handlers: corruptJson(
+        TOKEN,
+        (b) => {
+          if (typeof b.refresh_token === 'string')
+            b.refresh_token = `refresh-token-of-this-server-${randomBytes(4).toString('hex')}`
+        },
+        'all',
+      ),
+    },
+  ],
   'SEC-07': {
     how: 'signing in keeps the session identifier the browser already had',
     expect: /session fixation/,

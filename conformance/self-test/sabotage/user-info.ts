@@ -71,34 +71,132 @@ export const userInfoSabotage: Record<keyof typeof userInfo, Sabotages> = {
       ),
     ),
   },
-  'UI-03': {
-    how: 'a token in the header and the body at once is accepted (the body is ignored)',
-    expect: /^a token in the Authorization header and the body at once: expected HTTP 400, got 200/,
-    handlers: onForm(USER_INFO, async ({ form, forward }) => {
-      if (!form.has('access_token')) return undefined
-      const without = new URLSearchParams(form)
-      without.delete('access_token')
-      return forward(without)
-    }),
-  },
-  'UI-04': {
-    how: 'user-info releases email whatever the scope',
-    expect: /^user-info for "openid" returned claims its scopes do not allow: email/,
-    handlers: onUserInfo(async (_request, real) =>
-      withJson(await real(), (b) => {
-        if (typeof b.sub === 'string') b.email ??= 'leaked@example.com'
+  // one sabotage per answer the check judges: the query token, the double token's status and error
+  'UI-03': [
+    {
+      how: 'a token in the header and the body at once is accepted (the body is ignored)',
+      expect:
+        /^a token in the Authorization header and the body at once: expected HTTP 400, got 200/,
+      handlers: onForm(USER_INFO, async ({ form, forward }) => {
+        if (!form.has('access_token')) return undefined
+        const without = new URLSearchParams(form)
+        without.delete('access_token')
+        return forward(without)
       }),
-    ),
-  },
-  'UI-05': {
-    how: 'email_verified is the string "true"/"false"',
-    expect: /^primary user: email_verified must be a JSON boolean, got "true"/,
-    handlers: onUserInfo(async (_request, real) =>
-      withJson(await real(), (b) => {
-        if (typeof b.email_verified === 'boolean') b.email_verified = String(b.email_verified)
+    },
+    {
+      how: 'a token in the header and the body at once is refused with error=invalid_token',
+      expect:
+        /^a token in the Authorization header and the body at once: error: expected "invalid_request", got "invalid_token"/,
+      handlers: onUserInfo((request) =>
+        Promise.resolve(
+          request.method === 'POST' && bearer(request) !== undefined
+            ? HttpResponse.json({ error: 'invalid_token' }, { status: 400 })
+            : undefined,
+        ),
+      ),
+    },
+    {
+      how: 'a token in the query string is refused with HTTP 403',
+      expect: /^GET with \?access_token: expected 400 or 401, got 403/,
+      handlers: onUserInfo((request) =>
+        Promise.resolve(
+          new URL(request.url).searchParams.has('access_token')
+            ? HttpResponse.json({ error: 'access_denied' }, { status: 403 })
+            : undefined,
+        ),
+      ),
+    },
+  ],
+  // one sabotage per scope (each a sub-case): a claim it does not allow, or one it needs left out
+  'UI-04': perPart(
+    (
+      [
+        [
+          'openid',
+          'returned claims its scopes do not allow: email',
+          (b) => (b.email ??= 'leaked@example.com'),
+        ],
+        [
+          'openid profile',
+          'returned claims its scopes do not allow: email',
+          (b) => (b.email ??= 'leaked@example.com'),
+        ],
+        [
+          'openid email',
+          'returned claims its scopes do not allow: name',
+          (b) => (b.name ??= 'Leaked Name'),
+        ],
+        [
+          'openid profile email',
+          'returned claims its scopes do not allow: phone_number',
+          (b) => (b.phone_number ??= '+1 555 0100'),
+        ],
+        ['openid profile', 'lacks name', (b) => delete b.name],
+        ['openid email', 'lacks email_verified', (b) => delete b.email_verified],
+      ] as const satisfies readonly (readonly [
+        string,
+        string,
+        (b: Record<string, unknown>) => unknown,
+      ])[]
+    ).map(([scope, fault, edit]): Sabotage => ({
+      how: `user-info for "${scope}": ${fault.replace('returned', 'returns')}`,
+      expect: new RegExp(`^user-info for "${escapeRegExp(scope)}": ${escapeRegExp(fault)}`),
+      handlers: onUserInfo(async (request, real) => {
+        const token = bearer(request)
+        const claimed = token ? decodeJwt(token).scope : undefined
+        const granted = typeof claimed === 'string' ? claimed : ''
+        const same = granted.split(' ').sort().join(' ') === scope.split(' ').sort().join(' ')
+        return withJson(await real(), (b) => {
+          if (same && typeof b.sub === 'string') edit(b)
+        })
       }),
-    ),
-  },
+    })),
+  ),
+  // one sabotage per claim type the check reads
+  'UI-05': perPart(
+    (
+      [
+        [
+          'email_verified is the string "true"/"false"',
+          /^primary user: email_verified must be a JSON boolean, got "true"/,
+          (b) => {
+            if (typeof b.email_verified === 'boolean') b.email_verified = String(b.email_verified)
+          },
+        ],
+        [
+          'updated_at is an ISO date string',
+          /^primary user: updated_at must be a JSON number of seconds, got "\d{4}-/,
+          (b) => {
+            if (typeof b.updated_at === 'number')
+              b.updated_at = new Date(b.updated_at * 1000).toISOString()
+          },
+        ],
+        [
+          'name is a number',
+          /^primary user: name must be a string, got 42/,
+          (b) => {
+            if ('name' in b) b.name = 42
+          },
+        ],
+        [
+          'picture is a path relative to the IdP',
+          /^primary user: picture must be an absolute URL, got "\/avatars\/me.png"/,
+          (b) => {
+            b.picture = '/avatars/me.png'
+          },
+        ],
+      ] as const satisfies readonly (readonly [
+        string,
+        RegExp,
+        (b: Record<string, unknown>) => void,
+      ])[]
+    ).map(([how, expect, edit]): Sabotage => ({
+      how,
+      expect,
+      handlers: onUserInfo(async (_request, real) => withJson(await real(), edit)),
+    })),
+  ),
   'UI-06': {
     how: 'a 401 from user-info has no WWW-Authenticate',
     expect: /^user-info without a token: expected WWW-Authenticate: Bearer/,
@@ -172,33 +270,74 @@ export const userInfoSabotage: Record<keyof typeof userInfo, Sabotages> = {
       handlers: userInfoHeaders((h) => h.delete('www-authenticate')),
     },
   ],
-  'UI-09': {
-    how: 'user-info accepts any JWT of the issuer, ID tokens included',
-    expect: /^user-info with the ID token as a bearer token: expected HTTP 401, got 200/,
-    handlers: onUserInfo(async (request, real) => {
-      const token = bearer(request)
-      if (!token || token.split('.').length !== 3) return undefined
-      if (decodeProtectedHeader(token).typ === 'at+jwt') return real()
-      return HttpResponse.json({ sub: String(decodeJwt(token).sub) })
-    }),
-  },
-  'UI-10': {
-    how: 'the Bearer scheme is matched case-sensitively',
-    expect: /^user-info with "Authorization: bearer …": expected HTTP 200, got 401/,
-    handlers: onUserInfo((request) =>
-      Promise.resolve(
-        /^Bearer /.test(request.headers.get('authorization') ?? 'Bearer ')
-          ? undefined
-          : HttpResponse.json(
-              { error: 'invalid_token', error_description: 'not a Bearer token' },
-              { status: 401, headers: { 'www-authenticate': 'Bearer error="invalid_token"' } },
-            ),
+  // one sabotage per token that is not an access token (each a sub-case)
+  'UI-09': [
+    {
+      how: 'user-info accepts any JWT of the issuer, ID tokens included',
+      expect: /^user-info with the ID token as a bearer token: expected HTTP 401, got 200/,
+      handlers: onUserInfo(async (request, real) => {
+        const token = bearer(request)
+        if (!token || token.split('.').length !== 3) return undefined
+        if (decodeProtectedHeader(token).typ === 'at+jwt') return real()
+        return HttpResponse.json({ sub: String(decodeJwt(token).sub) })
+      }),
+    },
+    {
+      how: 'user-info takes any opaque bearer token for a valid one (refresh tokens included)',
+      expect: /^user-info with the refresh token as a bearer token: expected HTTP 401, got 200/,
+      handlers: onUserInfo((request) => {
+        const token = bearer(request)
+        return Promise.resolve(
+          token && token.split('.').length !== 3
+            ? HttpResponse.json({ sub: 'someone' })
+            : undefined,
+        )
+      }),
+    },
+  ],
+  // one sabotage per spelling of the scheme the server may refuse (each a sub-case)
+  'UI-10': perPart(
+    (['bearer', 'BEARER'] as const).map((scheme): Sabotage => ({
+      how: `the Bearer scheme spelt ${scheme} is refused`,
+      expect: new RegExp(
+        `^user-info with "Authorization: ${scheme} …": expected HTTP 200, got 401`,
       ),
-    ),
-  },
-  'UI-11': {
-    how: 'no Access-Control-Allow-Origin on user-info',
-    expect: /^CORS preflight: Access-Control-Allow-Origin null/,
-    handlers: userInfoHeaders((h) => h.delete('access-control-allow-origin')),
-  },
+      handlers: onUserInfo((request) =>
+        Promise.resolve(
+          (request.headers.get('authorization') ?? '').startsWith(`${scheme} `)
+            ? HttpResponse.json(
+                { error: 'invalid_token', error_description: 'not a Bearer token' },
+                { status: 401, headers: { 'www-authenticate': 'Bearer error="invalid_token"' } },
+              )
+            : undefined,
+        ),
+      ),
+    })),
+  ),
+  // one sabotage per header the check reads, on the preflight and on the answer itself
+  'UI-11': [
+    {
+      how: 'no Access-Control-Allow-Origin on user-info',
+      expect: /^CORS preflight: Access-Control-Allow-Origin null/,
+      handlers: userInfoHeaders((h) => h.delete('access-control-allow-origin')),
+    },
+    {
+      how: 'the preflight allows "*" headers, never naming Authorization',
+      expect: /^CORS preflight: Access-Control-Allow-Headers does not name Authorization/,
+      handlers: userInfoHeaders((h) => {
+        if (h.has('access-control-allow-headers')) h.set('access-control-allow-headers', '*')
+      }),
+    },
+    {
+      how: 'the preflight allows the origin but the GET answer does not',
+      expect: /^user-info response: Access-Control-Allow-Origin null/,
+      handlers: onUserInfo(async (request, real) => {
+        if (request.method === 'OPTIONS') return undefined
+        const res = await real()
+        const headers = plainHeaders(res)
+        headers.delete('access-control-allow-origin')
+        return new Response(await res.arrayBuffer(), { status: res.status, headers })
+      }),
+    },
+  ],
 }
