@@ -26,6 +26,7 @@ import {
   expectLoginPage,
   isRedirect,
   NEEDS_UI_ERRORS,
+  postOnNavigation,
   redirectVariants,
   watchRedirects,
 } from '../harness/pages.ts'
@@ -357,27 +358,12 @@ const AUTHZ_13 = check(async (ctx) => {
   const { verifier, challenge } = await pkcePair()
   const params = { ...(await validParams(ctx)), code_challenge: challenge }
   const endpoint = `${ctx.target.baseUrl}${AUTHORIZE}`
-  let posted = false
   // the browser's navigation to the endpoint is turned into the form POST of OIDC Core §3.1.2.1
-  await context.route(
-    endpoint,
-    async (route) => {
-      posted = true
-      await route.continue({
-        method: 'POST',
-        postData: new URLSearchParams(params).toString(),
-        headers: {
-          ...route.request().headers(),
-          'content-type': 'application/x-www-form-urlencoded',
-        },
-      })
-    },
-    { times: 1 },
-  )
+  const posted = await postOnNavigation(context, endpoint, params)
   const outcome = await browse(context, ctx.target, endpoint, ctx.http, {
     user: ctx.target.users.primary,
   })
-  expectThat(posted, 'the authorization request was never sent')
+  expectThat(posted(), 'the authorization request was never sent')
   expectThat(outcome.loginShown, 'the POSTed authorization request did not show the login page')
   expectThat(outcome.callback, 'the POSTed authorization request never came back to the client')
   const callback = new URL(outcome.callback)

@@ -277,3 +277,31 @@ export function watchRedirects(context: BrowserContext, redirectUri: string): st
 
 /** The login page's cancel control (INTERFACE.md §4.1: the user may decline). */
 export const CANCEL = 'button[value=cancel], button:has-text("Cancel"), a:has-text("Cancel")'
+
+/**
+ * Turns the browser's next navigation to `url` into a form POST of `params` (the POST form of
+ * the authorization request, OIDC Core §3.1.2.1); the function returned tells whether it was sent.
+ */
+export async function postOnNavigation(
+  context: BrowserContext,
+  url: string,
+  params: Record<string, string>,
+): Promise<() => boolean> {
+  let posted = false
+  await context.route(
+    url,
+    async (route) => {
+      posted = true
+      await route.continue({
+        method: 'POST',
+        postData: new URLSearchParams(params).toString(),
+        headers: {
+          ...route.request().headers(),
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+      })
+    },
+    { times: 1 },
+  )
+  return () => posted
+}
