@@ -2,6 +2,7 @@ import { type AreaChecks, check } from '../harness/check.ts'
 import type { clientCredentials as catalogue } from '../catalogue/client-credentials.ts'
 import { oidc, oidcConfig } from '../harness/oidc.ts'
 import {
+  expectBearerLifetime,
   about,
   expectEqual,
   expectJsonObject,
@@ -26,13 +27,7 @@ const CC_01 = check(async (ctx) => {
   const tokens = await oidc.clientCredentialsGrant(config, { scope: SCOPE })
   // RFC 6749 §4.4.3, §5.1; INTERFACE.md §4.2: access_token, token_type, expires_in, scope
   expectThat(tokens.access_token !== '', 'empty access_token')
-  expectEqual(tokens.token_type.toLowerCase(), 'bearer', 'token_type (case-insensitive)')
-  expectThat(
-    typeof tokens.expires_in === 'number' &&
-      Number.isInteger(tokens.expires_in) &&
-      tokens.expires_in > 0,
-    `expires_in: expected a positive integer, got ${JSON.stringify(tokens.expires_in)}`,
-  )
+  expectBearerLifetime(tokens)
   expectScope(tokens.scope, SCOPE, 'scope of the client_credentials response')
 
   const res = await clientCredentialsRaw(ctx, service, SCOPE)

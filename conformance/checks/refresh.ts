@@ -3,6 +3,7 @@ import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
 import type { refresh as catalogue } from '../catalogue/refresh.ts'
 import { oidc } from '../harness/oidc.ts'
 import {
+  expectBearerLifetime,
   about,
   expectEqual,
   expectJsonObject,
@@ -116,13 +117,7 @@ const RT_03 = check(async (ctx) => {
   const first = await oidc.refreshTokenGrant(set.auth.config, rt)
   // INTERFACE.md §4.2: refresh_token grant answers access_token, token_type, expires_in, scope
   expectThat(first.access_token !== set.accessToken, 'the refresh returned the old access token')
-  expectEqual(first.token_type.toLowerCase(), 'bearer', 'token_type (case-insensitive)')
-  expectThat(
-    typeof first.expires_in === 'number' &&
-      Number.isInteger(first.expires_in) &&
-      first.expires_in > 0,
-    `expires_in: expected a positive integer, got ${JSON.stringify(first.expires_in)}`,
-  )
+  expectBearerLifetime(first)
   expectScope(first.scope, set.scope, 'scope of the refresh response (the original grant)')
   // INTERFACE.md §2.2: the refresh_token grant returns no new refresh token
   expectThat(

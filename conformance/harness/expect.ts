@@ -239,3 +239,17 @@ export function expectNoTokenData(res: HttpResponse, what: string): void {
 
 /** Harness rule: time comparisons allow ±5 min of clock skew (REQUIREMENTS.md). */
 export const SKEW = 300
+
+/**
+ * RFC 6749 §5.1: a Bearer token_type (case-insensitive) and an expires_in that is a positive
+ * whole number of seconds, as a grant's token response must carry them (INTERFACE.md §4.2).
+ */
+export function expectBearerLifetime(tokens: { token_type: string; expires_in?: unknown }): void {
+  expectEqual(tokens.token_type.toLowerCase(), 'bearer', 'token_type (case-insensitive)')
+  expectThat(
+    typeof tokens.expires_in === 'number' &&
+      Number.isInteger(tokens.expires_in) &&
+      tokens.expires_in > 0,
+    `expires_in: expected a positive integer, got ${JSON.stringify(tokens.expires_in)}`,
+  )
+}
