@@ -222,7 +222,7 @@ export async function createServer(config: Config, options: AppOptions): Promise
   await server.register(rateLimit(deps))
   await server.register(Inert)
   if (deps.explain) await server.register(explainPlugin(deps.explain))
-  registerCookies(server)
+  registerCookies(server, deps.faults)
   server.route(routes(server, deps))
   // the RP test issuers under /rp/{test-id} (issue 23); they leave the normal issuer's answers alone
   if (config.rpTests) await server.register(rpIssuers(deps))

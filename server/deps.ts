@@ -54,6 +54,16 @@ export type Fault =
   | 'authorize-requires-scope'
   | 'redirect-mismatch-spends-code'
   | 'login-unthrottled'
+  | 'session-cookie-not-secure'
+  | 'session-cookie-not-httponly'
+  | 'weak-session-ids'
+  | 'logout-keeps-cookie'
+  | 'logout-truncates-state'
+  | 'logout-requires-redirect-uri'
+  | 'logout-refuses-state-without-client'
+  | 'logout-hint-signature-unchecked'
+  | 'logout-without-hint-refused'
+  | 'logout-confirmation-ends-nothing'
 
 /** Unix seconds. The clock is a dependency so tests can move time. */
 export type Clock = () => number

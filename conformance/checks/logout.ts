@@ -167,7 +167,7 @@ async function expectLoggedOut(
       sameSite: c.sameSite,
     })),
   )
-  await expectSession(ctx, replay, 'ended', `${what}, the session cookie from before replayed`)
+  await expectSession(ctx, replay, 'ended', `${what}: the session cookie from before replayed`)
 }
 
 /**
@@ -242,14 +242,18 @@ const LOGOUT_01 = check(async (ctx) => {
     logoutUrl(ctx, { id_token_hint: idToken, post_logout_redirect_uri: uri, state }),
     ctx.http,
   )
+  // the redirect and the end of the session are sub-cases: a server wrong in both is told both
   // RP-Initiated Logout §3: redirect to the registered URI with state and nothing else
-  expectPostLogoutUrl(outcome.callback, uri, { state }, 'logout with a valid hint')
-  await expectLoggedOut(ctx, context, before, 'after logout')
-  const again = await authorize(ctx, { context, user: null })
-  expectThat(
-    again.outcome.loginShown,
-    'after logout, a new authorization did not show the login page',
-  )
+  const redirect = 'logout with a valid hint'
+  await ctx.subcase(redirect, () => expectPostLogoutUrl(outcome.callback, uri, { state }, redirect))
+  await ctx.subcase('after logout', async () => {
+    await expectLoggedOut(ctx, context, before, 'after logout')
+    const again = await authorize(ctx, { context, user: null })
+    expectThat(
+      again.outcome.loginShown,
+      'after logout, a new authorization did not show the login page',
+    )
+  })
 })
 
 const LOGOUT_02 = check(async (ctx) => {
@@ -409,18 +413,26 @@ const LOGOUT_04 = check({ exclusive: true }, async (ctx) => {
 
 const LOGOUT_05 = check(async (ctx) => {
   const uri = postLogoutUri(ctx)
-  const context = await ctx.newBrowserContext()
+  let context = await ctx.newBrowserContext()
   const idToken = await signedIn(ctx, context)
 
+  // each logout is a sub-case, and so are the redirect and the end of the session of the first:
+  // a server wrong in several of them is told each
   // no state: the registered URI exactly, with no state parameter (RP-Initiated Logout §3)
-  let outcome = await browse(
+  const outcome = await browse(
     context,
     ctx.target,
     logoutUrl(ctx, { id_token_hint: idToken, post_logout_redirect_uri: uri }),
     ctx.http,
   )
-  expectPostLogoutUrl(outcome.callback, uri, {}, 'logout without state')
-  await expectSession(ctx, context, 'ended', 'logout without state')
+  const first = 'logout without state'
+  await ctx.subcase(first, () => expectPostLogoutUrl(outcome.callback, uri, {}, first))
+  // whether the last logout was seen to end the session, so the next starts from a fresh one
+  const last = { ended: false }
+  await ctx.subcase(first, async () => {
+    await expectSession(ctx, context, 'ended', first)
+    last.ended = true
+  })
 
   const steps: [string, Record<string, string>][] = [
     ['logout without post_logout_redirect_uri', { id_token_hint: idToken }],
@@ -428,18 +440,28 @@ const LOGOUT_05 = check(async (ctx) => {
     ['logout with only state', { state: randomState(16) }],
   ]
   for (const [what, params] of steps) {
-    await signInAgain(ctx, context, `before ${what}`)
-    outcome = await browse(context, ctx.target, logoutUrl(ctx, params), ctx.http)
-    expectStayed(ctx, outcome, what)
-    // RP-Initiated Logout §2: the OP may ask the user first; the logout must still happen
-    const asked = await confirmIfAsked(outcome.page)
-    if (asked) ctx.note(`${what}: the user was asked to confirm`)
-    expectThat(
-      outcome.page.url().startsWith(ctx.target.baseUrl),
-      `${what}: expected the logged-out page, the browser went to ${outcome.page.url()}`,
-    )
-    ctx.screenshot(what, await outcome.page.screenshot())
-    await expectSession(ctx, context, 'ended', what)
+    // after a logout that ended the session, signing in again must show the login page; after
+    // one that failed, the next logout starts in a fresh browser, signed in there
+    if (last.ended) await signInAgain(ctx, context, `before ${what}`)
+    else {
+      context = await ctx.newBrowserContext()
+      await signedIn(ctx, context)
+    }
+    last.ended = false
+    await ctx.subcase(what, async () => {
+      const outcome = await browse(context, ctx.target, logoutUrl(ctx, params), ctx.http)
+      expectStayed(ctx, outcome, what)
+      // RP-Initiated Logout §2: the OP may ask the user first; the logout must still happen
+      const asked = await confirmIfAsked(outcome.page)
+      if (asked) ctx.note(`${what}: the user was asked to confirm`)
+      expectThat(
+        outcome.page.url().startsWith(ctx.target.baseUrl),
+        `${what}: expected the logged-out page, the browser went to ${outcome.page.url()}`,
+      )
+      ctx.screenshot(what, await outcome.page.screenshot())
+      await expectSession(ctx, context, 'ended', what)
+      last.ended = true
+    })
   }
 })
 
@@ -514,7 +536,7 @@ const LOGOUT_06 = check(async (ctx) => {
 
 const LOGOUT_07 = check(async (ctx) => {
   const uri = postLogoutUri(ctx)
-  const context = await ctx.newBrowserContext()
+  let context = await ctx.newBrowserContext()
   const idToken = await signedIn(ctx, context)
   // RP-Initiated Logout §6: a request anyone could forge must not end the session silently
   const forged: [string, Record<string, string>][] = [
@@ -524,19 +546,39 @@ const LOGOUT_07 = check(async (ctx) => {
       { id_token_hint: forgeTampered(idToken), post_logout_redirect_uri: uri },
     ],
   ]
-  for (const [what, params] of forged) {
-    const outcome = await browse(context, ctx.target, logoutUrl(ctx, params), ctx.http)
-    expectStayed(ctx, outcome, what)
-    ctx.screenshot(what, await outcome.page.screenshot())
-    await expectSession(ctx, context, 'alive', what)
-  }
+  // each forged request, and the confirmation, is a sub-case: every deviation is reported
+  for (const [what, params] of forged)
+    await ctx.subcase(what, async () => {
+      const outcome = await browse(context, ctx.target, logoutUrl(ctx, params), ctx.http)
+      let left: Error | undefined
+      try {
+        expectStayed(ctx, outcome, what)
+      } catch (err) {
+        left = err instanceof Error ? err : new Error(String(err))
+      }
+      ctx.screenshot(what, await outcome.page.screenshot())
+      const state = await sessionOf(ctx, context, what)
+      // a session the request ended: the next part starts signed in again, in a fresh browser
+      if (state === 'ended') {
+        context = await ctx.newBrowserContext()
+        await signedIn(ctx, context)
+      }
+      if (left !== undefined) throw left
+      expectThat(
+        state === 'alive',
+        `${what}: the session was ended without the user confirming (prompt=none got login_required)`,
+      )
+    })
   // and the page really is a confirmation: confirming ends the session
-  const outcome = await browse(context, ctx.target, logoutUrl(ctx, {}), ctx.http)
-  expectThat(
-    await confirmIfAsked(outcome.page),
-    `the logout page without a hint offers no confirmation (page at ${outcome.page.url()})`,
-  )
-  await expectSession(ctx, context, 'ended', 'after confirming the logout')
+  const confirming = 'confirming the logout'
+  await ctx.subcase(confirming, async () => {
+    const outcome = await browse(context, ctx.target, logoutUrl(ctx, {}), ctx.http)
+    expectThat(
+      await confirmIfAsked(outcome.page),
+      `the logout page without a hint offers no confirmation (page at ${outcome.page.url()})`,
+    )
+    await expectSession(ctx, context, 'ended', 'after confirming the logout')
+  })
 })
 
 /** The logout checks, one per row of catalogue/logout.ts. */

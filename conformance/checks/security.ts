@@ -330,9 +330,12 @@ const SEC_07 = check(async (ctx) => {
     (c) => !before.has(`${c.name}=${c.value}`),
   )
   expectThat(session.length > 0, 'signing in set no cookie at the IdP: no session to examine')
+  // each attribute of each cookie, and the fixation below, are sub-cases: every one missing is
+  // reported, not only the first
   for (const c of session) {
-    expectThat(c.secure, `the session cookie ${c.name} is not Secure`)
-    expectThat(c.httpOnly, `the session cookie ${c.name} is not HttpOnly`)
+    const cookie = `the session cookie ${c.name}`
+    await ctx.subcase(cookie, () => expectThat(c.secure, `${cookie}: not Secure`))
+    await ctx.subcase(cookie, () => expectThat(c.httpOnly, `${cookie}: not HttpOnly`))
     // SameSite=None is a provider's legitimate choice (a session sent to prompt=none in a
     // cross-site iframe, as node-oidc-provider does); CSRF then rests on LOGIN-03's form tokens
     if (c.sameSite !== 'Lax' && c.sameSite !== 'Strict')
@@ -340,17 +343,19 @@ const SEC_07 = check(async (ctx) => {
         `the session cookie ${c.name} has SameSite=${c.sameSite}: it is sent on cross-site requests`,
       )
   }
-  const victim = await ctx.newBrowserContext()
-  await victim.addCookies(session)
-  const planted = new Map(session.map((c) => [c.name, c.value]))
-  codeOf(await authorize(ctx, { context: victim, params: { prompt: 'login' } }))
-  const after = await idpCookies(ctx, victim)
-  for (const c of after) {
-    expectThat(
-      planted.get(c.name) !== c.value,
-      `session fixation: after signing in, the victim's browser still holds the planted session cookie ${c.name}: the identifier was not replaced at sign-in`,
-    )
-  }
+  await ctx.subcase('session fixation', async () => {
+    const victim = await ctx.newBrowserContext()
+    await victim.addCookies(session)
+    const planted = new Map(session.map((c) => [c.name, c.value]))
+    codeOf(await authorize(ctx, { context: victim, params: { prompt: 'login' } }))
+    const after = await idpCookies(ctx, victim)
+    for (const c of after) {
+      expectThat(
+        planted.get(c.name) !== c.value,
+        `session fixation: after signing in, the victim's browser still holds the planted session cookie ${c.name}: the identifier was not replaced at sign-in`,
+      )
+    }
+  })
 })
 
 /** Referrer policies that send at most the origin to another site (W3C Referrer Policy §3). */
@@ -397,37 +402,39 @@ const SEC_08 = check(async (ctx) => {
     ],
   ]
   let checked = 0
-  for (const [what, res] of pages) {
-    if (res.status >= 300 && res.status < 400) {
-      ctx.note(`${what}: a ${res.status} redirect, no page to examine`)
-      continue
-    }
-    if (!/text\/html/i.test(res.headers.get('content-type') ?? '')) {
-      ctx.note(`${what}: not an HTML page (${res.status})`)
-      continue
-    }
-    checked++
-    const policy = referrerPolicy(res)
-    if (policy !== undefined && SAFE_POLICIES.has(policy)) continue
-    // RFC 9700 §4.2.4's other countermeasure: a page that loads and links nothing of another
-    // origin sends no Referer to a third party whatever its policy
-    const origin = new URL(ctx.target.baseUrl).origin
-    const foreign = [
-      ...res.text.matchAll(/(?:src|href|action)\s*=\s*["']?(https?:\/\/[^"'\s>]+)/gi),
-    ]
-      .map((m) => m[1] ?? '')
-      .filter((u) => !u.startsWith(`${origin}/`) && u !== origin)
-    if (foreign.length === 0) {
-      ctx.note(
-        `${what}: Referrer-Policy ${show(policy ?? null)}, but the page loads and links nothing of another origin`,
+  // each page is its own sub-case: a leak from one page does not hide another's
+  for (const [what, res] of pages)
+    await ctx.subcase(what, () => {
+      if (res.status >= 300 && res.status < 400) {
+        ctx.note(`${what}: a ${res.status} redirect, no page to examine`)
+        return
+      }
+      if (!/text\/html/i.test(res.headers.get('content-type') ?? '')) {
+        ctx.note(`${what}: not an HTML page (${res.status})`)
+        return
+      }
+      checked++
+      const policy = referrerPolicy(res)
+      if (policy !== undefined && SAFE_POLICIES.has(policy)) return
+      // RFC 9700 §4.2.4's other countermeasure: a page that loads and links nothing of another
+      // origin sends no Referer to a third party whatever its policy
+      const origin = new URL(ctx.target.baseUrl).origin
+      const foreign = [
+        ...res.text.matchAll(/(?:src|href|action)\s*=\s*["']?(https?:\/\/[^"'\s>]+)/gi),
+      ]
+        .map((m) => m[1] ?? '')
+        .filter((u) => !u.startsWith(`${origin}/`) && u !== origin)
+      if (foreign.length === 0) {
+        ctx.note(
+          `${what}: Referrer-Policy ${show(policy ?? null)}, but the page loads and links nothing of another origin`,
+        )
+        return
+      }
+      expectThat(
+        false,
+        `${what}: Referrer-Policy ${show(policy ?? null)} lets the URL of the authorization request leak in the Referer to ${show(foreign[0])} (RFC 9700 §4.2.4); expected no-referrer, same-origin or an origin-only policy`,
       )
-      continue
-    }
-    expectThat(
-      false,
-      `${what}: Referrer-Policy ${show(policy ?? null)} lets the URL of the authorization request leak in the Referer to ${show(foreign[0])} (RFC 9700 §4.2.4); expected no-referrer, same-origin or an origin-only policy`,
-    )
-  }
+    })
   expectThat(checked > 0, 'neither the login page nor the error page was served as HTML')
 })
 

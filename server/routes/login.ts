@@ -273,7 +273,9 @@ export const login = (deps: Deps): ServerRoute => ({
       }
       if (needsRehash(user.passwordHash, deps.config.scrypt)) await rehash(user, password, deps)
       // the self-test's broken server (SEC-07) keeps the identifier the browser brought
-      const planted = deps.faults.has('session-fixation') ? sessionCookie(request) : undefined
+      const planted = deps.faults.has('session-fixation')
+        ? sessionCookie(request, deps.faults)
+        : undefined
       const { cookie, session } = await createSession(user.id, deps, planted)
       const params = await issueCodeParams(
         ar,

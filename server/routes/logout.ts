@@ -5,7 +5,12 @@ import { invalidRequest, OAuthError } from '../errors.ts'
 import { randomToken, sha256Hex, digestsEqual } from '../protocol/digest.ts'
 import { rawParams, safeName, single } from '../protocol/params.ts'
 import { isRegisteredRedirectUri } from '../protocol/redirect-uri.ts'
-import { endSession, interactionCookie, INTERACTION_COOKIE, SESSION_COOKIE } from '../sessions.ts'
+import {
+  endSession,
+  interactionCookie,
+  INTERACTION_COOKIE,
+  sessionCookieName,
+} from '../sessions.ts'
 import type { Client } from '../store/store.ts'
 import { loggedOutPage, logoutConfirmPage } from '../views/logout.ts'
 import { newNonce, page } from '../views/respond.ts'
@@ -34,10 +39,15 @@ const MAX_HINT = 8192
  */
 async function verifyHint(
   hint: string,
-  deps: Pick<Deps, 'keys' | 'clock' | 'config'>,
+  deps: Pick<Deps, 'keys' | 'clock' | 'config' | 'faults'>,
 ): Promise<string | undefined> {
   if (hint.length > MAX_HINT) return undefined
   try {
+    // LOGOUT-07's sabotage: the hint's claims are read, its signature never verified
+    if (deps.faults.has('logout-hint-signature-unchecked')) {
+      const { aud } = decodeJwt(hint)
+      return typeof aud === 'string' ? aud : undefined
+    }
     const header = decodeProtectedHeader(hint)
     if (header.alg !== 'RS256' || typeof header.kid !== 'string' || header.typ === 'at+jwt')
       return undefined
@@ -68,14 +78,19 @@ export const logout = (deps: Deps): ServerRoute[] => {
     h: ResponseToolkit,
     lr: LogoutRequest,
     status: 302 | 303,
+    confirmed = false,
   ) => {
     const nonce = newNonce()
     const end = async (response: ResponseObject) => {
+      // LOGOUT-05's and LOGOUT-07's sabotage: a logout the user confirmed ends nothing
+      if (confirmed && deps.faults.has('logout-confirmation-ends-nothing')) return response
       await endSession(request, response, deps)
       return response
     }
     if (lr.client && lr.postLogoutRedirectUri) {
-      const state = lr.state ?? (deps.faults.has('logout-empty-state') ? '' : undefined)
+      let state = lr.state ?? (deps.faults.has('logout-empty-state') ? '' : undefined)
+      // LOGOUT-01's sabotage: a long state comes back cut to 64 characters
+      if (deps.faults.has('logout-truncates-state')) state = state?.slice(0, 64)
       return end(redirectToClient(h, lr.postLogoutRedirectUri, { state }, status))
     }
     const branding = lr.client ? await deps.store.clients.branding(lr.client.id) : undefined
@@ -107,7 +122,7 @@ export const logout = (deps: Deps): ServerRoute[] => {
     )
     if (post && single(raw, 'action') === 'confirm') return confirm(request, h, raw)
     const hasSessionCookie = Boolean(
-      (request.state as Record<string, unknown> | null)?.[SESSION_COOKIE],
+      (request.state as Record<string, unknown> | null)?.[sessionCookieName(deps.faults)],
     )
     if (post && !hasSessionCookie) return bounceToGet(h, raw)
     const hint = single(raw, 'id_token_hint')
@@ -148,10 +163,22 @@ export const logout = (deps: Deps): ServerRoute[] => {
         branding,
       )
     }
+    // LOGOUT-05's sabotages: a hint without a URI, or a state without a client, is refused
+    if (hint && !postLogoutRedirectUri && deps.faults.has('logout-requires-redirect-uri'))
+      return errorPageResponse(
+        h,
+        invalidRequest('post_logout_redirect_uri is required with id_token_hint'),
+        undefined,
+      )
+    if (state && !client && deps.faults.has('logout-refuses-state-without-client'))
+      return errorPageResponse(h, invalidRequest('state needs a client'), undefined)
     const lr: LogoutRequest = { client, postLogoutRedirectUri, state }
     if (hint) return finish(request, h, lr, post ? 303 : 302)
     // the self-test's broken server ends the session of a cross-site request silently
     if (deps.faults.has('logout-without-confirmation')) return finish(request, h, lr, 302)
+    // LOGOUT-07's sabotage: a logout without a hint is refused outright, with nothing to confirm
+    if (deps.faults.has('logout-without-hint-refused'))
+      return errorPageResponse(h, invalidRequest('id_token_hint is required'), undefined)
     // no hint: the user confirms, so a cross-site request cannot end the session silently
     const interaction = randomToken()
     const csrf = randomToken()
@@ -203,6 +230,7 @@ export const logout = (deps: Deps): ServerRoute[] => {
         state: saved.state ?? undefined,
       },
       303,
+      true,
     )
     return response.unstate(INTERACTION_COOKIE)
   }

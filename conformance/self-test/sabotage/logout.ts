@@ -71,11 +71,27 @@ const FORGED_HINTS: readonly [string, ForgeryKind][] = [
 
 /** How to break the target for each LOGOUT-* check. */
 export const logoutSabotage: Record<keyof typeof logout, Sabotages> = {
-  'LOGOUT-01': {
-    how: 'logout deletes the session cookie but leaves the session live at the server',
-    expect: /the session survived the logout/,
-    faults: ['logout-keeps-session'],
-  },
+  // one sabotage per part: the redirect, the session in this browser, the session at the server
+  'LOGOUT-01': [
+    {
+      how: 'the post-logout redirect cuts a long state to 64 characters',
+      expect:
+        /^logout with a valid hint: the parameters of the post-logout redirect: expected "state=[\w-]{128}", got "state=[\w-]{64}"/,
+      faults: ['logout-truncates-state'],
+    },
+    {
+      how: 'logout leaves both the session cookie and the session at the server',
+      expect:
+        /^after logout: the session survived the logout \(prompt=none still returned a code\)/,
+      faults: ['logout-keeps-session', 'logout-keeps-cookie'],
+    },
+    {
+      how: 'logout deletes the session cookie but leaves the session live at the server',
+      expect:
+        /^after logout: the session cookie from before replayed: the session survived the logout/,
+      faults: ['logout-keeps-session'],
+    },
+  ],
   // one sabotage per near miss of the registered URI (each a sub-case)
   'LOGOUT-02': perPart(
     NEAR_MISSES.map(([what, nearMiss]): Sabotage => ({
@@ -132,20 +148,65 @@ export const logoutSabotage: Record<keyof typeof logout, Sabotages> = {
       ),
     },
   ]),
-  'LOGOUT-05': {
-    how: 'logout without state redirects with an empty state parameter',
-    expect:
-      /^logout without state: the parameters of the post-logout redirect: expected "", got "state="/,
-    faults: ['logout-empty-state'],
-  },
+  // one sabotage per part: the redirect without state, and the end of the session in each way
+  // of logging out (each a sub-case)
+  'LOGOUT-05': [
+    {
+      how: 'logout without state redirects with an empty state parameter',
+      expect:
+        /^logout without state: the parameters of the post-logout redirect: expected "", got "state="/,
+      faults: ['logout-empty-state'],
+    },
+    {
+      how: 'logout with a hint leaves both the session cookie and the session at the server',
+      expect: /^logout without state: the session survived the logout/,
+      faults: ['logout-keeps-session', 'logout-keeps-cookie'],
+    },
+    {
+      how: 'a hint without post_logout_redirect_uri is refused and the session kept',
+      expect: /^logout without post_logout_redirect_uri: the session survived the logout/,
+      faults: ['logout-requires-redirect-uri'],
+    },
+    {
+      how: 'a logout the user confirmed ends nothing',
+      expect: /^logout with no parameters: the session survived the logout/,
+      faults: ['logout-confirmation-ends-nothing'],
+    },
+    {
+      how: 'a logout with state but no client is refused and the session kept',
+      expect: /^logout with only state: the session survived the logout/,
+      faults: ['logout-refuses-state-without-client'],
+    },
+  ],
   'LOGOUT-06': {
     how: 'a POST logout reads the query string, not the form body',
     expect: /^the form-encoded POST logout did not redirect to /,
     faults: ['logout-post-reads-query'],
   },
-  'LOGOUT-07': {
-    how: 'logout without a hint ends the session without asking',
-    expect: /^a logout request without a hint: the session was ended without the user confirming/,
-    faults: ['logout-without-confirmation'],
-  },
+  // one sabotage per part: each forged request (a sub-case), the confirmation offered, and
+  // confirming ending the session
+  'LOGOUT-07': [
+    {
+      how: 'logout without a hint ends the session without asking',
+      expect: /^a logout request without a hint: the session was ended without the user confirming/,
+      faults: ['logout-without-confirmation'],
+    },
+    {
+      how: "logout reads the hint's claims without verifying its signature",
+      expect:
+        /^a logout request with an invalid hint: expected an error or confirmation page, but the browser was sent to /,
+      faults: ['logout-hint-signature-unchecked'],
+    },
+    {
+      how: 'a logout without a hint is refused with nothing to confirm',
+      expect: /^confirming the logout: the logout page without a hint offers no confirmation/,
+      faults: ['logout-without-hint-refused'],
+    },
+    {
+      how: 'confirming a logout without a hint ends nothing',
+      expect:
+        /^confirming the logout: after confirming the logout: the session survived the logout/,
+      faults: ['logout-confirmation-ends-nothing'],
+    },
+  ],
 }

@@ -121,8 +121,9 @@ export const rateLimitSabotage: Record<keyof typeof rateLimit, Sabotages> = {
       },
     },
   ],
-  // one sabotage per endpoint whose limit is shared by every client (each a sub-case), and the
-  // server that keys all three by address (its first sub-case reports it)
+  // one sabotage per endpoint whose limit is shared by every client (each a sub-case), the
+  // server that keys all three by address (its first sub-case reports it), and the login form's
+  // limit (a sub-case too)
   'RATE-03': perPart([
     {
       how: 'token, introspection and revocation limits counted per address, not per client_id',
@@ -152,6 +153,11 @@ export const rateLimitSabotage: Record<keyof typeof rateLimit, Sabotages> = {
         ]
       },
     })),
+    {
+      how: 'failed sign-ins on the login form are never throttled, while the endpoints are',
+      expect: /^login form: no 429 after \d+ requests/,
+      faults: ['login-unthrottled'],
+    },
   ]),
   // one sabotage per endpoint whose successful answers lose the headers (each a sub-case)
   'RATE-04': perPart(

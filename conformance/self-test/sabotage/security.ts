@@ -5,15 +5,18 @@ import {
   corruptHeaders,
   corruptJson,
   DISCOVERY,
+  escapeRegExp,
   fetchVia,
   headerPairs,
   INTROSPECT,
   perPart,
+  relay,
   REVOKE,
   type Sabotage,
   type Sabotages,
   type Target,
   TOKEN,
+  USER_INFO,
 } from './kit.ts'
 
 /** Sends the URL's query parameters plus `body` on to the real server as a POSTed form. */
@@ -48,6 +51,122 @@ function credentialsFromUrl(path: string, how: 'post' | 'get') {
     }),
   ]
 }
+
+/**
+ * GET `path` answered as the real page, sent with Referrer-Policy: unsafe-url and with a link to
+ * another origin added (a help link), when `which` says so: the page leaks the URL of the
+ * authorization request in the Referer.
+ */
+const leakyPage =
+  (path: string, which: (url: URL) => boolean) =>
+  (target: Target): HttpHandler[] => [
+    http.get(target.baseUrl + path, async ({ request }) => {
+      if (!which(new URL(request.url))) return undefined
+      const real = await relay(target, request, (h) => h.set('referrer-policy', 'unsafe-url'))
+      const link = '<a href="https://help.example/support">Help</a>'
+      const text = await real.text()
+      const body = text.includes('</body>')
+        ? text.replace('</body>', `${link}</body>`)
+        : text + link
+      return new HttpResponse(body, { status: real.status, headers: [...real.headers] })
+    }),
+  ]
+
+/** What SEC-09 looks for in an error body, each with an answer that shows it. */
+const LEAKS: readonly [string, string][] = [
+  ['a stack trace', 'Error: boom\n    at handle (/srv/idp/dist/grants.js:41:17)'],
+  ['a source file path', 'failed in src/grants/token.ts'],
+  ['a file system path', 'could not open /var/lib/idp/keys'],
+  ['SQL or a database error', 'duplicate key value violates unique constraint "tokens_pkey"'],
+  ['a runtime error name', 'RangeError: Invalid array length'],
+]
+
+/** What SEC-09 sends, each recognised as the check sends it (method, path, request). */
+const MALFORMED: readonly [string, 'get' | 'post', string, (r: SentRequest) => boolean][] = [
+  ['token, a JSON body', 'post', TOKEN, (r) => r.type.includes('application/json')],
+  ['token, bad percent-encoding', 'post', TOKEN, (r) => r.body.includes('grant_type=%zz')],
+  ['token, a NUL in the code', 'post', TOKEN, (r) => r.form.get('code') === 'a\u0000b'],
+  ['token, repeated parameters', 'post', TOKEN, (r) => r.form.getAll('grant_type').length > 1],
+  [
+    'token, a quote in the refresh token',
+    'post',
+    TOKEN,
+    (r) => r.form.get('refresh_token')?.includes("'") === true,
+  ],
+  ['token, a huge client_id', 'post', TOKEN, (r) => (r.form.get('client_id') ?? '').length > 1000],
+  ['introspection, a bad content type', 'post', INTROSPECT, (r) => r.type.includes('text/xml')],
+  [
+    'introspection, a quote in the token',
+    'post',
+    INTROSPECT,
+    (r) => r.form.get('token')?.includes('"') === true,
+  ],
+  ['revocation, an array token', 'post', REVOKE, (r) => r.form.getAll('token').length > 1],
+  ['user-info, a malformed JWT', 'get', USER_INFO, (r) => r.authorization === 'Bearer eyJ.eyJ.%%%'],
+  ['user-info, a broken scheme', 'get', USER_INFO, (r) => r.authorization.length > 5000],
+  [
+    'branding, a strange client_id',
+    'get',
+    '/auth/branding',
+    (r) => r.url.searchParams.get('client_id')?.includes('DROP TABLE') === true,
+  ],
+  [
+    'authorize, bad percent-encoding',
+    'get',
+    '/auth/authorize',
+    (r) => r.url.search.includes('client_id=%zz'),
+  ],
+  [
+    'logout, a garbage id_token_hint',
+    'get',
+    '/auth/logout',
+    (r) => r.url.searchParams.get('id_token_hint')?.includes('%%%') === true,
+  ],
+]
+
+/** A request as SEC-09's sabotages recognise it. */
+interface SentRequest {
+  readonly url: URL
+  readonly type: string
+  readonly authorization: string
+  readonly body: string
+  readonly form: URLSearchParams
+}
+
+/**
+ * The answer to the requests `matches` picks shows `leak`: in error_description of a JSON
+ * answer, at the end of any other page. Every other request is answered by the real server.
+ */
+const leaksOn =
+  (method: 'get' | 'post', path: string, matches: (r: SentRequest) => boolean, leak: string) =>
+  (target: Target): HttpHandler[] => [
+    http[method](target.baseUrl + path, async ({ request }) => {
+      const body = method === 'post' ? await request.clone().text() : ''
+      const sent: SentRequest = {
+        url: new URL(request.url),
+        type: request.headers.get('content-type') ?? '',
+        authorization: request.headers.get('authorization') ?? '',
+        body,
+        form: new URLSearchParams(body),
+      }
+      if (!matches(sent)) return undefined
+      const real = await relay(target, request)
+      const text = await real.text()
+      const headers = [...real.headers]
+      if (!(real.headers.get('content-type') ?? '').includes('json'))
+        return new HttpResponse(`${text}<pre>${leak}</pre>`, { status: real.status, headers })
+      let json: Record<string, unknown> = {}
+      try {
+        json = JSON.parse(text) as Record<string, unknown>
+      } catch {
+        // not JSON after all: the leak is the description of an error of its own
+      }
+      return HttpResponse.json(
+        { error: 'invalid_request', ...json, error_description: leak },
+        { status: real.status, headers },
+      )
+    }),
+  ]
 
 /** How to break the target for each SEC-* check, and the assertion that must fire. */
 export const securitySabotage: Record<keyof typeof security, Sabotages> = {
@@ -171,6 +290,12 @@ export const securitySabotage: Record<keyof typeof security, Sabotages> = {
       faults: ['weak-codes'],
     },
     {
+      how: 'session identifiers carry 32 random bits behind a fixed prefix',
+      expect:
+        /^session cookie \S+: session cookie \S+ carry an estimated \d+ bits of entropy, fewer than the 128/,
+      faults: ['weak-session-ids'],
+    },
+    {
       how: 'refresh tokens carry 32 random bits behind a fixed prefix',
       expect:
         /^refresh tokens: refresh tokens carry an estimated \d+ bits of entropy, fewer than the 128/,
@@ -184,36 +309,70 @@ export const securitySabotage: Record<keyof typeof security, Sabotages> = {
       ),
     },
   ],
-  'SEC-07': {
-    how: 'signing in keeps the session identifier the browser already had',
-    expect: /session fixation/,
-    faults: ['session-fixation'],
-  },
-  'SEC-08': {
-    how: 'the login page is sent with Referrer-Policy: unsafe-url',
-    expect: /Referrer-Policy "unsafe-url" lets the URL/,
-    handlers: corruptHeaders('/auth/authorize', (h) => h.set('referrer-policy', 'unsafe-url')),
-  },
-  'SEC-09': {
-    how: 'token endpoint errors carry the stack trace in error_description',
-    expect: /reveals a stack trace/,
-    handlers: (target) => [
-      http.post(target.baseUrl + TOKEN, async ({ request }) => {
-        const real = await fetchVia(target.dispatcher, bypass(request), { redirect: 'manual' })
-        const text = await real.text()
-        if (real.status < 400)
-          return new HttpResponse(text, { status: real.status, headers: headerPairs(real.headers) })
-        return HttpResponse.json(
-          {
-            error: 'invalid_request',
-            error_description:
-              'TypeError: Cannot read properties of undefined\n    at handle (/srv/idp/server/grants/authorization-code.ts:41:17)',
-          },
-          { status: real.status, headers: headerPairs(real.headers) },
-        )
-      }),
-    ],
-  },
+  // one sabotage per part (each a sub-case): the cookie's two attributes, and fixation
+  'SEC-07': [
+    {
+      how: 'the session cookie is set without Secure',
+      expect: /^the session cookie \S+: not Secure/,
+      faults: ['session-cookie-not-secure'],
+    },
+    {
+      how: 'the session cookie is set without HttpOnly',
+      expect: /^the session cookie \S+: not HttpOnly/,
+      faults: ['session-cookie-not-httponly'],
+    },
+    {
+      how: 'signing in keeps the session identifier the browser already had',
+      expect: /^session fixation: /,
+      faults: ['session-fixation'],
+    },
+  ],
+  // one sabotage per page (each a sub-case), and one for a server that serves none as HTML
+  'SEC-08': [
+    {
+      how: 'the login page is sent with Referrer-Policy: unsafe-url',
+      expect: /^login page: Referrer-Policy "unsafe-url" lets the URL/,
+      handlers: corruptHeaders('/auth/authorize', (h) => h.set('referrer-policy', 'unsafe-url')),
+    },
+    {
+      how: 'the error page links a help page of another origin under Referrer-Policy: unsafe-url',
+      expect: /^error page: Referrer-Policy "unsafe-url" lets the URL/,
+      handlers: leakyPage('/auth/authorize', (url) =>
+        (url.searchParams.get('client_id') ?? '').startsWith('unknown-'),
+      ),
+    },
+    {
+      how: 'the logged-out page links a help page of another origin under Referrer-Policy: unsafe-url',
+      expect: /^logged-out page: Referrer-Policy "unsafe-url" lets the URL/,
+      handlers: leakyPage('/auth/logout', () => true),
+    },
+    {
+      how: 'the login, error and logged-out pages are all served as JSON',
+      expect: /^neither the login page nor the error page was served as HTML/,
+      handlers: (target) =>
+        ['/auth/authorize', '/auth/logout'].map((path) =>
+          http.get(target.baseUrl + path, async ({ request }) => {
+            const real = await relay(target, request)
+            if (real.status >= 300 && real.status < 400) return real
+            return HttpResponse.json(
+              { error: 'invalid_request', error_description: 'this server serves no pages' },
+              { status: real.status },
+            )
+          }),
+        ),
+    },
+  ],
+  // one sabotage per malformed request (each a sub-case), the kinds of leak taken in turn
+  'SEC-09': perPart(
+    MALFORMED.map(([what, method, path, matches], i): Sabotage => {
+      const [kind, leak] = LEAKS[i % LEAKS.length] ?? ['', '']
+      return {
+        how: `the answer to ${what} reveals ${kind}`,
+        expect: new RegExp(`^${escapeRegExp(what)}: the \\d+ answer reveals ${escapeRegExp(kind)}`),
+        handlers: leaksOn(method, path, matches, leak),
+      }
+    }),
+  ),
   'SEC-10': {
     how: "client_credentials tokens carry the first fixture user's sub",
     expect: /the sub of a user/,
