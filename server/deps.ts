@@ -64,6 +64,12 @@ export type Fault =
   | 'logout-hint-signature-unchecked'
   | 'logout-without-hint-refused'
   | 'logout-confirmation-ends-nothing'
+  | 'session-cookie-samesite-none'
+  | 'login-origin-unchecked'
+  | 'login-interaction-cookie-unchecked'
+  | 'login-csrf-token-unchecked'
+  | 'login-throttle-spares-right-password'
+  | 'login-page-loads-third-party-script'
 
 /** Unix seconds. The clock is a dependency so tests can move time. */
 export type Clock = () => number

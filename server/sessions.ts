@@ -29,7 +29,8 @@ export function registerCookies(server: Server, faults: ReadonlySet<Fault> = new
     server.state(name, {
       isSecure: !(session && faults.has('session-cookie-not-secure')),
       isHttpOnly: !(session && faults.has('session-cookie-not-httponly')),
-      isSameSite: 'Lax',
+      // LOGIN-05's sabotage: the session cookie goes on cross-site requests too
+      isSameSite: session && faults.has('session-cookie-samesite-none') ? 'None' : 'Lax',
       path: '/',
       encoding: 'none',
       strictHeader: true,

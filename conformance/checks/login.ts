@@ -177,7 +177,10 @@ const LOGIN_01 = check(async (ctx) => {
   // are shown to the user. Text and resolved URLs come from the DOM, so escaping is honoured.
   const name = String(branding.application_name)
   const text = await page.locator('body').innerText()
-  expectThat(text.includes(name), `the login page does not show the application name "${name}"`)
+  // the name, the logo and each link are sub-cases: every one missing is reported
+  await ctx.subcase('application name', () =>
+    expectThat(text.includes(name), `the login page does not show the application name "${name}"`),
+  )
   const images = await page
     .locator('img[src]')
     .evaluateAll((els) => els.map((e) => (e as HTMLImageElement).src))
@@ -186,16 +189,19 @@ const LOGIN_01 = check(async (ctx) => {
     .evaluateAll((els) => els.map((e) => (e as HTMLAnchorElement).href))
   const same = (a: string, b: unknown) =>
     typeof b === 'string' && URL.canParse(b) && a === new URL(b).href
-  expectThat(
-    images.some((src) => same(src, branding.logo_url)),
-    `no image shows logo_url ${String(branding.logo_url)} (images: ${images.join(', ') || 'none'})`,
-  )
-  for (const member of ['privacy_policy_url', 'terms_of_service_url'] as const) {
+  await ctx.subcase('logo_url', () =>
     expectThat(
-      links.some((href) => same(href, branding[member])),
-      `no link to ${member} ${String(branding[member])} (links: ${links.join(', ') || 'none'})`,
+      images.some((src) => same(src, branding.logo_url)),
+      `no image shows logo_url ${String(branding.logo_url)} (images: ${images.join(', ') || 'none'})`,
+    ),
+  )
+  for (const member of ['privacy_policy_url', 'terms_of_service_url'] as const)
+    await ctx.subcase(member, () =>
+      expectThat(
+        links.some((href) => same(href, branding[member])),
+        `no link to ${member} ${String(branding[member])} (links: ${links.join(', ') || 'none'})`,
+      ),
     )
-  }
 })
 
 /** RFC 9700 §4.16: what keeps a page out of other sites' frames, or why nothing does. */
@@ -229,23 +235,31 @@ function expectUnframeable(ctx: CheckContext, res: HttpResponse, what: string): 
 const LOGIN_02 = check(async (ctx) => {
   const params = await validParams(ctx)
   const login = await expectLoginPage(ctx, await authorizeRaw(ctx, params), 'login page')
-  expectUnframeable(ctx, login, 'login page (GET /auth/authorize)')
+  // each page is a sub-case: one that can be framed does not hide another
+  const loginPage = 'login page (GET /auth/authorize)'
+  await ctx.subcase(loginPage, () => expectUnframeable(ctx, login, loginPage))
 
   const form = await captureLoginForm(ctx)
   const failed = await postLogin(ctx, form, wrongPassword(ctx.target.users.primary))
-  expectThat(
-    failed.status < 300 || failed.status >= 400,
-    `a wrong password was answered with HTTP ${failed.status}`,
-  )
-  expectUnframeable(ctx, failed, 'page after a failed login')
+  const failedPage = 'page after a failed login'
+  await ctx.subcase(failedPage, () => {
+    expectThat(
+      failed.status < 300 || failed.status >= 400,
+      `a wrong password was answered with HTTP ${failed.status}`,
+    )
+    expectUnframeable(ctx, failed, failedPage)
+  })
 
   const unknown = { ...params, client_id: `unknown-${oidc.randomState().slice(0, 8)}` }
-  const error = await expectErrorPage(ctx, await authorizeRaw(ctx, unknown), 'error page')
-  expectUnframeable(ctx, error, 'error page (unknown client)')
+  const errorPage = 'error page (unknown client)'
+  await ctx.subcase(errorPage, async () => {
+    const error = await expectErrorPage(ctx, await authorizeRaw(ctx, unknown), 'error page')
+    expectUnframeable(ctx, error, errorPage)
+  })
 
   const logout = await ctx.http.request('/auth/logout', { headers: { accept: 'text/html' } })
   if (logout.status === 200 && /html/i.test(logout.headers.get('content-type') ?? ''))
-    expectUnframeable(ctx, logout, 'logout page')
+    await ctx.subcase('logout page', () => expectUnframeable(ctx, logout, 'logout page'))
   else ctx.note(`GET /auth/logout answered HTTP ${logout.status}: no logout page to examine`)
   ctx.note('no consent page appears in these flows, so none was examined')
 })
@@ -310,21 +324,23 @@ const LOGIN_03 = check(async (ctx) => {
       const { [token]: _dropped, ...rest } = one.fields
       without = rest
     } else ctx.note('no hidden field is named like an anti-CSRF token: every hidden field dropped')
-    await expectRefused(
-      ctx,
-      one,
-      await postLogin(ctx, one, user, { fields: without }),
-      redirectUri,
-      'credentials without the anti-CSRF field',
+    // each forged post is a sub-case: every defence that is missing is reported
+    const what = 'credentials without the anti-CSRF field'
+    await ctx.subcase(what, async () =>
+      expectRefused(
+        ctx,
+        one,
+        await postLogin(ctx, one, user, { fields: without }),
+        redirectUri,
+        what,
+      ),
     )
   }
   if (token && two.fields[token] !== undefined) {
-    await expectRefused(
-      ctx,
-      one,
-      await postLogin(ctx, one, user, { fields: { ...one.fields, [token]: two.fields[token] } }),
-      redirectUri,
-      "another session's anti-CSRF token",
+    const what = "another session's anti-CSRF token"
+    const fields = { ...one.fields, [token]: two.fields[token] }
+    await ctx.subcase(what, async () =>
+      expectRefused(ctx, one, await postLogin(ctx, one, user, { fields }), redirectUri, what),
     )
   }
   // login CSRF: a form obtained elsewhere (its fields and its action), posted from this
@@ -332,23 +348,29 @@ const LOGIN_03 = check(async (ctx) => {
   const cookieForTwo = (await one.context.cookies(two.action))
     .map((c) => `${c.name}=${c.value}`)
     .join('; ')
-  await expectRefused(
-    ctx,
-    one,
-    await postLogin(ctx, one, user, {
-      fields: two.fields,
-      action: two.action,
-      cookie: cookieForTwo || null,
-    }),
-    redirectUri,
-    "another session's whole form posted with this browser's cookies",
+  const elsewhere = "another session's whole form posted with this browser's cookies"
+  await ctx.subcase(elsewhere, async () =>
+    expectRefused(
+      ctx,
+      one,
+      await postLogin(ctx, one, user, {
+        fields: two.fields,
+        action: two.action,
+        cookie: cookieForTwo || null,
+      }),
+      redirectUri,
+      elsewhere,
+    ),
   )
-  await expectRefused(
-    ctx,
-    one,
-    await postLogin(ctx, one, user, { origin: 'https://evil.example' }),
-    redirectUri,
-    'Origin: https://evil.example',
+  const evil = 'Origin: https://evil.example'
+  await ctx.subcase(evil, async () =>
+    expectRefused(
+      ctx,
+      one,
+      await postLogin(ctx, one, user, { origin: 'https://evil.example' }),
+      redirectUri,
+      evil,
+    ),
   )
   const bare = await postLogin(ctx, one, user, { cookie: null })
   if (bare.status < 400 || bare.status >= 500)
@@ -406,12 +428,18 @@ const LOGIN_05 = check(async (ctx) => {
     .exec(res.text)?.[1]
     ?.toLowerCase()
   const policy = meta ?? header
-  expectThat(
-    policy !== undefined && SAFE_REFERRER.includes(policy),
-    `login page: Referrer-Policy ${policy ?? 'absent'}; expected no-referrer or a strict-origin policy`,
+  // the referrer policy, the caching, the sub-resources and each cookie's attributes are
+  // sub-cases: every one wrong is reported
+  await ctx.subcase('login page', () =>
+    expectThat(
+      policy !== undefined && SAFE_REFERRER.includes(policy),
+      `login page: Referrer-Policy ${policy ?? 'absent'}; expected no-referrer or a strict-origin policy`,
+    ),
   )
   const cache = res.headers.get('cache-control') ?? ''
-  expectThat(/\bno-store\b/i.test(cache), `login page: Cache-Control "${cache}" lacks no-store`)
+  await ctx.subcase('login page', () =>
+    expectThat(/\bno-store\b/i.test(cache), `login page: Cache-Control "${cache}" lacks no-store`),
+  )
 
   // third-party scripts and styles on the page that takes the password
   const branding = await ctx.http.get('/auth/branding', { client_id: mainClient(ctx).id })
@@ -425,11 +453,14 @@ const LOGIN_05 = check(async (ctx) => {
   expectThat(auth.outcome.loginShown, 'no login page was shown')
   await auth.outcome.page.waitForLoadState('load').catch(() => undefined)
   const origin = new URL(ctx.target.baseUrl).origin
-  for (const [kind, url] of await subresources(auth.outcome.page, requested)) {
-    if (!/^https?:/i.test(url) || new URL(url).origin === origin) continue
-    const isLogo = typeof logo === 'string' && URL.canParse(logo) && new URL(logo).href === url
-    expectThat(isLogo, `login page loads a third-party ${kind}: ${url}`)
-  }
+  const loaded = await subresources(auth.outcome.page, requested)
+  await ctx.subcase('login page', () => {
+    for (const [kind, url] of loaded) {
+      if (!/^https?:/i.test(url) || new URL(url).origin === origin) continue
+      const isLogo = typeof logo === 'string' && URL.canParse(logo) && new URL(logo).href === url
+      expectThat(isLogo, `login page: loads a third-party ${kind}: ${url}`)
+    }
+  })
 
   // OWASP ASVS V3.4: the cookies of the sign-in are Secure, HttpOnly and SameSite
   const form = await captureLoginForm(ctx)
@@ -443,13 +474,12 @@ const LOGIN_05 = check(async (ctx) => {
   const cookies = [...cookiesSet(res), ...cookiesSet(signedIn), ...hops.flatMap(cookiesSet)]
   expectThat(cookies.length > 0, 'the sign-in set no cookie at all (how is the session kept?)')
   for (const cookie of cookies) {
-    const name = cookie.split('=')[0] ?? cookie
-    expectThat(/;\s*secure\s*(;|$)/i.test(cookie), `cookie ${name} is not Secure`)
-    expectThat(/;\s*httponly\s*(;|$)/i.test(cookie), `cookie ${name} is not HttpOnly`)
-    expectThat(
-      /;\s*samesite=(lax|strict)\s*(;|$)/i.test(cookie),
-      `cookie ${name} is not SameSite=Lax or Strict`,
-    )
+    const name = `cookie ${cookie.split('=')[0] ?? cookie}`
+    const attribute = (pattern: RegExp, what: string) =>
+      ctx.subcase(name, () => expectThat(pattern.test(cookie), `${name}: not ${what}`))
+    await attribute(/;\s*secure\s*(;|$)/i, 'Secure')
+    await attribute(/;\s*httponly\s*(;|$)/i, 'HttpOnly')
+    await attribute(/;\s*samesite=(lax|strict)\s*(;|$)/i, 'SameSite=Lax or Strict')
   }
 })
 
@@ -544,14 +574,19 @@ const LOGIN_07 = check({ exclusive: true }, async (ctx) => {
   }
   const [w, u] = [samples.wrong[0], samples.unknown[0]]
   expectThat(w && u, 'no samples')
-  // RFC 6749 §10.10 / OWASP ASVS V2.2: nothing tells an unknown user from a wrong password
-  expectThat(
-    w.status === u.status,
-    `wrong password → HTTP ${w.status}, unknown user → HTTP ${u.status}`,
+  // RFC 6749 §10.10 / OWASP ASVS V2.2: nothing tells an unknown user from a wrong password;
+  // the status, the page, the timing and the throttle are sub-cases, each reported
+  await ctx.subcase('status', () =>
+    expectThat(
+      w.status === u.status,
+      `status: wrong password → HTTP ${w.status}, unknown user → HTTP ${u.status}`,
+    ),
   )
-  expectThat(
-    w.text === u.text,
-    `wrong password and unknown user get different pages:\n  "${w.text}"\n  "${u.text}"`,
+  await ctx.subcase('page', () =>
+    expectThat(
+      w.text === u.text,
+      `page: wrong password and unknown user get different pages:\n  "${w.text}"\n  "${u.text}"`,
+    ),
   )
   const ms = (k: 'wrong' | 'unknown') => samples[k].map((s) => s.ms)
   const [slow, fast] =
@@ -561,9 +596,11 @@ const LOGIN_07 = check({ exclusive: true }, async (ctx) => {
   const round = (xs: number[]) => xs.map((x) => Math.round(x)).join('/')
   ctx.note(`timing ms: wrong password ${round(ms('wrong'))}, unknown user ${round(ms('unknown'))}`)
   // only a gap that no noise explains: every sample of one side far above every sample of the other
-  expectThat(
-    !(Math.min(...slow) > 4 * Math.max(...fast) && Math.min(...slow) - Math.max(...fast) > 25),
-    `timing tells an unknown user from a wrong password: ${round(slow)} ms vs ${round(fast)} ms`,
+  await ctx.subcase('timing', () =>
+    expectThat(
+      !(Math.min(...slow) > 4 * Math.max(...fast) && Math.min(...slow) - Math.max(...fast) > 25),
+      `timing: it tells an unknown user from a wrong password: ${round(slow)} ms vs ${round(fast)} ms`,
+    ),
   )
 
   const controls = ctx.target.controls
@@ -591,14 +628,19 @@ const LOGIN_07 = check({ exclusive: true }, async (ctx) => {
     previous = remaining
   }
   expectThat(throttled, `${limit + 2} failed logins in a row were never throttled (no HTTP 429)`)
+  // the 429's Retry-After and the correct password held back are sub-cases: both are reported
   // RFC 6585 §4: Retry-After says when to come back
-  expectThat(throttled.headers.get('retry-after'), 'the 429 has no Retry-After header')
-  // throttling that a correct password slips through would not slow guessing at all
-  const right = await postLogin(ctx, form, user)
-  expectThat(
-    !(await followToClient(ctx, form, right, redirectUri)),
-    'while throttled, the correct password still signed in',
+  await ctx.subcase('the 429', () =>
+    expectThat(throttled.headers.get('retry-after'), 'the 429: no Retry-After header'),
   )
+  // throttling that a correct password slips through would not slow guessing at all
+  await ctx.subcase('while throttled', async () => {
+    const right = await postLogin(ctx, form, user)
+    expectThat(
+      !(await followToClient(ctx, form, right, redirectUri)),
+      'while throttled: the correct password still signed in',
+    )
+  })
 })
 
 /**

@@ -14,6 +14,7 @@ import { rawParams } from '../protocol/params.ts'
 import { currentSession, INTERACTION_COOKIE } from '../sessions.ts'
 import type { Branding } from '../store/store.ts'
 import { errorPage } from '../views/error.ts'
+import { html } from '../views/html.ts'
 import { loginPage } from '../views/login.ts'
 import { newNonce, page } from '../views/respond.ts'
 
@@ -107,7 +108,13 @@ export async function showLogin(
   const branding = deps.faults.has('login-page-unbranded')
     ? undefined
     : await deps.store.clients.branding(request.clientId)
-  return page(h, loginPage({ interaction, csrf, branding, nonce }), {
+  const view = loginPage({ interaction, csrf, branding, nonce })
+  // LOGIN-05's sabotage: the page that takes the password loads a script of another origin
+  const body = deps.faults.has('login-page-loads-third-party-script')
+    ? html`${view}
+        <script src="https://analytics.example/track.js"></script>`
+    : view
+  return page(h, body, {
     nonce,
     formTargets: [request.redirectUri],
   }).state(INTERACTION_COOKIE, interaction, { ttl: INTERACTION_TTL * 1000 })

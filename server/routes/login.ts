@@ -161,8 +161,11 @@ export const login = (deps: Deps): ServerRoute => ({
       // Referrer-Policy no-referrer makes browsers send Origin: null on the form post; any
       // other origin than ours is a cross-site post
       const origin = (request.headers as Record<string, string | undefined>).origin
+      // LOGIN-03's sabotages each skip one of the three defences (the Origin, the browser's
+      // interaction cookie, the form token) and keep the other two
       if (
         checkCsrf &&
+        !deps.faults.has('login-origin-unchecked') &&
         origin !== undefined &&
         origin !== 'null' &&
         origin !== new URL(deps.config.baseUrl).origin
@@ -173,7 +176,11 @@ export const login = (deps: Deps): ServerRoute => ({
       const csrf = formField(form, 'csrf') ?? ''
       if (!id || (checkCsrf && !csrf))
         return errorPageResponse(h, invalidRequest('the sign-in form is incomplete'), undefined)
-      if (checkCsrf && interactionCookie(request) !== id)
+      if (
+        checkCsrf &&
+        !deps.faults.has('login-interaction-cookie-unchecked') &&
+        interactionCookie(request) !== id
+      )
         return forbidden('this sign-in was started in another browser or has expired')
       const interaction = await deps.store.interactions.get(id, deps.clock())
       if (!interaction)
@@ -182,7 +189,11 @@ export const login = (deps: Deps): ServerRoute => ({
           invalidRequest('this sign-in request has expired; start again from the application'),
           undefined,
         )
-      if (checkCsrf && !digestsEqual(sha256Hex(csrf), interaction.csrfDigest))
+      if (
+        checkCsrf &&
+        !deps.faults.has('login-csrf-token-unchecked') &&
+        !digestsEqual(sha256Hex(csrf), interaction.csrfDigest)
+      )
         return forbidden('the sign-in form token is invalid')
       const ar = interaction.request as unknown as AuthorizationRequest
 
@@ -202,7 +213,10 @@ export const login = (deps: Deps): ServerRoute => ({
       const byAddress = addressWindow(request, deps)
       const blocked =
         (await alreadyBlocked(byAddress, deps)) ?? (await alreadyBlocked(counted, deps))
-      if (blocked) return throttled(request, h, blocked, deps)
+      // LOGIN-07's sabotage: the throttle holds back wrong passwords only, so a guesser who
+      // finds the right one while throttled signs in
+      const sparesRight = deps.faults.has('login-throttle-spares-right-password')
+      if (blocked && !sparesRight) return throttled(request, h, blocked, deps)
       const user =
         username !== '' && username.length <= 255
           ? await deps.store.users.byUsername(username)
@@ -224,7 +238,7 @@ export const login = (deps: Deps): ServerRoute => ({
         // as for the API limits: counters that cannot be written do not take sign-in down
         deps.log('rate-limit-unavailable', { error: (err as Error).message })
       }
-      if (limit?.blocked) return throttled(request, h, limit, deps)
+      if (limit?.blocked && !(sparesRight && valid)) return throttled(request, h, limit, deps)
       const sprayed = valid ? undefined : await countAddressFailure(byAddress, deps)
       if (sprayed) return throttled(request, h, sprayed, deps)
       const withLimit = (res: ResponseObject): ResponseObject => {

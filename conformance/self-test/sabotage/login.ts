@@ -1,61 +1,195 @@
+import { http, HttpResponse, type HttpHandler } from 'msw'
 import type { login } from '../../catalogue/login.ts'
-import { onAuthorize, type Sabotages } from './kit.ts'
+import {
+  BRANDING,
+  corruptJson,
+  onAuthorize,
+  perPart,
+  relay,
+  type Sabotage,
+  type Sabotages,
+  type Target,
+} from './kit.ts'
+
+/** The headers that keep a page out of other sites' frames. */
+const unframed = (h: [string, string][]): [string, string][] =>
+  h.filter(([name]) => name !== 'content-security-policy' && name !== 'x-frame-options')
+
+/** The real answers of `path` (`method`) without the headers that keep them out of frames. */
+const framable =
+  (method: 'get' | 'post', path: string) =>
+  (target: Target): HttpHandler[] => [
+    http[method](target.baseUrl + path, ({ request }) =>
+      relay(target, request, (h) => {
+        h.delete('content-security-policy')
+        h.delete('x-frame-options')
+      }),
+    ),
+  ]
+
+/** The branding record, as GET /auth/branding answers it, with `member` pointing elsewhere. */
+const brandingElsewhere = (member: string, url: string): Sabotage => ({
+  how: `the login page does not show the branding record's ${member}`,
+  expect: new RegExp(
+    `^${member}: no ${member === 'logo_url' ? 'image shows' : 'link to'} ${member} `,
+  ),
+  handlers: corruptJson(BRANDING, (b) => {
+    b[member] = url
+  }),
+})
 
 /** How to break the target for each LOGIN-* check. */
 export const loginSabotage: Record<keyof typeof login, Sabotages> = {
-  'LOGIN-01': {
-    how: 'the login page is rendered without the branding record',
-    expect: /^the login page does not show the application name/,
-    faults: ['login-page-unbranded'],
-  },
-  'LOGIN-02': {
-    how: 'the login page has neither CSP frame-ancestors nor X-Frame-Options',
-    expect: /neither Content-Security-Policy frame-ancestors nor X-Frame-Options/,
-    handlers: onAuthorize({
-      headers: (h) =>
-        h.filter(([name]) => name !== 'content-security-policy' && name !== 'x-frame-options'),
-    }),
-  },
-  'LOGIN-03': {
-    how: 'the credential POST checks neither the anti-CSRF token, the cookie, nor the Origin',
-    expect: /^credentials without the anti-CSRF field: the sign-in went through/,
-    faults: ['login-csrf-unchecked'],
-  },
+  // one sabotage per part of the branding shown (each a sub-case): the page disagrees with the
+  // branding record the endpoint serves
+  'LOGIN-01': perPart([
+    {
+      how: 'the login page is rendered without the branding record',
+      expect: /^application name: the login page does not show the application name/,
+      faults: ['login-page-unbranded'],
+    },
+    brandingElsewhere('logo_url', 'https://cdn.example/another-logo.png'),
+    brandingElsewhere('privacy_policy_url', 'https://client.example/another-privacy'),
+    brandingElsewhere('terms_of_service_url', 'https://client.example/another-terms'),
+  ]),
+  // one sabotage per page (each a sub-case), and one for a failed login answered by a redirect
+  'LOGIN-02': perPart([
+    {
+      how: 'the login page has neither CSP frame-ancestors nor X-Frame-Options',
+      expect:
+        /^login page \(GET \/auth\/authorize\): neither Content-Security-Policy frame-ancestors nor X-Frame-Options/,
+      handlers: onAuthorize({ headers: unframed }),
+    },
+    {
+      how: 'the page after a failed login has neither CSP frame-ancestors nor X-Frame-Options',
+      expect:
+        /^page after a failed login: neither Content-Security-Policy frame-ancestors nor X-Frame-Options/,
+      handlers: framable('post', '/auth/login'),
+    },
+    {
+      how: 'a wrong password is answered with a redirect, not a page',
+      expect: /^page after a failed login: a wrong password was answered with HTTP 303/,
+      handlers: (target) => [
+        http.post(`${target.baseUrl}/auth/login`, async ({ request }) => {
+          const res = await relay(target, request)
+          if (res.status !== 401) return res
+          return new HttpResponse(null, {
+            status: 303,
+            headers: { location: `${target.baseUrl}/auth/login-failed` },
+          })
+        }),
+      ],
+    },
+    {
+      how: 'the error page has neither CSP frame-ancestors nor X-Frame-Options',
+      expect:
+        /^error page \(unknown client\): neither Content-Security-Policy frame-ancestors nor X-Frame-Options/,
+      handlers: onAuthorize({
+        headers: (h, sent) =>
+          (sent.searchParams.get('client_id') ?? '').startsWith('unknown-') ? unframed(h) : h,
+      }),
+    },
+    {
+      how: 'the logout page has neither CSP frame-ancestors nor X-Frame-Options',
+      expect: /^logout page: neither Content-Security-Policy frame-ancestors nor X-Frame-Options/,
+      handlers: framable('get', '/auth/logout'),
+    },
+  ]),
+  // one sabotage per defence left out (each forged post a sub-case), and all three at once
+  'LOGIN-03': perPart([
+    {
+      how: 'the credential POST checks neither the anti-CSRF token, the cookie, nor the Origin',
+      expect: /^credentials without the anti-CSRF field: the sign-in went through/,
+      faults: ['login-csrf-unchecked'],
+    },
+    {
+      how: "the credential POST takes any session's anti-CSRF token",
+      expect: /^another session's anti-CSRF token: the sign-in went through/,
+      faults: ['login-csrf-token-unchecked'],
+    },
+    {
+      how: 'the credential POST does not check that its sign-in is this browser’s (the cookie)',
+      expect:
+        /^another session's whole form posted with this browser's cookies: the sign-in went through/,
+      faults: ['login-interaction-cookie-unchecked'],
+    },
+    {
+      how: 'the credential POST does not check its Origin',
+      expect: /^Origin: https:\/\/evil\.example: the sign-in went through/,
+      faults: ['login-origin-unchecked'],
+    },
+  ]),
   'LOGIN-04': {
     how: 'the credential POST is answered with a 307 redirect',
     expect: /^the credential POST was answered with HTTP 307; expected 302 or 303/,
     faults: ['login-redirect-307'],
   },
-  'LOGIN-05': {
-    how: 'the login page may be cached for ten minutes',
-    expect: /^login page: Cache-Control .* lacks no-store/,
-    handlers: onAuthorize({
-      headers: (h) => [
-        ...h.filter(([name]) => name !== 'cache-control' && name !== 'pragma'),
-        ['cache-control', 'public, max-age=600'],
+  // one sabotage per part (each a sub-case): the referrer policy, the caching, each attribute
+  // of the session cookie
+  'LOGIN-05': perPart([
+    {
+      how: 'the login page is sent with Referrer-Policy: unsafe-url',
+      expect: /^login page: Referrer-Policy unsafe-url; expected no-referrer/,
+      handlers: (target) => [
+        http.get(`${target.baseUrl}/auth/authorize`, async ({ request }) => {
+          const res = await relay(target, request, (h) => h.set('referrer-policy', 'unsafe-url'))
+          const text = (await res.text()).replace(/<meta name="referrer"[^>]*>/i, '')
+          return new HttpResponse(text, { status: res.status, headers: [...res.headers] })
+        }),
       ],
-    }),
-  },
+    },
+    {
+      how: 'the login page may be cached for ten minutes',
+      expect: /^login page: Cache-Control .* lacks no-store/,
+      handlers: onAuthorize({
+        headers: (h) => [
+          ...h.filter(([name]) => name !== 'cache-control' && name !== 'pragma'),
+          ['cache-control', 'public, max-age=600'],
+        ],
+      }),
+    },
+    {
+      how: 'the login page loads a script of another origin',
+      expect: /^login page: loads a third-party script: https:\/\/analytics\.example\//,
+      faults: ['login-page-loads-third-party-script'],
+    },
+    {
+      how: 'the session cookie is set without Secure',
+      expect: /^cookie idp_session: not Secure/,
+      faults: ['session-cookie-not-secure'],
+    },
+    {
+      how: 'the session cookie is set without HttpOnly',
+      expect: /^cookie __Host-idp_session: not HttpOnly/,
+      faults: ['session-cookie-not-httponly'],
+    },
+    {
+      how: 'the session cookie is set with SameSite=None',
+      expect: /^cookie __Host-idp_session: not SameSite=Lax or Strict/,
+      faults: ['session-cookie-samesite-none'],
+    },
+  ]),
   'LOGIN-06': {
     how: 'the username is echoed unescaped after a failed login',
     expect: /^page after a failed login: the payload became markup/,
     faults: ['login-reflects-username-raw'],
   },
-  // one sabotage per part: the status, the page, the timing and the throttle
-  'LOGIN-07': [
+  // one sabotage per part (each a sub-case): the status, the page, the timing, the throttle,
+  // the 429's Retry-After, and the correct password held back while throttled
+  'LOGIN-07': perPart([
     {
       how: 'an unknown username gets an HTTP status of its own (400, a wrong password 401)',
-      expect: /^wrong password → HTTP 401, unknown user → HTTP 400/,
+      expect: /^status: wrong password → HTTP 401, unknown user → HTTP 400/,
       faults: ['login-enumerates-users-by-status'],
     },
     {
       how: 'an unknown username gets its own error message',
-      expect: /^wrong password and unknown user get different pages/,
+      expect: /^page: wrong password and unknown user get different pages/,
       faults: ['login-enumerates-users'],
     },
     {
       how: 'a wrong password of a known user is answered 4 s later than an unknown user (refused before any hashing)',
-      expect: /^timing tells an unknown user from a wrong password/,
+      expect: /^timing: it tells an unknown user from a wrong password/,
       faults: ['login-enumerates-users-by-timing'],
     },
     {
@@ -63,5 +197,19 @@ export const loginSabotage: Record<keyof typeof login, Sabotages> = {
       expect: /^5 failed logins in a row were never throttled \(no HTTP 429\)/,
       faults: ['login-unthrottled'],
     },
-  ],
+    {
+      how: 'the 429 of a throttled sign-in has no Retry-After',
+      expect: /^the 429: no Retry-After header/,
+      handlers: (target) => [
+        http.post(`${target.baseUrl}/auth/login`, ({ request }) =>
+          relay(target, request, (h) => h.delete('retry-after')),
+        ),
+      ],
+    },
+    {
+      how: 'while throttled, the correct password still signs in',
+      expect: /^while throttled: the correct password still signed in/,
+      faults: ['login-throttle-spares-right-password'],
+    },
+  ]),
 }
