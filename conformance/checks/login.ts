@@ -13,6 +13,7 @@ import {
   type AuthorizeResult,
   mainClient,
   redirectUriOf,
+  unknownUsername,
   validParams,
 } from '../harness/flows.ts'
 import { authorizeRaw } from '../harness/requests.ts'
@@ -313,64 +314,53 @@ const LOGIN_03 = check(async (ctx) => {
   const redirectUri = redirectUriOf(ctx, mainClient(ctx))
   // the control first: the untampered replay signs in, so the refusals below are not luck
   await expectSignsIn(ctx, await captureLoginForm(ctx), user, redirectUri, 'control')
-  const one = await captureLoginForm(ctx)
+  let one = await captureLoginForm(ctx)
   const two = await captureLoginForm(ctx)
   const token = csrfField(one)
+  /**
+   * One forged post, a sub-case: every defence that is missing is reported. A post that was
+   * not refused may have spent the sign-in of `one`, so the next one gets a fresh form: it is
+   * then refused for its own forgery, never because its sign-in was already completed.
+   */
+  const forged = async (what: string, post: (form: LoginForm) => Promise<HttpResponse>) => {
+    const outcome = { refused: false }
+    await ctx.subcase(what, async () => {
+      await expectRefused(ctx, one, await post(one), redirectUri, what)
+      outcome.refused = true
+    })
+    if (!outcome.refused) one = await captureLoginForm(ctx)
+  }
   if (Object.keys(one.fields).length === 0)
     ctx.note('the form has no hidden field: the case without an anti-CSRF field was not run')
   else {
-    let without: Record<string, string> = {}
-    if (token) {
-      const { [token]: _dropped, ...rest } = one.fields
-      without = rest
-    } else ctx.note('no hidden field is named like an anti-CSRF token: every hidden field dropped')
-    // each forged post is a sub-case: every defence that is missing is reported
-    const what = 'credentials without the anti-CSRF field'
-    await ctx.subcase(what, async () =>
-      expectRefused(
-        ctx,
-        one,
-        await postLogin(ctx, one, user, { fields: without }),
-        redirectUri,
-        what,
-      ),
-    )
+    if (!token)
+      ctx.note('no hidden field is named like an anti-CSRF token: every hidden field dropped')
+    await forged('credentials without the anti-CSRF field', (form) => {
+      const without = Object.fromEntries(
+        Object.entries(form.fields).filter(([name]) => token !== undefined && name !== token),
+      )
+      return postLogin(ctx, form, user, { fields: without })
+    })
   }
-  if (token && two.fields[token] !== undefined) {
-    const what = "another session's anti-CSRF token"
-    const fields = { ...one.fields, [token]: two.fields[token] }
-    await ctx.subcase(what, async () =>
-      expectRefused(ctx, one, await postLogin(ctx, one, user, { fields }), redirectUri, what),
+  const otherToken = token === undefined ? undefined : two.fields[token]
+  if (token && otherToken !== undefined)
+    await forged("another session's anti-CSRF token", (form) =>
+      postLogin(ctx, form, user, { fields: { ...form.fields, [token]: otherToken } }),
     )
-  }
   // login CSRF: a form obtained elsewhere (its fields and its action), posted from this
   // browser with this browser's cookies for that action, must not sign it in
-  const cookieForTwo = (await one.context.cookies(two.action))
-    .map((c) => `${c.name}=${c.value}`)
-    .join('; ')
-  const elsewhere = "another session's whole form posted with this browser's cookies"
-  await ctx.subcase(elsewhere, async () =>
-    expectRefused(
-      ctx,
-      one,
-      await postLogin(ctx, one, user, {
-        fields: two.fields,
-        action: two.action,
-        cookie: cookieForTwo || null,
-      }),
-      redirectUri,
-      elsewhere,
-    ),
-  )
-  const evil = 'Origin: https://evil.example'
-  await ctx.subcase(evil, async () =>
-    expectRefused(
-      ctx,
-      one,
-      await postLogin(ctx, one, user, { origin: 'https://evil.example' }),
-      redirectUri,
-      evil,
-    ),
+  await forged("another session's whole form posted with this browser's cookies", async (form) => {
+    const cookieForTwo = (await form.context.cookies(two.action))
+      .map((c) => `${c.name}=${c.value}`)
+      .join('; ')
+    return postLogin(ctx, form, user, {
+      fields: two.fields,
+      action: two.action,
+      cookie: cookieForTwo || null,
+    })
+  })
+  await forged('Origin: https://evil.example', (form) =>
+    postLogin(ctx, form, user, { origin: 'https://evil.example' }),
   )
   const bare = await postLogin(ctx, one, user, { cookie: null })
   if (bare.status < 400 || bare.status >= 500)
@@ -642,22 +632,6 @@ const LOGIN_07 = check({ exclusive: true }, async (ctx) => {
     )
   })
 })
-
-/**
- * A username no account has, shaped like the real one (an e-mail address stays one, a plain
- * name stays letters and digits), so that a form validating the username's shape answers it
- * through the same credential logic as a wrong password.
- */
-export function unknownUsername(real: string): string {
-  const suffix = oidc
-    .randomState()
-    .replace(/[^A-Za-z0-9]/g, '')
-    .slice(0, 8)
-    .toLowerCase()
-  const at = real.lastIndexOf('@')
-  if (at > 0) return `nobody${suffix}${real.slice(at)}`
-  return `nobody${suffix}`.slice(0, Math.max(real.length + 8, 12))
-}
 
 /** The login checks, one per row of catalogue/login.ts. */
 export const loginChecks: AreaChecks<typeof catalogue> = {

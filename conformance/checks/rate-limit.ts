@@ -13,7 +13,7 @@ import {
   show,
   SKEW,
 } from '../harness/expect.ts'
-import { failedLogins, tokensFor } from '../harness/flows.ts'
+import { failedLogins, tokensFor, unknownUsername } from '../harness/flows.ts'
 import {
   clientCredentialsRaw,
   INTROSPECT,
@@ -181,7 +181,7 @@ const RATE_01 = check({ exclusive: true }, async (ctx) => {
     ctx,
     'login',
     'login form',
-    await loginAttempts(ctx, context, randomId('nobody')),
+    await loginAttempts(ctx, context, unknownUsername(ctx.target.users.primary.username)),
   )
   expectLimited(ctx, login.limited, 'login form')
 })
@@ -303,7 +303,8 @@ const RATE_03 = check({ exclusive: true }, async (ctx) => {
   // the login form is a sub-case too: a limit missing there is reported beside the others
   await ctx.subcase('login form', async () => {
     const context = await ctx.newBrowserContext()
-    const guessed = randomId('nobody-a')
+    // user names shaped like a real one: a form that checks their shape still counts them
+    const guessed = unknownUsername(ctx.target.users.primary.username)
     ctx.note(`login form: the failed sign-ins are as user ${guessed}`)
     const { limited } = await burst(
       ctx,
@@ -312,7 +313,8 @@ const RATE_03 = check({ exclusive: true }, async (ctx) => {
       await loginAttempts(ctx, context, guessed),
     )
     expectEqual(limited.status, 429, 'login form: status past the limit')
-    const another = await (await loginAttempts(ctx, context, randomId('nobody-b')))()
+    const nobody = unknownUsername(ctx.target.users.primary.username)
+    const another = await (await loginAttempts(ctx, context, nobody))()
     ctx.note(
       another.status === 429
         ? 'the login form limit is counted per address only: one guesser locks every user out behind it'

@@ -539,3 +539,19 @@ export async function failedLogins(
     return { status: res.status(), header: (name) => headers[name] ?? null }
   }
 }
+
+/**
+ * A username no account has, shaped like the real one (an e-mail address stays one, a plain
+ * name stays letters and digits), so that a form validating the username's shape answers it
+ * through the same credential logic as a wrong password.
+ */
+export function unknownUsername(real: string): string {
+  const suffix = oidc
+    .randomState()
+    .replace(/[^A-Za-z0-9]/g, '')
+    .slice(0, 8)
+    .toLowerCase()
+  const at = real.lastIndexOf('@')
+  if (at > 0) return `nobody${suffix}${real.slice(at)}`
+  return `nobody${suffix}`.slice(0, Math.max(real.length + 8, 12))
+}
