@@ -70,6 +70,7 @@ export type Fault =
   | 'login-csrf-token-unchecked'
   | 'login-throttle-spares-right-password'
   | 'login-page-loads-third-party-script'
+  | 'logout-page-sends-user-on'
 
 /** Unix seconds. The clock is a dependency so tests can move time. */
 export type Clock = () => number

@@ -91,6 +91,12 @@ function expectNoRedirect(ctx: CheckContext, res: HttpResponse, uri: string, wha
     !(/http-equiv\s*=\s*["']?refresh/i.test(res.text) && res.text.includes(uri)),
     `${what}: the page refreshes to ${uri}`,
   )
+  // the Refresh header is the meta refresh sent as a header (HTML, "Shared declarative refresh
+  // steps"): a browser follows it as well
+  expectThat(
+    !(res.headers.get('refresh') ?? '').includes(uri),
+    `${what}: the Refresh header sends the browser to ${uri}`,
+  )
 }
 
 /** The browser must stay at the IdP: no navigation to a client URI. */
@@ -293,14 +299,16 @@ const LOGOUT_02 = check(async (ctx) => {
   const caught = new Set(clientOrigins(ctx.target))
   for (const [what, candidate] of cases) {
     if (!/^https?:/.test(candidate) || !caught.has(new URL(candidate).origin)) continue
-    const outcome = await browse(
-      context,
-      ctx.target,
-      logoutUrl(ctx, { id_token_hint: idToken, post_logout_redirect_uri: candidate, state }),
-      ctx.http,
-    )
-    expectStayed(ctx, outcome, `${what} (browser)`)
-    ctx.screenshot(what, await outcome.page.screenshot())
+    await ctx.subcase(`${what} (browser)`, async () => {
+      const outcome = await browse(
+        context,
+        ctx.target,
+        logoutUrl(ctx, { id_token_hint: idToken, post_logout_redirect_uri: candidate, state }),
+        ctx.http,
+      )
+      ctx.screenshot(what, await outcome.page.screenshot())
+      expectStayed(ctx, outcome, `${what} (browser)`)
+    })
   }
   // the same hint with the exact URI is redirected, so the refusals above are about the URI
   await expectLogoutControl(
@@ -338,8 +346,10 @@ const LOGOUT_03 = check(async (ctx) => {
     logoutUrl(ctx, { post_logout_redirect_uri: uri, state }),
     ctx.http,
   )
-  expectStayed(ctx, outcome, 'no id_token_hint (browser)')
   ctx.screenshot('logout without a hint', await outcome.page.screenshot())
+  await ctx.subcase('no id_token_hint (browser)', () =>
+    expectStayed(ctx, outcome, 'no id_token_hint (browser)'),
+  )
   // with the hint the same URI is redirected, so the refusal above is about the hint
   await expectLogoutControl(ctx, context, idToken, uri, state, 'with a valid hint')
 })
@@ -382,15 +392,16 @@ const LOGOUT_04 = check({ exclusive: true }, async (ctx) => {
       })
       expectNoRedirect(ctx, res, otherUri, 'client_id and URI of another client')
     })
-  for (const [what, params] of cases.slice(0, 2)) {
-    const outcome = await browse(
-      context,
-      ctx.target,
-      logoutUrl(ctx, { ...params, post_logout_redirect_uri: uri, state }),
-      ctx.http,
-    )
-    expectStayed(ctx, outcome, `${what} (browser)`)
-  }
+  for (const [what, params] of cases.slice(0, 2))
+    await ctx.subcase(`${what} (browser)`, async () => {
+      const outcome = await browse(
+        context,
+        ctx.target,
+        logoutUrl(ctx, { ...params, post_logout_redirect_uri: uri, state }),
+        ctx.http,
+      )
+      expectStayed(ctx, outcome, `${what} (browser)`)
+    })
   await expectLogoutControl(ctx, context, idToken, uri, state, 'the genuine hint')
   // RP-Initiated Logout §2: an expired hint still identifies the client (SHOULD: a note)
   const controls = ctx.target.controls

@@ -235,13 +235,38 @@ export const logout = (deps: Deps): ServerRoute[] => {
     return response.unstate(INTERACTION_COOKIE)
   }
 
+  /**
+   * LOGOUT-02's, -03's and -04's sabotage: a page that refuses (or asks) sends the browser on
+   * to the post_logout_redirect_uri by script, which no status or Location header shows.
+   */
+  const handle = async (request: Request, h: ResponseToolkit) => {
+    const response = await start(request, h)
+    const raw = rawParams(request.method === 'post' ? request.payload : request.query)
+    const uri = single(raw, 'post_logout_redirect_uri')
+    const { source } = response
+    if (
+      !deps.faults.has('logout-page-sends-user-on') ||
+      !uri ||
+      (response.statusCode >= 300 && response.statusCode < 400) ||
+      typeof source !== 'string'
+    )
+      return response
+    const nonce = newNonce()
+    const target = JSON.stringify(uri).replace(/</g, '\\u003c')
+    // hapi marshals the source when it sends the response, so the page can still be added to
+    const script = `<script nonce="${nonce}">location.href = ${target}</script>`
+    Object.assign(response, { source: `${source}${script}` })
+    const csp = String(response.headers['content-security-policy'] ?? '')
+    return response.header('content-security-policy', `${csp}; script-src 'nonce-${nonce}'`)
+  }
+
   return [
-    { method: 'GET', path: '/auth/logout', options: { handler: start } },
+    { method: 'GET', path: '/auth/logout', options: { handler: handle } },
     {
       method: 'POST',
       path: '/auth/logout',
       options: {
-        handler: start,
+        handler: handle,
         payload: { allow: 'application/x-www-form-urlencoded', maxBytes: 16 * 1024 },
       },
     },

@@ -92,16 +92,37 @@ export const logoutSabotage: Record<keyof typeof logout, Sabotages> = {
       faults: ['logout-keeps-session'],
     },
   ],
-  // one sabotage per near miss of the registered URI (each a sub-case)
-  'LOGOUT-02': perPart(
-    NEAR_MISSES.map(([what, nearMiss]): Sabotage => ({
+  // one sabotage per near miss of the registered URI (each a sub-case), one for a Refresh
+  // header, and one for the browser sent on by the page that refused
+  'LOGOUT-02': perPart([
+    ...NEAR_MISSES.map(([what, nearMiss]): Sabotage => ({
       how: `post_logout_redirect_uri accepts ${what}`,
       expect: new RegExp(`^${escapeRegExp(what)}: expected no redirect`),
       handlers: redirectingLogout((params, target) =>
         nearMiss(params.get('post_logout_redirect_uri') ?? '', target),
       ),
     })),
-  ),
+    {
+      how: 'the page refusing an unregistered URI sends a Refresh header to it',
+      expect:
+        /^an unregistered URI: the Refresh header sends the browser to https:\/\/evil\.example\//,
+      handlers: (target) => [
+        http.get(`${target.baseUrl}/auth/logout`, async ({ request }) => {
+          const uri = new URL(request.url).searchParams.get('post_logout_redirect_uri')
+          return relay(target, request, (h, status) => {
+            const page = status < 300 || status >= 400
+            if (uri === 'https://evil.example/' && page) h.set('refresh', `0; url=${uri}`)
+          })
+        }),
+      ],
+    },
+    {
+      how: 'a refused logout page sends the browser on to the URI by script',
+      expect:
+        /^the registered URI with a query added \(browser\): expected an error or confirmation page, but the browser was sent to /,
+      faults: ['logout-page-sends-user-on'],
+    },
+  ]),
   // one sabotage per request without a hint (each a sub-case)
   'LOGOUT-03': [
     {
@@ -115,6 +136,12 @@ export const logoutSabotage: Record<keyof typeof logout, Sabotages> = {
       handlers: redirectingLogout(
         (params) => !params.has('id_token_hint') && params.has('client_id'),
       ),
+    },
+    {
+      how: 'the confirmation page of a logout without a hint sends the browser on by script',
+      expect:
+        /^no id_token_hint \(browser\): expected an error or confirmation page, but the browser was sent to /,
+      faults: ['logout-page-sends-user-on'],
     },
   ],
   // one sabotage per forged hint and per client_id that contradicts the hint (each a sub-case)
@@ -146,6 +173,12 @@ export const logoutSabotage: Record<keyof typeof logout, Sabotages> = {
           params.get('client_id') === target.clients.other?.id &&
           params.get('post_logout_redirect_uri') === target.clients.other.postLogoutRedirectUri,
       ),
+    },
+    {
+      how: 'the page refusing a forged hint sends the browser on to the URI by script',
+      expect:
+        /^a hint with a changed claim \(signature kept\) \(browser\): expected an error or confirmation page, but the browser was sent to /,
+      faults: ['logout-page-sends-user-on'],
     },
   ]),
   // one sabotage per part: the redirect without state, and the end of the session in each way
