@@ -71,6 +71,8 @@ export type Fault =
   | 'login-throttle-spares-right-password'
   | 'login-page-loads-third-party-script'
   | 'logout-page-sends-user-on'
+  | 'login-page-reflects-hint-raw'
+  | 'error-page-reflects-client-id-raw'
 
 /** Unix seconds. The clock is a dependency so tests can move time. */
 export type Clock = () => number

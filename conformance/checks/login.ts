@@ -514,7 +514,8 @@ const LOGIN_06 = check(async (ctx) => {
   const auth = await authorize(ctx, { context, user: null, params })
   expectThat(auth.outcome.loginShown, 'the request with the payloads showed no login page')
   const page = auth.outcome.page
-  await expectNoInjection(page, dialogs, 'login page')
+  // each page is a sub-case: an injection on one does not hide another's
+  await ctx.subcase('login page', () => expectNoInjection(page, dialogs, 'login page'))
 
   // the username is echoed back after a failed login on many pages
   const loaded = page.waitForEvent('load', { timeout: 10_000 }).catch(() => undefined)
@@ -527,13 +528,15 @@ const LOGIN_06 = check(async (ctx) => {
     ctx.target.login,
   )
   await loaded
-  await expectNoInjection(page, dialogs, 'page after a failed login')
+  const failed = 'page after a failed login'
+  await ctx.subcase(failed, () => expectNoInjection(page, dialogs, failed))
 
   const error = await context.newPage()
   const unknown = new URL(auth.url)
   unknown.searchParams.set('client_id', `${MARK}"><svg onload=alert("${MARK}-client")>`)
   await error.goto(unknown.toString()).catch(() => undefined)
-  await expectNoInjection(error, dialogs, 'error page (unknown client)')
+  const errorPage = 'error page (unknown client)'
+  await ctx.subcase(errorPage, () => expectNoInjection(error, dialogs, errorPage))
 })
 
 const LOGIN_07 = check({ exclusive: true }, async (ctx) => {

@@ -14,7 +14,7 @@ import { rawParams } from '../protocol/params.ts'
 import { currentSession, INTERACTION_COOKIE } from '../sessions.ts'
 import type { Branding } from '../store/store.ts'
 import { errorPage } from '../views/error.ts'
-import { html } from '../views/html.ts'
+import { html, SafeHtml } from '../views/html.ts'
 import { loginPage } from '../views/login.ts'
 import { newNonce, page } from '../views/respond.ts'
 
@@ -73,6 +73,16 @@ export function errorPageResponse(
   )
 }
 
+/** The self-test's broken error page: the client_id it was given, shown as markup. */
+function reflectingErrorPage(h: ResponseToolkit, error: OAuthError, clientId: string) {
+  const nonce = newNonce()
+  const description = new SafeHtml(`The application ${clientId} is not registered.`)
+  return page(h, errorPage({ error: error.code, description, nonce }), {
+    nonce,
+    status: error.status,
+  })
+}
+
 /**
  * Issues a code for a signed-in user and returns the success redirect's parameters
  * (RFC 6749 §4.1.2: code and the state exactly as received; RFC 9207 §2: iss).
@@ -95,6 +105,8 @@ export async function showLogin(
   h: ResponseToolkit,
   request: AuthorizationRequest,
   deps: Pick<Deps, 'store' | 'clock' | 'faults'>,
+  /** Test-only (LOGIN-06's sabotage): the login_hint, put in the username field unescaped. */
+  hint?: SafeHtml,
 ): Promise<ResponseObject> {
   const interaction = randomToken()
   const csrf = randomToken()
@@ -108,7 +120,7 @@ export async function showLogin(
   const branding = deps.faults.has('login-page-unbranded')
     ? undefined
     : await deps.store.clients.branding(request.clientId)
-  const view = loginPage({ interaction, csrf, branding, nonce })
+  const view = loginPage({ interaction, csrf, branding, nonce, username: hint })
   // LOGIN-05's sabotage: the page that takes the password loads a script of another origin
   const body = deps.faults.has('login-page-loads-third-party-script')
     ? html`${view}
@@ -176,7 +188,12 @@ export const authorize = (deps: Deps): ServerRoute[] => {
       requireScope: deps.faults.has('authorize-requires-scope'),
     })
     if (deps.explain) explainAuthorize(deps.explain, request, raw, validation)
-    if (validation.kind === 'page') return errorPageResponse(h, validation.error, undefined)
+    if (validation.kind === 'page') {
+      // LOGIN-06's sabotage: the error page names the client_id it was given, unescaped
+      if (deps.faults.has('error-page-reflects-client-id-raw') && typeof raw.client_id === 'string')
+        return reflectingErrorPage(h, validation.error, raw.client_id)
+      return errorPageResponse(h, validation.error, undefined)
+    }
     if (validation.kind === 'redirect') return errorRedirect(h, validation, validation.error, deps)
     const ar = validation.request
     const session = await currentSession(request, deps)
@@ -194,7 +211,12 @@ export const authorize = (deps: Deps): ServerRoute[] => {
       // OIDC Core §3.1.2.6: prompt=none never shows UI
       return errorRedirect(h, ar, loginRequired('the user is not signed in'), deps)
     }
-    return showLogin(h, ar, deps)
+    // LOGIN-06's sabotage: the login_hint fills in the username field, unescaped
+    const hint =
+      deps.faults.has('login-page-reflects-hint-raw') && typeof raw.login_hint === 'string'
+        ? new SafeHtml(raw.login_hint)
+        : undefined
+    return showLogin(h, ar, deps, hint)
   }
   return [
     { method: 'GET', path: '/auth/authorize', options: { handler } },

@@ -169,11 +169,24 @@ export const loginSabotage: Record<keyof typeof login, Sabotages> = {
       faults: ['session-cookie-samesite-none'],
     },
   ]),
-  'LOGIN-06': {
-    how: 'the username is echoed unescaped after a failed login',
-    expect: /^page after a failed login: the payload became markup/,
-    faults: ['login-reflects-username-raw'],
-  },
+  // one sabotage per page (each a sub-case)
+  'LOGIN-06': [
+    {
+      how: 'the login page fills in the login_hint unescaped',
+      expect: /^login page: the payload became markup/,
+      faults: ['login-page-reflects-hint-raw'],
+    },
+    {
+      how: 'the username is echoed unescaped after a failed login',
+      expect: /^page after a failed login: the payload became markup/,
+      faults: ['login-reflects-username-raw'],
+    },
+    {
+      how: 'the error page names the unknown client_id unescaped',
+      expect: /^error page \(unknown client\): the payload became markup/,
+      faults: ['error-page-reflects-client-id-raw'],
+    },
+  ],
   // one sabotage per part (each a sub-case): the status, the page, the timing, the throttle,
   // the 429's Retry-After, and the correct password held back while throttled
   'LOGIN-07': perPart([

@@ -211,11 +211,26 @@ export const logoutSabotage: Record<keyof typeof logout, Sabotages> = {
       faults: ['logout-refuses-state-without-client'],
     },
   ],
-  'LOGOUT-06': {
-    how: 'a POST logout reads the query string, not the form body',
-    expect: /^the form-encoded POST logout did not redirect to /,
-    faults: ['logout-post-reads-query'],
-  },
+  // one sabotage per part: the redirect, the session in this browser, the session at the server
+  'LOGOUT-06': [
+    {
+      how: 'a POST logout reads the query string, not the form body',
+      expect: /^the form-encoded POST logout did not redirect to /,
+      faults: ['logout-post-reads-query'],
+    },
+    {
+      how: 'logout leaves both the session cookie and the session at the server',
+      expect:
+        /^after the POST logout: the session survived the logout \(prompt=none still returned a code\)/,
+      faults: ['logout-keeps-session', 'logout-keeps-cookie'],
+    },
+    {
+      how: 'logout deletes the session cookie but leaves the session live at the server',
+      expect:
+        /^after the POST logout: the session cookie from before replayed: the session survived the logout/,
+      faults: ['logout-keeps-session'],
+    },
+  ],
   // one sabotage per part: each forged request (a sub-case), the confirmation offered, and
   // confirming ending the session
   'LOGOUT-07': [

@@ -296,6 +296,17 @@ export const securitySabotage: Record<keyof typeof security, Sabotages> = {
       faults: ['weak-session-ids'],
     },
     {
+      how: 'every refresh token the token endpoint issues is the same',
+      expect: /^refresh tokens: 7 repeated among 8 samples/,
+      handlers: corruptJson(
+        TOKEN,
+        (b) => {
+          if (typeof b.refresh_token === 'string') b.refresh_token = 'the-one-refresh-token'
+        },
+        'all',
+      ),
+    },
+    {
       how: 'refresh tokens carry 32 random bits behind a fixed prefix',
       expect:
         /^refresh tokens: refresh tokens carry an estimated \d+ bits of entropy, fewer than the 128/,
