@@ -166,24 +166,29 @@ const loginAttempts = (ctx: CheckContext, context: BrowserContext, username: str
   }))
 
 const RATE_01 = check({ exclusive: true }, async (ctx) => {
-  // INTERFACE.md §7: HTTP 429 past the limit, in the JSON error shape, with the §8 headers
-  const token = await burst(
-    ctx,
-    'token',
-    'token endpoint',
-    badSecret(ctx, TOKEN, randomId('rate-probe')),
-  )
-  expectLimited(ctx, token.limited, 'token endpoint')
-  if (token.limited.raw) expectOAuthError(token.limited.raw, 429)
+  // INTERFACE.md §7: HTTP 429 past the limit, in the JSON error shape, with the §8 headers;
+  // the token endpoint and the login form are sub-cases, each reported
+  await ctx.subcase('token endpoint', async () => {
+    const token = await burst(
+      ctx,
+      'token',
+      'token endpoint',
+      badSecret(ctx, TOKEN, randomId('rate-probe')),
+    )
+    expectLimited(ctx, token.limited, 'token endpoint')
+    if (token.limited.raw) expectOAuthError(token.limited.raw, 429)
+  })
   // RFC 6749 §10.10: the password form is what guessing targets first
-  const context = await ctx.newBrowserContext()
-  const login = await burst(
-    ctx,
-    'login',
-    'login form',
-    await loginAttempts(ctx, context, unknownUsername(ctx.target.users.primary.username)),
-  )
-  expectLimited(ctx, login.limited, 'login form')
+  await ctx.subcase('login form', async () => {
+    const context = await ctx.newBrowserContext()
+    const login = await burst(
+      ctx,
+      'login',
+      'login form',
+      await loginAttempts(ctx, context, unknownUsername(ctx.target.users.primary.username)),
+    )
+    expectLimited(ctx, login.limited, 'login form')
+  })
 })
 
 const RATE_02 = check({ exclusive: true }, async (ctx) => {

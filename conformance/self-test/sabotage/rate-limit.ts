@@ -63,6 +63,34 @@ export const rateLimitSabotage: Record<keyof typeof rateLimit, Sabotages> = {
       expect: /^login form: no 429 after \d+ requests/,
       faults: ['login-unthrottled'],
     },
+    {
+      how: 'the 429 of the token endpoint says X-RateLimit-Remaining 1',
+      expect: /^token endpoint: X-RateLimit-Remaining of the 429: expected 0, got 1/,
+      handlers: editHeaders(TOKEN, (h, status) => {
+        if (status === 429) h.set('x-ratelimit-remaining', '1')
+      }),
+    },
+    {
+      how: 'the 429 of the token endpoint has no X-RateLimit headers',
+      expect: /^token endpoint: token endpoint, the 429: no x-ratelimit-limit header/,
+      handlers: editHeaders(TOKEN, (h, status) => {
+        if (status === 429) for (const name of RATE_HEADERS) h.delete(name)
+      }),
+    },
+    {
+      how: 'the 429 of the token endpoint is a JSON error without error_description',
+      expect: /^token endpoint: error body: expected an error_description string/,
+      handlers: (target) => [
+        http.post(target.baseUrl + TOKEN, async ({ request }) => {
+          const res = await relay(target, request)
+          if (res.status !== 429) return res
+          return HttpResponse.json(
+            { error: 'temporarily_unavailable' },
+            { status: 429, headers: [...res.headers] },
+          )
+        }),
+      ],
+    },
   ],
   // one sabotage per part: the headers' meaning, the 429 itself, and the limit lifting
   'RATE-02': [
