@@ -211,6 +211,20 @@ export const loginSabotage: Record<keyof typeof login, Sabotages> = {
       faults: ['login-unthrottled'],
     },
     {
+      how: 'any password signs the primary user in',
+      expect: /^wrong: a failed login reached the client/,
+      handlers: (target) => [
+        http.post(`${target.baseUrl}/auth/login`, async ({ request }) => {
+          const form = new URLSearchParams(await request.text())
+          const user = target.users.primary
+          if (form.get('username') === user.username) form.set('password', user.password)
+          const headers = new Headers(request.headers)
+          headers.delete('content-length')
+          return relay(target, new Request(request.url, { method: 'POST', headers, body: form }))
+        }),
+      ],
+    },
+    {
       how: 'the 429 of a throttled sign-in has no Retry-After',
       expect: /^the 429: no Retry-After header/,
       handlers: (target) => [
