@@ -296,6 +296,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     )
     const startedAt = new Date()
     let info: RunInfo | undefined
+    const started = embedded
+    const twin = started && ((): Promise<Embedded> => started.twin())
     const results = await runChecks(target, {
       ids,
       concurrency,
@@ -303,6 +305,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       onResult: (r) => io.out.write(`${formatResultLine(r, color)}\n`),
       onFinished: (i) => (info = i),
       onNotice: (message) => io.out.write(`Note: ${message}\n`),
+      // the exclusive checks run on a second embedded server beside the rest (runner.ts)
+      ...(twin ? { twin } : {}),
     })
     const finishedAt = new Date()
     io.out.write(`${formatSummary(results, finishedAt.getTime() - startedAt.getTime())}\n`)
