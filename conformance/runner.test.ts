@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { startEmbedded, type Embedded } from './harness/embedded.ts'
-import { runChecks } from './runner.ts'
+import { browserEarly, runChecks } from './runner.ts'
 
 // SEC-01 is exclusive (it lowers the token endpoint's limit) and needs no browser; DISC-01 is not
 const ids = ['DISC-01', 'SEC-01', 'DISC-02'] as const
@@ -81,4 +81,18 @@ describe('runChecks: the exclusive checks on a twin of the embedded server', () 
     expect(asked).toBe(0)
     expect(results.map((r) => r.verdict)).toEqual(['pass', 'pass', 'pass'])
   }, 60_000)
+})
+
+describe('browserEarly', () => {
+  test('the checks that drive the browser start one in two from the first, every check once', () => {
+    const ids = ['DISC-01', 'DISC-02', 'DISC-03', 'LOGIN-01', 'LOGOUT-01', 'JWKS-01'] as const
+    expect(browserEarly([...ids])).toEqual([
+      'LOGIN-01',
+      'DISC-01',
+      'LOGOUT-01',
+      'DISC-02',
+      'DISC-03',
+      'JWKS-01',
+    ])
+  })
 })

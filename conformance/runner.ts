@@ -2,6 +2,7 @@ import './checks/index.ts'
 import type { RequirementId } from './requirements.ts'
 import {
   createRunResources,
+  drivesBrowser,
   isExclusive,
   registeredChecks,
   runCheck,
@@ -72,6 +73,9 @@ export async function runChecks(target: Target, options: RunOptions = {}): Promi
   let twin: Twin | undefined
   try {
     const exclusive = ids.filter(isExclusive)
+    // the browser starts while the twin does, when a check that drives it is in the run (a
+    // failed launch is the checks' to report, as it would be on first use)
+    if (ids.some((id) => drivesBrowser(id))) resources.browser().catch(() => undefined)
     if (options.twin && concurrency > 1 && exclusive.length > 0)
       twin = await options.twin().catch((err: unknown) => {
         options.onNotice?.(
@@ -96,15 +100,12 @@ export async function runChecks(target: Target, options: RunOptions = {}): Promi
       ownTarget: true,
     }
     const [rest, alone] = await Promise.all([
-      runPool(
-        ids.filter((id) => !isExclusive(id)),
-        {
-          concurrency,
-          alone: () => false,
-          run: (id) => run(id, target, resources),
-          onDone: options.onResult,
-        },
-      ),
+      runPool(browserEarly(ids.filter((id) => !isExclusive(id))), {
+        concurrency,
+        alone: () => false,
+        run: (id) => run(id, target, resources),
+        onDone: options.onResult,
+      }),
       runPool(exclusive, {
         concurrency: 1,
         alone: () => false,
@@ -131,6 +132,25 @@ export async function runChecks(target: Target, options: RunOptions = {}): Promi
     await resources.close()
     await twin?.stop()
   }
+}
+
+/**
+ * The order in which the checks beside the twin start: the checks that drive the browser
+ * (the longest of a run) interleaved with the others from the start, one of each in turn, so
+ * that the browser pool is busy from the first second and no long browser check is left to
+ * start last, while the HTTP checks fill the run's other places. Only the start order changes:
+ * results are still reported in the order asked.
+ */
+export function browserEarly(ids: readonly RequirementId[]): RequirementId[] {
+  const browser = ids.filter((id) => drivesBrowser(id))
+  const rest = ids.filter((id) => !drivesBrowser(id))
+  const order: RequirementId[] = []
+  for (let i = 0; i < Math.max(browser.length, rest.length); i++) {
+    const [b, r] = [browser[i], rest[i]]
+    if (b) order.push(b)
+    if (r) order.push(r)
+  }
+  return order
 }
 
 export { registeredChecks }
