@@ -353,7 +353,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
 export function formatRunInfo(info: RunInfo): string {
   const c = info.counters
   const lines = [
-    `Harness: ${c.browserSignIns} browser sign-ins, ${c.sessionReplays} codes from a replayed IdP session, ${c.browserContexts} browser contexts, ${c.httpRequests} HTTP requests`,
+    `Harness: ${c.browserSignIns} browser sign-ins, ${c.browserChecks} checks drove the browser, ${c.sessionReplays} codes from a replayed IdP session, ${c.browserContexts} browser contexts, ${c.httpRequests} HTTP requests`,
   ]
   return lines.join('\n')
 }

@@ -218,6 +218,8 @@ export async function runCheck(
   const notes: string[] = []
   const screenshots: { name: string; png: string }[] = []
   const contexts: BrowserContext[] = []
+  // whether the check opened a browser context of its own (the run counts such checks)
+  let droveBrowser = false
   // the check's place in the browser pool, taken with its first browser context
   let slot: Slot | undefined
   let timedOut = false
@@ -290,6 +292,11 @@ export async function runCheck(
         running()
       }
       const context = await (await resources.browser()).newContext({ ignoreHTTPSErrors: false })
+      // the sign-in that establishes a shared session (outside the pool) is not the check's own
+      if (!options?.outsidePool && !droveBrowser) {
+        droveBrowser = true
+        resources.counters.browserChecks++
+      }
       resources.counters.browserContexts++
       countIn(context, resources.counters)
       contexts.push(context)
