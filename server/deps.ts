@@ -73,6 +73,7 @@ export type Fault =
   | 'logout-page-sends-user-on'
   | 'login-page-reflects-hint-raw'
   | 'error-page-reflects-client-id-raw'
+  | 'authorize-success-drops-iss'
 
 /** Unix seconds. The clock is a dependency so tests can move time. */
 export type Clock = () => number

@@ -97,7 +97,9 @@ export async function issueCodeParams(
   let state = ar.state
   if (deps.faults.has('authorize-success-drops-state')) state = undefined
   else if (deps.faults.has('authorize-truncates-state')) state = state?.slice(0, 64)
-  return { code, state, iss: deps.config.baseUrl }
+  // SEC-03's sabotage: the success response leaves out iss (RFC 9207 §2)
+  const iss = deps.faults.has('authorize-success-drops-iss') ? undefined : deps.config.baseUrl
+  return { code, state, iss }
 }
 
 /** Renders the login page for a validated request, bound to this browser by a cookie. */

@@ -190,21 +190,11 @@ export const securitySabotage: Record<keyof typeof security, Sabotages> = {
       }),
     },
     {
+      // a server fault: the code may come through the browser, which msw does not see
       how: 'the authorization response leaves iss out',
       expect:
         /^mix-up defense: the authorization response must carry iss=\S+ \(RFC 9207 §2\), got null/,
-      handlers: (target) => [
-        http.get(`${target.baseUrl}/auth/authorize`, async ({ request }) => {
-          const real = await fetchVia(target.dispatcher, bypass(request), { redirect: 'manual' })
-          const headers = headerPairs(real.headers).map(([name, value]): [string, string] => {
-            if (name.toLowerCase() !== 'location' || !value.includes('code=')) return [name, value]
-            const url = new URL(value)
-            url.searchParams.delete('iss')
-            return [name, url.toString()]
-          })
-          return new HttpResponse(await real.text(), { status: real.status, headers })
-        }),
-      ],
+      faults: ['authorize-success-drops-iss'],
     },
   ],
   // one sabotage per endpoint and way of putting credentials in the URL (each a sub-case), and
