@@ -25,6 +25,8 @@ export type Fault =
   | 'pkce-verifier-syntax-unchecked'
   | 'pkce-failure-keeps-code'
   | 'weak-codes'
+  | 'short-codes'
+  | 'codes-repeat-per-sign-in'
   | 'code-expiry-unchecked'
   | 'authorize-success-drops-state'
   | 'authorize-truncates-state'
