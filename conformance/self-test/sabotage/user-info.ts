@@ -10,6 +10,7 @@ import {
   onForm,
   perPart,
   plainHeaders,
+  replaceJson,
   type Sabotage,
   type Sabotages,
   type Target,
@@ -57,20 +58,30 @@ export const userInfoSabotage: Record<keyof typeof userInfo, Sabotages> = {
       }),
     ),
   },
-  'UI-02': {
-    how: 'POST to user-info is 405',
-    expect: /^POST user-info with an empty body: expected HTTP 200, got 405/,
-    handlers: onUserInfo((request) =>
-      Promise.resolve(
-        request.method === 'POST'
-          ? HttpResponse.json(
-              { error: 'invalid_request', error_description: 'method not allowed' },
-              { status: 405, headers: { allow: 'GET' } },
-            )
-          : undefined,
+  // one sabotage for POST refused, one for POST answered with other claims than GET
+  'UI-02': [
+    {
+      how: 'POST to user-info is 405',
+      expect: /^POST user-info with an empty body: expected HTTP 200, got 405/,
+      handlers: onUserInfo((request) =>
+        Promise.resolve(
+          request.method === 'POST'
+            ? HttpResponse.json(
+                { error: 'invalid_request', error_description: 'method not allowed' },
+                { status: 405, headers: { allow: 'GET' } },
+              )
+            : undefined,
+        ),
       ),
-    ),
-  },
+    },
+    {
+      how: 'POST to user-info answers the sub only',
+      expect: /^POST claims vs GET: expected /,
+      handlers: onUserInfo(async (request, real) =>
+        request.method === 'POST' ? replaceJson(await real(), (b) => ({ sub: b.sub })) : undefined,
+      ),
+    },
+  ],
   // one sabotage per answer the check judges: the query token, the double token's status and error
   'UI-03': [
     {
@@ -197,11 +208,31 @@ export const userInfoSabotage: Record<keyof typeof userInfo, Sabotages> = {
       handlers: onUserInfo(async (_request, real) => withJson(await real(), edit)),
     })),
   ),
-  'UI-06': {
-    how: 'a 401 from user-info has no WWW-Authenticate',
-    expect: /^user-info without a token: expected WWW-Authenticate: Bearer/,
-    handlers: userInfoHeaders((h) => h.delete('www-authenticate')),
-  },
+  // one sabotage for the status, one for the challenge
+  'UI-06': [
+    {
+      how: 'a 401 from user-info has no WWW-Authenticate',
+      expect: /^user-info without a token: expected WWW-Authenticate: Bearer/,
+      handlers: userInfoHeaders((h) => h.delete('www-authenticate')),
+    },
+    {
+      how: 'a user-info request without a token is refused 400 invalid_request',
+      expect: /^user-info without a token: expected HTTP 401, got 400/,
+      handlers: onUserInfo((request) =>
+        Promise.resolve(
+          request.headers.has('authorization') || new URL(request.url).search !== ''
+            ? undefined
+            : HttpResponse.json(
+                { error: 'invalid_request', error_description: 'no access token provided' },
+                {
+                  status: 400,
+                  headers: { 'www-authenticate': 'Bearer realm="idp", error="invalid_request"' },
+                },
+              ),
+        ),
+      ),
+    },
+  ],
   // one sabotage per refused token (each a sub-case), and one for the challenge
   'UI-07': perPart([
     {
