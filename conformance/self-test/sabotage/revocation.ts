@@ -5,6 +5,7 @@ import {
   asMainClient,
   fetchVia,
   forgeryKind,
+  getServedAsPost,
   assumedClient,
   authFailureOf,
   basicWithoutChallenge,
@@ -235,17 +236,7 @@ export const revocationSabotage: Record<keyof typeof revocation, Sabotages> = {
       how: 'GET /auth/revoke is served as the POST its query would be',
       expect:
         /^GET \/auth\/revoke \(RFC 7009 §2\.1: POST\): status: expected HTTP 400 or 404 or 405, got 200/,
-      handlers: (target) => [
-        http.get(target.baseUrl + REVOKE, ({ request }) => {
-          const url = new URL(request.url)
-          const post = new Request(`${url.origin}${url.pathname}`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/x-www-form-urlencoded' },
-            body: url.searchParams.toString(),
-          })
-          return fetchVia(target.dispatcher, bypass(post), { redirect: 'manual' })
-        }),
-      ],
+      handlers: getServedAsPost(REVOKE),
     },
     {
       how: 'revoking an ID token is refused invalid_request',
