@@ -30,6 +30,7 @@ export type Fault =
   | 'code-expiry-unchecked'
   | 'authorize-success-drops-state'
   | 'authorize-truncates-state'
+  | 'authorize-success-carries-token-type'
   | 'authorize-grants-unknown-scope'
   | 'authorize-grants-foreign-scope'
   | 'token-response-scope-as-registered'

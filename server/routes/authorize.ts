@@ -86,7 +86,9 @@ export async function issueCodeParams(
   let state = ar.state
   if (deps.faults.has('authorize-success-drops-state')) state = undefined
   else if (deps.faults.has('authorize-truncates-state')) state = state?.slice(0, 64)
-  return { code, state, iss: deps.config.baseUrl }
+  // AUTHZ-02's sabotage: a hybrid-flow parameter in the code flow's success redirect
+  const leaked = deps.faults.has('authorize-success-carries-token-type') ? 'Bearer' : undefined
+  return { code, state, iss: deps.config.baseUrl, token_type: leaked }
 }
 
 /** Renders the login page for a validated request, bound to this browser by a cookie. */
