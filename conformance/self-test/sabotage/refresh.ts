@@ -1,14 +1,16 @@
-import { HttpResponse } from 'msw'
+import { bypass, HttpResponse } from 'msw'
 import type { refresh } from '../../catalogue/refresh.ts'
 import {
   corruptJson,
   DISCOVERY,
   escapeRegExp,
+  fetchVia,
   forgeTokens,
   onForm,
   perPart,
   plainHeaders,
   replaced,
+  REVOKE,
   type Sabotage,
   type Sabotages,
   TOKEN,
@@ -25,6 +27,24 @@ const dropOfflineAccess = onForm(TOKEN, async ({ form, forward }) => {
     if (typeof b.scope === 'string') b.scope = b.scope.replace(/\s*offline_access/, '')
   })
 })
+
+/** The code grant answered with offline_access granted but no refresh token. */
+const dropRefreshToken = onForm(TOKEN, async ({ form, forward }) => {
+  if (!grant(form, 'authorization_code')) return undefined
+  return withJson(await forward(), (b) => {
+    delete b.refresh_token
+  })
+})
+
+/** Refresh responses that ask for a scope report `scope` instead of what was granted. */
+const narrowedReportedAs = (scope: (asked: string) => string) =>
+  onForm(TOKEN, async ({ form, forward }) => {
+    const asked = form.get('scope')
+    if (!grant(form, 'refresh_token') || asked === null) return undefined
+    return withJson(await forward(), (b) => {
+      if (typeof b.access_token === 'string') b.scope = scope(asked)
+    })
+  })
 
 /** How to break the target for each RT-* check. */
 export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
@@ -46,12 +66,25 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
       expect: /^offline_access was requested but not granted/,
       handlers: dropOfflineAccess,
     },
+    {
+      how: 'offline_access is granted but the code grant returns no refresh_token',
+      expect: /^no refresh_token in the token response for scope ".*offline_access.*"/,
+      handlers: dropRefreshToken,
+    },
   ],
-  'RT-02': {
-    how: 'offline_access is silently dropped from the code grant',
-    expect: /^prompt=consent: offline_access was not granted/,
-    handlers: dropOfflineAccess,
-  },
+  // one sabotage for offline_access not granted, one for its refresh token left out
+  'RT-02': [
+    {
+      how: 'offline_access is silently dropped from the code grant',
+      expect: /^prompt=consent: offline_access was not granted/,
+      handlers: dropOfflineAccess,
+    },
+    {
+      how: 'prompt=consent grants offline_access without a refresh_token',
+      expect: /^prompt=consent with offline_access: no refresh_token in the token response/,
+      handlers: dropRefreshToken,
+    },
+  ],
   // one sabotage per property of a refresh the check asserts
   'RT-03': [
     {
@@ -143,36 +176,76 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
       }),
     },
   ],
-  'RT-04': {
-    how: 'a narrowed refresh changes only the response scope, not the token',
-    expect: /^scope claim of the narrowed access token: expected "openid read:documents"/,
-    handlers: onForm(TOKEN, async ({ form, forward }) => {
-      const asked = form.get('scope')
-      if (!grant(form, 'refresh_token') || asked === null) return undefined
-      const without = new URLSearchParams(form)
-      without.delete('scope')
-      return withJson(await forward(without), (b) => {
-        if (typeof b.access_token === 'string') b.scope = asked
-      })
-    }),
-  },
-  'RT-05': {
-    how: 'a narrowed refresh shrinks the grant for later refreshes',
-    expect: /^scope of a refresh without scope after narrowing: expected /,
-    handlers: (target) => {
-      const narrowedTo = new Map<string, string>()
-      return onForm(TOKEN, async ({ form, forward }) => {
-        const token = form.get('refresh_token')
-        if (!grant(form, 'refresh_token') || token === null) return undefined
+  // one sabotage per scope the check reads: the original grant's, the narrowed response's and
+  // the narrowed token's
+  'RT-04': [
+    {
+      how: 'a narrowed refresh changes only the response scope, not the token',
+      expect: /^scope claim of the narrowed access token: expected "openid read:documents"/,
+      handlers: onForm(TOKEN, async ({ form, forward }) => {
         const asked = form.get('scope')
-        if (asked !== null) narrowedTo.set(token, asked)
-        const narrowed = narrowedTo.get(token)
-        return asked === null && narrowed !== undefined
-          ? forward(replaced(form, { scope: narrowed }))
-          : forward()
-      })(target)
+        if (!grant(form, 'refresh_token') || asked === null) return undefined
+        const without = new URLSearchParams(form)
+        without.delete('scope')
+        return withJson(await forward(without), (b) => {
+          if (typeof b.access_token === 'string') b.scope = asked
+        })
+      }),
     },
-  },
+    {
+      how: 'a narrowed refresh reports the whole grant as its scope',
+      expect: /^scope of the narrowed refresh response: expected "openid read:documents"/,
+      handlers: narrowedReportedAs(() => 'email offline_access openid profile read:documents'),
+    },
+    {
+      how: 'the code grant reports its scope without profile',
+      expect: /^scope of the code grant \(the original grant\): expected /,
+      handlers: onForm(TOKEN, async ({ form, forward }) => {
+        if (!grant(form, 'authorization_code')) return undefined
+        return withJson(await forward(), (b) => {
+          if (typeof b.scope === 'string') b.scope = b.scope.replace(/\s*\bprofile\b/, '')
+        })
+      }),
+    },
+  ],
+  // one sabotage per scope the check reads: the narrowed response's, and the later whole
+  // refresh's response and token
+  'RT-05': [
+    {
+      how: 'a narrowed refresh reports the whole grant as its scope',
+      expect: /^scope of the narrowed refresh response: expected "openid read:documents"/,
+      handlers: narrowedReportedAs(() => 'email offline_access openid profile read:documents'),
+    },
+    {
+      how: 'a refresh without scope mints a token of the last narrowed scope, reporting the whole',
+      expect:
+        /^scope claim of the access token from a refresh without scope after narrowing: expected /,
+      handlers: forgeTokens({
+        access: (jwt, { form }) => {
+          if (grant(form, 'refresh_token') && !form.has('scope'))
+            jwt.payload.scope = 'openid read:documents'
+          else jwt.keep = true
+        },
+      }),
+    },
+    {
+      how: 'a narrowed refresh shrinks the grant for later refreshes',
+      expect: /^scope of a refresh without scope after narrowing: expected /,
+      handlers: (target) => {
+        const narrowedTo = new Map<string, string>()
+        return onForm(TOKEN, async ({ form, forward }) => {
+          const token = form.get('refresh_token')
+          if (!grant(form, 'refresh_token') || token === null) return undefined
+          const asked = form.get('scope')
+          if (asked !== null) narrowedTo.set(token, asked)
+          const narrowed = narrowedTo.get(token)
+          return asked === null && narrowed !== undefined
+            ? forward(replaced(form, { scope: narrowed }))
+            : forward()
+        })(target)
+      },
+    },
+  ],
   // one sabotage per widening (each a sub-case), and one for a refusal that costs the grant
   'RT-06': perPart([
     {
@@ -222,16 +295,53 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
       },
     },
   ]),
-  'RT-07': {
-    how: "a refresh token is accepted from another client (sent on as the owner's)",
-    expect: /^other-client refreshed a refresh token of another client/,
-    handlers: onForm(TOKEN, async ({ form, forward, target }) => {
-      const other = target.clients.other
-      if (!grant(form, 'refresh_token') || form.get('client_id') !== other?.id) return undefined
-      const main = target.clients.main
-      return forward(replaced(form, { client_id: main.id, client_secret: main.secret }))
-    }),
-  },
+  // one sabotage per part: the token accepted, the refusal's error code, the rightful client's
+  // refresh afterwards
+  'RT-07': [
+    {
+      how: "a refresh token is accepted from another client (sent on as the owner's)",
+      expect: /^other-client refreshed a refresh token of another client/,
+      handlers: onForm(TOKEN, async ({ form, forward, target }) => {
+        const other = target.clients.other
+        if (!grant(form, 'refresh_token') || form.get('client_id') !== other?.id) return undefined
+        const main = target.clients.main
+        return forward(replaced(form, { client_id: main.id, client_secret: main.secret }))
+      }),
+    },
+    {
+      how: "another client's refresh token is refused unauthorized_client",
+      expect:
+        /^other-client presenting the refresh token: error: expected invalid_grant, got "unauthorized_client"/,
+      handlers: onForm(TOKEN, async ({ form, forward, target }) => {
+        if (!grant(form, 'refresh_token') || form.get('client_id') !== target.clients.other?.id)
+          return undefined
+        return withJson(await forward(), (b) => {
+          if (b.error === 'invalid_grant') b.error = 'unauthorized_client'
+        })
+      }),
+    },
+    {
+      how: "another client's attempt revokes the refresh token",
+      expect: /^refresh by the rightful client afterwards: expected HTTP 200, got 400/,
+      handlers: onForm(TOKEN, async ({ form, forward, target }) => {
+        if (!grant(form, 'refresh_token') || form.get('client_id') !== target.clients.other?.id)
+          return undefined
+        const main = target.clients.main
+        // the token's owner revokes it, as a server that punishes the presented token would
+        const revoke = new Request(target.baseUrl + REVOKE, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({
+            token: form.get('refresh_token') ?? '',
+            client_id: main.id,
+            client_secret: main.secret,
+          }).toString(),
+        })
+        await fetchVia(target.dispatcher, bypass(revoke))
+        return forward()
+      }),
+    },
+  ],
   // one sabotage per way of failing to authenticate (each a sub-case)
   'RT-08': perPart(
     (
