@@ -46,6 +46,15 @@ const narrowedReportedAs = (scope: (asked: string) => string) =>
     })
   })
 
+/** Refreshes `matches` picks that the real server refuses invalid_grant get `error` instead. */
+const refreshRefusedAs = (matches: (form: URLSearchParams) => boolean, error: string) =>
+  onForm(TOKEN, async ({ form, forward }) => {
+    if (!grant(form, 'refresh_token') || !matches(form)) return undefined
+    return withJson(await forward(), (b) => {
+      if (b.error === 'invalid_grant') b.error = error
+    })
+  })
+
 /** How to break the target for each RT-* check. */
 export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
   'RT-01': [
@@ -376,11 +385,66 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
       }),
     },
     {
+      how: 'a refresh token that was never issued is refused invalid_request',
+      expect:
+        /^refresh with a refresh token never issued: error: expected invalid_grant, got "invalid_request"/,
+      handlers: refreshRefusedAs(
+        (form) => form.get('refresh_token')?.startsWith('garbage') === true,
+        'invalid_request',
+      ),
+    },
+    {
       how: 'revocation answers 200 but revokes nothing, so a revoked refresh token still works',
       expect: /^refresh with a revoked refresh token: status: expected HTTP 400, got 200/,
       handlers: onForm('/auth/revoke', () =>
         Promise.resolve(HttpResponse.json({ message: 'revoked' }, { status: 200 })),
       ),
+    },
+    {
+      how: 'a revoked refresh token is refused invalid_token',
+      expect:
+        /^refresh with a revoked refresh token: error: expected invalid_grant, got "invalid_token"/,
+      handlers: (target) => {
+        const revoked = new Set<string>()
+        return [
+          ...onForm(REVOKE, async ({ form }) => {
+            revoked.add(form.get('token') ?? '')
+            return Promise.resolve(undefined)
+          })(target),
+          ...refreshRefusedAs(
+            (form) => revoked.has(form.get('refresh_token') ?? ''),
+            'invalid_token',
+          )(target),
+        ]
+      },
+    },
+    {
+      how: 'the refresh token of a reused code is refused 401 invalid_client',
+      expect:
+        /^refresh with the refresh token of a reused code: status: expected HTTP 400, got 401/,
+      handlers: (target) => {
+        // refresh tokens issued by a code grant, by the code that issued them
+        const codeOf = new Map<string, string>()
+        const redeemed = new Set<string>()
+        return onForm(TOKEN, async ({ form, forward }) => {
+          const real = await forward()
+          if (grant(form, 'authorization_code')) {
+            const code = form.get('code') ?? ''
+            if (real.status === 200) {
+              const body = (await real.clone().json()) as { refresh_token?: unknown }
+              if (typeof body.refresh_token === 'string') codeOf.set(body.refresh_token, code)
+            } else redeemed.add(code)
+            return real
+          }
+          const code = codeOf.get(form.get('refresh_token') ?? '')
+          if (!grant(form, 'refresh_token') || code === undefined || !redeemed.has(code))
+            return real
+          return HttpResponse.json(
+            { error: 'invalid_client', error_description: 'grant revoked' },
+            { status: 401, headers: plainHeaders(real) },
+          )
+        })(target)
+      },
     },
   ],
   'RT-10': [
@@ -393,6 +457,20 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
       }),
     },
     {
+      how: 'a refresh without the client secret crashes the token endpoint',
+      expect: /^status: expected HTTP 400 or 401, got 500/,
+      handlers: onForm(TOKEN, ({ form }) =>
+        Promise.resolve(
+          grant(form, 'refresh_token') && !form.has('client_secret')
+            ? HttpResponse.json(
+                { error: 'server_error', error_description: 'no secret' },
+                { status: 500 },
+              )
+            : undefined,
+        ),
+      ),
+    },
+    {
       how: 'a refresh token that does not rotate refreshes without the client secret',
       expect:
         /^a refresh token that does not rotate refreshed with no client secret, as a public client/,
@@ -403,12 +481,21 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
       }),
     },
   ],
-  'RT-11': {
-    how: 'refresh tokens never expire',
-    expect:
-      /^refresh with a refresh token past its \d+ s lifetime: 200, the expired refresh token still works/,
-    faults: ['refresh-expiry-unchecked'],
-  },
+  // one sabotage for the expiry, one for the refusal's error code
+  'RT-11': [
+    {
+      how: 'refresh tokens never expire',
+      expect:
+        /^refresh with a refresh token past its \d+ s lifetime: 200, the expired refresh token still works/,
+      faults: ['refresh-expiry-unchecked'],
+    },
+    {
+      how: 'an expired refresh token is refused invalid_request',
+      expect:
+        /^refresh with a refresh token past its \d+ s lifetime: error: expected invalid_grant, got "invalid_request"/,
+      handlers: refreshRefusedAs(() => true, 'invalid_request'),
+    },
+  ],
 }
 
 /**
