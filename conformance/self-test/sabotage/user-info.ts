@@ -49,15 +49,24 @@ const bearer = (request: Request): string | undefined =>
 
 /** How to break the target for each UI-* check. */
 export const userInfoSabotage: Record<keyof typeof userInfo, Sabotages> = {
-  'UI-01': {
-    how: 'user-info answers another sub',
-    expect: /^user-info sub \(the ID token sub\): expected /,
-    handlers: onUserInfo(async (_request, real) =>
-      withJson(await real(), (b) => {
-        if (typeof b.sub === 'string') b.sub = `${b.sub}-other`
-      }),
-    ),
-  },
+  // one sabotage for another sub, one for the answer's type (openid-client's comparison of the
+  // sub is the same property seen a second time: the raw comparison fails first)
+  'UI-01': [
+    {
+      how: 'user-info answers another sub',
+      expect: /^user-info sub \(the ID token sub\): expected /,
+      handlers: onUserInfo(async (_request, real) =>
+        withJson(await real(), (b) => {
+          if (typeof b.sub === 'string') b.sub = `${b.sub}-other`
+        }),
+      ),
+    },
+    {
+      how: 'user-info answers its claims as text/plain',
+      expect: /^GET user-info: expected Content-Type application\/json, got "text\/plain"/,
+      handlers: userInfoHeaders((h) => h.set('content-type', 'text/plain')),
+    },
+  ],
   // one sabotage for POST refused, one for POST answered with other claims than GET
   'UI-02': [
     {
