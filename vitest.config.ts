@@ -2,6 +2,10 @@ import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
   test: {
+    // two test files at a time on the 2-core machine (vitest's default leaves one core to the
+    // rest: one file at a time here): the self-test's halves, the suite run and node-oidc-
+    // provider's run each spend much of their time waiting on a browser or a server
+    maxWorkers: 2,
     // the JSON report gives .ci/run its closing "N passed, M failed" line
     reporters: ['default', ['json', { outputFile: 'reports/vitest.json' }]],
     projects: [
@@ -39,8 +43,8 @@ export default defineConfig({
           include: ['conformance/self-test/**/*.test.ts'],
           testTimeout: 120_000,
           hookTimeout: 120_000,
-          // msw patches the process's fetch: sabotages run one at a time
-          fileParallelism: false,
+          // msw patches the process's fetch and http modules, so a file's msw sabotages run one
+          // at a time; each file is a process of its own, so the files run side by side
           // the sabotages on broken servers of their own (no msw) run this many at a time
           maxConcurrency: 3,
         },

@@ -47,7 +47,8 @@ export const DEFAULT_PARALLEL = 4
 /**
  * Checks at once against a remote deployment: the IdP's work is done elsewhere and most of a
  * check is waiting on the network, so more run at once than against the embedded server;
- * `--parallel 1` stays for deployments with tight limits. Exclusive checks still run alone.
+ * `--parallel 1` stays for deployments with tight limits. Exclusive checks still run alone
+ * (a deployment has no twin to run them on; see runner.ts).
  */
 export const DEFAULT_PARALLEL_REMOTE = 8
 
@@ -73,9 +74,11 @@ const USAGE = `usage: idp-conformance [run] [options]
   --parallel N           run up to N checks at once (default against the embedded server:
                          ${DEFAULT_PARALLEL}; against a remote deployment: ${DEFAULT_PARALLEL_REMOTE}; --parallel 1
                          for deployments with tight limits); at most ${BROWSER_CHECKS_AT_ONCE} of them drive the
-                         browser at a time, and checks that change shared state (clock, rate
-                         limits) always run alone. Codes for checks that are not about the login
-                         page come from each user's IdP session, signed in once in the browser
+                         browser at a time. Checks that change shared state (clock, rate
+                         limits) run one at a time: on a twin of the embedded server beside
+                         the rest, or alone against a deployment. Codes for checks that are
+                         not about the login page come from each user's IdP session, signed
+                         in once in the browser
   --login-dry-run        only sign the primary user in, once, and show what happened: a log
                          line per login step and screenshots in the report dir (default
                          reports/login-dry-run); exit 0 when the IdP redirected with a code
@@ -296,6 +299,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     )
     const startedAt = new Date()
     let info: RunInfo | undefined
+    const started = embedded
+    const twin = started && ((): Promise<Embedded> => started.twin())
     const results = await runChecks(target, {
       ids,
       concurrency,
@@ -303,6 +308,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       onResult: (r) => io.out.write(`${formatResultLine(r, color)}\n`),
       onFinished: (i) => (info = i),
       onNotice: (message) => io.out.write(`Note: ${message}\n`),
+      // the exclusive checks run on a second embedded server beside the rest (runner.ts)
+      ...(twin ? { twin } : {}),
     })
     const finishedAt = new Date()
     io.out.write(`${formatSummary(results, finishedAt.getTime() - startedAt.getTime())}\n`)
@@ -346,7 +353,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
 export function formatRunInfo(info: RunInfo): string {
   const c = info.counters
   const lines = [
-    `Harness: ${c.browserSignIns} browser sign-ins, ${c.sessionReplays} codes from a replayed IdP session, ${c.browserContexts} browser contexts, ${c.httpRequests} HTTP requests`,
+    `Harness: ${c.browserSignIns} browser sign-ins, ${c.browserChecks} checks drove the browser, ${c.sessionReplays} codes from a replayed IdP session, ${c.browserContexts} browser contexts, ${c.httpRequests} HTTP requests`,
   ]
   return lines.join('\n')
 }

@@ -1,8 +1,15 @@
 import './checks/index.ts'
 import type { RequirementId } from './requirements.ts'
-import { createRunResources, isExclusive, registeredChecks, runCheck } from './harness/check.ts'
+import {
+  createRunResources,
+  drivesBrowser,
+  isExclusive,
+  registeredChecks,
+  runCheck,
+  type RunResources,
+} from './harness/check.ts'
 import { runPool } from './harness/pool.ts'
-import type { RunCounters } from './harness/session.ts'
+import { SharedSessions, type RunCounters } from './harness/session.ts'
 import type { Target } from './harness/target.ts'
 import type { CheckResult } from './harness/types.ts'
 
@@ -27,6 +34,21 @@ export interface RunOptions {
   readonly onNotice?: (message: string) => void
   /** Called once the run is over, with what it counted and how sign-ins went. */
   readonly onFinished?: (info: RunInfo) => void
+  /**
+   * Starts a twin of the target: another instance of the same server with the same
+   * configuration and certificate (the embedded reference server can; a deployment cannot).
+   * Given, and with a concurrency above 1, the exclusive checks run on the twin, one at a time
+   * in their own lane, beside the rest of the run instead of stopping it: what they change (the
+   * clock, the limits, the throttles) is the twin's alone. Without it they run alone on the
+   * target, as before. A twin that does not start is noted, and the run falls back to that.
+   */
+  readonly twin?: () => Promise<Twin>
+}
+
+/** A second instance of the target (see RunOptions.twin). */
+export interface Twin {
+  readonly target: Target
+  stop(): Promise<void>
 }
 
 export interface RunInfo {
@@ -45,20 +67,90 @@ export async function runChecks(target: Target, options: RunOptions = {}): Promi
     ...(options.reuseSessions === undefined ? {} : { reuseSessions: options.reuseSessions }),
     ...(options.onNotice ? { onNotice: options.onNotice } : {}),
   })
+  const concurrency = options.concurrency ?? 1
+  const run = (id: RequirementId, on: Target, with_: RunResources) =>
+    runCheck(id, on, with_, options.checkTimeoutMs)
+  let twin: Twin | undefined
   try {
-    return await runPool(ids, {
-      concurrency: options.concurrency ?? 1,
-      alone: isExclusive,
-      run: (id) => runCheck(id, target, resources, options.checkTimeoutMs),
-      onDone: options.onResult,
-    })
+    const exclusive = ids.filter(isExclusive)
+    // the browser starts while the twin does, when a check that drives it is in the run (a
+    // failed launch is the checks' to report, as it would be on first use)
+    if (ids.some((id) => drivesBrowser(id))) resources.browser().catch(() => undefined)
+    if (options.twin && concurrency > 1 && exclusive.length > 0)
+      twin = await options.twin().catch((err: unknown) => {
+        options.onNotice?.(
+          `the exclusive checks run alone on the target: its twin did not start (${(err as Error).message})`,
+        )
+        return undefined
+      })
+    if (!twin)
+      return await runPool(ids, {
+        concurrency,
+        alone: isExclusive,
+        run: (id) => run(id, target, resources),
+        onDone: options.onResult,
+      })
+    const onTwin = twin.target
+    // the run's browser and counters; the twin's own sessions (its users sign in there once);
+    // no place in the browser pool to wait for: the lane drives at most one check at a time
+    const lane: RunResources = {
+      ...resources,
+      sessions: resources.sessions && new SharedSessions(resources.counters),
+      browserSlots: undefined,
+      ownTarget: true,
+    }
+    const [rest, alone] = await Promise.all([
+      runPool(browserEarly(ids.filter((id) => !isExclusive(id))), {
+        concurrency,
+        alone: () => false,
+        run: (id) => run(id, target, resources),
+        onDone: options.onResult,
+      }),
+      runPool(exclusive, {
+        concurrency: 1,
+        alone: () => false,
+        run: async (id) => {
+          const result = await run(id, onTwin, lane)
+          return {
+            ...result,
+            notes: [
+              ...result.notes,
+              `ran on a twin of the embedded server (same configuration), one exclusive check at a time beside the rest of the run: the clock and limits it changed were the twin's alone`,
+            ],
+          }
+        },
+        onDone: options.onResult,
+      }),
+    ])
+    const byId = new Map([...rest, ...alone].map((r) => [r.id, r]))
+    return ids.map((id) => byId.get(id) as CheckResult)
   } finally {
     options.onFinished?.({
       counters: { ...resources.counters },
       sessionUnusable: resources.sessions?.unusable,
     })
     await resources.close()
+    await twin?.stop()
   }
+}
+
+/**
+ * The order in which the checks beside the twin start: the checks that drive the browser
+ * (the longest of a run) interleaved with the others from the start, one of each in turn, so
+ * that the browser pool is busy from the first second and no long browser check is left to
+ * start last, while the HTTP checks fill the run's other places. Only the start order changes:
+ * results are still reported in the order asked.
+ */
+export function browserEarly(ids: readonly RequirementId[]): RequirementId[] {
+  const browser = ids.filter((id) => drivesBrowser(id))
+  const rest = ids.filter((id) => !drivesBrowser(id))
+  const order: RequirementId[] = []
+  for (let i = 0; i < Math.max(browser.length, rest.length); i++) {
+    const [b, r] = [browser[i], rest[i]]
+    if (b) order.push(b)
+    if (r) order.push(r)
+  }
+  return order
 }
 
 export { registeredChecks }

@@ -30,7 +30,12 @@ describe('conformance suite against the embedded reference server', () => {
       logger: createLogger({ level: 'debug', destination: { write: (l) => logLines.push(l) } }),
     })
     embedded.app.server.events.on('response', (request) => noteSecrets(request, used))
-    for (const result of await runChecks(embedded.target, { concurrency: 4 }))
+    const twin = async (): Promise<Embedded> => {
+      const started = await embedded.twin()
+      started.app.server.events.on('response', (request) => noteSecrets(request, used))
+      return started
+    }
+    for (const result of await runChecks(embedded.target, { concurrency: 4, twin }))
       results.set(result.id, result)
   }, 900_000)
   afterAll(async () => {

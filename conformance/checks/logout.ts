@@ -32,8 +32,12 @@ const logoutUrl = (ctx: CheckContext, params: Record<string, string>): string =>
 }
 
 /** Signs in through the browser context (which keeps the session) and returns an ID token. */
+/**
+ * A session of its own in `context`, and its ID token: the subject is the logout that follows,
+ * so the login form is posted over HTTP (the browser when it cannot be; LOGIN-* test the page).
+ */
 async function signedIn(ctx: CheckContext, context: BrowserContext): Promise<string> {
-  return idTokenOf(await signIn(ctx, { context }))
+  return idTokenOf(await signIn(ctx, { context, byFormPost: true }))
 }
 
 /**
@@ -197,9 +201,13 @@ async function expectLogoutControl(
   expectPostLogoutUrl(outcome.callback, uri, { state }, what)
 }
 
-/** Signs in again in a context whose session ended: the login page must show (INTERFACE.md §4.1). */
+/**
+ * Signs in again in a context whose session ended: the login page must show (INTERFACE.md
+ * §4.1). The form is posted over HTTP, as for `signedIn`; a session that lived on would send
+ * the request to the client without a form, and the browser then shows whether it did.
+ */
 async function signInAgain(ctx: CheckContext, context: BrowserContext, what: string) {
-  const result = await authorize(ctx, { context })
+  const result = await authorize(ctx, { context, byFormPost: true })
   expectThat(result.outcome.loginShown, `${what}: signing in again did not show the login page`)
   codeOf(result)
 }

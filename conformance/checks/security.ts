@@ -298,13 +298,14 @@ const SEC_06 = check(async (ctx) => {
     await ctx.subcase('refresh tokens', () => judge('refresh tokens', refreshTokens))
   else ctx.note('no refresh tokens were issued for offline_access, so none were sampled')
   // session identifiers: the HttpOnly cookies a fresh sign-in sets, compared across sign-ins.
-  // This part stays slow on purpose: its subject is the session a sign-in creates, so each
-  // sample is a sign-in of its own through the login page (a shared session has one value).
-  // The sign-ins are independent, so they run a few at a time.
+  // Its subject is the session a sign-in creates, so each sample is a sign-in of its own (a
+  // shared session has one value): the login form posted over HTTP, the cookies the IdP set
+  // handed to a fresh context (through the browser when the form post cannot sign in). The
+  // sign-ins are independent, so they run a few at a time.
   const values = new Map<string, string[]>()
   const sample = async (): Promise<void> => {
     const fresh = await ctx.newBrowserContext()
-    codeOf(await authorize(ctx, { context: fresh }))
+    codeOf(await authorize(ctx, { context: fresh, byFormPost: true }))
     for (const c of await idpCookies(ctx, fresh))
       if (c.httpOnly) values.set(c.name, [...(values.get(c.name) ?? []), c.value])
     await fresh.close()

@@ -63,6 +63,13 @@ export interface RunResources {
    * from its first browser context to its end). Undefined: no limit beyond the run's.
    */
   readonly browserSlots?: Slots | undefined
+  /**
+   * Set for the exclusive checks' own lane on a twin of the embedded server (runner.ts): they
+   * run there one at a time and nothing else does, so they use its sessions as their own
+   * instead of borrowing the run's (each moves the clock only after its first authorization,
+   * and the twin's clock and limits are put back after each check).
+   */
+  readonly ownTarget?: boolean
 }
 
 export function createRunResources(
@@ -211,6 +218,8 @@ export async function runCheck(
   const notes: string[] = []
   const screenshots: { name: string; png: string }[] = []
   const contexts: BrowserContext[] = []
+  // whether the check opened a browser context of its own (the run counts such checks)
+  let droveBrowser = false
   // the check's place in the browser pool, taken with its first browser context
   let slot: Slot | undefined
   let timedOut = false
@@ -264,10 +273,11 @@ export async function runCheck(
       }
     },
     // a check about the page, the session or logout drives the browser itself; an exclusive one
-    // moves the clock or the limits, so it may replay a session but never establish one
+    // moves the clock or the limits, so it may replay a session but never establish one (on a
+    // twin of its own, the twin's sessions are its own)
     sessions: drivesBrowser(id)
       ? undefined
-      : entry.exclusive
+      : entry.exclusive && !resources.ownTarget
         ? resources.sessions?.borrowed()
         : resources.sessions,
     async newBrowserContext(options) {
@@ -282,6 +292,11 @@ export async function runCheck(
         running()
       }
       const context = await (await resources.browser()).newContext({ ignoreHTTPSErrors: false })
+      // the sign-in that establishes a shared session (outside the pool) is not the check's own
+      if (!options?.outsidePool && !droveBrowser) {
+        droveBrowser = true
+        resources.counters.browserChecks++
+      }
       resources.counters.browserContexts++
       countIn(context, resources.counters)
       contexts.push(context)

@@ -38,6 +38,11 @@ export interface Embedded {
   readonly app: App
   /** The certificate the server serves (its CA is `target.ca`). */
   readonly tls: TlsMaterial
+  /**
+   * Starts another instance with the same options and certificate (its own store, clock and
+   * limits): the run's exclusive checks use it beside the rest (runner.ts, RunOptions.twin).
+   */
+  twin(): Promise<Embedded>
   stop(): Promise<void>
 }
 
@@ -131,6 +136,7 @@ export async function startEmbedded(options: EmbeddedOptions = {}): Promise<Embe
     target,
     app,
     tls,
+    twin: () => startEmbedded({ ...options, tls }),
     async stop() {
       await target.dispatcher.close()
       await app.stop()

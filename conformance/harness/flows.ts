@@ -1,6 +1,8 @@
 import type { Page } from '@playwright/test'
 import type { CheckContext } from './check.ts'
 import { browse, clientOrigins, submitLogin, type BrowserOutcome } from './browser.ts'
+import { giveSession, signInByFormPost } from './form-sign-in.ts'
+import { jarOf } from './session.ts'
 import {
   about,
   expectJsonObject,
@@ -36,8 +38,11 @@ export interface AuthorizeResult {
    * `user: null`, `cancel`, `screenshot`, interaction parameters) always go through the browser.
    */
   readonly outcome: BrowserOutcome
-  /** Whether the code came through the browser or from a replay of the IdP session. */
-  readonly via: 'browser' | 'session'
+  /**
+   * Whether the code came through the browser, from a replay of the IdP session, or from a
+   * sign-in by form post over HTTP (`byFormPost`).
+   */
+  readonly via: 'browser' | 'session' | 'form-post'
 }
 
 export interface AuthorizeOptions {
@@ -54,6 +59,13 @@ export interface AuthorizeOptions {
   /** Keep a screenshot of the login page as evidence. */
   readonly screenshot?: boolean
   readonly nonce?: boolean
+  /**
+   * A new session whose subject is what follows the sign-in (a session to log out, session
+   * identifiers to sample), not the login page: the login form is posted over HTTP
+   * (form-sign-in.ts) and the session's cookies go into `context`, when one is given. A login
+   * with configured steps, or one the form post does not complete, goes through the browser.
+   */
+  readonly byFormPost?: boolean
 }
 
 type BrowserContext = Awaited<ReturnType<CheckContext['newBrowserContext']>>
@@ -147,6 +159,42 @@ export async function authorize(
     }
     establish = sessions.claim(user)
   }
+  if (
+    options.byFormPost &&
+    user &&
+    !options.cancel &&
+    !options.screenshot &&
+    !ctx.target.login?.steps
+  ) {
+    // the context's cookies go with the requests, as the browser's would: a session that still
+    // lives there sends the request to the client without a login form
+    const held = options.context ? await jarOf(options.context) : undefined
+    const posted = await signInByFormPost(
+      ctx.http,
+      url.toString(),
+      user,
+      clientOrigins(ctx.target),
+      held,
+    )
+    if (posted.kind === 'signed-in') {
+      if (options.context) await giveSession(options.context, posted.jar)
+      ctx.note(`sign-in: ${user.username}'s login form posted over HTTP (a new session)`)
+      return {
+        ...base,
+        callback: new URL(posted.callback),
+        outcome: {
+          callback: posted.callback,
+          get page(): Page {
+            throw new Error('no browser page: the sign-in was a form post over HTTP')
+          },
+          loginShown: true,
+          loginPostStatus: undefined,
+        },
+        via: 'form-post',
+      }
+    }
+    ctx.note(`sign-in: through the browser, since the form post did not sign in (${posted.why})`)
+  }
   // the sign-in that establishes the user's session skips the browser pool: checks that hold a
   // place in it may be waiting for this session
   const context =
@@ -203,6 +251,8 @@ const INTERACTION_PARAMS = ['prompt', 'max_age', 'login_hint', 'id_token_hint', 
 function replayable(ctx: CheckContext, options: AuthorizeOptions): boolean {
   if (!ctx.sessions) return false
   if (options.context || options.user === null || options.cancel || options.screenshot) return false
+  // a new session is asked for
+  if (options.byFormPost) return false
   return !Object.keys(options.params ?? {}).some((k) => INTERACTION_PARAMS.includes(k))
 }
 
@@ -224,9 +274,9 @@ export function codeOf(result: AuthorizeResult): string {
 
 /** Where a flow that did not reach the client was left, for messages. */
 export function whereLeft(result: AuthorizeResult): string {
-  return result.via === 'session'
-    ? 'the replay of the IdP session ended elsewhere'
-    : `page at ${result.outcome.page.url()}`
+  if (result.via === 'session') return 'the replay of the IdP session ended elsewhere'
+  if (result.via === 'form-post') return 'the sign-in by form post ended elsewhere'
+  return `page at ${result.outcome.page.url()}`
 }
 
 /** Redeems through openid-client, which checks state, nonce and the response's shape. */

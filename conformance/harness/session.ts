@@ -11,6 +11,8 @@ import type { TargetUser } from './target.ts'
  */
 export interface RunCounters {
   browserSignIns: number
+  /** Checks that opened a browser context: those whose subject is the page or the session. */
+  browserChecks: number
   browserContexts: number
   httpRequests: number
   sessionReplays: number
@@ -18,6 +20,7 @@ export interface RunCounters {
 
 export const newCounters = (): RunCounters => ({
   browserSignIns: 0,
+  browserChecks: 0,
   browserContexts: 0,
   httpRequests: 0,
   sessionReplays: 0,

@@ -1,0 +1,199 @@
+import type { BrowserContext } from '@playwright/test'
+import { parse, type DefaultTreeAdapterTypes } from 'parse5'
+import { CookieJar } from 'tough-cookie'
+import type { Http, HttpResponse } from './http.ts'
+import type { TargetUser } from './target.ts'
+
+type Element = DefaultTreeAdapterTypes.Element
+type Node = DefaultTreeAdapterTypes.ChildNode | DefaultTreeAdapterTypes.Document
+
+/** The login form of an HTML page, as a browser would submit it with a user's credentials. */
+export interface LoginFormFields {
+  /** Where the form posts (absolute). */
+  readonly action: string
+  /** Its hidden fields (a CSRF token, an interaction id), in document order. */
+  readonly hidden: readonly (readonly [string, string])[]
+  readonly usernameField: string
+  readonly passwordField: string
+  /** The submit control's name and value, when it has a name (not the cancel control). */
+  readonly submit: readonly (readonly [string, string])[]
+}
+
+const attr = (el: Element, name: string): string | undefined =>
+  el.attrs.find((a) => a.name === name)?.value
+
+function* elements(node: Node): Generator<Element> {
+  for (const child of 'childNodes' in node ? node.childNodes : []) {
+    if ('tagName' in child) yield child
+    if ('childNodes' in child) yield* elements(child)
+  }
+  // a <template>'s content is not part of the form a browser submits
+}
+
+/**
+ * The first form with a password input in `html`, read the way captureLoginForm (LOGIN-03)
+ * reads it in the browser: hidden fields, the username input (autocomplete=username, name
+ * username or login, or type email), the password input and a named submit control that is
+ * not the cancel button. Parsed by parse5 (the WHATWG HTML parsing algorithm), never by
+ * pattern. Undefined when the page has no such form, or its fields are not named.
+ */
+export function readLoginForm(html: string, pageUrl: string): LoginFormFields | undefined {
+  const document = parse(html)
+  const all = [...elements(document)]
+  const base = all.find((e) => e.tagName === 'base' && attr(e, 'href') !== undefined)
+  const baseUrl = base ? new URL(attr(base, 'href') ?? '', pageUrl).href : pageUrl
+  for (const form of all.filter((e) => e.tagName === 'form')) {
+    const inside = [...elements(form)]
+    const inputs = inside.filter((e) => e.tagName === 'input')
+    const type = (e: Element) => (attr(e, 'type') ?? 'text').toLowerCase()
+    const password = inputs.find((e) => type(e) === 'password')
+    if (!password) continue
+    const username = inputs.find(
+      (e) =>
+        attr(e, 'autocomplete') === 'username' ||
+        attr(e, 'name') === 'username' ||
+        attr(e, 'name') === 'login' ||
+        type(e) === 'email',
+    )
+    const submit = inside.find(
+      (e) =>
+        (e.tagName === 'button' &&
+          (attr(e, 'type') ?? 'submit') === 'submit' &&
+          attr(e, 'value') !== 'cancel') ||
+        (e.tagName === 'input' && type(e) === 'submit'),
+    )
+    const usernameField = username ? attr(username, 'name') : undefined
+    const passwordField = attr(password, 'name')
+    if (!usernameField || !passwordField) return undefined
+    const submitName = submit ? attr(submit, 'name') : undefined
+    return {
+      action: new URL(attr(form, 'action') ?? '', baseUrl).href,
+      hidden: inputs
+        .filter((e) => type(e) === 'hidden' && attr(e, 'name'))
+        .map((e) => [attr(e, 'name') ?? '', attr(e, 'value') ?? ''] as const),
+      usernameField,
+      passwordField,
+      submit: submitName ? [[submitName, submit ? (attr(submit, 'value') ?? '') : '']] : [],
+    }
+  }
+  return undefined
+}
+
+/** How a sign-in by form post ended. */
+export type FormSignIn =
+  | {
+      readonly kind: 'signed-in'
+      /** The client URI the IdP redirected to (never fetched). */
+      readonly callback: string
+      /** Every cookie the IdP set on the way: the new session. */
+      readonly jar: CookieJar
+      /** The responses of the chain, in order (their Set-Cookie headers, for instance). */
+      readonly responses: readonly HttpResponse[]
+    }
+  /** Not signed in this way (no plain login form, a refusal, a script-driven step): why. */
+  | { readonly kind: 'not-signed-in'; readonly why: string }
+
+/**
+ * Signs `user` in without a browser: sends the authorization request, follows the IdP's
+ * redirects to its login page, reads the form (readLoginForm), posts the credentials with the
+ * cookies the IdP set and the IdP's Origin, as a browser submitting the form would, and follows
+ * the redirects until one leaves for a client origin. Every request goes through the check's
+ * `http` (recorded in its transcript). For checks whose subject comes after the sign-in (a
+ * session to log out, a session identifier to sample), not the login page itself: a login
+ * that needs scripts or configured steps does not sign in this way, and the caller then uses
+ * the browser.
+ */
+export async function signInByFormPost(
+  http: Http,
+  url: string,
+  user: TargetUser,
+  clientOrigins: readonly string[],
+  /** The cookies the browser holds (a session that may still live): sent as it would. */
+  jar: CookieJar = new CookieJar(),
+): Promise<FormSignIn> {
+  const idp = new URL(url).origin
+  const responses: HttpResponse[] = []
+  const send = async (
+    at: string,
+    init: { method?: string; form?: Record<string, string> } = {},
+  ): Promise<HttpResponse> => {
+    const cookie = await jar.getCookieString(at)
+    const res = await http.request(at, {
+      ...init,
+      headers: {
+        accept: 'text/html',
+        ...(init.method === 'POST' ? { origin: idp } : {}),
+        ...(cookie ? { cookie } : {}),
+      },
+    })
+    responses.push(res)
+    for (const set of res.headers.getSetCookie())
+      await jar.setCookie(set, res.url, { ignoreError: true }).catch(() => undefined)
+    return res
+  }
+  // follows redirects at the IdP; a redirect to a client ends the chain there
+  const follow = async (first: HttpResponse): Promise<HttpResponse | string> => {
+    let res = first
+    for (let hop = 0; hop < 10; hop++) {
+      const location = res.headers.get('location')
+      if (res.status < 300 || res.status >= 400 || !location) return res
+      const next = new URL(location, res.url)
+      if (next.origin !== idp && clientOrigins.includes(next.origin)) return next.toString()
+      if (next.origin !== idp) return res
+      res = await send(next.toString())
+    }
+    return res
+  }
+  const page = await follow(await send(url))
+  if (typeof page === 'string')
+    return { kind: 'not-signed-in', why: 'the IdP redirected to the client without a login page' }
+  const form = page.status === 200 ? readLoginForm(page.text, page.url) : undefined
+  if (!form)
+    return {
+      kind: 'not-signed-in',
+      why: `the IdP's answer (HTTP ${page.status}) holds no login form with named username and password fields`,
+    }
+  const posted = await send(form.action, {
+    method: 'POST',
+    form: {
+      ...Object.fromEntries(form.hidden),
+      ...Object.fromEntries(form.submit),
+      [form.usernameField]: user.username,
+      [form.passwordField]: user.password,
+    },
+  })
+  const end = await follow(posted)
+  if (typeof end === 'string') return { kind: 'signed-in', callback: end, jar, responses }
+  return {
+    kind: 'not-signed-in',
+    why: `the credential post ended at the IdP (HTTP ${end.status}) instead of the client`,
+  }
+}
+
+/** Puts the cookies of `jar` into the browser context: the session is the context's now. */
+export async function giveSession(context: BrowserContext, jar: CookieJar): Promise<void> {
+  const cookies = (await jar.serialize()).cookies
+  await context.addCookies(
+    cookies.flatMap((c) => {
+      if (typeof c.key !== 'string' || typeof c.domain !== 'string') return []
+      const expires = typeof c.expires === 'string' ? Date.parse(c.expires) / 1000 : -1
+      // an unset SameSite is Lax to a browser
+      const sameSite =
+        c.sameSite === 'strict' ? 'Strict' : c.sameSite === 'none' ? 'None' : ('Lax' as const)
+      return [
+        {
+          name: c.key,
+          value: typeof c.value === 'string' ? c.value : '',
+          // a leading dot makes it a domain cookie to Playwright; without, host-only
+          domain: c.hostOnly === false ? `.${c.domain}` : c.domain,
+          path: typeof c.path === 'string' ? c.path : '/',
+          expires: Number.isFinite(expires) ? expires : -1,
+          httpOnly: c.httpOnly === true,
+          secure: c.secure === true,
+          // Chromium refuses SameSite=None without Secure: such a cookie goes in as Lax
+          sameSite: sameSite === 'None' && c.secure !== true ? ('Lax' as const) : sameSite,
+        },
+      ]
+    }),
+  )
+}
