@@ -31,6 +31,7 @@ export type Fault =
   | 'authorize-success-drops-state'
   | 'authorize-truncates-state'
   | 'authorize-success-carries-token-type'
+  | 'authorize-success-appends-fragment'
   | 'authorize-grants-unknown-scope'
   | 'authorize-grants-foreign-scope'
   | 'token-response-scope-as-registered'

@@ -70,7 +70,7 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
       },
     }),
   },
-  // one sabotage for state, one for a token parameter in the success redirect
+  // one sabotage for state, one for a token parameter in the success redirect, one for a fragment
   'AUTHZ-02': [
     {
       how: 'the success redirect after login leaves state out',
@@ -81,6 +81,11 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
       how: 'the success redirect carries token_type',
       expect: /^the success redirect carries token_type/,
       faults: ['authorize-success-carries-token-type'],
+    },
+    {
+      how: 'the success redirect after login ends with a fragment',
+      expect: /^the success redirect carries a fragment: \S+#_=_$/,
+      faults: ['authorize-success-appends-fragment'],
     },
   ],
   // one sabotage per client the server may take for the main one (each a sub-case)
