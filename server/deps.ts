@@ -32,6 +32,7 @@ export type Fault =
   | 'authorize-truncates-state'
   | 'authorize-success-carries-token-type'
   | 'authorize-success-appends-fragment'
+  | 'authorize-refuses-id-token-hint'
   | 'authorize-grants-unknown-scope'
   | 'authorize-grants-foreign-scope'
   | 'token-response-scope-as-registered'

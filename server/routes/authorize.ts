@@ -2,7 +2,7 @@ import type { Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hap
 import { clients as fixtureClients } from '../../fixtures/clients.ts'
 import type { Deps } from '../deps.ts'
 import { endpointOf, type Explain } from '../explain/findings.ts'
-import { loginRequired, type OAuthError } from '../errors.ts'
+import { invalidRequest, loginRequired, type OAuthError } from '../errors.ts'
 import { issueCode } from '../grants/issue-code.ts'
 import {
   clientRedirect,
@@ -174,6 +174,9 @@ export const authorize = (deps: Deps): ServerRoute[] => {
     if (validation.kind === 'page') return errorPageResponse(h, validation.error, undefined)
     if (validation.kind === 'redirect') return errorRedirect(h, validation, validation.error, deps)
     const ar = validation.request
+    // AUTHZ-08's sabotage: a server that refuses the id_token_hint OIDC Core §3.1.2.1 defines
+    if (deps.faults.has('authorize-refuses-id-token-hint') && raw.id_token_hint !== undefined)
+      return errorRedirect(h, ar, invalidRequest('id_token_hint is not supported'), deps)
     const session = await currentSession(request, deps)
     const now = deps.clock()
     // OIDC Core §3.1.2.1: prompt=login and an exceeded max_age both demand a new login

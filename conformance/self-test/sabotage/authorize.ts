@@ -195,7 +195,8 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
     ),
   ]),
   // one sabotage per request of the check the harness sends itself (each a sub-case): each
-  // optional parameter refused, and a repeated state taken as one
+  // optional parameter refused, and a repeated state taken as one; and a server refusing the
+  // id_token_hint of the last part (the reversed order has none: no fault reorders parameters)
   'AUTHZ-08': perPart([
     ...(
       [
@@ -222,6 +223,12 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
       how: 'the claims parameter is refused with invalid_request',
       expect: /^claims=\{.*: redirected to the client URI .*error=invalid_request/,
       handlers: refusedWhen((sent) => sent.searchParams.has('claims'), 'claims refused'),
+    },
+    {
+      how: 'prompt=none with an id_token_hint is refused invalid_request',
+      expect:
+        /^the authorization failed with error=invalid_request \(id_token_hint is not supported\)/,
+      faults: ['authorize-refuses-id-token-hint'],
     },
     {
       how: 'a repeated state is taken as its first value',
