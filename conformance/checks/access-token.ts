@@ -176,15 +176,15 @@ const stringArray = (v: unknown): v is string[] =>
 function authzClaims(payload: Json, what: string): AuthzClaims {
   expectThat(
     stringArray(payload.roles),
-    `${what} roles: expected an array of strings, got ${show(payload.roles)}`,
+    `${what}: roles: expected an array of strings, got ${show(payload.roles)}`,
   )
   expectThat(
     stringArray(payload.permissions),
-    `${what} permissions: expected an array of strings, got ${show(payload.permissions)}`,
+    `${what}: permissions: expected an array of strings, got ${show(payload.permissions)}`,
   )
   expectThat(
     typeof payload.org_id === 'string',
-    `${what} org_id: expected a string, got ${show(payload.org_id)}`,
+    `${what}: org_id: expected a string, got ${show(payload.org_id)}`,
   )
   return { roles: payload.roles, permissions: payload.permissions, org_id: payload.org_id }
 }
@@ -255,21 +255,21 @@ function expectNoPersonalData(
   const personal = PERSONAL.filter((c) => c in payload)
   expectThat(
     personal.length === 0,
-    `${what} carries personal data or secrets: ${personal.join(', ')}`,
+    `${what}: carries personal data or secrets: ${personal.join(', ')}`,
   )
   const text = JSON.stringify(payload)
   // short values would match by accident
   for (const secret of secrets.filter((s) => s.length >= 6))
-    expectThat(!text.includes(secret), `${what} contains a password or client secret in a claim`)
+    expectThat(!text.includes(secret), `${what}: contains a password or client secret in a claim`)
   const extra = Object.keys(payload).filter((c) => !KNOWN.has(c))
   if (extra.length > 0)
     ctx.note(`${what} has claims beyond INTERFACE.md §2.3 and RFC 9068: ${extra.join(', ')}`)
 }
 
 function expectSameAuthz(actual: AuthzClaims, expected: AuthzClaims, what: string): void {
-  expectSameSet(actual.roles, expected.roles, `${what} roles`)
-  expectSameSet(actual.permissions, expected.permissions, `${what} permissions`)
-  expectEqual(actual.org_id, expected.org_id, `${what} org_id`)
+  expectSameSet(actual.roles, expected.roles, `${what}: roles`)
+  expectSameSet(actual.permissions, expected.permissions, `${what}: permissions`)
+  expectEqual(actual.org_id, expected.org_id, `${what}: org_id`)
 }
 
 const AT_06 = check(async (ctx) => {
@@ -277,28 +277,38 @@ const AT_06 = check(async (ctx) => {
   const { primary, secondary } = ctx.target.users
   const secrets = [primary.password, main.secret, ...(secondary ? [secondary.password] : [])]
   const { body } = await tokensFor(ctx, { scope: 'openid offline_access' })
+  const mine = `access token of ${primary.username}`
   const first = (await verifySignature(ctx, body.access_token, 'access token')).payload
-  const claims = authzClaims(first, `access token of ${primary.username}`)
-  expectNoPersonalData(ctx, first, `access token of ${primary.username}`, secrets)
-  const fixture = ctx.target.embedded ? FIXTURE_AUTHZ[primary.username] : undefined
-  if (fixture) expectSameAuthz(claims, fixture, `access token of ${primary.username}`)
+  // the first token's claims are what the refreshed one is compared with
+  const claims = authzClaims(first, mine)
+  // each token is its own sub-case: personal data in one does not hide wrong roles in another
+  await ctx.subcase(mine, () => {
+    expectNoPersonalData(ctx, first, mine, secrets)
+    const fixture = ctx.target.embedded ? FIXTURE_AUTHZ[primary.username] : undefined
+    if (fixture) expectSameAuthz(claims, fixture, mine)
+  })
 
   // ARCHITECTURE.md (roles): a refresh re-reads the same assignment
-  const refreshed = await refresh(ctx, main, body.refresh_token)
-  const again = (await verifySignature(ctx, refreshed.access_token, 'refreshed access token'))
-    .payload
-  expectSameAuthz(authzClaims(again, 'refreshed access token'), claims, 'refreshed access token')
-  expectNoPersonalData(ctx, again, 'refreshed access token', secrets)
+  const renewed = 'refreshed access token'
+  await ctx.subcase(renewed, async () => {
+    const refreshed = await refresh(ctx, main, body.refresh_token)
+    const again = (await verifySignature(ctx, refreshed.access_token, renewed)).payload
+    expectSameAuthz(authzClaims(again, renewed), claims, renewed)
+    expectNoPersonalData(ctx, again, renewed, secrets)
+  })
 
   if (!secondary) {
     ctx.note('no secondary user in the target configuration: only the primary user was checked')
   } else {
-    const other = await tokensFor(ctx, { scope: 'openid', user: secondary })
-    const payload = (await verifySignature(ctx, other.body.access_token, 'access token')).payload
-    const theirs = authzClaims(payload, `access token of ${secondary.username}`)
-    expectNoPersonalData(ctx, payload, `access token of ${secondary.username}`, secrets)
-    const expected = ctx.target.embedded ? FIXTURE_AUTHZ[secondary.username] : undefined
-    if (expected) expectSameAuthz(theirs, expected, `access token of ${secondary.username}`)
+    const theirs = `access token of ${secondary.username}`
+    await ctx.subcase(theirs, async () => {
+      const other = await tokensFor(ctx, { scope: 'openid', user: secondary })
+      const payload = (await verifySignature(ctx, other.body.access_token, 'access token')).payload
+      const authz = authzClaims(payload, theirs)
+      expectNoPersonalData(ctx, payload, theirs, secrets)
+      const expected = ctx.target.embedded ? FIXTURE_AUTHZ[secondary.username] : undefined
+      if (expected) expectSameAuthz(authz, expected, theirs)
+    })
   }
   if (!ctx.target.embedded)
     ctx.note(

@@ -197,22 +197,22 @@ const AUTHZ_08 = check(async (ctx) => {
     { acr_values: 'urn:mace:incommon:iap:silver' },
     { claims: CLAIMS_REQUEST },
   ]
+  // each request is its own sub-case (named as its messages begin): one refused hides no other
   for (const extra of optional) {
     const what = Object.entries(extra)
       .map(([k, v]) => `${k}=${v}`)
       .join('&')
-    await expectLoginPage(ctx, await authorizeRaw(ctx, { ...base, ...extra }), what)
+    await ctx.subcase(what, async () => {
+      await expectLoginPage(ctx, await authorizeRaw(ctx, { ...base, ...extra }), what)
+    })
   }
 
   // RFC 6749 §3.1: parameters MUST NOT be included more than once
-  const dup = await authorizeRaw(ctx, { ...base, state: [base.state, 'second'] })
-  expectErrorRedirect(
-    dup,
-    base.redirect_uri,
-    'two state parameters',
-    ['invalid_request'],
-    undefined,
-  )
+  const twice = 'two state parameters'
+  await ctx.subcase(twice, async () => {
+    const dup = await authorizeRaw(ctx, { ...base, state: [base.state, 'second'] })
+    expectErrorRedirect(dup, base.redirect_uri, twice, ['invalid_request'], undefined)
+  })
 
   // order of parameters and of scope tokens does not matter (RFC 6749 §3.3). Its own browser:
   // the reversed request is sent as built, and prompt=none with id_token_hint needs the session
@@ -474,61 +474,66 @@ const AUTHZ_17 = check(async (ctx) => {
     iss: client.id,
     aud: ctx.target.baseUrl,
   })
-  const byValue = await authorizeRaw(ctx, { ...outer, request: object })
-  if (
-    isRedirect(byValue) &&
-    (byValue.headers.get('location') ?? '').startsWith(outer.redirect_uri)
-  ) {
+  // by value and by reference are sub-cases: support for one says nothing of the other
+  await ctx.subcase('request object by value', async () => {
+    const byValue = await authorizeRaw(ctx, { ...outer, request: object })
+    if (
+      isRedirect(byValue) &&
+      (byValue.headers.get('location') ?? '').startsWith(outer.redirect_uri)
+    ) {
+      const p = expectErrorRedirect(
+        byValue,
+        outer.redirect_uri,
+        'request object by value',
+        ['request_not_supported', 'invalid_request_object'],
+        undefined,
+      )
+      if (p.get('error') === 'request_not_supported') {
+        // OIDC Discovery §3: request_parameter_supported must not claim support
+        expectThat(
+          doc?.request_parameter_supported !== true,
+          'request_not_supported, yet discovery says request_parameter_supported: true',
+        )
+      } else ctx.note('the unsigned request object was refused as invalid_request_object')
+    } else {
+      await expectLoginPage(ctx, byValue, 'request object by value')
+      const outcome = await browse(
+        await ctx.newBrowserContext(),
+        ctx.target,
+        authorizeUrl(ctx, Object.entries({ ...outer, request: object })),
+        ctx.http,
+        { user: ctx.target.users.primary },
+      )
+      expectThat(outcome.callback, 'the request-object flow never came back to the client')
+      const callback = new URL(outcome.callback)
+      const code = callback.searchParams.get('code')
+      expectThat(code, `the request-object flow failed: ${callback.search}`)
+      expectEqual(callback.searchParams.get('state'), full.state, 'state from the request object')
+      await redeemCode(ctx, code, verifier, client, 'request object')
+    }
+  })
+
+  await ctx.subcase('request_uri', async () => {
+    const byUri = await authorizeRaw(ctx, {
+      ...outer,
+      request_uri: `${new URL(outer.redirect_uri).origin}/request-objects/${oidc.randomState()}`,
+    })
     const p = expectErrorRedirect(
-      byValue,
+      byUri,
       outer.redirect_uri,
-      'request object by value',
-      ['request_not_supported', 'invalid_request_object'],
+      'request_uri',
+      ['request_uri_not_supported', 'invalid_request_uri'],
       undefined,
     )
-    if (p.get('error') === 'request_not_supported') {
-      // OIDC Discovery §3: request_parameter_supported must not claim support
-      expectThat(
-        doc?.request_parameter_supported !== true,
-        'request_not_supported, yet discovery says request_parameter_supported: true',
+    if (p.get('error') === 'request_uri_not_supported') {
+      // request_uri_parameter_supported defaults to true, so refusing it must be stated
+      expectEqual(
+        doc?.request_uri_parameter_supported ?? 'absent (defaults to true)',
+        false,
+        'discovery request_uri_parameter_supported while request_uri is refused',
       )
-    } else ctx.note('the unsigned request object was refused as invalid_request_object')
-  } else {
-    await expectLoginPage(ctx, byValue, 'request object by value')
-    const outcome = await browse(
-      await ctx.newBrowserContext(),
-      ctx.target,
-      authorizeUrl(ctx, Object.entries({ ...outer, request: object })),
-      ctx.http,
-      { user: ctx.target.users.primary },
-    )
-    expectThat(outcome.callback, 'the request-object flow never came back to the client')
-    const callback = new URL(outcome.callback)
-    const code = callback.searchParams.get('code')
-    expectThat(code, `the request-object flow failed: ${callback.search}`)
-    expectEqual(callback.searchParams.get('state'), full.state, 'state from the request object')
-    await redeemCode(ctx, code, verifier, client, 'request object')
-  }
-
-  const byUri = await authorizeRaw(ctx, {
-    ...outer,
-    request_uri: `${new URL(outer.redirect_uri).origin}/request-objects/${oidc.randomState()}`,
+    } else ctx.note('request_uri answered invalid_request_uri: the harness hosts no request object')
   })
-  const p = expectErrorRedirect(
-    byUri,
-    outer.redirect_uri,
-    'request_uri',
-    ['request_uri_not_supported', 'invalid_request_uri'],
-    undefined,
-  )
-  if (p.get('error') === 'request_uri_not_supported') {
-    // request_uri_parameter_supported defaults to true, so refusing it must be stated
-    expectEqual(
-      doc?.request_uri_parameter_supported ?? 'absent (defaults to true)',
-      false,
-      'discovery request_uri_parameter_supported while request_uri is refused',
-    )
-  } else ctx.note('request_uri answered invalid_request_uri: the harness hosts no request object')
 })
 
 const AUTHZ_18 = check(async (ctx) => {
@@ -542,31 +547,33 @@ const AUTHZ_18 = check(async (ctx) => {
     ['prompt=bogus', { ...base, prompt: 'bogus' }],
   ]
   let examined = 0
-  for (const [what, params] of cases) {
-    const state = `s-${oidc.randomState()}`
-    const res = await authorizeRaw(ctx, { ...params, state })
-    if (!isRedirect(res) || !(res.headers.get('location') ?? '').startsWith(base.redirect_uri)) {
-      ctx.note(`${what}: not an error redirect (HTTP ${res.status}); not examined here`)
-      continue
-    }
-    examined++
-    const p = expectErrorRedirect(res, base.redirect_uri, what, AUTHORIZATION_ERRORS, state, {
-      fragmentAllowed: params.response_type !== 'code',
+  // each request is its own sub-case (named as its messages begin): one bad redirect hides none
+  for (const [what, params] of cases)
+    await ctx.subcase(what, async () => {
+      const state = `s-${oidc.randomState()}`
+      const res = await authorizeRaw(ctx, { ...params, state })
+      if (!isRedirect(res) || !(res.headers.get('location') ?? '').startsWith(base.redirect_uri)) {
+        ctx.note(`${what}: not an error redirect (HTTP ${res.status}); not examined here`)
+        return
+      }
+      examined++
+      const p = expectErrorRedirect(res, base.redirect_uri, what, AUTHORIZATION_ERRORS, state, {
+        fragmentAllowed: params.response_type !== 'code',
+      })
+      const description = p.get('error_description')
+      // RFC 6749 App. A.8: error_description is limited to %x20-21 / %x23-5B / %x5D-7E
+      expectThat(description, `${what}: no error_description`)
+      expectThat(
+        ERROR_CHARS.test(description),
+        `${what}: error_description has characters outside RFC 6749 App. A.8: ${JSON.stringify(description)}`,
+      )
+      // RFC 9207 §2: iss, when present, is the issuer identifier exactly
+      const iss = p.get('iss')
+      if (iss !== null) expectEqual(iss, ctx.target.baseUrl, `${what}: iss`)
+      const expected = new Set(['error', 'error_description', 'error_uri', 'state', 'iss'])
+      const extra = [...p.keys()].filter((k) => !expected.has(k))
+      if (extra.length > 0) ctx.note(`${what}: unexpected parameters ${extra.join(', ')}`)
     })
-    const description = p.get('error_description')
-    // RFC 6749 App. A.8: error_description is limited to %x20-21 / %x23-5B / %x5D-7E
-    expectThat(description, `${what}: no error_description`)
-    expectThat(
-      ERROR_CHARS.test(description),
-      `${what}: error_description has characters outside RFC 6749 App. A.8: ${JSON.stringify(description)}`,
-    )
-    // RFC 9207 §2: iss, when present, is the issuer identifier exactly
-    const iss = p.get('iss')
-    if (iss !== null) expectEqual(iss, ctx.target.baseUrl, `${what}: iss`)
-    const expected = new Set(['error', 'error_description', 'error_uri', 'state', 'iss'])
-    const extra = [...p.keys()].filter((k) => !expected.has(k))
-    if (extra.length > 0) ctx.note(`${what}: unexpected parameters ${extra.join(', ')}`)
-  }
   expectThat(examined > 0, 'none of the invalid requests produced an error redirect')
 })
 

@@ -34,21 +34,32 @@ async function brandingOf(ctx: CheckContext, client: TargetClient) {
   return { res, body: expectJsonObject(res, `branding of ${client.id}`) }
 }
 
-const BRAND_01 = check(async (ctx) => {
+/** Each client's record is its own sub-case (named as its messages begin). */
+const eachClient = async (
+  ctx: CheckContext,
+  judge: (client: TargetClient, what: string) => Promise<void>,
+): Promise<void> => {
   for (const client of configuredClients(ctx)) {
+    const what = `branding of ${client.id}`
+    await ctx.subcase(what, () => judge(client, what))
+  }
+}
+
+const BRAND_01 = check(async (ctx) => {
+  await eachClient(ctx, async (client, what) => {
     const { body } = await brandingOf(ctx, client)
     // INTERFACE.md §2.6: exactly these fields, each a string
-    expectSameSet(Object.keys(body), FIELDS, `fields of the branding record of ${client.id}`)
+    expectSameSet(Object.keys(body), FIELDS, `${what}: fields`)
     for (const field of FIELDS)
       expectThat(
         typeof body[field] === 'string' && body[field] !== '',
-        `branding of ${client.id}: ${field} must be a non-empty string, got ${show(body[field])}`,
+        `${what}: ${field} must be a non-empty string, got ${show(body[field])}`,
       )
-  }
+  })
 })
 
 const BRAND_02 = check(async (ctx) => {
-  for (const client of configuredClients(ctx)) {
+  await eachClient(ctx, async (client) => {
     const { body } = await brandingOf(ctx, client)
     // INTERFACE.md §2.6: hex color, #RRGGBB
     expectThat(
@@ -69,24 +80,27 @@ const BRAND_02 = check(async (ctx) => {
           `branding of ${client.id}: ${field} is not an absolute https URL: ${show(value)} (OIDC Dynamic Client Registration §2)`,
         )
     }
-  }
+  })
 })
 
 const BRAND_03 = check(async (ctx) => {
   // INTERFACE.md §7 error shape; a missing required parameter is invalid_request (RFC 6749 §5.2)
-  const missing = await ctx.http.get(BRANDING)
-  expectOAuthError(missing, 400, 'invalid_request')
-  const empty = await ctx.http.get(BRANDING, { client_id: '' })
-  about('an empty client_id', () => expectOAuthError(empty, [400, 404]))
+  // each request is its own sub-case: every one answered outside the shape is reported
+  await ctx.subcase('no client_id', async () => {
+    const missing = await ctx.http.get(BRANDING)
+    expectOAuthError(missing, 400, 'invalid_request')
+  })
   for (const [what, clientId] of [
+    ['an empty client_id', ''],
     ['an unknown client_id', `no-such-client-${Date.now()}`],
     ['an overlong client_id', 'x'.repeat(4000)],
     ['a client_id with markup', '"><script>alert(1)</script>'],
-  ] as const) {
-    const res = await ctx.http.get(BRANDING, { client_id: clientId })
-    // never 5xx or an HTML page: a 4xx in the JSON error shape
-    about(what, () => expectOAuthError(res, [400, 404]))
-  }
+  ] as const)
+    await ctx.subcase(what, async () => {
+      const res = await ctx.http.get(BRANDING, { client_id: clientId })
+      // never 5xx or an HTML page: a 4xx in the JSON error shape
+      about(what, () => expectOAuthError(res, [400, 404]))
+    })
 })
 
 /** Names that would betray confidential or internal data in a public record. */
@@ -94,19 +108,19 @@ const FORBIDDEN_KEY = /secret|password|redirect|^id$|_id$|internal|hash|digest|k
 
 const BRAND_04 = check(async (ctx) => {
   const records: { client: TargetClient; text: string }[] = []
-  for (const client of configuredClients(ctx)) {
+  await eachClient(ctx, async (client) => {
     const { res, body } = await brandingOf(ctx, client)
     for (const key of Object.keys(body))
       expectThat(
         !FORBIDDEN_KEY.test(key),
-        `branding of ${client.id} carries ${show(key)}: a public record holds no secret, redirect URI or internal identifier`,
+        `branding of ${client.id}: carries ${show(key)}: a public record holds no secret, redirect URI or internal identifier`,
       )
     const secrets = [client.secret, client.redirectUri, client.postLogoutRedirectUri]
     for (const secret of secrets)
       if (secret)
         expectThat(
           !res.text.includes(secret),
-          `branding of ${client.id} reveals its ${secret === client.secret ? 'client secret' : 'registered URI'}`,
+          `branding of ${client.id}: reveals its ${secret === client.secret ? 'client secret' : 'registered URI'}`,
         )
     // a record any cache may keep must not set a cookie with it
     const cacheControl = res.headers.get('cache-control') ?? ''
@@ -115,10 +129,10 @@ const BRAND_04 = check(async (ctx) => {
     if (shared)
       expectThat(
         res.headers.get('set-cookie') === null,
-        `branding of ${client.id} is publicly cacheable (${cacheControl}) yet sets a cookie`,
+        `branding of ${client.id}: is publicly cacheable (${cacheControl}) yet sets a cookie`,
       )
     records.push({ client, text: JSON.stringify(body) })
-  }
+  })
   // cached or not, each client_id gets its own record (ARCHITECTURE.md: each client has one)
   const [first, second] = records
   if (first && second)

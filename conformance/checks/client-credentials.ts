@@ -23,35 +23,43 @@ const USER_SCOPES = ['openid', 'profile', 'email', 'offline_access']
 const CC_01 = check(async (ctx) => {
   const service = serviceClient(ctx)
   const SCOPE = clientCredentialsScope(ctx, service)
+  const res = await clientCredentialsRaw(ctx, service, SCOPE)
+  const raw = 'client_credentials response'
+  expectStatus(res, 200, raw)
+  const body = expectJsonObject(res, raw)
+  // RFC 6749 §5.1: token responses MUST NOT be cached; a sub-case, as the body is judged apart
+  await ctx.subcase(raw, () => expectNoStore(res, raw))
+
+  // RFC 6749 §4.4.3, §5.1; INTERFACE.md §4.2: access_token, token_type, expires_in, scope; read
+  // from the raw answer, as openid-client refuses a token_type other than Bearer on its own
+  expectThat(
+    typeof body.access_token === 'string' && body.access_token !== '',
+    `access_token: expected a non-empty string, got ${JSON.stringify(body.access_token)}`,
+  )
+  expectBearerLifetime({ token_type: String(body.token_type), expires_in: body.expires_in })
+  expectScope(body.scope, SCOPE, 'scope of the client_credentials response')
+  // and as a client library reads it
   const config = await oidcConfig(ctx, service)
   const tokens = await oidc.clientCredentialsGrant(config, { scope: SCOPE })
-  // RFC 6749 §4.4.3, §5.1; INTERFACE.md §4.2: access_token, token_type, expires_in, scope
-  expectThat(tokens.access_token !== '', 'empty access_token')
-  expectBearerLifetime(tokens)
-  expectScope(tokens.scope, SCOPE, 'scope of the client_credentials response')
-
-  const res = await clientCredentialsRaw(ctx, service, SCOPE)
-  expectStatus(res, 200, 'client_credentials response')
-  const body = expectJsonObject(res, 'client_credentials response')
-  expectEqual(String(body.token_type).toLowerCase(), 'bearer', 'token_type of the raw response')
-  expectScope(body.scope, SCOPE, 'scope of the raw client_credentials response')
-  // RFC 6749 §5.1: token responses MUST NOT be cached
-  expectNoStore(res, 'client_credentials response')
+  expectScope(tokens.scope, SCOPE, 'scope of the client_credentials response (openid-client)')
 })
 
 const CC_02 = check(async (ctx) => {
   const service = serviceClient(ctx)
   const SCOPE = clientCredentialsScope(ctx, service)
+  // each request is its own sub-case: a token too many in one does not hide the other's
   for (const scope of [SCOPE, undefined]) {
-    const res = await clientCredentialsRaw(ctx, service, scope)
     const what = `client_credentials response (${scope === undefined ? 'no scope' : `scope ${scope}`})`
-    if (scope === undefined && res.status === 400) continue
-    expectStatus(res, 200, what)
-    const body = expectJsonObject(res, what)
-    // INTERFACE.md §4.2: no ID token, there is no end-user (OIDC Core §2)
-    expectThat(!('id_token' in body), `${what} carries an id_token`)
-    // INTERFACE.md §2.2 (RFC 6749 §4.4.3: SHOULD NOT): no refresh token for client_credentials
-    expectThat(!('refresh_token' in body), `${what} carries a refresh_token`)
+    await ctx.subcase(what, async () => {
+      const res = await clientCredentialsRaw(ctx, service, scope)
+      if (scope === undefined && res.status === 400) return
+      expectStatus(res, 200, what)
+      const body = expectJsonObject(res, what)
+      // INTERFACE.md §4.2: no ID token, there is no end-user (OIDC Core §2)
+      expectThat(!('id_token' in body), `${what}: carries an id_token`)
+      // INTERFACE.md §2.2 (RFC 6749 §4.4.3: SHOULD NOT): no refresh token for client_credentials
+      expectThat(!('refresh_token' in body), `${what}: carries a refresh_token`)
+    })
   }
 })
 
@@ -124,17 +132,23 @@ const CC_04 = check(async (ctx) => {
   expectStatus(res, 200, 'client_credentials response')
   const token = String(expectJsonObject(res, 'client_credentials response').access_token)
   const { payload } = await verifyJwt(ctx, token, { audience: service.id })
+  // each claim is its own sub-case (named as its message begins): one wrong hides no other
   // RFC 9068 §2.2: without a resource owner, sub is the client's own identifier
-  expectEqual(payload.sub, service.id, 'sub of a client_credentials access token')
+  const sub = 'sub of a client_credentials access token'
+  await ctx.subcase(sub, () => expectEqual(payload.sub, service.id, sub))
   // INTERFACE.md §2.3: aud is the client identifier
   const aud = Array.isArray(payload.aud) ? payload.aud : [payload.aud]
-  expectThat(
-    aud.length === 1 && aud[0] === service.id,
-    `aud: expected "${service.id}", got ${JSON.stringify(payload.aud)}`,
+  await ctx.subcase('aud', () =>
+    expectThat(
+      aud.length === 1 && aud[0] === service.id,
+      `aud: expected "${service.id}", got ${JSON.stringify(payload.aud)}`,
+    ),
   )
-  for (const claim of ['name', 'email', 'email_verified', 'picture', 'updated_at']) {
-    expectThat(!(claim in payload), `a client_credentials token carries the user claim ${claim}`)
-  }
+  const userClaims = ['name', 'email', 'email_verified', 'picture', 'updated_at']
+  await ctx.subcase('user claims', () => {
+    for (const claim of userClaims)
+      expectThat(!(claim in payload), `user claims: a client_credentials token carries ${claim}`)
+  })
 })
 
 const CC_05 = check(async (ctx) => {
@@ -144,13 +158,18 @@ const CC_05 = check(async (ctx) => {
   const tokens = await oidc.clientCredentialsGrant(config, { scope: SCOPE })
   const claims = claimsOf(tokens.access_token)
   const result = await oidc.tokenIntrospection(config, tokens.access_token)
-  // RFC 7662 §2.2; INTERFACE.md §2.5: the full field set for an active token
+  // RFC 7662 §2.2; INTERFACE.md §2.5: the full field set for an active token; an inactive
+  // answer has no other field to judge
   expectEqual(result.active, true, 'active')
-  expectEqual(result.client_id, service.id, 'client_id')
-  expectScope(result.scope, tokens.scope ?? SCOPE, 'scope (the granted scope)')
-  expectEqual(result.sub, claims.sub, 'sub (the access token sub)')
-  expectEqual(result.exp, claims.exp, 'exp')
-  expectEqual(result.iat, claims.iat, 'iat')
+  // each field is its own sub-case (named as its message begins): one wrong hides no other
+  const field = (what: string, expectation: () => void) => ctx.subcase(what, expectation)
+  await field('client_id', () => expectEqual(result.client_id, service.id, 'client_id'))
+  const scope = 'scope (the granted scope)'
+  await field(scope, () => expectScope(result.scope, tokens.scope ?? SCOPE, scope))
+  const sub = 'sub (the access token sub)'
+  await field(sub, () => expectEqual(result.sub, claims.sub, sub))
+  await field('exp', () => expectEqual(result.exp, claims.exp, 'exp'))
+  await field('iat', () => expectEqual(result.iat, claims.iat, 'iat'))
   if (result.sub !== service.id)
     ctx.note(`sub is "${String(result.sub)}", not the client id (CC-04)`)
 })

@@ -51,37 +51,52 @@ const ARRAYS = [
   'id_token_signing_alg_values_supported',
 ] as const
 
+/** Each member is its own sub-case (named as its message begins): one wrong hides no other. */
+const member = (ctx: CheckContext, name: string, expectation: () => void): Promise<void> =>
+  ctx.subcase(name, expectation)
+
 const DISC_03 = check(async (ctx) => {
   const doc = await discovery(ctx)
-  expectThat(typeof doc.issuer === 'string', 'issuer is missing or not a string')
-  for (const [member, path] of Object.entries(ENDPOINTS)) {
-    expectEqual(doc[member], ctx.target.baseUrl + path, member)
-  }
-  for (const member of ARRAYS) {
-    const value = doc[member]
-    expectThat(
-      Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'string'),
-      `${member} must be a non-empty array of strings, got ${JSON.stringify(value)}`,
+  await member(ctx, 'issuer', () =>
+    expectThat(typeof doc.issuer === 'string', 'issuer: missing or not a string'),
+  )
+  for (const [name, path] of Object.entries(ENDPOINTS))
+    await member(ctx, name, () => expectEqual(doc[name], ctx.target.baseUrl + path, name))
+  for (const name of ARRAYS) {
+    const value = doc[name]
+    await member(ctx, name, () =>
+      expectThat(
+        Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'string'),
+        `${name}: must be a non-empty array of strings, got ${JSON.stringify(value)}`,
+      ),
     )
   }
-  for (const [member, value] of Object.entries(doc)) {
-    if (member.endsWith('_supported') && !ARRAYS.includes(member as (typeof ARRAYS)[number])) {
+  for (const [name, value] of Object.entries(doc)) {
+    if (name.endsWith('_supported') && !ARRAYS.includes(name as (typeof ARRAYS)[number])) {
       const ok = Array.isArray(value) || typeof value === 'boolean'
-      expectThat(ok, `${member} must be an array or a boolean, got ${JSON.stringify(value)}`)
+      await member(ctx, name, () =>
+        expectThat(ok, `${name}: must be an array or a boolean, got ${JSON.stringify(value)}`),
+      )
     }
   }
 })
 
 const DISC_04 = check(async (ctx) => {
   const doc = await discovery(ctx)
-  expectSameSet(doc.response_types_supported, ['code'], 'response_types_supported')
-  expectSameSet(doc.subject_types_supported, ['public'], 'subject_types_supported')
+  for (const [name, only] of [
+    ['response_types_supported', 'code'],
+    ['subject_types_supported', 'public'],
+  ] as const)
+    await member(ctx, name, () => expectSameSet(doc[name], [only], name))
   const algs = doc.id_token_signing_alg_values_supported
-  expectThat(
-    Array.isArray(algs) && algs.includes('RS256'),
-    `id_token_signing_alg_values_supported must list RS256, got ${JSON.stringify(algs)}`,
-  )
-  expectThat(!algs.includes('none'), 'id_token_signing_alg_values_supported lists "none"')
+  const signing = 'id_token_signing_alg_values_supported'
+  await member(ctx, signing, () => {
+    expectThat(
+      Array.isArray(algs) && algs.includes('RS256'),
+      `${signing}: must list RS256, got ${JSON.stringify(algs)}`,
+    )
+    expectThat(!algs.includes('none'), `${signing}: lists "none"`)
+  })
 })
 
 const DISC_05 = check(async (ctx) => {
@@ -99,24 +114,28 @@ const USER_CLAIMS = ['sub', 'name', 'picture', 'updated_at', 'email', 'email_ver
 
 const DISC_06 = check(async (ctx) => {
   const doc = await discovery(ctx)
-  const scopes = doc.scopes_supported
-  expectThat(
-    Array.isArray(scopes),
-    `scopes_supported must be an array, got ${JSON.stringify(scopes)}`,
-  )
-  for (const s of ['openid', 'profile', 'email', 'offline_access'])
-    expectThat(scopes.includes(s), `scopes_supported lacks ${s}`)
-  for (const s of scopes)
+  await member(ctx, 'scopes_supported', () => {
+    const scopes = doc.scopes_supported
     expectThat(
-      typeof s === 'string' && SCOPE_TOKEN.test(s),
-      `scopes_supported holds an invalid scope token ${JSON.stringify(s)}`,
+      Array.isArray(scopes),
+      `scopes_supported: must be an array, got ${JSON.stringify(scopes)}`,
     )
-  const claims = doc.claims_supported
-  expectThat(
-    Array.isArray(claims),
-    `claims_supported must be an array, got ${JSON.stringify(claims)}`,
-  )
-  for (const c of USER_CLAIMS) expectThat(claims.includes(c), `claims_supported lacks ${c}`)
+    for (const s of ['openid', 'profile', 'email', 'offline_access'])
+      expectThat(scopes.includes(s), `scopes_supported: lacks ${s}`)
+    for (const s of scopes)
+      expectThat(
+        typeof s === 'string' && SCOPE_TOKEN.test(s),
+        `scopes_supported: holds an invalid scope token ${JSON.stringify(s)}`,
+      )
+  })
+  await member(ctx, 'claims_supported', () => {
+    const claims = doc.claims_supported
+    expectThat(
+      Array.isArray(claims),
+      `claims_supported: must be an array, got ${JSON.stringify(claims)}`,
+    )
+    for (const c of USER_CLAIMS) expectThat(claims.includes(c), `claims_supported: lacks ${c}`)
+  })
 })
 
 const DISC_07 = check(async (ctx) => {
@@ -139,13 +158,17 @@ const DISC_08 = check(async (ctx) => {
 const DISC_09 = check(async (ctx) => {
   const doc = await discovery(ctx)
   // OIDC Discovery §3: an absent request_uri_parameter_supported means true
-  expectEqual(doc.request_uri_parameter_supported, false, 'request_uri_parameter_supported')
-  for (const member of ['request_parameter_supported', 'claims_parameter_supported']) {
-    expectThat(
-      doc[member] === undefined || doc[member] === false,
-      `${member} must be false or absent, got ${JSON.stringify(doc[member])}`,
+  const byReference = 'request_uri_parameter_supported'
+  await member(ctx, byReference, () =>
+    expectEqual(doc.request_uri_parameter_supported, false, byReference),
+  )
+  for (const name of ['request_parameter_supported', 'claims_parameter_supported'])
+    await member(ctx, name, () =>
+      expectThat(
+        doc[name] === undefined || doc[name] === false,
+        `${name}: must be false or absent, got ${JSON.stringify(doc[name])}`,
+      ),
     )
-  }
   if (doc.response_modes_supported === undefined) {
     ctx.note('response_modes_supported is absent; its default is [query, fragment]')
   }
@@ -163,22 +186,23 @@ const DISC_09 = check(async (ctx) => {
 
 const DISC_10 = check(async (ctx) => {
   const doc = await discovery(ctx)
-  for (const member of [
+  for (const name of [
     'end_session_endpoint',
     'introspection_endpoint',
     'revocation_endpoint',
-  ] as const) {
-    expectEqual(doc[member], ctx.target.baseUrl + ENDPOINTS[member], member)
-  }
+  ] as const)
+    await member(ctx, name, () =>
+      expectEqual(doc[name], ctx.target.baseUrl + ENDPOINTS[name], name),
+    )
   // RFC 8414 §2: absent auth-method members default to client_secret_basic. REQUIREMENTS.md
   // makes naming them a SHOULD: a note here, never this MUST check's failure
-  for (const member of [
+  for (const name of [
     'introspection_endpoint_auth_methods_supported',
     'revocation_endpoint_auth_methods_supported',
   ] as const) {
-    const value = doc[member]
+    const value = doc[name]
     const ok = Array.isArray(value) && value.length === 1 && value[0] === 'client_secret_post'
-    if (!ok) ctx.note(`${member} is ${JSON.stringify(value)}, not ["client_secret_post"] (SHOULD)`)
+    if (!ok) ctx.note(`${name} is ${JSON.stringify(value)}, not ["client_secret_post"] (SHOULD)`)
   }
 })
 
@@ -194,8 +218,10 @@ const DISC_11 = check(async (ctx) => {
     return
   }
   const oauth = expectJsonObject(res, 'RFC 8414 document')
-  for (const member of ['issuer', ...Object.keys(ENDPOINTS)]) {
-    if (oauth[member] !== undefined) expectEqual(oauth[member], doc[member], `RFC 8414 ${member}`)
+  for (const name of ['issuer', ...Object.keys(ENDPOINTS)]) {
+    const what = `RFC 8414 ${name}`
+    if (oauth[name] !== undefined)
+      await member(ctx, what, () => expectEqual(oauth[name], doc[name], what))
   }
 })
 

@@ -230,32 +230,30 @@ const IDT_07 = check({ exclusive: true }, async (ctx) => {
 const IDT_08 = check(async (ctx) => {
   const { claims, body, code } = await idTokenFor(ctx, { scope: 'openid' })
   const checked: string[] = []
-  if ('at_hash' in claims) {
-    expectEqual(
-      claims.at_hash,
-      halfHash(String(body.access_token)),
-      'ID token at_hash (left half of SHA-256 of the access token it came with)',
-    )
-    checked.push('at_hash')
+  // each claim is its own sub-case (named as its message begins): one wrong does not hide another
+  const claim = async (name: string, what: string, expectation: () => void): Promise<void> => {
+    if (!(name in claims)) return
+    checked.push(name)
+    await ctx.subcase(what, expectation)
   }
-  if ('c_hash' in claims) {
-    expectEqual(claims.c_hash, halfHash(code), 'ID token c_hash (of the authorization code)')
-    checked.push('c_hash')
-  }
-  if ('acr' in claims) {
+  const atHash = 'ID token at_hash (left half of SHA-256 of the access token it came with)'
+  await claim('at_hash', atHash, () =>
+    expectEqual(claims.at_hash, halfHash(String(body.access_token)), atHash),
+  )
+  const cHash = 'ID token c_hash (of the authorization code)'
+  await claim('c_hash', cHash, () => expectEqual(claims.c_hash, halfHash(code), cHash))
+  await claim('acr', 'ID token acr', () =>
     expectThat(
       typeof claims.acr === 'string' && claims.acr.length > 0,
       `ID token acr: expected a non-empty string, got ${show(claims.acr)}`,
-    )
-    checked.push('acr')
-  }
-  if ('amr' in claims) {
+    ),
+  )
+  await claim('amr', 'ID token amr', () =>
     expectThat(
       Array.isArray(claims.amr) && claims.amr.every((m) => typeof m === 'string'),
       `ID token amr: expected an array of strings, got ${show(claims.amr)}`,
-    )
-    checked.push('amr')
-  }
+    ),
+  )
   ctx.note(
     checked.length > 0
       ? `checked: ${checked.join(', ')}`
@@ -271,19 +269,21 @@ const SCOPE_CLAIMS: Record<string, readonly string[]> = {
 
 const IDT_09 = check(async (ctx) => {
   const present: string[] = []
-  for (const scope of ['openid profile email', 'openid profile', 'openid email', 'openid']) {
-    const { claims } = await idTokenFor(ctx, { scope }, `ID token for ${show(scope)}`)
-    const granted = scope.split(' ')
-    for (const [s, names] of Object.entries(SCOPE_CLAIMS)) {
-      const found = names.filter((c) => c in claims)
-      // OIDC Core §5.4: scopes request claims; a scope not granted releases none of its claims
-      expectThat(
-        granted.includes(s) || found.length === 0,
-        `the ID token for scope ${show(scope)} carries ${found.join(', ')} without the ${s} scope`,
-      )
-      if (granted.includes(s)) present.push(...found.filter((c) => !present.includes(c)))
-    }
-  }
+  // each scope is its own sub-case: claims leaked for one do not hide another's
+  for (const scope of ['openid profile email', 'openid profile', 'openid email', 'openid'])
+    await ctx.subcase(`the ID token for scope ${show(scope)}`, async () => {
+      const { claims } = await idTokenFor(ctx, { scope }, 'ID token')
+      const granted = scope.split(' ')
+      for (const [s, names] of Object.entries(SCOPE_CLAIMS)) {
+        const found = names.filter((c) => c in claims)
+        // OIDC Core §5.4: scopes request claims; a scope not granted releases none of its claims
+        expectThat(
+          granted.includes(s) || found.length === 0,
+          `carries ${found.join(', ')} without the ${s} scope`,
+        )
+        if (granted.includes(s)) present.push(...found.filter((c) => !present.includes(c)))
+      }
+    })
   if (present.length > 0)
     ctx.note(
       `the ID token carries ${present.join(', ')} for their scopes, as INTERFACE.md §2.4 and ARCHITECTURE.md (C8) decide; OIDC Core §5.4 would return them from user-info only, and OIDF warns about it`,

@@ -91,8 +91,12 @@ const JWKS_04 = check(async (ctx) => {
     `access token (client_credentials, ${machine.id})`,
     (await clientCredentials(ctx, machine)).access_token,
   ])
-  // OIDC Core §10.1: the kid names exactly one published key, which verifies with RS256 pinned
-  for (const [what, token] of tokens) await verifySignature(ctx, token, what)
+  // OIDC Core §10.1: the kid names exactly one published key, which verifies with RS256 pinned;
+  // each token is its own sub-case (named as its messages begin)
+  for (const [what, token] of tokens)
+    await ctx.subcase(what, async () => {
+      await verifySignature(ctx, token, what)
+    })
   ctx.note(`cross-checked against the JWKS: ${tokens.map(([what]) => what).join(', ')}`)
 })
 

@@ -259,40 +259,49 @@ const RT_08 = check(async (ctx) => {
 })
 
 const RT_09 = check(async (ctx) => {
-  const garbage = await refreshRaw(ctx, 'garbage-refresh-token-0123456789abcdef')
-  // INTERFACE.md §7: an invalid, expired or revoked refresh token is invalid_grant
-  about('refresh with a refresh token never issued', () =>
-    expectOAuthError(garbage, 400, 'invalid_grant'),
-  )
+  // each refused token is its own sub-case (named as its messages begin)
+  const never = 'refresh with a refresh token never issued'
+  await ctx.subcase(never, async () => {
+    const garbage = await refreshRaw(ctx, 'garbage-refresh-token-0123456789abcdef')
+    // INTERFACE.md §7: an invalid, expired or revoked refresh token is invalid_grant
+    about(never, () => expectOAuthError(garbage, 400, 'invalid_grant'))
+  })
 
-  const set = await signIn(ctx, { scope: 'openid offline_access' })
-  const rt = refreshTokenOf(set)
-  refreshBody(await refreshRaw(ctx, rt), 'refresh before revocation')
-  expectRevoked(await revokeRaw(ctx, rt, { hint: 'refresh_token' }), 'the refresh token')
-  const revoked = await refreshRaw(ctx, rt)
-  about('refresh with a revoked refresh token', () =>
-    expectOAuthError(revoked, 400, 'invalid_grant'),
-  )
+  const afterRevocation = 'refresh with a revoked refresh token'
+  await ctx.subcase(afterRevocation, async () => {
+    const set = await signIn(ctx, { scope: 'openid offline_access' })
+    const rt = refreshTokenOf(set)
+    refreshBody(await refreshRaw(ctx, rt), 'refresh before revocation')
+    expectRevoked(await revokeRaw(ctx, rt, { hint: 'refresh_token' }), 'the refresh token')
+    const revoked = await refreshRaw(ctx, rt)
+    about(afterRevocation, () => expectOAuthError(revoked, 400, 'invalid_grant'))
+  })
 
-  const auth = await authorize(ctx, { scope: 'openid offline_access' })
-  const code = codeOf(auth)
-  const form = { code, verifier: auth.verifier, client: auth.client, redirectUri: auth.redirectUri }
-  const first = await redeemRaw(ctx, form)
-  expectStatus(first, 200, 'first redemption of the code')
-  const reused = (expectJsonObject(first, 'token response') as { refresh_token?: unknown })
-    .refresh_token
-  expectThat(typeof reused === 'string', 'no refresh_token from the first redemption')
-  expectStatus(await redeemRaw(ctx, form), 400, 'second redemption of the same code')
-  // RFC 6749 §4.1.2 (SHOULD, reported at that level by CODE-03): a reused code revokes what it
-  // issued; ARCHITECTURE.md decides it does, so a refusal must be invalid_grant
-  const afterReuse = await refreshRaw(ctx, reused)
-  if (afterReuse.status === 200) {
-    ctx.note('WARN: the refresh token of a reused code still refreshes (RFC 6749 §4.1.2 SHOULD)')
-    return
-  }
-  about('refresh with the refresh token of a reused code', () =>
-    expectOAuthError(afterReuse, 400, 'invalid_grant'),
-  )
+  const ofReusedCode = 'refresh with the refresh token of a reused code'
+  await ctx.subcase(ofReusedCode, async () => {
+    const auth = await authorize(ctx, { scope: 'openid offline_access' })
+    const code = codeOf(auth)
+    const form = {
+      code,
+      verifier: auth.verifier,
+      client: auth.client,
+      redirectUri: auth.redirectUri,
+    }
+    const first = await redeemRaw(ctx, form)
+    expectStatus(first, 200, 'first redemption of the code')
+    const reused = (expectJsonObject(first, 'token response') as { refresh_token?: unknown })
+      .refresh_token
+    expectThat(typeof reused === 'string', 'no refresh_token from the first redemption')
+    expectStatus(await redeemRaw(ctx, form), 400, 'second redemption of the same code')
+    // RFC 6749 §4.1.2 (SHOULD, reported at that level by CODE-03): a reused code revokes what
+    // it issued; ARCHITECTURE.md decides it does, so a refusal must be invalid_grant
+    const afterReuse = await refreshRaw(ctx, reused)
+    if (afterReuse.status === 200) {
+      ctx.note('WARN: the refresh token of a reused code still refreshes (RFC 6749 §4.1.2 SHOULD)')
+      return
+    }
+    about(ofReusedCode, () => expectOAuthError(afterReuse, 400, 'invalid_grant'))
+  })
 })
 
 const RT_10 = check(async (ctx) => {

@@ -89,46 +89,57 @@ const RS_02 = check(
           method,
           headers: token ? { authorization: `Bearer ${token}` } : {},
         })
-      const none = await call('GET', '/documents')
-      expectStatus(none, 401, 'no token')
-      expectThat(
-        none.headers.get('www-authenticate')?.startsWith('Bearer'),
-        'a 401 without a Bearer challenge (RFC 6750 §3)',
-      )
+      // each rule is its own sub-case (named as its message begins): one not enforced does not
+      // hide another; the deletions come last, as they change the documents
+      const rule = (what: string, expectation: () => Promise<void>) =>
+        ctx.subcase(what, expectation)
+      await rule('no token', async () => {
+        const none = await call('GET', '/documents')
+        expectStatus(none, 401, 'no token')
+        expectThat(
+          none.headers.get('www-authenticate')?.startsWith('Bearer'),
+          'no token: a 401 without a Bearer challenge (RFC 6750 §3)',
+        )
+      })
       const ids = async (token: string) => {
         const res = await call('GET', '/documents', token)
         expectStatus(res, 200, 'GET /documents')
         return (expectJsonObject(res).documents as { id: string }[]).map((d) => d.id).join(',')
       }
       // tenant check: each user sees only their organisation
-      expectEqual(await ids(alice), 'doc-1,doc-2', 'documents alice (org-1) sees')
-      expectEqual(await ids(bob), 'doc-3', 'documents bob (org-2) sees')
-      expectStatus(await call('GET', '/documents/doc-1', bob), 403, 'bob reading an org-1 document')
+      const seen = async (what: string, token: string, expected: string) =>
+        rule(what, async () => expectEqual(await ids(token), expected, what))
+      await seen('documents alice (org-1) sees', alice, 'doc-1,doc-2')
+      await seen('documents bob (org-2) sees', bob, 'doc-3')
+      const answered = (
+        what: string,
+        method: string,
+        path: string,
+        token: string,
+        status: number,
+      ) => rule(what, async () => expectStatus(await call(method, path, token), status, what))
+      await answered('bob reading an org-1 document', 'GET', '/documents/doc-1', bob, 403)
       // role check
-      expectStatus(await call('GET', '/admin/users', bob), 403, 'bob (viewer) at the admin route')
-      expectStatus(
-        await call('GET', '/admin/users', alice),
-        200,
-        'alice (admin) at the admin route',
-      )
+      await answered('bob (viewer) at the admin route', 'GET', '/admin/users', bob, 403)
+      await answered('alice (admin) at the admin route', 'GET', '/admin/users', alice, 200)
       // scope check
-      const readOnly = await call('DELETE', '/documents/doc-1', aliceRead)
-      expectStatus(readOnly, 403, 'deleting with a read-only token')
-      expectEqual(
-        expectJsonObject(readOnly).error,
-        'insufficient_scope',
-        'error of a missing scope',
-      )
+      await rule('deleting with a read-only token', async () => {
+        const readOnly = await call('DELETE', '/documents/doc-1', aliceRead)
+        expectStatus(readOnly, 403, 'deleting with a read-only token')
+        expectEqual(
+          expectJsonObject(readOnly).error,
+          'insufficient_scope',
+          'deleting with a read-only token: error',
+        )
+      })
       // ownership: the owner may delete; an admin may delete another's document
-      expectStatus(
-        await call('DELETE', '/documents/doc-3', bob),
-        204,
-        'bob deleting his own document',
-      )
-      expectStatus(
-        await call('DELETE', '/documents/doc-2', alice),
-        204,
+      await answered('bob deleting his own document', 'DELETE', '/documents/doc-3', bob, 204)
+      await answered(
         'alice (admin) deleting another’s document',
+        'DELETE',
+        '/documents/doc-2',
+        alice,
+        204,
       )
     } finally {
       await api.stop()

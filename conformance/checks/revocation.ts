@@ -166,40 +166,61 @@ const REV_06 = check(async (ctx) => {
 
 const REV_07 = check(async (ctx) => {
   const main = ctx.target.clients.main
-  const missing = await ctx.http.postForm(REVOKE, credentials(main))
-  // RFC 7009 §2.1: token is REQUIRED
-  about('revocation without a token', () => expectOAuthError(missing, 400, 'invalid_request'))
-  // the MUST is a refusal in the JSON error shape (never 2xx, never 5xx); RFC 9110 lets it be
-  // 404 as well as 400 or 405 (405 is a SHOULD, noted)
-  wrongMethod(ctx, await ctx.http.get(REVOKE), 'GET /auth/revoke (RFC 7009 §2.1: POST)')
+  // the sub-cases are independent: each is run and each deviation reported
+  const none = 'revocation without a token'
+  await ctx.subcase(none, async () => {
+    const missing = await ctx.http.postForm(REVOKE, credentials(main))
+    // RFC 7009 §2.1: token is REQUIRED
+    about(none, () => expectOAuthError(missing, 400, 'invalid_request'))
+  })
+  const wrong = 'GET /auth/revoke (RFC 7009 §2.1: POST)'
+  await ctx.subcase(wrong, async () => {
+    // the request a POST would be, as a query (the client authenticated, a token named), so
+    // only the method can be refused; RFC 7009 §2.2: an invalid token is no reason to refuse
+    const get = await ctx.http.get(REVOKE, {
+      token: 'not-a-token-of-this-server',
+      ...credentials(main),
+    })
+    // the MUST is a refusal in the JSON error shape (never 2xx, never 5xx); RFC 9110 lets it be
+    // 404 as well as 400 or 405 (405 is a SHOULD, noted)
+    wrongMethod(ctx, get, wrong)
+  })
 
   const set = await signIn(ctx, { scope: 'openid offline_access' })
-  const idRes = await revokeRaw(ctx, idTokenOf(set))
-  // RFC 7009 §2.2.1: a kind the server does not revoke is a no-op or unsupported_token_type
-  if (idRes.status === 200) expectRevoked(idRes, 'the ID token')
-  else
-    about('revocation of an ID token', () => expectOAuthError(idRes, 400, 'unsupported_token_type'))
-  expectThat(
-    await isActive(ctx, set.accessToken),
-    'revoking the ID token revoked the access token of the same grant',
-  )
+  await ctx.subcase('an ID token', async () => {
+    const idRes = await revokeRaw(ctx, idTokenOf(set))
+    // RFC 7009 §2.2.1: a kind the server does not revoke is a no-op or unsupported_token_type
+    if (idRes.status === 200) expectRevoked(idRes, 'the ID token')
+    else
+      about('revocation of the ID token', () =>
+        expectOAuthError(idRes, 400, 'unsupported_token_type'),
+      )
+    expectThat(
+      await isActive(ctx, set.accessToken),
+      'revoking the ID token revoked the access token of the same grant',
+    )
+  })
   // RFC 7009 §2.1: an unknown hint is ignored, and the server searches every kind
-  expectRevoked(
-    await revokeRaw(ctx, set.accessToken, { hint: 'no_such_hint' }),
-    'the access token with an unknown hint',
-  )
-  expectInactive(
-    await introspectRaw(ctx, set.accessToken),
-    'the token revoked with an unknown hint',
-  )
-  expectRevoked(
-    await revokeRaw(ctx, refreshTokenOf(set), { hint: 'access_token' }),
-    'the refresh token hinted as an access token',
-  )
-  expectInactive(
-    await introspectRaw(ctx, refreshTokenOf(set)),
-    'the refresh token revoked with the wrong hint',
-  )
+  await ctx.subcase('an unknown hint', async () => {
+    expectRevoked(
+      await revokeRaw(ctx, set.accessToken, { hint: 'no_such_hint' }),
+      'the access token with hint no_such_hint',
+    )
+    expectInactive(
+      await introspectRaw(ctx, set.accessToken),
+      'the access token revoked with hint no_such_hint',
+    )
+  })
+  await ctx.subcase('the wrong hint', async () => {
+    expectRevoked(
+      await revokeRaw(ctx, refreshTokenOf(set), { hint: 'access_token' }),
+      'the refresh token hinted as an access token',
+    )
+    expectInactive(
+      await introspectRaw(ctx, refreshTokenOf(set)),
+      'the refresh token revoked with the wrong hint',
+    )
+  })
 })
 
 /** The revocation checks, one per row of catalogue/revocation.ts. */

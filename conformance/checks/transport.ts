@@ -55,14 +55,16 @@ const TLS_01 = check(async (ctx) => {
     )
   }
   if (reached === 0) ctx.note(`nothing answers plain HTTP at ${plain}`)
-  // every URL the server emits is https
-  const doc = await http.get('/.well-known/openid-configuration')
-  expectStatus(doc, 200, 'discovery')
-  for (const [member, value] of Object.entries(doc.json as Record<string, unknown>)) {
-    if (typeof value === 'string' && /^[a-z]+:\/\//i.test(value)) {
-      expectThat(value.startsWith('https://'), `discovery ${member} is not https: ${value}`)
+  // every URL the server emits is https: a sub-case, as the plain listener was judged apart
+  await ctx.subcase('https URLs', async () => {
+    const doc = await http.get('/.well-known/openid-configuration')
+    expectStatus(doc, 200, 'discovery')
+    for (const [member, value] of Object.entries(doc.json as Record<string, unknown>)) {
+      if (typeof value === 'string' && /^[a-z]+:\/\//i.test(value)) {
+        expectThat(value.startsWith('https://'), `discovery ${member} is not https: ${value}`)
+      }
     }
-  }
+  })
 })
 
 function handshake(
@@ -124,16 +126,18 @@ const TLS_02 = check(async (ctx) => {
 })
 
 const TLS_03 = check(async (ctx) => {
-  for (const path of ['/.well-known/openid-configuration', '/.well-known/jwks.json']) {
-    const res = await ctx.http.get(path)
-    const hsts = res.headers.get('strict-transport-security')
-    expectThat(hsts !== null, `${path}: no Strict-Transport-Security header`)
-    const maxAge = /max-age\s*=\s*"?(\d+)"?/i.exec(hsts)?.[1]
-    expectThat(
-      maxAge !== undefined && Number(maxAge) >= 31536000,
-      `${path}: HSTS max-age must be at least 31536000, got ${JSON.stringify(hsts)}`,
-    )
-  }
+  // each document is its own sub-case (named as its messages begin)
+  for (const path of ['/.well-known/openid-configuration', '/.well-known/jwks.json'])
+    await ctx.subcase(path, async () => {
+      const res = await ctx.http.get(path)
+      const hsts = res.headers.get('strict-transport-security')
+      expectThat(hsts !== null, `${path}: no Strict-Transport-Security header`)
+      const maxAge = /max-age\s*=\s*"?(\d+)"?/i.exec(hsts)?.[1]
+      expectThat(
+        maxAge !== undefined && Number(maxAge) >= 31536000,
+        `${path}: HSTS max-age must be at least 31536000, got ${JSON.stringify(hsts)}`,
+      )
+    })
 })
 
 /** The transport checks, one per row of catalogue/transport.ts. */

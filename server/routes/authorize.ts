@@ -2,7 +2,7 @@ import type { Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hap
 import { clients as fixtureClients } from '../../fixtures/clients.ts'
 import type { Deps } from '../deps.ts'
 import { endpointOf, type Explain } from '../explain/findings.ts'
-import { loginRequired, type OAuthError } from '../errors.ts'
+import { invalidRequest, loginRequired, type OAuthError } from '../errors.ts'
 import { issueCode } from '../grants/issue-code.ts'
 import {
   clientRedirect,
@@ -99,7 +99,9 @@ export async function issueCodeParams(
   else if (deps.faults.has('authorize-truncates-state')) state = state?.slice(0, 64)
   // SEC-03's sabotage: the success response leaves out iss (RFC 9207 §2)
   const iss = deps.faults.has('authorize-success-drops-iss') ? undefined : deps.config.baseUrl
-  return { code, state, iss }
+  // AUTHZ-02's sabotage: a hybrid-flow parameter in the code flow's success redirect
+  const leaked = deps.faults.has('authorize-success-carries-token-type') ? 'Bearer' : undefined
+  return { code, state, iss, token_type: leaked }
 }
 
 /** Renders the login page for a validated request, bound to this browser by a cookie. */
@@ -198,6 +200,9 @@ export const authorize = (deps: Deps): ServerRoute[] => {
     }
     if (validation.kind === 'redirect') return errorRedirect(h, validation, validation.error, deps)
     const ar = validation.request
+    // AUTHZ-08's sabotage: a server that refuses the id_token_hint OIDC Core §3.1.2.1 defines
+    if (deps.faults.has('authorize-refuses-id-token-hint') && raw.id_token_hint !== undefined)
+      return errorRedirect(h, ar, invalidRequest('id_token_hint is not supported'), deps)
     const session = await currentSession(request, deps)
     const now = deps.clock()
     // OIDC Core §3.1.2.1: prompt=login and an exceeded max_age both demand a new login

@@ -2,7 +2,7 @@ import type { Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hap
 import type { Deps } from '../deps.ts'
 import { accessDenied, invalidRequest, OAuthError } from '../errors.ts'
 import { rateLimitHeaders, tooManyRequests, type RateLimitState } from '../plugins/rate-limit.ts'
-import type { AuthorizationRequest } from '../protocol/authorization-request.ts'
+import { type AuthorizationRequest, clientRedirect } from '../protocol/authorization-request.ts'
 import { clientAddress } from '../protocol/client-address.ts'
 import { digestsEqual, sha256Hex } from '../protocol/digest.ts'
 import { formField, rawParams } from '../protocol/params.ts'
@@ -298,6 +298,10 @@ export const login = (deps: Deps): ServerRoute => ({
       )
       const status = deps.faults.has('login-redirect-307') ? 307 : 303
       const response = redirectToClient(h, ar.redirectUri, params, status)
+      // AUTHZ-02's sabotage: a fragment after the success redirect's query (as some providers
+      // append #_=_), which the client's server never sees
+      if (deps.faults.has('authorize-success-appends-fragment'))
+        response.location(`${clientRedirect(ar.redirectUri, params)}#_=_`)
       return withLimit(setSessionCookie(response, cookie, deps).unstate(INTERACTION_COOKIE))
     },
   },

@@ -66,6 +66,13 @@ test('redirect-mismatch-spends-code: a request with another redirect_uri spends 
   expect(await store.codes.consume(code.digest, 1001, binding)).toMatchObject({ firstUse: false })
 })
 
+test('codes-repeat-per-sign-in: a code stored again keeps its first record', async () => {
+  const store = await storeWith('codes-repeat-per-sign-in')
+  await store.codes.insert(code)
+  await store.codes.insert({ ...code, nonce: 'second' })
+  expect((await store.codes.consume(code.digest, 1001, binding))?.code.nonce).toBeNull()
+})
+
 test('code-expiry-unchecked and refresh-expiry-unchecked: stored expiries read as never', async () => {
   const store = await storeWith('code-expiry-unchecked', 'refresh-expiry-unchecked')
   await store.codes.insert(code)

@@ -20,10 +20,19 @@ export function withStorageFaults(store: Store, faults: ReadonlySet<Fault>): Sto
     (faults.has('login-spraying-unthrottled') && key.startsWith('loginaddress:'))
   /** Codes that have issued tokens: with `pkce-failure-keeps-code`, only these count as spent. */
   const issuedFrom = new Set<string>()
+  /** Digests of the codes stored, for `codes-repeat-per-sign-in`. */
+  const stored = new Set<string>()
   return {
     ...store,
     codes: {
-      insert: (code) => codes.insert(code),
+      insert(code) {
+        // CODE-10's sabotage: a code issued again (the same sign-in) keeps its first record
+        if (faults.has('codes-repeat-per-sign-in')) {
+          if (stored.has(code.digest)) return Promise.resolve()
+          stored.add(code.digest)
+        }
+        return codes.insert(code)
+      },
       async consume(digest, now, binding) {
         // CODE-11's sabotage: the code is spent by whoever presents it, before any comparison
         const consumed = await codes.consume(

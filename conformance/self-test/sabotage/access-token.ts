@@ -1,7 +1,17 @@
 import type { accessToken } from '../../catalogue/access-token.ts'
-import { corruptJson, forgeTokens, type Sabotages, type TokenExchange } from './kit.ts'
+import {
+  corruptJson,
+  type ForgedJwt,
+  forgeTokens,
+  perPart,
+  type Sabotages,
+  type TokenExchange,
+} from './kit.ts'
 
 const grantOf = (ex: TokenExchange): string | null => ex.form.get('grant_type')
+
+/** A token of the fixture user alice (org-1; bob is org-2). */
+const ofAlice = (jwt: ForgedJwt): boolean => jwt.payload.org_id === 'org-1'
 
 /** How to break the target for each AT-* check. */
 export const accessTokenSabotage: Record<keyof typeof accessToken, Sabotages> = {
@@ -113,16 +123,82 @@ export const accessTokenSabotage: Record<keyof typeof accessToken, Sabotages> = 
       }),
     },
   ],
-  'AT-06': {
-    how: 'access tokens minted by a refresh carry another org_id',
-    expect: /^refreshed access token org_id: expected "org-1", got "org-elsewhere"/,
-    handlers: forgeTokens({
-      access: (jwt, ex) => {
-        if (grantOf(ex) === 'refresh_token') jwt.payload.org_id = 'org-elsewhere'
-        else jwt.keep = true
-      },
-    }),
-  },
+  // one sabotage per token the check reads (each a sub-case), and per property of a token: the
+  // claims' types, the fixture's values, personal data, a secret in a claim
+  'AT-06': perPart([
+    {
+      how: "alice's access tokens carry roles as a string",
+      expect: /^access token of alice: roles: expected an array of strings, got "admin"/,
+      handlers: forgeTokens({
+        access: (jwt) => {
+          if (ofAlice(jwt)) jwt.payload.roles = 'admin'
+          else jwt.keep = true
+        },
+      }),
+    },
+    {
+      how: "alice's access tokens carry the viewer role (the refresh agrees)",
+      expect: /^access token of alice: roles: expected exactly \["admin"\], got \["viewer"\]/,
+      handlers: forgeTokens({
+        access: (jwt) => {
+          if (ofAlice(jwt)) jwt.payload.roles = ['viewer']
+          else jwt.keep = true
+        },
+      }),
+    },
+    {
+      how: "alice's access token of the code grant carries her email",
+      expect: /^access token of alice: carries personal data or secrets: email$/,
+      handlers: forgeTokens({
+        access: (jwt, ex) => {
+          if (ofAlice(jwt) && grantOf(ex) === 'authorization_code')
+            jwt.payload.email = 'alice@example.com'
+          else jwt.keep = true
+        },
+      }),
+    },
+    {
+      how: "alice's access token of the code grant carries the client secret in a claim",
+      expect: /^access token of alice: contains a password or client secret in a claim/,
+      handlers: forgeTokens({
+        access: (jwt, ex) => {
+          if (ofAlice(jwt) && grantOf(ex) === 'authorization_code')
+            jwt.payload.client_note = `secret=${ex.target.clients.main.secret}`
+          else jwt.keep = true
+        },
+      }),
+    },
+    {
+      how: 'access tokens minted by a refresh carry another org_id',
+      expect: /^refreshed access token: org_id: expected "org-1", got "org-elsewhere"/,
+      handlers: forgeTokens({
+        access: (jwt, ex) => {
+          if (grantOf(ex) === 'refresh_token') jwt.payload.org_id = 'org-elsewhere'
+          else jwt.keep = true
+        },
+      }),
+    },
+    {
+      how: 'access tokens minted by a refresh carry the user name',
+      expect: /^refreshed access token: carries personal data or secrets: name$/,
+      handlers: forgeTokens({
+        access: (jwt, ex) => {
+          if (grantOf(ex) === 'refresh_token') jwt.payload.name = 'Alice Example'
+          else jwt.keep = true
+        },
+      }),
+    },
+    {
+      how: "bob's access tokens carry alice's org_id",
+      expect: /^access token of bob: org_id: expected "org-2", got "org-1"/,
+      handlers: forgeTokens({
+        access: (jwt) => {
+          if (jwt.payload.org_id === 'org-2') jwt.payload.org_id = 'org-1'
+          else jwt.keep = true
+        },
+      }),
+    },
+  ]),
   // one sabotage per claim the check reads
   'AT-07': [
     {

@@ -2,6 +2,8 @@ import { HttpResponse } from 'msw'
 import type { authorize } from '../../catalogue/authorize.ts'
 import {
   corruptJson,
+  DISCOVERY,
+  escapeRegExp,
   onAuthorize,
   perPart,
   type Sabotage,
@@ -23,6 +25,38 @@ const toClient = (redirectUri: string, params: Record<string, string | null>) =>
 
 const mainUri = (target: Target): string => target.clients.main.redirectUri ?? ''
 
+/** Harness authorization requests `matches` picks are refused with invalid_request. */
+const refusedWhen = (matches: (sent: URL) => boolean, description: string) =>
+  onAuthorize({
+    respond: (_real, sent) => {
+      const uri = sent.searchParams.get('redirect_uri')
+      if (!matches(sent) || !uri) return undefined
+      return toClient(uri, {
+        error: 'invalid_request',
+        error_description: description,
+        state: sent.searchParams.get('state'),
+      })
+    },
+  })
+
+/**
+ * The error redirects (to the client, with error=) of the harness requests `matches` picks,
+ * with their query changed by `change`.
+ */
+const errorRedirectChanged = (
+  matches: (sent: URL) => boolean,
+  change: (params: URLSearchParams) => void,
+) =>
+  onAuthorize({
+    respond: (real, sent) => {
+      const location = real.headers.get('location')
+      if (!location?.includes('error=') || !matches(sent)) return undefined
+      const url = new URL(location)
+      change(url.searchParams)
+      return redirect(url.toString())
+    },
+  })
+
 /** How to break the target for each AUTHZ-* check. */
 export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
   'AUTHZ-01': {
@@ -36,11 +70,24 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
       },
     }),
   },
-  'AUTHZ-02': {
-    how: 'the success redirect after login leaves state out',
-    expect: /^state in the redirect: expected .*, got null/,
-    faults: ['authorize-success-drops-state'],
-  },
+  // one sabotage for state, one for a token parameter in the success redirect, one for a fragment
+  'AUTHZ-02': [
+    {
+      how: 'the success redirect after login leaves state out',
+      expect: /^state in the redirect: expected .*, got null/,
+      faults: ['authorize-success-drops-state'],
+    },
+    {
+      how: 'the success redirect carries token_type',
+      expect: /^the success redirect carries token_type/,
+      faults: ['authorize-success-carries-token-type'],
+    },
+    {
+      how: 'the success redirect after login ends with a fragment',
+      expect: /^the success redirect carries a fragment: \S+#_=_$/,
+      faults: ['authorize-success-appends-fragment'],
+    },
+  ],
   // one sabotage per client the server may take for the main one (each a sub-case)
   'AUTHZ-03': [
     {
@@ -147,21 +194,55 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
       }),
     ),
   ]),
-  'AUTHZ-08': {
-    how: 'an unknown parameter is refused with invalid_request',
-    expect: /^extra=foobar: redirected to the client URI .*error=invalid_request/,
-    handlers: onAuthorize({
-      respond: (_real, sent) => {
-        const uri = sent.searchParams.get('redirect_uri')
-        if (!sent.searchParams.has('extra') || !uri) return undefined
-        return toClient(uri, {
-          error: 'invalid_request',
-          error_description: 'unknown parameter extra',
-          state: sent.searchParams.get('state'),
-        })
-      },
-    }),
-  },
+  // one sabotage per request of the check the harness sends itself (each a sub-case): each
+  // optional parameter refused, and a repeated state taken as one; and a server refusing the
+  // id_token_hint of the last part (the reversed order has none: no fault reorders parameters)
+  'AUTHZ-08': perPart([
+    ...(
+      [
+        ['extra', 'foobar'],
+        ['display', 'page'],
+        ['display', 'popup'],
+        ['ui_locales', 'fr-CA fr en'],
+        ['claims_locales', 'fr-CA en'],
+        ['acr_values', 'urn:mace:incommon:iap:silver'],
+      ] as const
+    ).map(([name, value]): Sabotage => ({
+      how: `${name}=${value} is refused with invalid_request`,
+      expect: new RegExp(
+        `^${escapeRegExp(`${name}=${value}`)}: redirected to the client URI .*error=invalid_request`,
+      ),
+      handlers: refusedWhen((sent) => sent.searchParams.get(name) === value, `${name} refused`),
+    })),
+    {
+      how: 'login_hint is refused with invalid_request',
+      expect: /^login_hint=\S+: redirected to the client URI .*error=invalid_request/,
+      handlers: refusedWhen((sent) => sent.searchParams.has('login_hint'), 'login_hint refused'),
+    },
+    {
+      how: 'the claims parameter is refused with invalid_request',
+      expect: /^claims=\{.*: redirected to the client URI .*error=invalid_request/,
+      handlers: refusedWhen((sent) => sent.searchParams.has('claims'), 'claims refused'),
+    },
+    {
+      how: 'prompt=none with an id_token_hint is refused invalid_request',
+      expect:
+        /^the authorization failed with error=invalid_request \(id_token_hint is not supported\)/,
+      faults: ['authorize-refuses-id-token-hint'],
+    },
+    {
+      how: 'a repeated state is taken as its first value',
+      expect:
+        /^two state parameters: expected a redirect to \S+ with error=invalid_request, got HTTP 200/,
+      handlers: onAuthorize({
+        request: (url) => {
+          const [first] = url.searchParams.getAll('state')
+          if (first !== undefined) url.searchParams.set('state', first)
+          return url
+        },
+      }),
+    },
+  ]),
   'AUTHZ-09': {
     how: 'state is cut to 64 characters in the success redirect',
     expect: /^state after decoding: expected /,
@@ -239,31 +320,93 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
     expect: /^cancelling did not send the browser back to the client/,
     faults: ['login-cancel-ignored'],
   },
-  'AUTHZ-17': {
-    how: 'request and request_uri are silently ignored',
-    expect:
-      /^request object by value: expected error=request_not_supported or invalid_request_object/,
-    handlers: onAuthorize({
-      request: (url) => {
-        url.searchParams.delete('request')
-        url.searchParams.delete('request_uri')
-        return url
-      },
-    }),
-  },
-  'AUTHZ-18': {
-    how: 'error redirects carry iss of another issuer',
-    expect: /^response_type=token: iss: expected /,
-    handlers: onAuthorize({
-      respond: (real) => {
-        const location = real.headers.get('location')
-        if (!location?.includes('error=')) return undefined
-        const url = new URL(location)
-        url.searchParams.set('iss', 'https://evil.example')
-        return redirect(url.toString())
-      },
-    }),
-  },
+  // one sabotage per request of the check (each a sub-case) and per claim of discovery
+  'AUTHZ-17': [
+    {
+      how: 'request and request_uri are silently ignored',
+      expect:
+        /^request object by value: expected error=request_not_supported or invalid_request_object/,
+      handlers: onAuthorize({
+        request: (url) => {
+          url.searchParams.delete('request')
+          url.searchParams.delete('request_uri')
+          return url
+        },
+      }),
+    },
+    {
+      // the outer request carries no PKCE (the object would): ignored, it is refused for that
+      how: 'request_uri is silently ignored',
+      expect:
+        /^request_uri: expected error=request_uri_not_supported or invalid_request_uri, got error=invalid_request/,
+      handlers: onAuthorize({
+        request: (url) => {
+          url.searchParams.delete('request_uri')
+          return url
+        },
+      }),
+    },
+    {
+      how: 'discovery claims request_parameter_supported while request is refused',
+      expect:
+        /^request object by value: request_not_supported, yet discovery says request_parameter_supported: true/,
+      handlers: corruptJson(DISCOVERY, (b) => {
+        b.request_parameter_supported = true
+      }),
+    },
+    {
+      how: 'discovery leaves request_uri_parameter_supported out while request_uri is refused',
+      expect:
+        /^request_uri: discovery request_uri_parameter_supported while request_uri is refused: expected false, got "absent \(defaults to true\)"/,
+      handlers: corruptJson(DISCOVERY, (b) => {
+        delete b.request_uri_parameter_supported
+      }),
+    },
+  ],
+  // one sabotage per invalid request (each a sub-case), each breaking another property of its
+  // error redirect: iss, error_description, its characters, state, the error code
+  'AUTHZ-18': perPart([
+    {
+      how: 'error redirects carry iss of another issuer',
+      expect: /^response_type=token: iss: expected /,
+      handlers: errorRedirectChanged(
+        () => true,
+        (p) => p.set('iss', 'https://evil.example'),
+      ),
+    },
+    {
+      how: 'the error redirect of prompt=none without a session has no error_description',
+      expect: /^prompt=none without a session: no error_description/,
+      handlers: errorRedirectChanged(
+        (sent) => sent.searchParams.get('prompt') === 'none',
+        (p) => p.delete('error_description'),
+      ),
+    },
+    {
+      how: 'the error redirect of a request without code_challenge has a quote in its description',
+      expect: /^no code_challenge: error_description has characters outside RFC 6749 App\. A\.8: /,
+      handlers: errorRedirectChanged(
+        (sent) => !sent.searchParams.has('code_challenge'),
+        (p) => p.set('error_description', 'missing "code_challenge"'),
+      ),
+    },
+    {
+      how: 'the error redirect of an unknown scope leaves state out',
+      expect: /^scope=openid foo:bar: state: expected "s-\S+", got null/,
+      handlers: errorRedirectChanged(
+        (sent) => sent.searchParams.get('scope') === 'openid foo:bar',
+        (p) => p.delete('state'),
+      ),
+    },
+    {
+      how: 'the error redirect of prompt=bogus carries an error code of its own',
+      expect: /^prompt=bogus: expected error=\S+ or .*, got error=bad_prompt/,
+      handlers: errorRedirectChanged(
+        (sent) => sent.searchParams.get('prompt') === 'bogus',
+        (p) => p.set('error', 'bad_prompt'),
+      ),
+    },
+  ]),
   'AUTHZ-19': {
     how: 'an authorization request without scope is refused with invalid_scope',
     expect: /^an authorization request without scope was refused with error=invalid_scope/,

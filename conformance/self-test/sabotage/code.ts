@@ -52,6 +52,30 @@ function rememberCodes(onRepeat: (first: Answer) => Answer) {
 /** A second redemption of a code gets the first one's 200 again. */
 const replayGetsFirstAnswer = rememberCodes((first) => first)
 
+/** An OAuth error answer (INTERFACE.md §7) as a remembered code's store replays it. */
+const errorAnswer = (status: number, error: string, description: string): Answer => ({
+  status,
+  headers: [
+    ['content-type', 'application/json'],
+    ['cache-control', 'no-store'],
+    ['pragma', 'no-cache'],
+  ],
+  body: JSON.stringify({ error, error_description: description }),
+})
+
+/** Token requests of `client` for the code grant that the real server refuses invalid_grant. */
+const codeRefusalOf =
+  (who: (form: URLSearchParams, target: Target) => boolean, error: string) =>
+  (target: Target): HttpHandler[] =>
+    corruptTokenJson((b, answer) => {
+      if (
+        answer.form.get('grant_type') === 'authorization_code' &&
+        b.error === 'invalid_grant' &&
+        who(answer.form, target)
+      )
+        b.error = error
+    })(target)
+
 /** How to break the target for each CODE-* check. */
 export const codeSabotage: Record<keyof typeof code, Sabotages> = {
   // one sabotage per member of the code grant's response the check asserts
@@ -119,18 +143,13 @@ export const codeSabotage: Record<keyof typeof code, Sabotages> = {
       how: 'a replayed code is refused without revoking its tokens',
       expect: /^the refresh token still works after the code replay/,
       // the replay never reaches the server, so nothing is revoked
-      handlers: rememberCodes((first) => ({
-        status: 400,
-        headers: [
-          ['content-type', 'application/json'],
-          ['cache-control', 'no-store'],
-          ['pragma', 'no-cache'],
-        ],
-        body: JSON.stringify({
-          error: 'invalid_grant',
-          error_description: first.status === 200 ? 'code already used' : 'invalid code',
-        }),
-      })),
+      handlers: rememberCodes((first) =>
+        errorAnswer(
+          400,
+          'invalid_grant',
+          first.status === 200 ? 'code already used' : 'invalid code',
+        ),
+      ),
     },
     {
       how: 'user-info keeps accepting an access token revoked by a code replay',
@@ -143,11 +162,25 @@ export const codeSabotage: Record<keyof typeof code, Sabotages> = {
       handlers: keepsFirstAnswer('/auth/introspect', (_res, body) => body.active === false),
     },
   ],
-  'CODE-04': {
-    how: 'concurrent redemptions of one code all get the winning tokens',
-    expect: /^successful redemptions of 5 concurrent ones: expected 1, got [2-5]/,
-    handlers: replayGetsFirstAnswer,
-  },
+  // one sabotage for the race lost (more than one win), one per part of the losers' refusal
+  'CODE-04': [
+    {
+      how: 'concurrent redemptions of one code all get the winning tokens',
+      expect: /^successful redemptions of 5 concurrent ones: expected 1, got [2-5]/,
+      handlers: replayGetsFirstAnswer,
+    },
+    {
+      how: 'the redemptions that lose the race crash on the used code (500)',
+      expect: /^a losing concurrent redemption: status: expected HTTP 400, got 500 from /,
+      handlers: rememberCodes(() => errorAnswer(500, 'server_error', 'duplicate key')),
+    },
+    {
+      how: 'the redemptions that lose the race are refused invalid_request',
+      expect:
+        /^a losing concurrent redemption: error: expected invalid_grant, got "invalid_request"/,
+      handlers: rememberCodes(() => errorAnswer(400, 'invalid_request', 'code already used')),
+    },
+  ],
   'CODE-05': [
     {
       how: 'the token request redirect_uri is normalised to the registered one',
@@ -167,22 +200,42 @@ export const codeSabotage: Record<keyof typeof code, Sabotages> = {
       }),
     },
   ],
-  'CODE-06': {
-    how: 'a code is redeemed for whichever client presents it',
-    expect: /^client other-client redeemed a code issued to conformance-client/,
-    handlers: rewriteTokenForm((form, target) => {
-      const { main, other } = target.clients
-      if (other && form.get('client_id') === other.id) {
-        form.set('client_id', main.id)
-        form.set('client_secret', main.secret)
-      }
-    }),
-  },
-  'CODE-07': {
-    how: 'the code expiry is not checked',
-    expect: /^a code was still accepted 601 s after issue/,
-    faults: ['code-expiry-unchecked'],
-  },
+  // one sabotage for the code redeemed, one for the refusal's error code
+  'CODE-06': [
+    {
+      how: 'a code is redeemed for whichever client presents it',
+      expect: /^client other-client redeemed a code issued to conformance-client/,
+      handlers: rewriteTokenForm((form, target) => {
+        const { main, other } = target.clients
+        if (other && form.get('client_id') === other.id) {
+          form.set('client_id', main.id)
+          form.set('client_secret', main.secret)
+        }
+      }),
+    },
+    {
+      how: "another client's code is refused unauthorized_client",
+      expect:
+        /^client other-client presenting the code: error: expected invalid_grant, got "unauthorized_client"/,
+      handlers: codeRefusalOf(
+        (form, target) => form.get('client_id') === target.clients.other?.id,
+        'unauthorized_client',
+      ),
+    },
+  ],
+  // one sabotage for the expiry, one for the refusal's error code
+  'CODE-07': [
+    {
+      how: 'the code expiry is not checked',
+      expect: /^a code was still accepted 601 s after issue/,
+      faults: ['code-expiry-unchecked'],
+    },
+    {
+      how: 'an expired code is refused invalid_request',
+      expect: /^a code 601 s after issue: error: expected invalid_grant, got "invalid_request"/,
+      handlers: codeRefusalOf(() => true, 'invalid_request'),
+    },
+  ],
   // one sabotage per malformed code and for the missing one (each a sub-case)
   'CODE-08': perPart([
     {
@@ -248,11 +301,24 @@ export const codeSabotage: Record<keyof typeof code, Sabotages> = {
       }),
     },
   ],
-  'CODE-10': {
-    how: 'codes carry 32 random bits behind a fixed prefix',
-    expect: /^codes carry an estimated \d+ bits of entropy \(< 96\)/,
-    faults: ['weak-codes'],
-  },
+  // one sabotage per property of the codes (each a sub-case)
+  'CODE-10': [
+    {
+      how: 'codes carry 32 random bits behind a fixed prefix',
+      expect: /^code entropy: codes carry an estimated \d+ bits of entropy \(< 96\)/,
+      faults: ['weak-codes'],
+    },
+    {
+      how: 'codes are 15 characters (88 random bits)',
+      expect: /^code length: a code of 15 characters \(at least 16 expected\)/,
+      faults: ['short-codes'],
+    },
+    {
+      how: 'every authorization of one sign-in gets the same code',
+      expect: /^distinct codes among 20: expected 20, got 1/,
+      faults: ['codes-repeat-per-sign-in'],
+    },
+  ],
   'CODE-11': {
     how: 'a token request with a wrong redirect_uri spends the code',
     expect:

@@ -36,6 +36,30 @@ export const errorsSabotage: Record<keyof typeof errors, Sabotages> = {
         ),
       ],
     })),
+    ...ERROR_PROBES.map(({ method: name, path, status }) => ({
+      how: `${name} ${path} is answered 500 in the JSON shape`,
+      expect: new RegExp(
+        `^${name} ${path.replace(/[.]/g, '\\.')}: status: expected HTTP ${status === 405 ? '404 or 405' : String(status)}, got 500`,
+      ),
+      handlers: (target: Target) => [
+        http[name === 'GET' ? 'get' : name === 'POST' ? 'post' : 'delete'](
+          target.baseUrl + path,
+          () =>
+            HttpResponse.json(
+              { error: 'server_error', error_description: 'unexpected' },
+              { status: 500 },
+            ),
+        ),
+      ],
+    })),
+    {
+      how: 'the 404 of an unknown endpoint has no error_description',
+      expect:
+        /^GET \/auth\/no-such-endpoint: error body: expected an error_description string, got undefined/,
+      handlers: corruptJson('/auth/no-such-endpoint', (b) => {
+        delete b.error_description
+      }),
+    },
   ]),
   // one sabotage per member of the error body, on different probes (each a sub-case)
   'ERR-02': [

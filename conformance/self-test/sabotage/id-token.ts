@@ -1,6 +1,16 @@
 import type { idToken } from '../../catalogue/id-token.ts'
 import { forgeTokens, halfHash, type Sabotages } from './kit.ts'
 
+/** ID tokens granted exactly `scope` (any order) get `claims` added. */
+const forgeIdFor = (scope: string, claims: Record<string, unknown>) =>
+  forgeTokens({
+    id: (jwt, ex) => {
+      const granted = String(ex.body.scope).split(' ').filter(Boolean).sort().join(' ')
+      if (granted === scope.split(' ').sort().join(' ')) Object.assign(jwt.payload, claims)
+      else jwt.keep = true
+    },
+  })
+
 /** How to break the target for each IDT-* check. */
 export const idTokenSabotage: Record<keyof typeof idToken, Sabotages> = {
   'IDT-01': {
@@ -140,22 +150,51 @@ export const idTokenSabotage: Record<keyof typeof idToken, Sabotages> = {
       })(target)
     },
   },
-  'IDT-08': {
-    how: 'at_hash is the hash of another access token',
-    expect: /^ID token at_hash .*: expected /,
-    handlers: forgeTokens({
-      id: (jwt) => void (jwt.payload.at_hash = halfHash('some other access token')),
-    }),
-  },
-  'IDT-09': {
-    how: 'ID tokens carry email claims whatever scope was granted',
-    expect:
-      /^the ID token for scope "openid profile" carries email, email_verified without the email scope/,
-    handlers: forgeTokens({
-      id: (jwt, ex) => {
-        if (String(ex.body.scope).split(' ').includes('email')) jwt.keep = true
-        else Object.assign(jwt.payload, { email: 'alice@example.com', email_verified: true })
-      },
-    }),
-  },
+  // one sabotage per optional claim the check judges (each a sub-case); a claim the server does
+  // not issue is added, wrong, as a server issuing it wrongly would
+  'IDT-08': [
+    {
+      how: 'at_hash is the hash of another access token',
+      expect: /^ID token at_hash .*: expected /,
+      handlers: forgeTokens({
+        id: (jwt) => void (jwt.payload.at_hash = halfHash('some other access token')),
+      }),
+    },
+    {
+      how: 'c_hash is the hash of another code',
+      expect: /^ID token c_hash \(of the authorization code\): expected /,
+      handlers: forgeTokens({
+        id: (jwt) => void (jwt.payload.c_hash = halfHash('some other code')),
+      }),
+    },
+    {
+      how: 'acr is an empty string',
+      expect: /^ID token acr: expected a non-empty string, got ""/,
+      handlers: forgeTokens({ id: (jwt) => void (jwt.payload.acr = '') }),
+    },
+    {
+      how: 'amr is a string, not an array',
+      expect: /^ID token amr: expected an array of strings, got "pwd"/,
+      handlers: forgeTokens({ id: (jwt) => void (jwt.payload.amr = 'pwd') }),
+    },
+  ],
+  // one sabotage per scope that leaves a claim group out (each a sub-case)
+  'IDT-09': [
+    {
+      how: 'ID tokens for openid profile carry email claims',
+      expect:
+        /^the ID token for scope "openid profile": carries email, email_verified without the email scope/,
+      handlers: forgeIdFor('openid profile', { email: 'alice@example.com', email_verified: true }),
+    },
+    {
+      how: 'ID tokens for openid email carry the name',
+      expect: /^the ID token for scope "openid email": carries name without the profile scope/,
+      handlers: forgeIdFor('openid email', { name: 'Alice Example' }),
+    },
+    {
+      how: 'ID tokens for openid alone carry the email',
+      expect: /^the ID token for scope "openid": carries email without the email scope/,
+      handlers: forgeIdFor('openid', { email: 'alice@example.com' }),
+    },
+  ],
 }

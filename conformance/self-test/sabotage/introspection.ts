@@ -1,5 +1,5 @@
 import { decodeJwt, decodeProtectedHeader } from 'jose'
-import { http, HttpResponse } from 'msw'
+import { HttpResponse, type HttpHandler } from 'msw'
 import type { introspection } from '../../catalogue/introspection.ts'
 import {
   asMainClient,
@@ -7,6 +7,7 @@ import {
   escapeRegExp,
   FORGERIES,
   forgeryKind,
+  getServedAsPost,
   type ForgeryKind,
   INTROSPECT,
   isJwt,
@@ -17,8 +18,26 @@ import {
   replaceJson,
   type Sabotage,
   type Sabotages,
+  type Target,
+  TOKEN,
   withJson,
 } from './kit.ts'
+
+/** Introspection answers for the tokens `cached` picks, served again for `ms` after the first. */
+const cachedFor =
+  (ms: number, cached: (token: string) => boolean) =>
+  (target: Target): HttpHandler[] => {
+    const answers = new Map<string, { at: number; body: unknown }>()
+    return onForm(INTROSPECT, async ({ form, forward }) => {
+      const token = form.get('token') ?? ''
+      if (!cached(token)) return undefined
+      const hit = answers.get(token)
+      if (hit && performance.now() - hit.at < ms) return HttpResponse.json(hit.body as object)
+      const real = await forward()
+      answers.set(token, { at: performance.now(), body: await real.clone().json() })
+      return real
+    })(target)
+  }
 
 /** How to break the target for each INTRO-* check. */
 export const introspectionSabotage: Record<keyof typeof introspection, Sabotages> = {
@@ -239,12 +258,10 @@ export const introspectionSabotage: Record<keyof typeof introspection, Sabotages
       ),
     },
     {
-      how: 'GET /auth/introspect is answered 200 {active:false}',
+      how: 'GET /auth/introspect is served as the POST its query would be',
       expect:
         /^GET \/auth\/introspect \(RFC 7662 §2\.1: POST\): status: expected HTTP 400 or 404 or 405, got 200/,
-      handlers: (target) => [
-        http.get(target.baseUrl + INTROSPECT, () => HttpResponse.json({ active: false })),
-      ],
+      handlers: getServedAsPost(INTROSPECT),
     },
     {
       how: 'a token_type_hint that does not match the token makes it inactive',
@@ -276,20 +293,43 @@ export const introspectionSabotage: Record<keyof typeof introspection, Sabotages
       /^introspection of the access token of another client: expected active false, got \{"active":true/,
     handlers: asMainClient(INTROSPECT),
   },
-  'INTRO-07': {
-    how: 'introspection answers are cached per token for 5 s',
-    expect: /^the revoked access token still introspects active/,
-    handlers: (target) => {
-      const cache = new Map<string, { at: number; body: unknown }>()
-      return onForm(INTROSPECT, async ({ form, forward }) => {
-        const token = form.get('token') ?? ''
-        const hit = cache.get(token)
-        if (hit && performance.now() - hit.at < 5000) return HttpResponse.json(hit.body as object)
-        const real = await forward()
-        const body: unknown = await real.clone().json()
-        cache.set(token, { at: performance.now(), body })
-        return real
-      })(target)
+  // one sabotage per revoked token (each a sub-case), one for a fresh token called inactive,
+  // and one for the code replay the last part needs refused
+  'INTRO-07': [
+    {
+      how: 'introspection answers are cached per token for 5 s',
+      expect: /^the revoked access token: still introspects active after 1 s/,
+      handlers: cachedFor(5000, () => true),
     },
-  },
+    {
+      how: 'introspection answers for refresh tokens are cached for 5 s',
+      expect: /^the revoked refresh token: still introspects active after 1 s/,
+      handlers: cachedFor(5000, (token) => !isJwt(token)),
+    },
+    {
+      how: 'a fresh refresh token introspects inactive',
+      expect: /^introspection of a fresh token: expected active true, got \{"active":false\}/,
+      handlers: onForm(INTROSPECT, async ({ form }) =>
+        Promise.resolve(
+          isJwt(form.get('token')) ? undefined : HttpResponse.json({ active: false }),
+        ),
+      ),
+    },
+    {
+      how: 'a second redemption of a code is answered with the first tokens',
+      expect: /^second redemption of the same code: expected HTTP 400, got 200/,
+      handlers: (target) => {
+        const first = new Map<string, { status: number; body: unknown }>()
+        return onForm(TOKEN, async ({ form, forward }) => {
+          const code = form.get('grant_type') === 'authorization_code' ? form.get('code') : null
+          if (code === null) return undefined
+          const earlier = first.get(code)
+          if (earlier) return HttpResponse.json(earlier.body as object, { status: earlier.status })
+          const real = await forward()
+          first.set(code, { status: real.status, body: await real.clone().json() })
+          return real
+        })(target)
+      },
+    },
+  ],
 }

@@ -428,6 +428,21 @@ export function onForm(
   ]
 }
 
+/** GET requests of `path` served as the POST their query would be (the method not checked). */
+export const getServedAsPost =
+  (path: string) =>
+  (target: Target): HttpHandler[] => [
+    http.get(target.baseUrl + path, ({ request }) => {
+      const url = new URL(request.url)
+      const post = new Request(`${url.origin}${url.pathname}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: url.searchParams.toString(),
+      })
+      return fetchVia(target.dispatcher, bypass(post), { redirect: 'manual' }).then(decoded)
+    }),
+  ]
+
 /**
  * The real answer's headers for a replacement answer. fetch has already decoded the body, so
  * the headers that described the encoded one go, or the harness would decode it again. Built

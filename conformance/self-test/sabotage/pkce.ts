@@ -4,6 +4,7 @@ import type { pkce } from '../../catalogue/pkce.ts'
 import {
   answerFrom,
   AUTHORIZE,
+  corruptTokenJson,
   escapeRegExp,
   forward,
   perPart,
@@ -52,18 +53,52 @@ function redeemsWhenRefused(accepted: (verifier: string) => boolean) {
   ]
 }
 
+/**
+ * The error redirects of raw authorization requests without code_challenge, with their query
+ * changed by `change`.
+ */
+function noChallengeRedirect(change: (params: URLSearchParams) => void) {
+  return (target: Target): HttpHandler[] => [
+    http.get(target.baseUrl + AUTHORIZE, async ({ request }) => {
+      const real = await forward(target, request)
+      const location = real.headers.get('location')
+      if (new URL(request.url).searchParams.has('code_challenge') || !location?.includes('error='))
+        return answerFrom(real)
+      const url = new URL(location)
+      change(url.searchParams)
+      return new HttpResponse(null, {
+        status: real.status,
+        headers: { location: url.toString(), 'cache-control': 'no-store' },
+      })
+    }),
+  ]
+}
+
 /** How to break the target for each PKCE-* check. */
 export const pkceSabotage: Record<keyof typeof pkce, Sabotages> = {
-  'PKCE-01': {
-    how: 'an authorization request without code_challenge is accepted',
-    expect:
-      /^no code_challenge: expected a redirect to .* with error=invalid_request, got HTTP 200/,
-    handlers: rewriteAuthorizeQuery((q) => {
-      if (q.has('code_challenge')) return
-      q.set('code_challenge', validChallenge())
-      q.set('code_challenge_method', 'S256')
-    }),
-  },
+  // one sabotage per part of the refusal: a redirect, its error code, its state
+  'PKCE-01': [
+    {
+      how: 'an authorization request without code_challenge is accepted',
+      expect:
+        /^no code_challenge: expected a redirect to .* with error=invalid_request, got HTTP 200/,
+      handlers: rewriteAuthorizeQuery((q) => {
+        if (q.has('code_challenge')) return
+        q.set('code_challenge', validChallenge())
+        q.set('code_challenge_method', 'S256')
+      }),
+    },
+    {
+      how: 'an authorization request without code_challenge is refused access_denied',
+      expect: /^no code_challenge: expected error=invalid_request, got error=access_denied/,
+      handlers: noChallengeRedirect((p) => p.set('error', 'access_denied')),
+    },
+    {
+      how: 'the refusal of a request without code_challenge leaves state out',
+      expect: /^no code_challenge: state: expected "[^"]+", got null/,
+      handlers: noChallengeRedirect((p) => p.delete('state')),
+    },
+  ],
   'PKCE-02': [
     {
       how: 'code_challenge_method=plain is accepted',
@@ -123,19 +158,43 @@ export const pkceSabotage: Record<keyof typeof pkce, Sabotages> = {
       }),
     })),
   ),
-  'PKCE-04': {
-    how: 'the server hashes a different string than the verifier sent (rotated by one)',
-    expect: /^redeeming with the RFC 7636 App\. B verifier: expected HTTP 200, got 400/,
-    handlers: rewriteTokenForm((form) => {
-      const verifier = form.get('code_verifier')
-      if (verifier) form.set('code_verifier', `${verifier.slice(1)}${verifier.charAt(0)}`)
-    }),
-  },
-  'PKCE-05': {
-    how: 'a token request without code_verifier skips PKCE',
-    expect: /^a token request without code_verifier redeemed the code/,
-    faults: ['pkce-verifier-optional'],
-  },
+  // one sabotage for the verifier refused, one for a 200 that carries no token
+  'PKCE-04': [
+    {
+      how: 'the server hashes a different string than the verifier sent (rotated by one)',
+      expect: /^redeeming with the RFC 7636 App\. B verifier: expected HTTP 200, got 400/,
+      handlers: rewriteTokenForm((form) => {
+        const verifier = form.get('code_verifier')
+        if (verifier) form.set('code_verifier', `${verifier.slice(1)}${verifier.charAt(0)}`)
+      }),
+    },
+    {
+      how: 'the redemption with the App. B verifier answers 200 without an access_token',
+      expect: /^token response without an access_token: /,
+      handlers: corruptTokenJson((b, { form }) => {
+        if (form.get('code_verifier') === 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk')
+          delete b.access_token
+      }),
+    },
+  ],
+  // one sabotage for the code redeemed, one for a refusal outside the error shape
+  'PKCE-05': [
+    {
+      how: 'a token request without code_verifier skips PKCE',
+      expect: /^a token request without code_verifier redeemed the code/,
+      faults: ['pkce-verifier-optional'],
+    },
+    {
+      how: 'a token request without code_verifier crashes the token endpoint',
+      expect: /^a token request without code_verifier: status: expected HTTP 400, got 500/,
+      handlers: corruptTokenJson((b, answer) => {
+        if (answer.form.get('grant_type') !== 'authorization_code') return
+        if (answer.form.has('code_verifier') || answer.status === 200) return
+        b.error = 'server_error'
+        answer.status = 500
+      }),
+    },
+  ],
   // one sabotage per wrong verifier (each a sub-case)
   'PKCE-06': [
     {
@@ -183,10 +242,18 @@ export const pkceSabotage: Record<keyof typeof pkce, Sabotages> = {
       }),
     })),
   ]),
-  'PKCE-08': {
-    how: 'a code whose redemption failed on PKCE stays redeemable',
-    expect:
-      /wrong verifiers on one code were all processed: the correct one then still redeemed it/,
-    faults: ['pkce-failure-keeps-code'],
-  },
+  // one sabotage for a wrong verifier accepted, one for unbounded guessing
+  'PKCE-08': [
+    {
+      how: 'a code whose redemption failed on PKCE stays redeemable',
+      expect:
+        /^\d+ wrong verifiers on one code were all processed: the correct one then still redeemed it/,
+      faults: ['pkce-failure-keeps-code'],
+    },
+    {
+      how: 'a wrong code_verifier is not compared with the challenge',
+      expect: /^a wrong code_verifier redeemed the code/,
+      handlers: redeemsWhenRefused(() => true),
+    },
+  ],
 }

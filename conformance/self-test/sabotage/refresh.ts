@@ -1,14 +1,16 @@
-import { HttpResponse } from 'msw'
+import { bypass, HttpResponse } from 'msw'
 import type { refresh } from '../../catalogue/refresh.ts'
 import {
   corruptJson,
   DISCOVERY,
   escapeRegExp,
+  fetchVia,
   forgeTokens,
   onForm,
   perPart,
   plainHeaders,
   replaced,
+  REVOKE,
   type Sabotage,
   type Sabotages,
   TOKEN,
@@ -25,6 +27,33 @@ const dropOfflineAccess = onForm(TOKEN, async ({ form, forward }) => {
     if (typeof b.scope === 'string') b.scope = b.scope.replace(/\s*offline_access/, '')
   })
 })
+
+/** The code grant answered with offline_access granted but no refresh token. */
+const dropRefreshToken = onForm(TOKEN, async ({ form, forward }) => {
+  if (!grant(form, 'authorization_code')) return undefined
+  return withJson(await forward(), (b) => {
+    delete b.refresh_token
+  })
+})
+
+/** Refresh responses that ask for a scope report `scope` instead of what was granted. */
+const narrowedReportedAs = (scope: (asked: string) => string) =>
+  onForm(TOKEN, async ({ form, forward }) => {
+    const asked = form.get('scope')
+    if (!grant(form, 'refresh_token') || asked === null) return undefined
+    return withJson(await forward(), (b) => {
+      if (typeof b.access_token === 'string') b.scope = scope(asked)
+    })
+  })
+
+/** Refreshes `matches` picks that the real server refuses invalid_grant get `error` instead. */
+const refreshRefusedAs = (matches: (form: URLSearchParams) => boolean, error: string) =>
+  onForm(TOKEN, async ({ form, forward }) => {
+    if (!grant(form, 'refresh_token') || !matches(form)) return undefined
+    return withJson(await forward(), (b) => {
+      if (b.error === 'invalid_grant') b.error = error
+    })
+  })
 
 /** How to break the target for each RT-* check. */
 export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
@@ -46,12 +75,25 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
       expect: /^offline_access was requested but not granted/,
       handlers: dropOfflineAccess,
     },
+    {
+      how: 'offline_access is granted but the code grant returns no refresh_token',
+      expect: /^no refresh_token in the token response for scope ".*offline_access.*"/,
+      handlers: dropRefreshToken,
+    },
   ],
-  'RT-02': {
-    how: 'offline_access is silently dropped from the code grant',
-    expect: /^prompt=consent: offline_access was not granted/,
-    handlers: dropOfflineAccess,
-  },
+  // one sabotage for offline_access not granted, one for its refresh token left out
+  'RT-02': [
+    {
+      how: 'offline_access is silently dropped from the code grant',
+      expect: /^prompt=consent: offline_access was not granted/,
+      handlers: dropOfflineAccess,
+    },
+    {
+      how: 'prompt=consent grants offline_access without a refresh_token',
+      expect: /^prompt=consent with offline_access: no refresh_token in the token response/,
+      handlers: dropRefreshToken,
+    },
+  ],
   // one sabotage per property of a refresh the check asserts
   'RT-03': [
     {
@@ -143,36 +185,76 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
       }),
     },
   ],
-  'RT-04': {
-    how: 'a narrowed refresh changes only the response scope, not the token',
-    expect: /^scope claim of the narrowed access token: expected "openid read:documents"/,
-    handlers: onForm(TOKEN, async ({ form, forward }) => {
-      const asked = form.get('scope')
-      if (!grant(form, 'refresh_token') || asked === null) return undefined
-      const without = new URLSearchParams(form)
-      without.delete('scope')
-      return withJson(await forward(without), (b) => {
-        if (typeof b.access_token === 'string') b.scope = asked
-      })
-    }),
-  },
-  'RT-05': {
-    how: 'a narrowed refresh shrinks the grant for later refreshes',
-    expect: /^scope of a refresh without scope after narrowing: expected /,
-    handlers: (target) => {
-      const narrowedTo = new Map<string, string>()
-      return onForm(TOKEN, async ({ form, forward }) => {
-        const token = form.get('refresh_token')
-        if (!grant(form, 'refresh_token') || token === null) return undefined
+  // one sabotage per scope the check reads: the original grant's, the narrowed response's and
+  // the narrowed token's
+  'RT-04': [
+    {
+      how: 'a narrowed refresh changes only the response scope, not the token',
+      expect: /^scope claim of the narrowed access token: expected "openid read:documents"/,
+      handlers: onForm(TOKEN, async ({ form, forward }) => {
         const asked = form.get('scope')
-        if (asked !== null) narrowedTo.set(token, asked)
-        const narrowed = narrowedTo.get(token)
-        return asked === null && narrowed !== undefined
-          ? forward(replaced(form, { scope: narrowed }))
-          : forward()
-      })(target)
+        if (!grant(form, 'refresh_token') || asked === null) return undefined
+        const without = new URLSearchParams(form)
+        without.delete('scope')
+        return withJson(await forward(without), (b) => {
+          if (typeof b.access_token === 'string') b.scope = asked
+        })
+      }),
     },
-  },
+    {
+      how: 'a narrowed refresh reports the whole grant as its scope',
+      expect: /^scope of the narrowed refresh response: expected "openid read:documents"/,
+      handlers: narrowedReportedAs(() => 'email offline_access openid profile read:documents'),
+    },
+    {
+      how: 'the code grant reports its scope without profile',
+      expect: /^scope of the code grant \(the original grant\): expected /,
+      handlers: onForm(TOKEN, async ({ form, forward }) => {
+        if (!grant(form, 'authorization_code')) return undefined
+        return withJson(await forward(), (b) => {
+          if (typeof b.scope === 'string') b.scope = b.scope.replace(/\s*\bprofile\b/, '')
+        })
+      }),
+    },
+  ],
+  // one sabotage per scope the check reads: the narrowed response's, and the later whole
+  // refresh's response and token
+  'RT-05': [
+    {
+      how: 'a narrowed refresh reports the whole grant as its scope',
+      expect: /^scope of the narrowed refresh response: expected "openid read:documents"/,
+      handlers: narrowedReportedAs(() => 'email offline_access openid profile read:documents'),
+    },
+    {
+      how: 'a refresh without scope mints a token of the last narrowed scope, reporting the whole',
+      expect:
+        /^scope claim of the access token from a refresh without scope after narrowing: expected /,
+      handlers: forgeTokens({
+        access: (jwt, { form }) => {
+          if (grant(form, 'refresh_token') && !form.has('scope'))
+            jwt.payload.scope = 'openid read:documents'
+          else jwt.keep = true
+        },
+      }),
+    },
+    {
+      how: 'a narrowed refresh shrinks the grant for later refreshes',
+      expect: /^scope of a refresh without scope after narrowing: expected /,
+      handlers: (target) => {
+        const narrowedTo = new Map<string, string>()
+        return onForm(TOKEN, async ({ form, forward }) => {
+          const token = form.get('refresh_token')
+          if (!grant(form, 'refresh_token') || token === null) return undefined
+          const asked = form.get('scope')
+          if (asked !== null) narrowedTo.set(token, asked)
+          const narrowed = narrowedTo.get(token)
+          return asked === null && narrowed !== undefined
+            ? forward(replaced(form, { scope: narrowed }))
+            : forward()
+        })(target)
+      },
+    },
+  ],
   // one sabotage per widening (each a sub-case), and one for a refusal that costs the grant
   'RT-06': perPart([
     {
@@ -222,16 +304,53 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
       },
     },
   ]),
-  'RT-07': {
-    how: "a refresh token is accepted from another client (sent on as the owner's)",
-    expect: /^other-client refreshed a refresh token of another client/,
-    handlers: onForm(TOKEN, async ({ form, forward, target }) => {
-      const other = target.clients.other
-      if (!grant(form, 'refresh_token') || form.get('client_id') !== other?.id) return undefined
-      const main = target.clients.main
-      return forward(replaced(form, { client_id: main.id, client_secret: main.secret }))
-    }),
-  },
+  // one sabotage per part: the token accepted, the refusal's error code, the rightful client's
+  // refresh afterwards
+  'RT-07': [
+    {
+      how: "a refresh token is accepted from another client (sent on as the owner's)",
+      expect: /^other-client refreshed a refresh token of another client/,
+      handlers: onForm(TOKEN, async ({ form, forward, target }) => {
+        const other = target.clients.other
+        if (!grant(form, 'refresh_token') || form.get('client_id') !== other?.id) return undefined
+        const main = target.clients.main
+        return forward(replaced(form, { client_id: main.id, client_secret: main.secret }))
+      }),
+    },
+    {
+      how: "another client's refresh token is refused unauthorized_client",
+      expect:
+        /^other-client presenting the refresh token: error: expected invalid_grant, got "unauthorized_client"/,
+      handlers: onForm(TOKEN, async ({ form, forward, target }) => {
+        if (!grant(form, 'refresh_token') || form.get('client_id') !== target.clients.other?.id)
+          return undefined
+        return withJson(await forward(), (b) => {
+          if (b.error === 'invalid_grant') b.error = 'unauthorized_client'
+        })
+      }),
+    },
+    {
+      how: "another client's attempt revokes the refresh token",
+      expect: /^refresh by the rightful client afterwards: expected HTTP 200, got 400/,
+      handlers: onForm(TOKEN, async ({ form, forward, target }) => {
+        if (!grant(form, 'refresh_token') || form.get('client_id') !== target.clients.other?.id)
+          return undefined
+        const main = target.clients.main
+        // the token's owner revokes it, as a server that punishes the presented token would
+        const revoke = new Request(target.baseUrl + REVOKE, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({
+            token: form.get('refresh_token') ?? '',
+            client_id: main.id,
+            client_secret: main.secret,
+          }).toString(),
+        })
+        await fetchVia(target.dispatcher, bypass(revoke))
+        return forward()
+      }),
+    },
+  ],
   // one sabotage per way of failing to authenticate (each a sub-case)
   'RT-08': perPart(
     (
@@ -266,11 +385,66 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
       }),
     },
     {
+      how: 'a refresh token that was never issued is refused invalid_request',
+      expect:
+        /^refresh with a refresh token never issued: error: expected invalid_grant, got "invalid_request"/,
+      handlers: refreshRefusedAs(
+        (form) => form.get('refresh_token')?.startsWith('garbage') === true,
+        'invalid_request',
+      ),
+    },
+    {
       how: 'revocation answers 200 but revokes nothing, so a revoked refresh token still works',
       expect: /^refresh with a revoked refresh token: status: expected HTTP 400, got 200/,
       handlers: onForm('/auth/revoke', () =>
         Promise.resolve(HttpResponse.json({ message: 'revoked' }, { status: 200 })),
       ),
+    },
+    {
+      how: 'a revoked refresh token is refused invalid_token',
+      expect:
+        /^refresh with a revoked refresh token: error: expected invalid_grant, got "invalid_token"/,
+      handlers: (target) => {
+        const revoked = new Set<string>()
+        return [
+          ...onForm(REVOKE, async ({ form }) => {
+            revoked.add(form.get('token') ?? '')
+            return Promise.resolve(undefined)
+          })(target),
+          ...refreshRefusedAs(
+            (form) => revoked.has(form.get('refresh_token') ?? ''),
+            'invalid_token',
+          )(target),
+        ]
+      },
+    },
+    {
+      how: 'the refresh token of a reused code is refused 401 invalid_client',
+      expect:
+        /^refresh with the refresh token of a reused code: status: expected HTTP 400, got 401/,
+      handlers: (target) => {
+        // refresh tokens issued by a code grant, by the code that issued them
+        const codeOf = new Map<string, string>()
+        const redeemed = new Set<string>()
+        return onForm(TOKEN, async ({ form, forward }) => {
+          const real = await forward()
+          if (grant(form, 'authorization_code')) {
+            const code = form.get('code') ?? ''
+            if (real.status === 200) {
+              const body = (await real.clone().json()) as { refresh_token?: unknown }
+              if (typeof body.refresh_token === 'string') codeOf.set(body.refresh_token, code)
+            } else redeemed.add(code)
+            return real
+          }
+          const code = codeOf.get(form.get('refresh_token') ?? '')
+          if (!grant(form, 'refresh_token') || code === undefined || !redeemed.has(code))
+            return real
+          return HttpResponse.json(
+            { error: 'invalid_client', error_description: 'grant revoked' },
+            { status: 401, headers: plainHeaders(real) },
+          )
+        })(target)
+      },
     },
   ],
   'RT-10': [
@@ -283,6 +457,20 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
       }),
     },
     {
+      how: 'a refresh without the client secret crashes the token endpoint',
+      expect: /^status: expected HTTP 400 or 401, got 500/,
+      handlers: onForm(TOKEN, ({ form }) =>
+        Promise.resolve(
+          grant(form, 'refresh_token') && !form.has('client_secret')
+            ? HttpResponse.json(
+                { error: 'server_error', error_description: 'no secret' },
+                { status: 500 },
+              )
+            : undefined,
+        ),
+      ),
+    },
+    {
       how: 'a refresh token that does not rotate refreshes without the client secret',
       expect:
         /^a refresh token that does not rotate refreshed with no client secret, as a public client/,
@@ -293,12 +481,21 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
       }),
     },
   ],
-  'RT-11': {
-    how: 'refresh tokens never expire',
-    expect:
-      /^refresh with a refresh token past its \d+ s lifetime: 200, the expired refresh token still works/,
-    faults: ['refresh-expiry-unchecked'],
-  },
+  // one sabotage for the expiry, one for the refusal's error code
+  'RT-11': [
+    {
+      how: 'refresh tokens never expire',
+      expect:
+        /^refresh with a refresh token past its \d+ s lifetime: 200, the expired refresh token still works/,
+      faults: ['refresh-expiry-unchecked'],
+    },
+    {
+      how: 'an expired refresh token is refused invalid_request',
+      expect:
+        /^refresh with a refresh token past its \d+ s lifetime: error: expected invalid_grant, got "invalid_request"/,
+      handlers: refreshRefusedAs(() => true, 'invalid_request'),
+    },
+  ],
 }
 
 /**

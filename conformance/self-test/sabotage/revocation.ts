@@ -1,10 +1,11 @@
-import { decodeJwt } from 'jose'
+import { decodeJwt, decodeProtectedHeader } from 'jose'
 import { bypass, http, HttpResponse } from 'msw'
 import type { revocation } from '../../catalogue/revocation.ts'
 import {
   asMainClient,
   fetchVia,
   forgeryKind,
+  getServedAsPost,
   assumedClient,
   authFailureOf,
   basicWithoutChallenge,
@@ -18,10 +19,31 @@ import {
   REVOKE,
   type Sabotage,
   type Sabotages,
+  TOKEN,
 } from './kit.ts'
 
 /** A revocation answered 200 without reaching the server. */
 const swallowed = () => HttpResponse.json({ message: 'the token is no longer active' })
+
+/** An ID token (a JWT not typed at+jwt, as RFC 9068 types access tokens). */
+const isIdToken = (token: string | null): boolean => {
+  if (!isJwt(token)) return false
+  try {
+    return decodeProtectedHeader(token).typ !== 'at+jwt'
+  } catch {
+    return false
+  }
+}
+
+/** A revocation without a hint or with one of RFC 7009's two. */
+const knownHint = (form: URLSearchParams): boolean => {
+  const hint = form.get('token_type_hint')
+  return hint === null || hint === 'access_token' || hint === 'refresh_token'
+}
+
+/** A revocation of a refresh token (not a JWT) hinted as an access token. */
+const hintedAsAccess = (form: URLSearchParams): boolean =>
+  form.get('token_type_hint') === 'access_token' && !isJwt(form.get('token'))
 
 /** How to break the target for each REV-* check. */
 export const revocationSabotage: Record<keyof typeof revocation, Sabotages> = {
@@ -186,20 +208,117 @@ export const revocationSabotage: Record<keyof typeof revocation, Sabotages> = {
       }),
     },
   ],
-  'REV-07': {
-    how: 'an unknown token_type_hint is refused and the token left active',
-    expect: /^revocation of the access token with an unknown hint: expected HTTP 200, got 400/,
-    handlers: onForm(REVOKE, ({ form }) => {
-      const hint = form.get('token_type_hint')
-      const known = hint === null || hint === 'access_token' || hint === 'refresh_token'
-      return Promise.resolve(
-        known
-          ? undefined
-          : HttpResponse.json(
-              { error: 'unsupported_token_type', error_description: 'unknown hint' },
-              { status: 400 },
-            ),
-      )
-    }),
-  },
+  // one sabotage per request of the check (each a sub-case) and per assertion its answer meets
+  'REV-07': perPart([
+    {
+      how: 'a revocation without a token is answered 200',
+      expect: /^revocation without a token: status: expected HTTP 400, got 200/,
+      handlers: onForm(REVOKE, ({ form }) =>
+        Promise.resolve(form.has('token') ? undefined : swallowed()),
+      ),
+    },
+    {
+      how: 'a revocation without a token is refused unsupported_token_type',
+      expect:
+        /^revocation without a token: error: expected invalid_request, got "unsupported_token_type"/,
+      handlers: onForm(REVOKE, ({ form }) =>
+        Promise.resolve(
+          form.has('token')
+            ? undefined
+            : HttpResponse.json(
+                { error: 'unsupported_token_type', error_description: 'no token' },
+                { status: 400 },
+              ),
+        ),
+      ),
+    },
+    {
+      how: 'GET /auth/revoke is served as the POST its query would be',
+      expect:
+        /^GET \/auth\/revoke \(RFC 7009 §2\.1: POST\): status: expected HTTP 400 or 404 or 405, got 200/,
+      handlers: getServedAsPost(REVOKE),
+    },
+    {
+      how: 'revoking an ID token is refused invalid_request',
+      expect:
+        /^an ID token: revocation of the ID token: error: expected unsupported_token_type, got "invalid_request"/,
+      handlers: onForm(REVOKE, ({ form }) =>
+        Promise.resolve(
+          isIdToken(form.get('token'))
+            ? HttpResponse.json(
+                { error: 'invalid_request', error_description: 'not a revocable token' },
+                { status: 400 },
+              )
+            : undefined,
+        ),
+      ),
+    },
+    {
+      how: 'revoking an ID token revokes the access token it came with',
+      expect: /^an ID token: revoking the ID token revoked the access token of the same grant/,
+      handlers: (target) => {
+        // the access token each ID token was issued with, as the token endpoint answered them
+        const accessOf = new Map<string, string>()
+        return [
+          ...onForm(TOKEN, async ({ forward }) => {
+            const real = await forward()
+            const body = (await real.clone().json()) as Record<string, unknown>
+            if (typeof body.id_token === 'string' && typeof body.access_token === 'string')
+              accessOf.set(body.id_token, body.access_token)
+            return real
+          })(target),
+          ...onForm(REVOKE, async ({ form, forward }) => {
+            const access = accessOf.get(form.get('token') ?? '')
+            return access === undefined ? undefined : forward(replaced(form, { token: access }))
+          })(target),
+        ]
+      },
+    },
+    {
+      how: 'an unknown token_type_hint is refused and the token left active',
+      expect:
+        /^an unknown hint: revocation of the access token with hint no_such_hint: expected HTTP 200, got 400/,
+      handlers: onForm(REVOKE, ({ form }) =>
+        Promise.resolve(
+          knownHint(form)
+            ? undefined
+            : HttpResponse.json(
+                { error: 'unsupported_token_type', error_description: 'unknown hint' },
+                { status: 400 },
+              ),
+        ),
+      ),
+    },
+    {
+      how: 'a revocation with an unknown token_type_hint answers 200 and revokes nothing',
+      expect:
+        /^an unknown hint: introspection of the access token revoked with hint no_such_hint: expected active false/,
+      handlers: onForm(REVOKE, ({ form }) =>
+        Promise.resolve(knownHint(form) ? undefined : swallowed()),
+      ),
+    },
+    {
+      how: 'a refresh token hinted as an access token is refused',
+      expect:
+        /^the wrong hint: revocation of the refresh token hinted as an access token: expected HTTP 200, got 400/,
+      handlers: onForm(REVOKE, ({ form }) =>
+        Promise.resolve(
+          hintedAsAccess(form)
+            ? HttpResponse.json(
+                { error: 'unsupported_token_type', error_description: 'not an access token' },
+                { status: 400 },
+              )
+            : undefined,
+        ),
+      ),
+    },
+    {
+      how: 'a refresh token hinted as an access token is answered 200 and left active',
+      expect:
+        /^the wrong hint: introspection of the refresh token revoked with the wrong hint: expected active false/,
+      handlers: onForm(REVOKE, ({ form }) =>
+        Promise.resolve(hintedAsAccess(form) ? swallowed() : undefined),
+      ),
+    },
+  ]),
 }

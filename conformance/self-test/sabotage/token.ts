@@ -103,29 +103,73 @@ export const tokenSabotage: Record<keyof typeof token, Sabotages> = {
       }),
     },
   ]),
+  // one sabotage per request of the check (each a sub-case), and for client enumeration
   'TOK-03': [
     {
       how: 'the client secret is not verified',
-      expect: /^a wrong secret got tokens \(HTTP 200\)/,
+      expect: /^a wrong secret: got tokens \(HTTP 200\)/,
       handlers: rewriteTokenForm((form, target) => {
         if (form.get('client_id') === target.clients.main.id)
           form.set('client_secret', target.clients.main.secret)
       }),
     },
     {
+      how: 'an unknown client_id is refused invalid_request',
+      expect: /^an unknown client_id: error: expected invalid_client, got "invalid_request"/,
+      handlers: corruptTokenJson((b, { form }) => {
+        if (b.error === 'invalid_client' && form.get('client_id')?.startsWith('no-such-client'))
+          b.error = 'invalid_request'
+      }),
+    },
+    {
+      how: 'an empty client secret is taken for a public client',
+      expect: /^an empty secret: got tokens \(HTTP 200\)/,
+      handlers: rewriteTokenForm((form, target) => {
+        if (form.get('client_id') === target.clients.main.id && form.get('client_secret') === '')
+          form.set('client_secret', target.clients.main.secret)
+      }),
+    },
+    {
+      how: 'a request without a client secret crashes the token endpoint',
+      expect: /^no secret: status: expected HTTP 400 or 401, got 500/,
+      handlers: corruptTokenJson((b, answer) => {
+        if (!answer.form.has('client_secret') && b.error === 'invalid_client') {
+          b.error = 'server_error'
+          answer.status = 500
+        }
+      }),
+    },
+    {
       how: 'an unknown client_id is told apart from a wrong secret (client enumeration)',
-      expect: /^wrong secret and unknown client answer differently/,
+      expect: /^client enumeration: wrong secret and unknown client answer differently/,
       handlers: corruptTokenJson((b, { form }) => {
         if (b.error === 'invalid_client' && form.get('client_id')?.startsWith('no-such-client'))
           b.error_description = 'no such client'
       }),
     },
   ],
-  'TOK-04': {
-    how: 'the 401 to a Basic request has no WWW-Authenticate',
-    expect: /^401 to a Basic request without WWW-Authenticate: Basic/,
-    handlers: dropTokenHeader('www-authenticate'),
-  },
+  // one sabotage per part of the refusal of a Basic request: its status, its challenge
+  'TOK-04': [
+    {
+      how: 'the 401 to a Basic request has no WWW-Authenticate',
+      expect: /^401 to a Basic request without WWW-Authenticate: Basic/,
+      handlers: dropTokenHeader('www-authenticate'),
+    },
+    {
+      how: 'a Basic request is refused 400 invalid_request',
+      expect: /^status: expected HTTP 401, got 400/,
+      handlers: (target) => [
+        http.post(target.baseUrl + TOKEN, ({ request }) =>
+          request.headers.has('authorization')
+            ? HttpResponse.json(
+                { error: 'invalid_request', error_description: 'no client authentication' },
+                { status: 400 },
+              )
+            : undefined,
+        ),
+      ],
+    },
+  ],
   // one sabotage per sub-case: each is run, so each fails by its own assertion
   'TOK-05': [
     {
@@ -208,15 +252,45 @@ export const tokenSabotage: Record<keyof typeof token, Sabotages> = {
       faults: ['grant-types-unenforced'],
     },
   ],
-  'TOK-07': {
-    how: 'refresh tokens are a counter behind a fixed prefix',
-    expect: /^refresh tokens carry an estimated \d+ bits \(128 required\)/,
-    handlers: (target) => {
-      let issued = 0
-      return corruptTokenJson((b) => {
-        if (typeof b.refresh_token === 'string')
-          b.refresh_token = `refresh-token-${String(++issued).padStart(6, '0')}`
-      })(target)
+  // one sabotage per property of the tokens: each one's characters, distinct, random
+  'TOK-07': [
+    {
+      how: 'refresh tokens are a counter behind a fixed prefix',
+      expect: /^refresh token entropy: refresh tokens carry an estimated \d+ bits \(128 required\)/,
+      handlers: (target) => {
+        let issued = 0
+        return corruptTokenJson((b) => {
+          if (typeof b.refresh_token === 'string')
+            b.refresh_token = `refresh-token-${String(++issued).padStart(6, '0')}`
+        })(target)
+      },
     },
-  },
+    {
+      how: 'every code grant returns the first refresh token again',
+      expect: /^distinct refresh tokens: only 1 distinct refresh tokens among 20/,
+      handlers: (target) => {
+        let first: unknown
+        return corruptTokenJson((b, { form }) => {
+          if (form.get('grant_type') !== 'authorization_code' || b.refresh_token === undefined)
+            return
+          first ??= b.refresh_token
+          b.refresh_token = first
+        })(target)
+      },
+    },
+    {
+      how: 'refresh tokens carry a non-ASCII character',
+      expect: /^refresh_token missing or outside %x20-7E: /,
+      handlers: corruptTokenJson((b) => {
+        if (typeof b.refresh_token === 'string') b.refresh_token = `${b.refresh_token}é`
+      }),
+    },
+    {
+      how: 'access tokens carry a line break',
+      expect: /^access_token outside %x20-7E: /,
+      handlers: corruptTokenJson((b) => {
+        if (typeof b.access_token === 'string') b.access_token = `${b.access_token}\n`
+      }),
+    },
+  ],
 }

@@ -1,21 +1,47 @@
 import type { transport } from '../../catalogue/transport.ts'
-import { corruptHeaders, DISCOVERY, type Sabotages } from './kit.ts'
+import { corruptHeaders, corruptJson, DISCOVERY, JWKS, type Sabotages } from './kit.ts'
 
 /** How to break the target for each TLS-* check. */
 export const transportSabotage: Record<keyof typeof transport, Sabotages> = {
-  'TLS-01': {
-    how: 'the plain listener serves documents',
-    expect: /^plain HTTP \S+ answered 200; expected a 4xx error or no answer/,
-    faults: ['plain-http-serves-documents'],
-  },
+  // one sabotage for the plain listener, one for an http URL in discovery (a sub-case)
+  'TLS-01': [
+    {
+      how: 'the plain listener serves documents',
+      expect: /^plain HTTP \S+ answered 200; expected a 4xx error or no answer/,
+      faults: ['plain-http-serves-documents'],
+    },
+    {
+      how: 'discovery names an http jwks_uri',
+      expect: /^https URLs: discovery jwks_uri is not https: http:\/\//,
+      handlers: corruptJson(DISCOVERY, (b) => {
+        b.jwks_uri = String(b.jwks_uri).replace(/^https:/, 'http:')
+      }),
+    },
+  ],
   'TLS-02': {
     how: 'the listener accepts TLS 1.0 and 1.1',
     expect: /a TLSv1(\.1)? handshake succeeded/,
     faults: ['weak-tls'],
   },
-  'TLS-03': {
-    how: 'no Strict-Transport-Security header',
-    expect: /no Strict-Transport-Security header/,
-    handlers: corruptHeaders(DISCOVERY, (h) => h.delete('strict-transport-security')),
-  },
+  // one sabotage per document (each a sub-case), and for a short max-age
+  'TLS-03': [
+    {
+      how: 'no Strict-Transport-Security header',
+      expect: /^\/\.well-known\/openid-configuration: no Strict-Transport-Security header/,
+      handlers: corruptHeaders(DISCOVERY, (h) => h.delete('strict-transport-security')),
+    },
+    {
+      how: 'the JWKS has no Strict-Transport-Security header',
+      expect: /^\/\.well-known\/jwks\.json: no Strict-Transport-Security header/,
+      handlers: corruptHeaders(JWKS, (h) => h.delete('strict-transport-security')),
+    },
+    {
+      how: 'Strict-Transport-Security with a one-day max-age',
+      expect:
+        /^\/\.well-known\/openid-configuration: HSTS max-age must be at least 31536000, got "max-age=86400"/,
+      handlers: corruptHeaders(DISCOVERY, (h) =>
+        h.set('strict-transport-security', 'max-age=86400'),
+      ),
+    },
+  ],
 }

@@ -10,6 +10,7 @@ import {
   onForm,
   perPart,
   plainHeaders,
+  replaceJson,
   type Sabotage,
   type Sabotages,
   type Target,
@@ -48,29 +49,48 @@ const bearer = (request: Request): string | undefined =>
 
 /** How to break the target for each UI-* check. */
 export const userInfoSabotage: Record<keyof typeof userInfo, Sabotages> = {
-  'UI-01': {
-    how: 'user-info answers another sub',
-    expect: /^user-info sub \(the ID token sub\): expected /,
-    handlers: onUserInfo(async (_request, real) =>
-      withJson(await real(), (b) => {
-        if (typeof b.sub === 'string') b.sub = `${b.sub}-other`
-      }),
-    ),
-  },
-  'UI-02': {
-    how: 'POST to user-info is 405',
-    expect: /^POST user-info with an empty body: expected HTTP 200, got 405/,
-    handlers: onUserInfo((request) =>
-      Promise.resolve(
-        request.method === 'POST'
-          ? HttpResponse.json(
-              { error: 'invalid_request', error_description: 'method not allowed' },
-              { status: 405, headers: { allow: 'GET' } },
-            )
-          : undefined,
+  // one sabotage for another sub, one for the answer's type (openid-client's comparison of the
+  // sub is the same property seen a second time: the raw comparison fails first)
+  'UI-01': [
+    {
+      how: 'user-info answers another sub',
+      expect: /^user-info sub \(the ID token sub\): expected /,
+      handlers: onUserInfo(async (_request, real) =>
+        withJson(await real(), (b) => {
+          if (typeof b.sub === 'string') b.sub = `${b.sub}-other`
+        }),
       ),
-    ),
-  },
+    },
+    {
+      how: 'user-info answers its claims as text/plain',
+      expect: /^GET user-info: expected Content-Type application\/json, got "text\/plain"/,
+      handlers: userInfoHeaders((h) => h.set('content-type', 'text/plain')),
+    },
+  ],
+  // one sabotage for POST refused, one for POST answered with other claims than GET
+  'UI-02': [
+    {
+      how: 'POST to user-info is 405',
+      expect: /^POST user-info with an empty body: expected HTTP 200, got 405/,
+      handlers: onUserInfo((request) =>
+        Promise.resolve(
+          request.method === 'POST'
+            ? HttpResponse.json(
+                { error: 'invalid_request', error_description: 'method not allowed' },
+                { status: 405, headers: { allow: 'GET' } },
+              )
+            : undefined,
+        ),
+      ),
+    },
+    {
+      how: 'POST to user-info answers the sub only',
+      expect: /^POST claims vs GET: expected /,
+      handlers: onUserInfo(async (request, real) =>
+        request.method === 'POST' ? replaceJson(await real(), (b) => ({ sub: b.sub })) : undefined,
+      ),
+    },
+  ],
   // one sabotage per answer the check judges: the query token, the double token's status and error
   'UI-03': [
     {
@@ -197,11 +217,31 @@ export const userInfoSabotage: Record<keyof typeof userInfo, Sabotages> = {
       handlers: onUserInfo(async (_request, real) => withJson(await real(), edit)),
     })),
   ),
-  'UI-06': {
-    how: 'a 401 from user-info has no WWW-Authenticate',
-    expect: /^user-info without a token: expected WWW-Authenticate: Bearer/,
-    handlers: userInfoHeaders((h) => h.delete('www-authenticate')),
-  },
+  // one sabotage for the status, one for the challenge
+  'UI-06': [
+    {
+      how: 'a 401 from user-info has no WWW-Authenticate',
+      expect: /^user-info without a token: expected WWW-Authenticate: Bearer/,
+      handlers: userInfoHeaders((h) => h.delete('www-authenticate')),
+    },
+    {
+      how: 'a user-info request without a token is refused 400 invalid_request',
+      expect: /^user-info without a token: expected HTTP 401, got 400/,
+      handlers: onUserInfo((request) =>
+        Promise.resolve(
+          request.headers.has('authorization') || new URL(request.url).search !== ''
+            ? undefined
+            : HttpResponse.json(
+                { error: 'invalid_request', error_description: 'no access token provided' },
+                {
+                  status: 400,
+                  headers: { 'www-authenticate': 'Bearer realm="idp", error="invalid_request"' },
+                },
+              ),
+        ),
+      ),
+    },
+  ],
   // one sabotage per refused token (each a sub-case), and one for the challenge
   'UI-07': perPart([
     {
