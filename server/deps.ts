@@ -65,6 +65,7 @@ export type Fault =
   | 'logout-keeps-cookie'
   | 'logout-truncates-state'
   | 'logout-requires-redirect-uri'
+  | 'logout-defaults-to-registered-uri'
   | 'logout-refuses-state-without-client'
   | 'logout-hint-signature-unchecked'
   | 'logout-without-hint-refused'

@@ -172,7 +172,17 @@ export const logout = (deps: Deps): ServerRoute[] => {
       )
     if (state && !client && deps.faults.has('logout-refuses-state-without-client'))
       return errorPageResponse(h, invalidRequest('state needs a client'), undefined)
-    const lr: LogoutRequest = { client, postLogoutRedirectUri, state }
+    // LOGOUT-05's sabotage: a hint without a URI sends the user to the client's first registered
+    // one, where INTERFACE.md §4.6 says the default logout page
+    const fallback =
+      hint && !postLogoutRedirectUri && deps.faults.has('logout-defaults-to-registered-uri')
+        ? client?.postLogoutRedirectUris[0]
+        : undefined
+    const lr: LogoutRequest = {
+      client,
+      postLogoutRedirectUri: postLogoutRedirectUri ?? fallback,
+      state,
+    }
     if (hint) return finish(request, h, lr, post ? 303 : 302)
     // the self-test's broken server ends the session of a cross-site request silently
     if (deps.faults.has('logout-without-confirmation')) return finish(request, h, lr, 302)

@@ -196,6 +196,12 @@ export const logoutSabotage: Record<keyof typeof logout, Sabotages> = {
       faults: ['logout-keeps-session', 'logout-keeps-cookie'],
     },
     {
+      how: 'a hint without post_logout_redirect_uri is sent to the first registered URI',
+      expect:
+        /^logout without post_logout_redirect_uri: expected an error or confirmation page, but the browser was sent to https:\/\/client\.example\//,
+      faults: ['logout-defaults-to-registered-uri'],
+    },
+    {
       how: 'a hint without post_logout_redirect_uri is refused and the session kept',
       expect: /^logout without post_logout_redirect_uri: the session survived the logout/,
       faults: ['logout-requires-redirect-uri'],
