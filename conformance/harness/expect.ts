@@ -76,12 +76,22 @@ export function expectJsonObject(res: HttpResponse, what = 'body'): Record<strin
 /**
  * A request with a method the endpoint does not take is refused in the JSON error shape:
  * 400, 404 or 405 (RFC 9110 §15.5.5/§15.5.6 let a server answer 404), noted when not 405.
+ * The GET carries the client's credentials in its query, the only place a GET has for them;
+ * RFC 6749 §2.3.1 says they MUST NOT be in the request URI, so a 401 invalid_client refuses the
+ * request for them: also a refusal, noted, since it does not show how the method alone fares.
  */
 export function wrongMethod(
   ctx: { note(message: string): void },
   res: HttpResponse,
   what: string,
 ): void {
+  if (res.status === 401) {
+    about(what, () => expectOAuthError(res, 401, 'invalid_client'))
+    ctx.note(
+      `${what} was refused 401 invalid_client for the credentials in its query (RFC 6749 §2.3.1: the body only), so how the method alone is treated was not shown`,
+    )
+    return
+  }
   about(what, () => expectOAuthError(res, [400, 404, 405]))
   if (res.status !== 405) ctx.note(`${what} was answered ${res.status}, not 405 (SHOULD)`)
 }
