@@ -33,14 +33,12 @@ export interface Io {
 }
 
 /**
- * Checks at once against the embedded server. Since issue 21 most checks send HTTP only (their
- * codes come from the users' shared IdP sessions) and at most BROWSER_CHECKS_AT_ONCE of them
- * drive Chromium at a time, so running several at once fills the cores instead of queueing
- * behind the browser. Measured on the 2-core machine while other work shared it (load average
- * 14-22, so wall times are mostly that load's): the full run took 136 s wall at 4 and 144 s at
- * 1, for 51 and 48 CPU-seconds (user + sys, Chromium included); `npm run bench -- --suite`
- * medians were 137 s at 1, 137 s at 4 and 126 s at 8 under the same load. With ~50
- * CPU-seconds of work, 1 at a time leaves one core idle while a check waits on the other.
+ * Checks at once against the embedded server. Most checks send HTTP only (their codes come from
+ * the users' shared IdP sessions), at most BROWSER_CHECKS_AT_ONCE of them drive Chromium at a
+ * time, and the exclusive ones run on a twin of the server beside the rest (runner.ts). Measured
+ * with `npm run bench -- --suite` on the quiet 2-core machine (2026-11-24, Debian's headless
+ * shell, about 20 CPU-seconds a run): 23.3 s wall at 1 (no twin: one check at a time), 19.1 s at
+ * 2, 17.3 s (median of 3) at 4 and 18.5 s at 6.
  */
 export const DEFAULT_PARALLEL = 4
 
