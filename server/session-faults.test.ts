@@ -3,7 +3,7 @@ import type { ServerInjectResponse } from '@hapi/hapi'
 import { describe, expect, test } from 'vitest'
 import type { App } from './app.ts'
 import type { Fault } from './deps.ts'
-import { testApp } from './test-helpers.ts'
+import { postLoginForm, testApp } from './test-helpers.ts'
 
 // The self-test's faults of the session cookie (SEC-06, SEC-07, LOGIN-05) each break one
 // property of it and nothing else: the session still works.
@@ -26,25 +26,9 @@ const authorizeQuery = (extra: Record<string, string> = {}) =>
 
 /** Signs alice in; returns the session cookie as set, and whether prompt=none then gets a code. */
 async function signIn(app: App): Promise<{ cookie: string; replayed: boolean }> {
-  const page = await app.server.inject(`/auth/authorize?${authorizeQuery()}`)
-  const field = (name: string) =>
-    new RegExp(`name="${name}" value="([^"]+)"`).exec(page.payload)?.[1] ?? ''
-  const login = await app.server.inject({
-    method: 'POST',
-    url: '/auth/login',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      cookie: setCookies(page)
-        .map((c) => c.split(';')[0])
-        .join('; '),
-    },
-    payload: new URLSearchParams({
-      interaction: field('interaction'),
-      csrf: field('csrf'),
-      username: 'alice',
-      password: 'wonderland',
-      action: 'login',
-    }).toString(),
+  const login = await postLoginForm(app, authorizeQuery(), {
+    username: 'alice',
+    password: 'wonderland',
   })
   expect(login.statusCode).toBe(303)
   const cookie = setCookies(login).find((c) => /^(__Host-)?idp_session=[^;]/.test(c)) ?? ''

@@ -1,4 +1,5 @@
 import { createServer as createNetServer } from 'node:net'
+import type { ServerInjectResponse } from '@hapi/hapi'
 import { createServer, type App, type AppOptions } from './app.ts'
 import { loadConfig, type Config } from './config.ts'
 import { createDevCertificate, type TlsMaterial } from './tls.ts'
@@ -43,6 +44,36 @@ const setCookies = (headers: Record<string, unknown>): string[] => {
 }
 
 /**
+ * Opens the login page of the authorization request `query` and posts `user`'s credentials
+ * with the page's interaction, CSRF token and cookies, all with `server.inject`; returns the
+ * answer to the post.
+ */
+export async function postLoginForm(
+  app: App,
+  query: URLSearchParams,
+  user: { readonly username: string; readonly password: string },
+): Promise<ServerInjectResponse> {
+  const page = await app.server.inject(`/auth/authorize?${query.toString()}`)
+  const field = (name: string) =>
+    new RegExp(`name="${name}" value="([^"]+)"`).exec(page.payload)?.[1] ?? ''
+  return app.server.inject({
+    method: 'POST',
+    url: '/auth/login',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      cookie: setCookies(page.headers).join('; '),
+    },
+    payload: new URLSearchParams({
+      interaction: field('interaction'),
+      csrf: field('csrf'),
+      username: user.username,
+      password: user.password,
+      action: 'login',
+    }).toString(),
+  })
+}
+
+/**
  * Signs a user in through authorize + the login form and redeems the code, all with
  * `server.inject`. Returns the token response body.
  */
@@ -67,24 +98,7 @@ export async function signInAndRedeem(
     code_challenge: createHash('sha256').update(verifier).digest('base64url'),
     code_challenge_method: 'S256',
   })
-  const page = await app.server.inject(`/auth/authorize?${query.toString()}`)
-  const field = (name: string) =>
-    new RegExp(`name="${name}" value="([^"]+)"`).exec(page.payload)?.[1] ?? ''
-  const login = await app.server.inject({
-    method: 'POST',
-    url: '/auth/login',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      cookie: setCookies(page.headers).join('; '),
-    },
-    payload: new URLSearchParams({
-      interaction: field('interaction'),
-      csrf: field('csrf'),
-      username: options.username,
-      password: options.password,
-      action: 'login',
-    }).toString(),
-  })
+  const login = await postLoginForm(app, query, options)
   const code = new URL(login.headers.location ?? 'https://x.invalid').searchParams.get('code') ?? ''
   const tokens = await app.server.inject({
     method: 'POST',

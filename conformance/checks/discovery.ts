@@ -7,7 +7,7 @@ import {
   expectStatus,
   expectThat,
 } from '../harness/expect.ts'
-import { DISCOVERY } from '../harness/requests.ts'
+import { DISCOVERY, DISCOVERY_ENDPOINTS } from '../harness/requests.ts'
 
 /** Fetches the discovery document and checks DISC-01's basics on the way. */
 async function discovery({ http }: CheckContext): Promise<Record<string, unknown>> {
@@ -35,15 +35,7 @@ const DISC_02 = check(async (ctx) => {
   )
 })
 
-const ENDPOINTS = {
-  authorization_endpoint: '/auth/authorize',
-  token_endpoint: '/auth/token',
-  userinfo_endpoint: '/auth/user-info',
-  jwks_uri: '/.well-known/jwks.json',
-  end_session_endpoint: '/auth/logout',
-  introspection_endpoint: '/auth/introspect',
-  revocation_endpoint: '/auth/revoke',
-} as const
+const ENDPOINTS = DISCOVERY_ENDPOINTS
 
 const ARRAYS = [
   'response_types_supported',

@@ -19,6 +19,17 @@ export const BRANDING = '/auth/branding'
 export const DISCOVERY = '/.well-known/openid-configuration'
 export const JWKS = '/.well-known/jwks.json'
 
+/** The discovery documents' endpoint members and the paths INTERFACE.md §1 gives them. */
+export const DISCOVERY_ENDPOINTS = {
+  authorization_endpoint: AUTHORIZE,
+  token_endpoint: TOKEN,
+  userinfo_endpoint: USER_INFO,
+  jwks_uri: JWKS,
+  end_session_endpoint: LOGOUT,
+  introspection_endpoint: INTROSPECT,
+  revocation_endpoint: REVOKE,
+} as const
+
 /** Client credentials in the form body (client_secret_post), the only method INTERFACE.md has. */
 export const credentials = (client: TargetClient): Record<string, string> => ({
   client_id: client.id,

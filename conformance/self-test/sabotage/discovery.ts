@@ -4,6 +4,7 @@ import {
   corruptHeaders,
   corruptJson,
   DISCOVERY,
+  DISCOVERY_ENDPOINTS,
   escapeRegExp,
   type Json,
   perPart,
@@ -13,15 +14,7 @@ import {
 } from './kit.ts'
 
 /** The OpenID and RFC 8414 documents' endpoint members and their paths (INTERFACE.md §1). */
-const ENDPOINTS = {
-  authorization_endpoint: '/auth/authorize',
-  token_endpoint: '/auth/token',
-  userinfo_endpoint: '/auth/user-info',
-  jwks_uri: '/.well-known/jwks.json',
-  end_session_endpoint: '/auth/logout',
-  introspection_endpoint: '/auth/introspect',
-  revocation_endpoint: '/auth/revoke',
-} as const
+const ENDPOINTS = DISCOVERY_ENDPOINTS
 
 const RFC8414 = '/.well-known/oauth-authorization-server'
 

@@ -15,6 +15,7 @@ import {
 } from 'jose'
 import { halfHash } from '../../harness/jwt.ts'
 import { JWKS, TOKEN } from '../../harness/requests.ts'
+export { DISCOVERY_ENDPOINTS } from '../../harness/requests.ts'
 import { fetchVia, type Target, type TargetClient } from '../../harness/target.ts'
 
 // What the sabotages share from the harness: the endpoint paths, the target's types, and the
