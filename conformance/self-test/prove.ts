@@ -4,6 +4,7 @@ import type { Browser } from '@playwright/test'
 import { launchBrowser } from '../harness/browser.ts'
 import { runCheck, type RunResources } from '../harness/check.ts'
 import { startEmbedded, type Embedded } from '../harness/embedded.ts'
+import { createDevCertificate } from '../../server/tls.ts'
 import { registeredChecks } from '../runner.ts'
 import { SharedSessions } from '../harness/session.ts'
 import type { CheckResult } from '../harness/types.ts'
@@ -77,10 +78,17 @@ export function sabotageTarget(): (id: RequirementId, s: BrokenTarget) => Promis
         mock.resetHandlers()
       }
     }
+    const foreign =
+      s.certificate === 'foreign'
+        ? await createDevCertificate(['127.0.0.1', 'localhost'])
+        : undefined
     const broken = await startEmbedded({
       faults: s.faults,
       ...(s.config ? { config: s.config } : {}),
-      tls: shared.tls,
+      // a foreign certificate is served while the target still names the shared CA
+      tls: foreign
+        ? { cert: foreign.cert, key: foreign.key, ca: shared.tls.ca, caPath: undefined }
+        : shared.tls,
     })
     try {
       return await runCheck(id, broken.target, resourcesWith(new SharedSessions()))

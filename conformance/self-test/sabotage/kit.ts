@@ -42,7 +42,15 @@ export { redirectVariants } from '../../harness/pages.ts'
  */
 export type BrokenTarget =
   | { readonly handlers: (target: Target) => HttpHandler[] }
-  | { readonly faults: readonly Fault[]; readonly config?: Partial<Config> }
+  | {
+      readonly faults: readonly Fault[]
+      readonly config?: Partial<Config>
+      /**
+       * 'foreign': the server presents a certificate that a CA of its own signed, not the CA
+       * the target names (default: the shared target's certificate, which the browser pins).
+       */
+      readonly certificate?: 'foreign'
+    }
 
 /**
  * One proof that a check can fail: how the target is broken, and the assertion the check must

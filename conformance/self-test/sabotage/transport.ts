@@ -18,11 +18,22 @@ export const transportSabotage: Record<keyof typeof transport, Sabotages> = {
       }),
     },
   ],
-  'TLS-02': {
-    how: 'the listener accepts TLS 1.0 and 1.1',
-    expect: /a TLSv1(\.1)? handshake succeeded/,
-    faults: ['weak-tls'],
-  },
+  // the handshake verifies the chain and the host name (the explicit host check after it is
+  // the same property, reached only by a client that verified less), and refuses old versions
+  'TLS-02': [
+    {
+      how: 'the listener accepts TLS 1.0 and 1.1',
+      expect: /a TLSv1(\.1)? handshake succeeded/,
+      faults: ['weak-tls'],
+    },
+    {
+      how: 'the listener presents a certificate the target CA did not sign',
+      expect:
+        /^TLS 1\.2\+ handshake with certificate verification failed: (unable to (verify|get local issuer)|self[- ]signed)/,
+      faults: [],
+      certificate: 'foreign',
+    },
+  ],
   // one sabotage per document (each a sub-case), and for a short max-age
   'TLS-03': [
     {
