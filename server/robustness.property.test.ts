@@ -18,7 +18,13 @@ const SEED = Number.isInteger(Number(process.env.PROPERTY_SEED ?? 'x'))
   ? Number(process.env.PROPERTY_SEED)
   : Math.floor(Math.random() * 0x7fffffff)
 const params = { numRuns: RUNS, seed: SEED }
-const sabotageParams = { numRuns: 3000, seed: SEED, endOnFailure: true }
+/**
+ * The proofs that the properties can fail run from a fixed seed: same input, same verdict (issue
+ * 19). Some weakenings are rare draws, and a varying seed sometimes drew none of them in 3000
+ * runs, failing a healthy build; the properties themselves vary their seed (SEED).
+ */
+const SABOTAGE_SEED = 20261124
+const sabotageParams = { numRuns: 3000, seed: SABOTAGE_SEED, endOnFailure: true }
 const timeout = 30_000 + RUNS * 40
 
 const FORM_LIMIT = 16 * 1024
