@@ -60,3 +60,27 @@ describe('self-test: a check with nothing to assert does not pass', () => {
     expect(result.message).toMatch(/refresh tokens rotate/)
   })
 })
+
+// An early throttle is a server's right (OWASP lets an account lock after a few failures):
+// LOGIN-07 compares what it could sample and neither warns nor fails for the throttle itself.
+describe('self-test: a legitimate early throttle is not a deviation', () => {
+  const generous = { limit: 100_000, window: 60 }
+  test('LOGIN-07 against a login form that throttles at the third failure is no warning', async () => {
+    const result = await withSabotage('LOGIN-07', {
+      faults: [],
+      config: {
+        rateLimits: {
+          token: generous,
+          introspect: generous,
+          revoke: generous,
+          userinfo: generous,
+          login: { limit: 2, window: 600 },
+          loginaddress: generous,
+          public: generous,
+        },
+      },
+    })
+    expect(result.verdict, result.message).toBe('pass')
+    expect(result.notes.join('\n')).toMatch(/timing not judged: the IdP throttled \(HTTP 429\)/)
+  })
+})
