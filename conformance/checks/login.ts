@@ -5,6 +5,7 @@ import type { login as catalogue } from '../catalogue/login.ts'
 import { CookieJar } from 'tough-cookie'
 import type { HttpResponse } from '../harness/http.ts'
 import { oidc } from '../harness/oidc.ts'
+import { followWithJar } from '../harness/form-sign-in.ts'
 import { jarOf } from '../harness/session.ts'
 import type { TargetUser } from '../harness/target.ts'
 import { expectControl, expectJsonObject, expectStatus, expectThat } from '../harness/expect.ts'
@@ -141,23 +142,10 @@ async function followToClient(
   hops: HttpResponse[] = [],
 ): Promise<URL | undefined> {
   const jar = (await jarOf(form.context)) ?? new CookieJar()
-  let res = first
   const idp = new URL(ctx.target.baseUrl).origin
-  for (let hop = 0; hop < 10; hop++) {
-    for (const set of res.headers.getSetCookie())
-      await jar.setCookie(set, res.url, { ignoreError: true }).catch(() => undefined)
-    const raw = res.headers.get('location')
-    if (res.status < 300 || res.status >= 400 || !raw) return undefined
-    const next = new URL(raw, res.url)
-    if (next.toString().startsWith(redirectUri)) return next
-    if (next.origin !== idp) return undefined
-    const cookie = await jar.getCookieString(next.toString())
-    res = await ctx.http.request(next.toString(), {
-      headers: { accept: 'text/html', ...(cookie ? { cookie } : {}) },
-    })
-    hops.push(res)
-  }
-  return undefined
+  const isClient = (u: URL): boolean => u.toString().startsWith(redirectUri)
+  const end = await followWithJar(ctx.http, jar, first, idp, isClient, hops)
+  return 'client' in end ? end.client : undefined
 }
 
 /** Every Set-Cookie of a response that sets a value (clearing ones are left out). */

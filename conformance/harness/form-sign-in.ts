@@ -87,8 +87,6 @@ export type FormSignIn =
       readonly callback: string
       /** Every cookie the IdP set on the way: the new session. */
       readonly jar: CookieJar
-      /** The responses of the chain, in order (their Set-Cookie headers, for instance). */
-      readonly responses: readonly HttpResponse[]
     }
   /** Not signed in this way (no plain login form, a refusal, a script-driven step): why. */
   | { readonly kind: 'not-signed-in'; readonly why: string }
@@ -112,13 +110,12 @@ export async function signInByFormPost(
   jar: CookieJar = new CookieJar(),
 ): Promise<FormSignIn> {
   const idp = new URL(url).origin
-  const responses: HttpResponse[] = []
   const send = async (
     at: string,
     init: { method?: string; form?: Record<string, string> } = {},
   ): Promise<HttpResponse> => {
     const cookie = await jar.getCookieString(at)
-    const res = await http.request(at, {
+    return http.request(at, {
       ...init,
       headers: {
         accept: 'text/html',
@@ -126,27 +123,12 @@ export async function signInByFormPost(
         ...(cookie ? { cookie } : {}),
       },
     })
-    responses.push(res)
-    for (const set of res.headers.getSetCookie())
-      await jar.setCookie(set, res.url, { ignoreError: true }).catch(() => undefined)
-    return res
   }
-  // follows redirects at the IdP; a redirect to a client ends the chain there
-  const follow = async (first: HttpResponse): Promise<HttpResponse | string> => {
-    let res = first
-    for (let hop = 0; hop < 10; hop++) {
-      const location = res.headers.get('location')
-      if (res.status < 300 || res.status >= 400 || !location) return res
-      const next = new URL(location, res.url)
-      if (next.origin !== idp && clientOrigins.includes(next.origin)) return next.toString()
-      if (next.origin !== idp) return res
-      res = await send(next.toString())
-    }
-    return res
-  }
-  const page = await follow(await send(url))
-  if (typeof page === 'string')
+  const isClient = (u: URL): boolean => u.origin !== idp && clientOrigins.includes(u.origin)
+  const shown = await followWithJar(http, jar, await send(url), idp, isClient)
+  if ('client' in shown)
     return { kind: 'not-signed-in', why: 'the IdP redirected to the client without a login page' }
+  const page = shown.stopped
   const form = page.status === 200 ? readLoginForm(page.text, page.url) : undefined
   if (!form)
     return {
@@ -162,12 +144,45 @@ export async function signInByFormPost(
       [form.passwordField]: user.password,
     },
   })
-  const end = await follow(posted)
-  if (typeof end === 'string') return { kind: 'signed-in', callback: end, jar, responses }
+  const end = await followWithJar(http, jar, posted, idp, isClient)
+  if ('client' in end) return { kind: 'signed-in', callback: end.client.toString(), jar }
   return {
     kind: 'not-signed-in',
-    why: `the credential post ended at the IdP (HTTP ${end.status}) instead of the client`,
+    why: `the credential post ended at the IdP (HTTP ${end.stopped.status}) instead of the client`,
   }
+}
+
+/**
+ * Follows the IdP's redirects from `first` the way a browser would: the Set-Cookie headers of
+ * every answer go into `jar` (path and expiry rules included), and each hop at the IdP is sent
+ * with the cookies the jar holds for it, until a redirect goes to a client URI (`isClient`:
+ * returned, never fetched), leaves the IdP, or an answer is no redirect (returned, as the
+ * `stopped` answer); at most 10 hops. `hops` collects every answer after the first.
+ */
+export async function followWithJar(
+  http: Http,
+  jar: CookieJar,
+  first: HttpResponse,
+  idp: string,
+  isClient: (url: URL) => boolean,
+  hops: HttpResponse[] = [],
+): Promise<{ readonly client: URL } | { readonly stopped: HttpResponse }> {
+  let res = first
+  for (let hop = 0; hop < 10; hop++) {
+    for (const set of res.headers.getSetCookie())
+      await jar.setCookie(set, res.url, { ignoreError: true }).catch(() => undefined)
+    const location = res.headers.get('location')
+    if (res.status < 300 || res.status >= 400 || !location) return { stopped: res }
+    const next = new URL(location, res.url)
+    if (isClient(next)) return { client: next }
+    if (next.origin !== idp) return { stopped: res }
+    const cookie = await jar.getCookieString(next.toString())
+    res = await http.request(next.toString(), {
+      headers: { accept: 'text/html', ...(cookie ? { cookie } : {}) },
+    })
+    hops.push(res)
+  }
+  return { stopped: res }
 }
 
 /** Puts the cookies of `jar` into the browser context: the session is the context's now. */
