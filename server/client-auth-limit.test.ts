@@ -1,10 +1,9 @@
-import { createHash, randomBytes } from 'node:crypto'
 import type { ServerInjectResponse } from '@hapi/hapi'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import type { App } from './app.ts'
 import { loadConfig } from './config.ts'
 import { SOURCE_FAILURES_FACTOR } from './plugins/rate-limit.ts'
-import { testApp } from './test-helpers.ts'
+import { authorizeQuery, testApp } from './test-helpers.ts'
 
 const LIMIT = 3
 
@@ -82,14 +81,7 @@ const cookiesOf = (res: ServerInjectResponse): string[] => {
 
 /** Opens the login page of a fresh authorization request and posts the form once. */
 async function signIn(username: string, password: string, remoteAddress: string) {
-  const query = new URLSearchParams({
-    client_id: 'conformance-client',
-    redirect_uri: 'https://client.example/callback',
-    response_type: 'code',
-    scope: 'openid',
-    code_challenge: createHash('sha256').update(randomBytes(32)).digest('base64url'),
-    code_challenge_method: 'S256',
-  })
+  const query = authorizeQuery()
   const page = await app.server.inject({ url: `/auth/authorize?${query}`, remoteAddress })
   const interaction = /name="interaction" value="([^"]+)"/.exec(page.payload)?.[1] ?? ''
   const csrf = /name="csrf" value="([^"]+)"/.exec(page.payload)?.[1] ?? ''

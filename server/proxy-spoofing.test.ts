@@ -1,9 +1,8 @@
-import { createHash, randomBytes } from 'node:crypto'
 import type { ServerInjectResponse } from '@hapi/hapi'
 import { afterEach, describe, expect, test } from 'vitest'
 import type { App } from './app.ts'
 import { loadConfig, type Config } from './config.ts'
-import { testApp } from './test-helpers.ts'
+import { authorizeQuery, testApp } from './test-helpers.ts'
 
 // Behind TRUST_PROXY the client address is the first untrusted X-Forwarded-For hop from the
 // right (proxy-addr): what a client writes on the left of the header must not give it a fresh
@@ -37,14 +36,7 @@ const cookiesOf = (res: ServerInjectResponse): string[] => {
 }
 
 async function signIn(server: App['server'], forwardedFor: string, password: string) {
-  const query = new URLSearchParams({
-    client_id: 'conformance-client',
-    redirect_uri: 'https://client.example/callback',
-    response_type: 'code',
-    scope: 'openid',
-    code_challenge: createHash('sha256').update(randomBytes(32)).digest('base64url'),
-    code_challenge_method: 'S256',
-  })
+  const query = authorizeQuery()
   const via = viaProxy(forwardedFor)
   const page = await server.inject({ url: `/auth/authorize?${query}`, ...via })
   const interaction = /name="interaction" value="([^"]+)"/.exec(page.payload)?.[1] ?? ''

@@ -1,9 +1,8 @@
-import { createHash, randomBytes } from 'node:crypto'
 import type { ServerInjectResponse } from '@hapi/hapi'
 import { describe, expect, test } from 'vitest'
 import type { App } from './app.ts'
 import type { Fault } from './deps.ts'
-import { postLoginForm, testApp } from './test-helpers.ts'
+import { authorizeQuery, postLoginForm, testApp } from './test-helpers.ts'
 
 // The self-test's faults of the session cookie (SEC-06, SEC-07, LOGIN-05) each break one
 // property of it and nothing else: the session still works.
@@ -12,17 +11,6 @@ const setCookies = (res: ServerInjectResponse): string[] => {
   const set = res.headers['set-cookie']
   return Array.isArray(set) ? set : set ? [set] : []
 }
-
-const authorizeQuery = (extra: Record<string, string> = {}) =>
-  new URLSearchParams({
-    client_id: 'conformance-client',
-    redirect_uri: 'https://client.example/callback',
-    response_type: 'code',
-    scope: 'openid',
-    code_challenge: createHash('sha256').update(randomBytes(32)).digest('base64url'),
-    code_challenge_method: 'S256',
-    ...extra,
-  })
 
 /** Signs alice in; returns the session cookie as set, and whether prompt=none then gets a code. */
 async function signIn(app: App): Promise<{ cookie: string; replayed: boolean }> {

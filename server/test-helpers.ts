@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto'
 import { createServer as createNetServer } from 'node:net'
 import type { ServerInjectResponse } from '@hapi/hapi'
 import { createServer, type App, type AppOptions } from './app.ts'
@@ -44,6 +45,22 @@ const setCookies = (headers: Record<string, unknown>): string[] => {
 }
 
 /**
+ * The query of a valid authorization request of conformance-client (PKCE S256 with a fresh
+ * challenge, scope openid), with `extra` parameters added or replaced.
+ */
+export function authorizeQuery(extra: Record<string, string> = {}): URLSearchParams {
+  return new URLSearchParams({
+    client_id: 'conformance-client',
+    redirect_uri: 'https://client.example/callback',
+    response_type: 'code',
+    scope: 'openid',
+    code_challenge: createHash('sha256').update(randomBytes(32)).digest('base64url'),
+    code_challenge_method: 'S256',
+    ...extra,
+  })
+}
+
+/**
  * Opens the login page of the authorization request `query` and posts `user`'s credentials
  * with the page's interaction, CSRF token and cookies, all with `server.inject`; returns the
  * answer to the post.
@@ -87,7 +104,6 @@ export async function signInAndRedeem(
     clientSecret?: string
   },
 ): Promise<Record<string, string>> {
-  const { createHash, randomBytes } = await import('node:crypto')
   const verifier = randomBytes(32).toString('base64url')
   const clientId = options.clientId ?? 'conformance-client'
   const query = new URLSearchParams({
