@@ -314,7 +314,7 @@ const LOGOUT_02 = check(async (ctx) => {
         logoutUrl(ctx, { id_token_hint: idToken, post_logout_redirect_uri: candidate, state }),
         ctx.http,
       )
-      ctx.screenshot(what, await outcome.page.screenshot())
+      await ctx.screenshot(what, outcome.page)
       expectStayed(ctx, outcome, `${what} (browser)`)
     })
   }
@@ -354,7 +354,7 @@ const LOGOUT_03 = check(async (ctx) => {
     logoutUrl(ctx, { post_logout_redirect_uri: uri, state }),
     ctx.http,
   )
-  ctx.screenshot('logout without a hint', await outcome.page.screenshot())
+  await ctx.screenshot('logout without a hint', outcome.page)
   await ctx.subcase('no id_token_hint (browser)', () =>
     expectStayed(ctx, outcome, 'no id_token_hint (browser)'),
   )
@@ -482,7 +482,7 @@ const LOGOUT_05 = check(async (ctx) => {
         outcome.page.url().startsWith(ctx.target.baseUrl),
         `${what}: expected the logged-out page, the browser went to ${outcome.page.url()}`,
       )
-      ctx.screenshot(what, await outcome.page.screenshot())
+      await ctx.screenshot(what, outcome.page)
       await expectSession(ctx, context, 'ended', what)
       last.ended = true
     })
@@ -549,7 +549,7 @@ const LOGOUT_06 = check(async (ctx) => {
   )
   if (!(await Promise.race([arrived, settled]))) {
     await page.waitForLoadState('load', { timeout: 5_000 }).catch(() => undefined)
-    ctx.screenshot('after the logout POST', await page.screenshot())
+    await ctx.screenshot('after the logout POST', page)
     throw new CheckFailure(
       `the form-encoded POST logout did not redirect to ${uri}; the browser is at ${page.url()}`,
     )
@@ -580,7 +580,7 @@ const LOGOUT_07 = check(async (ctx) => {
       } catch (err) {
         left = err instanceof Error ? err : new Error(String(err))
       }
-      ctx.screenshot(what, await outcome.page.screenshot())
+      await ctx.screenshot(what, outcome.page)
       const state = await sessionOf(ctx, context, what)
       // a session the request ended: the next part starts signed in again, in a fresh browser
       if (state === 'ended') {

@@ -1,5 +1,5 @@
 import { requirements, type Requirement, type RequirementId } from '../requirements.ts'
-import type { Browser, BrowserContext } from '@playwright/test'
+import type { Browser, BrowserContext, Page } from '@playwright/test'
 import { launchBrowser } from './browser.ts'
 import { BROWSER_CHECKS_AT_ONCE, CHECK_TIMEOUT_MS, embeddedOnlyReason } from './needs.ts'
 import { createHttp, type Http } from './http.ts'
@@ -19,8 +19,12 @@ export interface CheckContext {
   note(message: string): void
   /** Ends the check as skipped, with the reason (never counted as a pass). */
   skip(reason: string): never
-  /** Keeps a PNG screenshot as evidence. */
-  screenshot(name: string, png: Buffer): void
+  /**
+   * Keeps a PNG screenshot of the page as evidence. Evidence only: a screenshot the browser
+   * cannot take (a page navigating away, a renderer busy past the limit) is noted, never a
+   * verdict of its own.
+   */
+  screenshot(name: string, page: Page, options?: { readonly fullPage?: boolean }): Promise<void>
   /**
    * A fresh browser context (own cookies), closed when the check ends. The first one takes the
    * check's place in the run's browser pool, waiting for one; `outsidePool` skips that for the
@@ -254,7 +258,14 @@ export async function runCheck(
     skip: (reason) => {
       throw new Skip(reason)
     },
-    screenshot: (name, png) => screenshots.push({ name, png: png.toString('base64') }),
+    async screenshot(name, page, options) {
+      try {
+        const png = await page.screenshot({ fullPage: options?.fullPage ?? false, timeout: 5000 })
+        screenshots.push({ name, png: png.toString('base64') })
+      } catch (err) {
+        notes.push(`no screenshot of ${name}: ${describe(err).split('\n')[0] ?? ''}`)
+      }
+    },
     timeLeftMs: () => Math.max(0, limitMs - (performance.now() - started)),
     extendTimeout(ms) {
       const wanted = Math.min(performance.now() - started + ms, timeoutMs * MAX_EXTENSION)
@@ -341,10 +352,10 @@ export async function runCheck(
     if (err instanceof Skip && failures.length === 0) return result('skip', err.message)
     // what the browser showed when the check failed is often the quickest explanation
     for (const context of contexts)
-      for (const page of context.pages()) {
-        const png = await page.screenshot({ fullPage: true, timeout: 5000 }).catch(() => undefined)
-        if (png) ctx.screenshot(`page when the check failed: ${redactUrl(page.url())}`, png)
-      }
+      for (const page of context.pages())
+        await ctx.screenshot(`page when the check failed: ${redactUrl(page.url())}`, page, {
+          fullPage: true,
+        })
     const judged = classify(err)
     const message = err instanceof Skip ? err.message : (judged.message ?? describe(err))
     // deviations already found by sub-cases stand: the end of the check is reported after them

@@ -203,8 +203,7 @@ export async function authorize(
     ...(user ? { user } : {}),
     ...(options.cancel ? { cancel: true } : {}),
     onLoginPage: async (page) => {
-      if (options.screenshot)
-        ctx.screenshot('login page', await page.screenshot({ fullPage: true }))
+      if (options.screenshot) await ctx.screenshot('login page', page, { fullPage: true })
     },
   })
   if (establish) {

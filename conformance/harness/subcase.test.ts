@@ -2,6 +2,7 @@ import { describe, expect, test } from 'vitest'
 import { check, createRunResources, register, runCheck, type RunResources } from './check.ts'
 import { ControlFailure, expectThat } from './expect.ts'
 import type { Target } from './target.ts'
+import type { Page } from '@playwright/test'
 
 // A target no check below sends anything to, and no browser.
 const target = { baseUrl: 'https://127.0.0.1:1', ca: undefined } as unknown as Target
@@ -26,6 +27,19 @@ register({
     await new Promise((resolve) => setTimeout(resolve, 200))
     await ctx.subcase('all', () => expectThat(true, 'never'))
   }),
+  'DISC-04': check(async (ctx) => {
+    // what Chromium answered once in CI, under load, for a page that was fine
+    const page = {
+      screenshot: () =>
+        Promise.reject(
+          new Error(
+            'page.screenshot: Protocol error (Page.captureScreenshot): Unable to capture screenshot\nCall log: …',
+          ),
+        ),
+    } as unknown as Page
+    await ctx.screenshot('the logged-out page', page)
+    await ctx.subcase('all', () => expectThat(true, 'never'))
+  }),
   'DISC-02': check(async (ctx) => {
     ctx.extendTimeout(10 * 60_000)
     await new Promise((resolve) => setTimeout(resolve, 1000))
@@ -45,6 +59,17 @@ describe('sub-cases: every deviation of a check is reported', () => {
     expect(r.verdict).toBe('fail')
     expect(r.message).toBe('first: broken')
     expect(r.more).toEqual(['the rest was inconclusive: the control did not hold'])
+  })
+})
+
+describe('screenshots are evidence, never a verdict', () => {
+  test('a screenshot the browser cannot take is noted and the check keeps its verdict', async () => {
+    const r = await runCheck('DISC-04', target, resources)
+    expect(r.verdict, r.message).toBe('pass')
+    expect(r.screenshots).toEqual([])
+    expect(r.notes).toEqual([
+      'no screenshot of the logged-out page: page.screenshot: Protocol error (Page.captureScreenshot): Unable to capture screenshot',
+    ])
   })
 })
 
