@@ -32,6 +32,9 @@ export type Fault =
   | 'authorize-truncates-state'
   | 'authorize-success-carries-token-type'
   | 'authorize-success-appends-fragment'
+  | 'authorize-success-adds-trailing-slash'
+  | 'authorize-success-drops-code'
+  | 'authorize-reads-pkce-method-after-challenge'
   | 'authorize-refuses-id-token-hint'
   | 'authorize-grants-unknown-scope'
   | 'authorize-grants-foreign-scope'
@@ -78,6 +81,7 @@ export type Fault =
   | 'login-page-loads-third-party-script'
   | 'logout-page-sends-user-on'
   | 'login-page-reflects-hint-raw'
+  | 'login-page-evals-hint'
   | 'error-page-reflects-client-id-raw'
   | 'authorize-success-drops-iss'
 

@@ -93,7 +93,9 @@ export async function issueCodeParams(
   deps: Pick<Deps, 'store' | 'clock' | 'config' | 'faults'>,
 ): Promise<Record<string, string | undefined>> {
   const bound = deps.faults.has('authorize-drops-nonce') ? { ...ar, nonce: undefined } : ar
-  const code = await issueCode(bound, user, deps)
+  // AUTHZ-02's sabotage: a code is issued but the success redirect leaves it out
+  const issued = await issueCode(bound, user, deps)
+  const code = deps.faults.has('authorize-success-drops-code') ? undefined : issued
   let state = ar.state
   if (deps.faults.has('authorize-success-drops-state')) state = undefined
   else if (deps.faults.has('authorize-truncates-state')) state = state?.slice(0, 64)
@@ -126,15 +128,31 @@ export async function showLogin(
     : await deps.store.clients.branding(request.clientId)
   const view = loginPage({ interaction, csrf, branding, nonce, username: hint })
   // LOGIN-05's sabotage: the page that takes the password loads a script of another origin
+  const evalsHint = deps.faults.has('login-page-evals-hint')
   const body = deps.faults.has('login-page-loads-third-party-script')
     ? html`${view}
         <script src="https://analytics.example/track.js"></script>`
-    : view
+    : evalsHint
+      ? html`${view}
+          <script nonce="${nonce}">
+            ${HINT_BY_EVAL}
+          </script>`
+      : view
   return page(h, body, {
     nonce,
     formTargets: [request.redirectUri],
+    scripts: evalsHint,
   }).state(INTERACTION_COOKIE, interaction, { ttl: INTERACTION_TTL * 1000 })
 }
+
+/**
+ * LOGIN-06's sabotage (DOM-based XSS): the login page's own script fills in the username from
+ * the address's login_hint by building a statement around it and evaluating it. The markup the
+ * server sent never holds the hint, so only the script running shows the injection.
+ */
+const HINT_BY_EVAL = new SafeHtml(
+  "const hint = new URLSearchParams(location.search).get('login_hint'); if (hint) eval(\"document.querySelector('input[name=username]').value = '\" + hint + \"'\")",
+)
 
 /** Client-check mode: what the authorize request did that a careful client would not. */
 function explainAuthorize(
@@ -186,7 +204,14 @@ function scopesGrantedBeyond(faults: Deps['faults']): ((scope: string) => boolea
 export const authorize = (deps: Deps): ServerRoute[] => {
   const handler = async (request: Request, h: ResponseToolkit) => {
     const fromBody = request.method === 'post' && !deps.faults.has('authorize-post-reads-query')
-    const raw = rawParams(fromBody ? request.payload : request.query)
+    let raw = rawParams(fromBody ? request.payload : request.query)
+    // AUTHZ-08's sabotage: a parser that reads the query in order and takes a
+    // code_challenge_method that comes before its code_challenge as absent
+    if (deps.faults.has('authorize-reads-pkce-method-after-challenge') && !fromBody) {
+      const names = [...request.url.searchParams.keys()]
+      if (names.indexOf('code_challenge_method') < names.indexOf('code_challenge'))
+        raw = { ...raw, code_challenge_method: undefined }
+    }
     const validation = await validateAuthorizationRequest(raw, deps.store, {
       grantsBeyond: scopesGrantedBeyond(deps.faults),
       requireScope: deps.faults.has('authorize-requires-scope'),

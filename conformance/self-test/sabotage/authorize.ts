@@ -70,8 +70,19 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
       },
     }),
   },
-  // one sabotage for state, one for a token parameter in the success redirect, one for a fragment
+  // one sabotage per part: the code, the redirect target, state, a token parameter in the
+  // success redirect, a fragment
   'AUTHZ-02': [
+    {
+      how: 'the success redirect after login leaves the code out',
+      expect: /^no code in the redirect to /,
+      faults: ['authorize-success-drops-code'],
+    },
+    {
+      how: 'the success redirect goes to the registered URI with a slash added',
+      expect: /^redirect target: expected "\S+\/callback", got "\S+\/callback\/"/,
+      faults: ['authorize-success-adds-trailing-slash'],
+    },
     {
       how: 'the success redirect after login leaves state out',
       expect: /^state in the redirect: expected .*, got null/,
@@ -195,8 +206,9 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
     ),
   ]),
   // one sabotage per request of the check the harness sends itself (each a sub-case): each
-  // optional parameter refused, and a repeated state taken as one; and a server refusing the
-  // id_token_hint of the last part (the reversed order has none: no fault reorders parameters)
+  // optional parameter refused, and a repeated state taken as one; a server that reads the
+  // parameters in order (the reversed order); and a server refusing the id_token_hint of the
+  // last part
   'AUTHZ-08': perPart([
     ...(
       [
@@ -223,6 +235,11 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
       how: 'the claims parameter is refused with invalid_request',
       expect: /^claims=\{.*: redirected to the client URI .*error=invalid_request/,
       handlers: refusedWhen((sent) => sent.searchParams.has('claims'), 'claims refused'),
+    },
+    {
+      how: 'a code_challenge_method before its code_challenge is read as absent',
+      expect: /^the reversed-order request failed: error=invalid_request/,
+      faults: ['authorize-reads-pkce-method-after-challenge'],
     },
     {
       how: 'prompt=none with an id_token_hint is refused invalid_request',

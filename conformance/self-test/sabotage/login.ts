@@ -177,6 +177,11 @@ export const loginSabotage: Record<keyof typeof login, Sabotages> = {
       faults: ['login-page-reflects-hint-raw'],
     },
     {
+      how: "the login page's script fills in the login_hint by eval (DOM-based XSS)",
+      expect: /^login page: injected script ran \(idp-xss-hint\)/,
+      faults: ['login-page-evals-hint'],
+    },
+    {
       how: 'the username is echoed unescaped after a failed login',
       expect: /^page after a failed login: the payload became markup/,
       faults: ['login-reflects-username-raw'],
