@@ -82,6 +82,8 @@ export type Fault =
   | 'logout-page-sends-user-on'
   | 'login-page-reflects-hint-raw'
   | 'login-page-evals-hint'
+  // not a deviation: a variant the checks must pass (the request as JSON in the login page)
+  | 'login-page-embeds-request-json'
   | 'error-page-reflects-client-id-raw'
   | 'authorize-success-drops-iss'
 

@@ -84,3 +84,12 @@ describe('self-test: a legitimate early throttle is not a deviation', () => {
     expect(result.notes.join('\n')).toMatch(/timing not judged: the IdP throttled \(HTTP 429\)/)
   })
 })
+
+// A script of the page that holds the request, encoded, is no injection: LOGIN-06 judges what
+// became markup or ran, not where the payload's text appears.
+describe('self-test: a login page that embeds the request safely is no injection', () => {
+  test('LOGIN-06 against a login page with the request as JSON in a script passes', async () => {
+    const result = await withSabotage('LOGIN-06', { faults: ['login-page-embeds-request-json'] })
+    expect(result.verdict, result.message).toBe('pass')
+  })
+})

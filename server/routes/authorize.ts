@@ -137,7 +137,12 @@ export async function showLogin(
           <script nonce="${nonce}">
             ${HINT_BY_EVAL}
           </script>`
-      : view
+      : deps.faults.has('login-page-embeds-request-json')
+        ? html`${view}
+            <script type="application/json" id="request">
+              ${requestJson(request)}
+            </script>`
+        : view
   return page(h, body, {
     nonce,
     formTargets: [request.redirectUri],
@@ -153,6 +158,19 @@ export async function showLogin(
 const HINT_BY_EVAL = new SafeHtml(
   "const hint = new URLSearchParams(location.search).get('login_hint'); if (hint) eval(\"document.querySelector('input[name=username]').value = '\" + hint + \"'\")",
 )
+
+/**
+ * A variant, not a deviation (LOGIN-06 must pass it): the request embedded in the login page
+ * as a page script would read it, JSON with every < encoded so that nothing in it ends the
+ * script element.
+ */
+const requestJson = (request: AuthorizationRequest): SafeHtml =>
+  new SafeHtml(
+    JSON.stringify({ client_id: request.clientId, state: request.state ?? null }).replace(
+      /</g,
+      '\\u003c',
+    ),
+  )
 
 /** Client-check mode: what the authorize request did that a careful client would not. */
 function explainAuthorize(
