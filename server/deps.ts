@@ -66,6 +66,7 @@ export type Fault =
   | 'session-cookie-not-httponly'
   | 'weak-session-ids'
   | 'logout-keeps-cookie'
+  | 'authorize-dead-ends-ended-session'
   | 'logout-truncates-state'
   | 'logout-requires-redirect-uri'
   | 'logout-defaults-to-registered-uri'

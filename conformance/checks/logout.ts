@@ -6,7 +6,7 @@ import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
 import type { logout as catalogue } from '../catalogue/logout.ts'
 import type { HttpResponse } from '../harness/http.ts'
 import { CheckFailure, ControlFailure, expectEqual, expectThat, show } from '../harness/expect.ts'
-import { authorize, codeOf, idTokenOf, signIn } from '../harness/flows.ts'
+import { authorize, codeOf, idTokenOf, signIn, whereLeft } from '../harness/flows.ts'
 import { LOGOUT } from '../harness/requests.ts'
 import { forgeAlgNone, forgeForeign, forgeTampered } from '../harness/jwt.ts'
 
@@ -265,7 +265,7 @@ const LOGOUT_01 = check(async (ctx) => {
     const again = await authorize(ctx, { context, user: null })
     expectThat(
       again.outcome.loginShown,
-      'after logout, a new authorization did not show the login page',
+      `a new authorization showed no login page (${whereLeft(again)})`,
     )
   })
 })

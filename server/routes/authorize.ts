@@ -11,7 +11,7 @@ import {
 } from '../protocol/authorization-request.ts'
 import { randomToken, sha256Hex } from '../protocol/digest.ts'
 import { rawParams } from '../protocol/params.ts'
-import { currentSession, INTERACTION_COOKIE } from '../sessions.ts'
+import { currentSession, INTERACTION_COOKIE, sessionCookie } from '../sessions.ts'
 import type { Branding } from '../store/store.ts'
 import { errorPage } from '../views/error.ts'
 import { html, SafeHtml } from '../views/html.ts'
@@ -261,6 +261,20 @@ export const authorize = (deps: Deps): ServerRoute[] => {
       // OIDC Core §3.1.2.6: prompt=none never shows UI
       return errorRedirect(h, ar, loginRequired('the user is not signed in'), deps)
     }
+    // LOGOUT-01's sabotage: a browser whose session cookie names an ended session is told it
+    // signed out, a dead end with no login form, instead of being asked to sign in again
+    if (
+      deps.faults.has('authorize-dead-ends-ended-session') &&
+      sessionCookie(request, deps.faults) !== undefined
+    )
+      return page(
+        h,
+        html`<!doctype html><title>Signed out</title>
+          <p>You have signed out.</p>`,
+        {
+          nonce: newNonce(),
+        },
+      )
     // LOGIN-06's sabotage: the login_hint fills in the username field, unescaped
     const hint =
       deps.faults.has('login-page-reflects-hint-raw') && typeof raw.login_hint === 'string'

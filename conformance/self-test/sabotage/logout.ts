@@ -71,7 +71,8 @@ const FORGED_HINTS: readonly [string, ForgeryKind][] = [
 
 /** How to break the target for each LOGOUT-* check. */
 export const logoutSabotage: Record<keyof typeof logout, Sabotages> = {
-  // one sabotage per part: the redirect, the session in this browser, the session at the server
+  // one sabotage per part: the redirect, the session in this browser, the login page after it,
+  // the session at the server
   'LOGOUT-01': [
     {
       how: 'the post-logout redirect cuts a long state to 64 characters',
@@ -84,6 +85,12 @@ export const logoutSabotage: Record<keyof typeof logout, Sabotages> = {
       expect:
         /^after logout: the session survived the logout \(prompt=none still returned a code\)/,
       faults: ['logout-keeps-session', 'logout-keeps-cookie'],
+    },
+    {
+      how: 'after logout, the ended session’s cookie stays and leads to a signed-out page, not a login',
+      expect:
+        /^after logout: a new authorization showed no login page \(page at \S+\/auth\/authorize/,
+      faults: ['logout-keeps-cookie', 'authorize-dead-ends-ended-session'],
     },
     {
       how: 'logout deletes the session cookie but leaves the session live at the server',
@@ -229,6 +236,12 @@ export const logoutSabotage: Record<keyof typeof logout, Sabotages> = {
       expect:
         /^after the POST logout: the session survived the logout \(prompt=none still returned a code\)/,
       faults: ['logout-keeps-session', 'logout-keeps-cookie'],
+    },
+    {
+      how: 'after logout, the ended session’s cookie stays and leads to a signed-out page, not a login',
+      expect:
+        /^after logout: a new authorization showed no login page \(page at \S+\/auth\/authorize/,
+      faults: ['logout-keeps-cookie', 'authorize-dead-ends-ended-session'],
     },
     {
       how: 'logout deletes the session cookie but leaves the session live at the server',
