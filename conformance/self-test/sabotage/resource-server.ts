@@ -1,5 +1,21 @@
+import { decodeJwt } from 'jose'
+import { http, HttpResponse, type HttpResponseResolver } from 'msw'
 import type { resourceServer } from '../../catalogue/resource-server.ts'
 import { forgeTokens, type Sabotages } from './kit.ts'
+
+/**
+ * The example API that RS-02 starts on a free loopback port (plain HTTP, unlike the IdP), with
+ * one of its routes answered by `resolve` (undefined: the real API answers).
+ */
+const exampleApi = (path: string, resolve: HttpResponseResolver) => () => [
+  http.get(new RegExp(`^http://127\\.0\\.0\\.1:\\d+${path}$`), resolve),
+]
+
+/** The org_id of the request's Bearer token, if it has one. */
+const orgOf = (request: Request): unknown => {
+  const token = /^Bearer (\S+)$/.exec(request.headers.get('authorization') ?? '')?.[1]
+  return token ? decodeJwt(token).org_id : undefined
+}
 
 /** How to break the target for each RS-* check. */
 export const resourceServerSabotage: Record<keyof typeof resourceServer, Sabotages> = {
@@ -9,8 +25,35 @@ export const resourceServerSabotage: Record<keyof typeof resourceServer, Sabotag
       /^a §5\.6 resource server refused the access token: the token is not an access token \(typ at\+jwt\)/,
     handlers: forgeTokens({ access: (jwt) => void (jwt.header.typ = 'JWT') }),
   },
-  // one sabotage per claim the example API's rules read (each rule a sub-case)
+  // one sabotage per claim the example API's rules read (each rule a sub-case), and one per rule
+  // of the example API that no claim decides: a request without a token, its challenge, and a
+  // document of another organisation read by id
   'RS-02': [
+    {
+      how: 'the example API lists documents to a request without a token',
+      expect: /^no token: expected HTTP 401, got 200/,
+      handlers: exampleApi('/documents', ({ request }) =>
+        request.headers.has('authorization') ? undefined : HttpResponse.json({ documents: [] }),
+      ),
+    },
+    {
+      how: 'the example API refuses a request without a token with no Bearer challenge',
+      expect: /^no token: a 401 without a Bearer challenge \(RFC 6750 §3\)/,
+      handlers: exampleApi('/documents', ({ request }) =>
+        request.headers.has('authorization')
+          ? undefined
+          : HttpResponse.json({ error: 'unauthorized' }, { status: 401 }),
+      ),
+    },
+    {
+      how: 'the example API reads a document by id without the tenant check',
+      expect: /^bob reading an org-1 document: expected HTTP 403, got 200/,
+      handlers: exampleApi('/documents/doc-1', ({ request }) =>
+        orgOf(request) === 'org-2'
+          ? HttpResponse.json({ id: 'doc-1', org_id: 'org-1', owner: 'alice' })
+          : undefined,
+      ),
+    },
     {
       how: 'every access token claims the admin role',
       expect: /^bob \(viewer\) at the admin route: expected HTTP 403, got 200/,
