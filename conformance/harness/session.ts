@@ -1,6 +1,7 @@
 import type { BrowserContext } from '@playwright/test'
 import { CookieJar } from 'tough-cookie'
-import type { Http, HttpResponse } from './http.ts'
+import { followWithJar } from './form-sign-in.ts'
+import type { Http } from './http.ts'
 import type { TargetUser } from './target.ts'
 
 /**
@@ -132,8 +133,8 @@ export class SharedSessions {
 
   /**
    * Sends the authorization request with the session's cookies and follows the IdP's redirects
-   * (at most 10 hops, each recorded in the check's transcript) until the client's redirect URI,
-   * which is never fetched.
+   * (followWithJar: each hop recorded in the check's transcript) until the client's redirect
+   * URI, which is never fetched.
    */
   async replay(
     http: Http,
@@ -143,30 +144,33 @@ export class SharedSessions {
     loginDetect: RegExp,
   ): Promise<ReplayOutcome> {
     const cookies = await jar.clone()
-    let next = new URL(url)
-    const idp = next.origin
-    for (let hop = 0; hop < 10; hop++) {
-      const cookie = await cookies.getCookieString(next.toString())
-      const res: HttpResponse = await http.request(next.toString(), {
-        headers: { accept: 'text/html', ...(cookie ? { cookie } : {}) },
-      })
-      for (const set of res.headers.getSetCookie())
-        await cookies.setCookie(set, res.url, { ignoreError: true }).catch(() => undefined)
-      const location = res.headers.get('location')
-      if (res.status >= 300 && res.status < 400 && location) {
-        next = new URL(location, res.url)
-        if (clientOrigins.includes(next.origin) && next.origin !== idp) {
-          this.counters.sessionReplays++
-          ;(this.#lender ?? this).#worked.add(jar)
-          return { kind: 'callback', callback: next.toString() }
-        }
-        if (next.origin !== idp) return { kind: 'other', why: `redirected to ${next.origin}` }
-        continue
-      }
-      if (loginDetect.test(res.text)) return { kind: 'login' }
-      return { kind: 'other', why: `the IdP answered HTTP ${res.status} without a redirect` }
+    const idp = new URL(url).origin
+    const cookie = await cookies.getCookieString(url)
+    const first = await http.request(url, {
+      headers: { accept: 'text/html', ...(cookie ? { cookie } : {}) },
+    })
+    const end = await followWithJar(
+      http,
+      cookies,
+      first,
+      idp,
+      (next) => clientOrigins.includes(next.origin) && next.origin !== idp,
+    )
+    if ('client' in end) {
+      this.counters.sessionReplays++
+      ;(this.#lender ?? this).#worked.add(jar)
+      return { kind: 'callback', callback: end.client.toString() }
     }
-    return { kind: 'other', why: 'more than 10 redirects' }
+    const res = end.stopped
+    const location = res.headers.get('location')
+    if (res.status >= 300 && res.status < 400 && location) {
+      const next = new URL(location, res.url)
+      return next.origin !== idp
+        ? { kind: 'other', why: `redirected to ${next.origin}` }
+        : { kind: 'other', why: 'more than 10 redirects' }
+    }
+    if (loginDetect.test(res.text)) return { kind: 'login' }
+    return { kind: 'other', why: `the IdP answered HTTP ${res.status} without a redirect` }
   }
 }
 
