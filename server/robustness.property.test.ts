@@ -423,7 +423,9 @@ function padded(body: Buffer, size: number, form: boolean): Buffer {
 }
 
 function build(r: GeneratedRequest, real: Readonly<Record<Real, string>>): Built {
-  const fill = (v: string): string => (v in real ? real[v as Real] : v)
+  // own keys only: fast-check draws '__proto__' and 'constructor' too, which `in` finds on the
+  // prototype
+  const fill = (v: string): string => (Object.hasOwn(real, v) ? real[v as Real] : v)
   const filled = (list: readonly (readonly [string, string])[]) =>
     list.map(([k, v]) => [k, fill(v)] as const)
   let params = filled(r.params)
