@@ -36,9 +36,9 @@ export interface Io {
  * Checks at once against the embedded server. Most checks send HTTP only (their codes come from
  * the users' shared IdP sessions), at most BROWSER_CHECKS_AT_ONCE of them drive Chromium at a
  * time, and the exclusive ones run on a twin of the server beside the rest (runner.ts). Measured
- * with `npm run bench -- --suite` on the quiet 2-core machine (2026-11-24, Debian's headless
- * shell, about 20 CPU-seconds a run): 23.3 s wall at 1 (no twin: one check at a time), 19.1 s at
- * 2, 17.3 s (median of 3) at 4 and 18.5 s at 6.
+ * with `npm run bench -- --suite` on the quiet 2-core machine (2026-11-24 evening, Debian's
+ * headless shell, about 13 CPU-seconds a run), medians of 3: 15.7 s wall at 1 (no twin: one
+ * check at a time), 11.7 s at 2, 11.6 s at 4 and 12.1 s at 6.
  */
 export const DEFAULT_PARALLEL = 4
 
