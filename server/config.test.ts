@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { ConfigError, loadConfig } from './config.ts'
+import { ConfigError, loadConfig, windowStart } from './config.ts'
 
 describe('loadConfig', () => {
   test('applies the documented defaults', () => {
@@ -89,5 +89,26 @@ describe('loadConfig', () => {
     const file = join(dir, 'config.json')
     writeFileSync(file, JSON.stringify({ acessTokenTtl: 5 }))
     expect(() => loadConfig({ CONFIG_FILE: file })).toThrow(/acessTokenTtl/)
+  })
+})
+
+describe('windowStart: the fixed window of a rate limit', () => {
+  test('windows start at multiples of their length by default', () => {
+    expect(windowStart(1795548763, { limit: 3, window: 97 })).toBe(1795548667)
+    expect(windowStart(1795548764, { limit: 3, window: 97 })).toBe(1795548764)
+  })
+
+  // what the embedded target's controls do when a probe lowers a limit
+  test('with an origin, a window starts at the origin and lasts its length', () => {
+    const limit = { limit: 3, window: 97, origin: 1795548763 }
+    expect(windowStart(1795548763, limit)).toBe(1795548763)
+    expect(windowStart(1795548764, limit)).toBe(1795548763)
+    expect(windowStart(1795548859, limit)).toBe(1795548763)
+    expect(windowStart(1795548860, limit)).toBe(1795548860)
+  })
+
+  test('a clock set back before the origin still gets a window of its own', () => {
+    const limit = { limit: 3, window: 97, origin: 1000 }
+    expect(windowStart(999, limit)).toBe(903)
   })
 })

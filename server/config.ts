@@ -8,7 +8,17 @@ export interface RateLimit {
   readonly limit: number
   /** Window length, seconds. */
   readonly window: number
+  /**
+   * The Unix second the fixed windows are counted from (default 0: windows start at multiples
+   * of `window`). The embedded target's controls set it when they lower a limit, so a probe
+   * starts at the beginning of a window and never straddles two.
+   */
+  readonly origin?: number
 }
+
+/** The start of the fixed window of `limit` that holds the Unix second `now`. */
+export const windowStart = (now: number, limit: RateLimit): number =>
+  now - ((((now - (limit.origin ?? 0)) % limit.window) + limit.window) % limit.window)
 
 /**
  * The whole configuration of the reference server. Only this module reads `process.env`;

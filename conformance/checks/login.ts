@@ -4,6 +4,7 @@ import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
 import type { login as catalogue } from '../catalogue/login.ts'
 import { CookieJar } from 'tough-cookie'
 import type { HttpResponse } from '../harness/http.ts'
+import { newWindowBegan, rateWindowOf, type RateWindow } from '../harness/rate-window.ts'
 import { oidc } from '../harness/oidc.ts'
 import { followWithJar } from '../harness/form-sign-in.ts'
 import { jarOf } from '../harness/session.ts'
@@ -643,20 +644,21 @@ const LOGIN_07 = check({ exclusive: true }, async (ctx) => {
   const limit = 3
   controls.setRateLimit('login', limit, 300)
   let throttled: HttpResponse | undefined
-  // X-RateLimit-Remaining going up means a fixed window ended mid-probe and the count started
-  // again: counted once more in the new window, so the verdict does not depend on the clock
-  let previous = Infinity
+  // a new window during the probe (newWindowBegan) starts the count again: counted once more
+  // in the new window, so the verdict does not depend on the clock (the embedded server's
+  // window starts when the limit is lowered, so this is for safety)
+  let previous: RateWindow | undefined
   let restarted = false
   for (let i = 0; i < limit + 2 && !throttled; i++) {
     const res = await postLogin(ctx, form, wrongPassword(user))
     if (res.status === 429) throttled = res
-    const remaining = Number(res.headers.get('x-ratelimit-remaining') ?? NaN)
-    if (!throttled && remaining > previous && !restarted) {
+    const current = rateWindowOf((name) => res.headers.get(name))
+    if (!throttled && previous && newWindowBegan(previous, current) && !restarted) {
       ctx.note("the login limit's window ended during the probe; counted again in the new one")
       restarted = true
       i = 0
     }
-    previous = remaining
+    previous = current
   }
   expectThat(throttled, `${limit + 2} failed logins in a row were never throttled (no HTTP 429)`)
   // the 429's Retry-After and the correct password held back are sub-cases: both are reported

@@ -4,6 +4,7 @@ import { PROBE_LIMIT, PROBE_WINDOW } from '../harness/target.ts'
 import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
 import type { rateLimit as catalogue } from '../catalogue/rate-limit.ts'
 import type { HttpResponse } from '../harness/http.ts'
+import { newWindowBegan, rateWindowOf } from '../harness/rate-window.ts'
 import {
   CheckFailure,
   expectEqual,
@@ -111,10 +112,9 @@ async function burst(
   // INTERFACE.md §7: past the limit, 429. Without X-RateLimit-Limit (INTERFACE.md §8) the
   // limit is unknown, so the whole budget is spent looking for the 429
   const needed = advertised !== undefined ? advertised + 1 : budget
-  // X-RateLimit-Remaining going up means a new window began (a fixed window ended mid-probe,
-  // which starts the count again): a missing 429 then proves nothing
-  const remainingOf = (p: Probe): number => Number(p.header('x-ratelimit-remaining') ?? NaN)
-  let previous = remainingOf(first)
+  // a new window during the probe (newWindowBegan: Remaining up, or the same with a later
+  // Reset) starts the count again: a missing 429 then proves nothing
+  let previous = rateWindowOf((name) => first.header(name))
   let restarted = false
   let sent = 1
   let counted = 1
@@ -123,15 +123,16 @@ async function burst(
     sent++
     counted++
     if (res.status === 429) return { limited: res, first, sent }
-    const remaining = remainingOf(res)
-    const newWindow = remaining > previous
-    previous = remaining
+    const current = rateWindowOf((name) => res.header(name))
+    const newWindow = newWindowBegan(previous, current)
+    previous = current
     if (!newWindow) continue
-    // the embedded server's window is short (PROBE_WINDOW): count again once, within it; a
-    // deployment's budget is not spent twice, so the probe is inconclusive there
+    // the embedded server's window starts when the probe lowers the limit (PROBE_WINDOW long),
+    // so this is for safety: count again once, within it; a deployment's budget is not spent
+    // twice, so the probe is inconclusive there
     if (!controls || restarted)
       throw new Error(
-        `${what}: a new rate-limit window began during the probe (X-RateLimit-Remaining went up to ${remaining}), so a missing 429 proves nothing`,
+        `${what}: a new rate-limit window began during the probe (X-RateLimit-Remaining ${current.remaining}, X-RateLimit-Reset ${current.reset}), so a missing 429 proves nothing`,
       )
     ctx.note(`${what}: a new rate-limit window began during the probe; counted again in it`)
     restarted = true

@@ -124,7 +124,8 @@ export async function startEmbedded(options: EmbeddedOptions = {}): Promise<Embe
       },
       setRateLimit: (group, limit, window) => {
         if (!(group in limits)) throw new Error(`no rate-limit group ${group}`)
-        limits = { ...limits, [group]: { limit, window } }
+        // the window starts now: a probe's requests all fall in it, however the clock stands
+        limits = { ...limits, [group]: { limit, window, origin: clock() } }
       },
       reset: () => {
         offset = 0

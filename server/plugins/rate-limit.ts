@@ -1,5 +1,5 @@
 import type { Plugin, Request, ResponseToolkit } from '@hapi/hapi'
-import type { RateLimitGroup } from '../config.ts'
+import { windowStart as startOf, type RateLimitGroup } from '../config.ts'
 import type { Deps } from '../deps.ts'
 import { OAuthError } from '../errors.ts'
 import { endpointOf } from '../explain/findings.ts'
@@ -34,9 +34,10 @@ export async function countRequest(
   key: string,
   deps: Pick<Deps, 'store' | 'clock' | 'rateLimits'>,
 ): Promise<RateLimitState & { exceeded: boolean; count: number }> {
-  const { limit, window } = deps.rateLimits()[group]
+  const limits = deps.rateLimits()[group]
+  const { limit, window } = limits
   const now = deps.clock()
-  const windowStart = now - (now % window)
+  const windowStart = startOf(now, limits)
   const count = await deps.store.rateLimits.hit(`${group}:${key}`, windowStart, window)
   return {
     limit,
@@ -106,9 +107,10 @@ async function failuresUsedUp(
   clientId: string | undefined,
   deps: ClientLimitDeps,
 ): Promise<RateLimitState | undefined> {
-  const { limit, window } = deps.rateLimits()[group]
+  const limits = deps.rateLimits()[group]
+  const { limit, window } = limits
   const now = deps.clock()
-  const windowStart = now - (now % window)
+  const windowStart = startOf(now, limits)
   const used = { limit, remaining: 0, reset: windowStart + window }
   try {
     const failures = await deps.store.rateLimits.count(

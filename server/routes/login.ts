@@ -1,5 +1,6 @@
 import type { Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hapi/hapi'
 import type { Deps } from '../deps.ts'
+import { windowStart as startOf } from '../config.ts'
 import { accessDenied, invalidRequest, OAuthError } from '../errors.ts'
 import { rateLimitHeaders, tooManyRequests, type RateLimitState } from '../plugins/rate-limit.ts'
 import { type AuthorizationRequest, clientRedirect } from '../protocol/authorization-request.ts'
@@ -53,9 +54,9 @@ async function countAttempt(
 /** The login limit's counter key and current window for this client IP + username. */
 type LoginWindow = ReturnType<typeof loginWindow>
 function loginWindow(request: Request, username: string, deps: LoginDeps) {
-  const { limit, window } = deps.rateLimits().login
-  const now = deps.clock()
-  const windowStart = now - (now % window)
+  const limits = deps.rateLimits().login
+  const { limit, window } = limits
+  const windowStart = startOf(deps.clock(), limits)
   const key = `login:${clientAddress(request, deps.config.trustProxy)}:${sha256Hex(username)}`
   return { limit, window, windowStart, key }
 }
@@ -66,9 +67,9 @@ function loginWindow(request: Request, username: string, deps: LoginDeps) {
  * (password spraying, RFC 6749 §10.10).
  */
 function addressWindow(request: Request, deps: LoginDeps): LoginWindow {
-  const { limit, window } = deps.rateLimits().loginaddress
-  const now = deps.clock()
-  const windowStart = now - (now % window)
+  const limits = deps.rateLimits().loginaddress
+  const { limit, window } = limits
+  const windowStart = startOf(deps.clock(), limits)
   const key = `loginaddress:${clientAddress(request, deps.config.trustProxy)}`
   return { limit, window, windowStart, key }
 }
