@@ -98,7 +98,7 @@ export function sabotageTarget(): (id: RequirementId, s: BrokenTarget) => Promis
   }
 }
 
-/** A proof is tried again only after a first try shorter than this (the project's testTimeout is 120 s). */
+/** A proof is tried again only after a first try shorter than this (testTimeout is 120 s). */
 const RETRY_WITHIN_MS = 40_000
 
 /**
