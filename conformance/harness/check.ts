@@ -93,7 +93,8 @@ export function createRunResources(
       options.reuseSessions === false ? undefined : new SharedSessions(counters, options.onNotice),
     browser: () => (browser ??= launchBrowser(target)),
     async close() {
-      if (browser) await (await browser.catch(() => undefined))?.close()
+      // the verdicts are in: a browser that crashed or will not close ends nothing of the run
+      if (browser) await (await browser.catch(() => undefined))?.close().catch(() => undefined)
       browser = undefined
     },
   }
