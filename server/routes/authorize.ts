@@ -127,8 +127,10 @@ export async function showLogin(
     ? undefined
     : await deps.store.clients.branding(request.clientId)
   const view = loginPage({ interaction, csrf, branding, nonce, username: hint })
-  // LOGIN-05's sabotage: the page that takes the password loads a script of another origin
   const evalsHint = deps.faults.has('login-page-evals-hint')
+  // LOGIN-05's sabotage: the page that takes the password loads a script of another origin;
+  // LOGIN-06's: the page evaluates the login_hint (HINT_BY_EVAL); and a variant LOGIN-06 must
+  // pass: the request embedded as JSON (requestJson)
   const body = deps.faults.has('login-page-loads-third-party-script')
     ? html`${view}
         <script src="https://analytics.example/track.js"></script>`
