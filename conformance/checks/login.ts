@@ -1,5 +1,5 @@
 import type { BrowserContext, Page } from '@playwright/test'
-import { submitLogin } from '../harness/browser.ts'
+import { loginFormVisible, submitLogin } from '../harness/browser.ts'
 import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
 import type { login as catalogue } from '../catalogue/login.ts'
 import { CookieJar } from 'tough-cookie'
@@ -532,22 +532,31 @@ const LOGIN_06 = check(async (ctx) => {
   expectThat(auth.outcome.loginShown, 'the request with the payloads showed no login page')
   const page = auth.outcome.page
   // each page is a sub-case: an injection on one does not hide another's
-  await ctx.subcase('login page', () => expectNoInjection(page, payloads, dialogs, 'login page'))
+  // (a holder: the sub-case sets it behind the type checker's back)
+  const loginPage = { injected: false }
+  await ctx.subcase('login page', async () => {
+    loginPage.injected = true
+    await expectNoInjection(page, payloads, dialogs, 'login page')
+    loginPage.injected = false
+  })
 
-  // the username is echoed back after a failed login on many pages. The page has loaded: its
-  // form is there or not, so waiting 5 s, not the default 30 s, for a control is enough (a
-  // payload that became markup can leave the submit button inside an <svg>, never clickable;
-  // the rest of the check is then inconclusive, after the failure found above)
-  page.setDefaultTimeout(5_000)
-  const loaded = page.waitForEvent('load', { timeout: 10_000 }).catch(() => undefined)
-  await submitLogin(
-    page,
-    { username, password: `wrong-${oidc.randomState().slice(0, 8)}` },
-    ctx.target.login,
-  )
-  await loaded
+  // the username is echoed back after a failed login on many pages. A payload that became
+  // markup on the login page can leave the form's controls inside an <svg>, never usable:
+  // then, with that injection reported, the failed login is not tried (rather than waiting
+  // 30 s for a control and leaving the rest of the check inconclusive)
   const failed = 'page after a failed login'
-  await ctx.subcase(failed, () => expectNoInjection(page, payloads, dialogs, failed))
+  if (loginPage.injected && !ctx.target.login?.steps && !(await loginFormVisible(page)))
+    ctx.note(`${failed}: not tried, the login page's injection left its form unusable`)
+  else {
+    const loaded = page.waitForEvent('load', { timeout: 10_000 }).catch(() => undefined)
+    await submitLogin(
+      page,
+      { username, password: `wrong-${oidc.randomState().slice(0, 8)}` },
+      ctx.target.login,
+    )
+    await loaded
+    await ctx.subcase(failed, () => expectNoInjection(page, payloads, dialogs, failed))
+  }
 
   const error = await context.newPage()
   const unknown = new URL(auth.url)

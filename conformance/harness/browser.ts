@@ -340,14 +340,24 @@ export async function submitLogin(
   }
 }
 
+/** The usual login form's controls: user name, password and submit (not its cancel button). */
+const LOGIN_CONTROLS = [
+  'input[autocomplete=username], input[name=username], input[type=email], input[name=login]',
+  'input[type=password]',
+  'button[type=submit]:not([value=cancel]), input[type=submit]',
+] as const
+
 /** The default login steps: the usual username/password form. */
 export async function fillLogin(page: Page, user: TargetUser): Promise<void> {
-  const username = page
-    .locator(
-      'input[autocomplete=username], input[name=username], input[type=email], input[name=login]',
-    )
-    .first()
-  await username.fill(user.username)
-  await page.locator('input[type=password]').first().fill(user.password)
-  await page.locator('button[type=submit]:not([value=cancel]), input[type=submit]').first().click()
+  const [username, password, submit] = LOGIN_CONTROLS
+  await page.locator(username).first().fill(user.username)
+  await page.locator(password).first().fill(user.password)
+  await page.locator(submit).first().click()
+}
+
+/** Whether the usual login form's controls are all on the page and visible (no waiting). */
+export async function loginFormVisible(page: Page): Promise<boolean> {
+  for (const control of LOGIN_CONTROLS)
+    if (!(await page.locator(control).first().isVisible())) return false
+  return true
 }
