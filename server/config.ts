@@ -165,6 +165,7 @@ const DEFAULT_RATE_LIMITS: Record<RateLimitGroup, RateLimit> = {
 const rateLimit = Joi.object({
   limit: Joi.number().integer().min(1).required(),
   window: Joi.number().integer().min(1).required(),
+  origin: Joi.number().integer().min(0),
 })
 
 const baseUrl = Joi.string()
