@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import type { App } from './app.ts'
 import { loadConfig } from './config.ts'
 import { SOURCE_FAILURES_FACTOR } from './plugins/rate-limit.ts'
-import { authorizeQuery, testApp } from './test-helpers.ts'
+import { authorizeQuery, testApp, windowFromNow } from './test-helpers.ts'
 
 const LIMIT = 3
 
@@ -12,8 +12,8 @@ beforeAll(async () => {
   app = await testApp({
     rateLimits: {
       ...loadConfig({}, {}).rateLimits,
-      token: { limit: LIMIT, window: 300 },
-      loginaddress: { limit: LIMIT, window: 300 },
+      token: windowFromNow(LIMIT, 300),
+      loginaddress: windowFromNow(LIMIT, 300),
     },
   })
 })

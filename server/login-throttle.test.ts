@@ -3,7 +3,7 @@ import type { ServerInjectResponse } from '@hapi/hapi'
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest'
 import type { App } from './app.ts'
 import { loadConfig } from './config.ts'
-import { testApp } from './test-helpers.ts'
+import { testApp, windowFromNow } from './test-helpers.ts'
 import type * as passwords from './users/passwords.ts'
 import { verifyPassword } from './users/passwords.ts'
 
@@ -24,7 +24,7 @@ beforeAll(async () => {
   app = await testApp({
     rateLimits: {
       ...loadConfig({}, {}).rateLimits,
-      login: { limit: LIMIT, window: 300 },
+      login: windowFromNow(LIMIT, 300),
     },
   })
 })

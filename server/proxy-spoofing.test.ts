@@ -2,7 +2,7 @@ import type { ServerInjectResponse } from '@hapi/hapi'
 import { afterEach, describe, expect, test } from 'vitest'
 import type { App } from './app.ts'
 import { loadConfig, type Config } from './config.ts'
-import { authorizeQuery, testApp } from './test-helpers.ts'
+import { authorizeQuery, testApp, windowFromNow } from './test-helpers.ts'
 
 // Behind TRUST_PROXY the client address is the first untrusted X-Forwarded-For hop from the
 // right (proxy-addr): what a client writes on the left of the header must not give it a fresh
@@ -21,8 +21,8 @@ afterEach(async () => {
 
 const limits = (): Config['rateLimits'] => ({
   ...loadConfig({}, {}).rateLimits,
-  public: { limit: LIMIT, window: 300 },
-  login: { limit: LIMIT, window: 300 },
+  public: windowFromNow(LIMIT, 300),
+  login: windowFromNow(LIMIT, 300),
 })
 
 const viaProxy = (forwardedFor: string, remoteAddress = PROXY) => ({

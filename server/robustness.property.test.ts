@@ -4,7 +4,7 @@ import type { App } from './app.ts'
 import { RATE_LIMIT_GROUPS, type Config } from './config.ts'
 import type { Fault } from './deps.ts'
 import { STATUS, type OAuthErrorCode } from './errors.ts'
-import { signInAndRedeem, testApp } from './test-helpers.ts'
+import { signInAndRedeem, testApp, windowFromNow } from './test-helpers.ts'
 
 // Property-based robustness of every endpoint (ARCHITECTURE.md: "never a 5xx for bad input"):
 // generated requests (random parameters, repeats, odd encodings, sizes up to and past the
@@ -30,8 +30,11 @@ const timeout = 30_000 + RUNS * 40
 const FORM_LIMIT = 16 * 1024
 const DEFAULT_LIMIT = 64 * 1024
 
+// windows that start now: an exhausted limit stays exhausted for the whole test
 const limits = (limit: number, window = 60): Config['rateLimits'] =>
-  Object.fromEntries(RATE_LIMIT_GROUPS.map((g) => [g, { limit, window }])) as Config['rateLimits']
+  Object.fromEntries(
+    RATE_LIMIT_GROUPS.map((g) => [g, windowFromNow(limit, window)]),
+  ) as Config['rateLimits']
 
 /** The codes of server/errors.ts. */
 const REGISTERED = new Set(Object.keys(STATUS))

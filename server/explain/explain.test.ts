@@ -10,7 +10,7 @@ import { createServer, type App } from '../app.ts'
 import { loadConfig, type Config } from '../config.ts'
 import { TEST_SCRYPT } from '../users/passwords.ts'
 import { createDevCertificate } from '../tls.ts'
-import { testApp } from '../test-helpers.ts'
+import { testApp, windowFromNow } from '../test-helpers.ts'
 import type { Finding } from './findings.ts'
 
 /**
@@ -66,7 +66,8 @@ const APP = { id: 'my-app', secret: 'my-app-secret' }
 let app: App
 let base: string
 let agent: Agent
-let tokenLimit = 10_000
+// the token limit and its window, which the polling test lowers and starts when it begins
+let tokenLimit = windowFromNow(10_000, 60)
 const printed: Finding[] = []
 
 const get = (url: string, init: RequestInit = {}) =>
@@ -100,7 +101,7 @@ beforeAll(async () => {
     log: () => undefined,
     rateLimits: (): Config['rateLimits'] => ({
       ...limits,
-      token: { limit: tokenLimit, window: 60 },
+      token: tokenLimit,
     }),
     onFinding: (f) => printed.push(f),
   })
@@ -350,7 +351,7 @@ describe('explain mode with an integrator’s clients file', () => {
   })
 
   test('polling the token endpoint into the rate limit: one finding per window', async () => {
-    tokenLimit = 3
+    tokenLimit = windowFromNow(3, 60)
     try {
       const codes = await findingsOf(async () => {
         const statuses = []
@@ -366,7 +367,7 @@ describe('explain mode with an integrator’s clients file', () => {
       })
       expect(codes).toEqual(['rate-limit.polling'])
     } finally {
-      tokenLimit = 10_000
+      tokenLimit = windowFromNow(10_000, 60)
     }
   })
 
