@@ -18,7 +18,6 @@ export async function freePort(): Promise<number> {
 
 let tls: Promise<TlsMaterial> | undefined
 
-/** A reference server on in-memory SQLite with fixtures, for `server.inject` tests (not started). */
 /**
  * A rate limit whose fixed window starts now: a test's requests, sent within seconds, never
  * straddle two windows (a window aligned on the epoch ends at any moment, about one run in a
@@ -30,6 +29,7 @@ export const windowFromNow = (limit: number, window: number): RateLimit => ({
   origin: Math.floor(Date.now() / 1000),
 })
 
+/** A reference server on in-memory SQLite with fixtures, for `server.inject` tests (not started). */
 export async function testApp(
   config: Partial<Config> = {},
   options: Omit<AppOptions, 'tls'> = {},

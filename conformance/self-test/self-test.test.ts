@@ -6,6 +6,7 @@ import { proveSabotages } from './prove.ts'
 import { partsOf, sabotage } from './sabotage.ts'
 import { rotatingRefreshTokens } from './sabotage/refresh.ts'
 import { DISCOVERY, type BrokenTarget } from './sabotage/kit.ts'
+import { windowFromNow } from '../../server/test-helpers.ts'
 
 // half of the sabotages; self-test-2.test.ts, a process of its own, runs the other half beside
 // (the judge's own tests below use the same target)
@@ -75,7 +76,7 @@ describe('self-test: a legitimate early throttle is not a deviation', () => {
           revoke: generous,
           userinfo: generous,
           // its window starts now: the samples never straddle two windows
-          login: { limit: 2, window: 600, origin: Math.floor(Date.now() / 1000) },
+          login: windowFromNow(2, 600),
           loginaddress: generous,
           public: generous,
         },
