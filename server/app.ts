@@ -30,6 +30,7 @@ import { lockSqliteFile } from './store/sqlite-lock.ts'
 import type { PurgePolicy, Store } from './store/store.ts'
 import type { TlsMaterial } from './tls.ts'
 import { loadFixtures } from '../fixtures/index.ts'
+import { createHashingGate } from './users/hashing-gate.ts'
 
 export interface AppOptions {
   /** Certificate and key of the HTTPS listener. */
@@ -182,6 +183,10 @@ export async function createServer(config: Config, options: AppOptions): Promise
     clock,
     faults,
     log,
+    hashing: createHashingGate({
+      concurrency: config.passwordHashConcurrency,
+      queue: config.passwordHashQueue,
+    }),
     explain: config.explain
       ? createExplain(options.onFinding ? { onFinding: options.onFinding } : {})
       : undefined,

@@ -19,6 +19,15 @@ describe('loadConfig', () => {
       trustProxy: false,
     })
     expect(config.rateLimits.token).toEqual({ limit: 300, window: 60 })
+    expect(config).toMatchObject({ passwordHashConcurrency: 2, passwordHashQueue: 16 })
+  })
+
+  test('reads the password hashing bounds and refuses a gate with no permit', () => {
+    expect(loadConfig({ PASSWORD_HASH_CONCURRENCY: '3', PASSWORD_HASH_QUEUE: '0' })).toMatchObject({
+      passwordHashConcurrency: 3,
+      passwordHashQueue: 0,
+    })
+    expect(() => loadConfig({ PASSWORD_HASH_CONCURRENCY: '0' })).toThrow(/passwordHashConcurrency/)
   })
 
   test('reads the environment, a config file, and lets the environment win', () => {

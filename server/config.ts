@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import Joi from 'joi'
 import { compileTrust } from './protocol/client-address.ts'
+import { defaultHashConcurrency } from './users/hashing-gate.ts'
 import { OWASP_SCRYPT, type ScryptParams } from './users/passwords.ts'
 
 /** Requests allowed per window for one rate-limit group. */
@@ -117,6 +118,17 @@ export interface Config {
    * other parameters is replaced at the user's next successful sign-in.
    */
   readonly scrypt: ScryptParams
+  /**
+   * Password hashes that may run at once. Env `PASSWORD_HASH_CONCURRENCY`. Default half of
+   * libuv's thread pool (2 of `UV_THREADPOOL_SIZE`'s default 4): hashing shares that pool with
+   * the sqlite3 driver, which keeps the rest whatever the sign-in load (users/hashing-gate.ts).
+   */
+  readonly passwordHashConcurrency: number
+  /**
+   * Sign-ins that may wait for a hash; beyond them a sign-in is answered 503
+   * `temporarily_unavailable` with Retry-After. Env `PASSWORD_HASH_QUEUE`. Default 16.
+   */
+  readonly passwordHashQueue: number
   /**
    * Least level of the JSON log lines `serve` writes to stdout (pino): fatal, error, warn, info
    * (one access line per request), debug, trace or silent. Env `LOG_LEVEL`. Default info.
@@ -252,6 +264,8 @@ const schema = Joi.object<Config>({
     r: Joi.number().integer().min(1).max(32).required(),
     p: Joi.number().integer().min(1).max(16).required(),
   }).required(),
+  passwordHashConcurrency: Joi.number().integer().min(1).max(64).required(),
+  passwordHashQueue: Joi.number().integer().min(0).max(10000).required(),
   rateLimits: Joi.object(
     Object.fromEntries(RATE_LIMIT_GROUPS.map((g) => [g, rateLimit.required()])),
   ).required(),
@@ -350,6 +364,8 @@ export function loadConfig(
             p: num(env.SCRYPT_P) ?? OWASP_SCRYPT.p,
           }
         : undefined,
+    passwordHashConcurrency: num(env.PASSWORD_HASH_CONCURRENCY),
+    passwordHashQueue: num(env.PASSWORD_HASH_QUEUE),
   }
   const merged: Input = { ...file }
   for (const [k, v] of Object.entries(fromEnv)) if (v !== undefined) merged[k] = v
@@ -394,6 +410,8 @@ export function loadConfig(
     metrics: false,
     logLevel: 'info',
     scrypt: OWASP_SCRYPT,
+    passwordHashConcurrency: defaultHashConcurrency(env),
+    passwordHashQueue: 16,
     ...merged,
     host,
     port,
