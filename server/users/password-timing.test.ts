@@ -15,8 +15,7 @@ vi.mock('node:crypto', async (importOriginal) => {
   return { ...real, scrypt: vi.fn(real.scrypt) }
 })
 
-const costs = (): number[] =>
-  vi.mocked(crypto.scrypt).mock.calls.map((call) => call[3].N ?? 0)
+const costs = (): number[] => vi.mocked(crypto.scrypt).mock.calls.map((call) => call[3].N ?? 0)
 
 describe('a failed sign-in costs the current parameters whatever the stored hash', () => {
   const current = TEST_SCRYPT
