@@ -31,6 +31,7 @@ import type { PurgePolicy, Store } from './store/store.ts'
 import type { TlsMaterial } from './tls.ts'
 import { loadFixtures } from '../fixtures/index.ts'
 import { createHashingGate } from './users/hashing-gate.ts'
+import { limitConnections } from './plugins/connections.ts'
 
 export interface AppOptions {
   /** Certificate and key of the HTTPS listener. */
@@ -207,6 +208,8 @@ export async function createServer(config: Config, options: AppOptions): Promise
       requestTimeout: config.requestTimeout * 1000,
       headersTimeout: config.requestTimeout * 1000,
       connectionsCheckingInterval: 1000,
+      // a connection that never completes its handshake is destroyed (Node waits 120 s)
+      handshakeTimeout: config.tlsHandshakeTimeout * 1000,
     } as ServerOptions,
     router: { stripTrailingSlash: false, isCaseSensitive: true },
     routes: {
@@ -220,6 +223,7 @@ export async function createServer(config: Config, options: AppOptions): Promise
   })
   // what Node's parser refuses never reaches hapi: answer it in the JSON shape too
   answerClientErrors(server.listener, deps, { 'strict-transport-security': HSTS })
+  limitConnections(server.listener, config, deps.log)
   if (options.logger) await server.register(accessLog(options.logger, config))
   if (metrics) await server.register(metrics.plugin)
   await server.register(oauthErrors(deps))

@@ -113,6 +113,24 @@ export interface Config {
    */
   readonly requestTimeout: number
   /**
+   * Seconds a connection has to complete its TLS handshake; past it the socket is destroyed, so
+   * connections that open and send nothing cannot pile up (Node's default is 120 s). Env
+   * `TLS_HANDSHAKE_TIMEOUT`. Default 10.
+   */
+  readonly tlsHandshakeTimeout: number
+  /**
+   * Open connections the HTTPS listener accepts in all; beyond, new ones are dropped at once.
+   * Env `MAX_CONNECTIONS`. Default 1024 (keep it under the process's file-descriptor limit).
+   */
+  readonly maxConnections: number
+  /**
+   * Open connections one peer address may hold; beyond, its new ones are dropped at once, so a
+   * single address cannot take every socket. 0 turns it off. Env
+   * `MAX_CONNECTIONS_PER_ADDRESS`. Default 128, or 0 with `TRUST_PROXY` (every connection then
+   * comes from the proxy).
+   */
+  readonly maxConnectionsPerAddress: number
+  /**
    * scrypt parameters for new password hashes. Env `SCRYPT_N` (a power of two), `SCRYPT_R`,
    * `SCRYPT_P`. Default OWASP's minimum, N=2^17, r=8, p=1 (users/passwords.ts). A hash made with
    * other parameters is replaced at the user's next successful sign-in.
@@ -247,6 +265,9 @@ const schema = Joi.object<Config>({
   keyActivationDelay: Joi.number().integer().min(0).max(86400).required(),
   purgeInterval: Joi.number().integer().min(0).max(86400).required(),
   requestTimeout: Joi.number().integer().min(1).max(600).required(),
+  tlsHandshakeTimeout: Joi.number().integer().min(1).max(600).required(),
+  maxConnections: Joi.number().integer().min(1).max(1_000_000).required(),
+  maxConnectionsPerAddress: Joi.number().integer().min(0).max(1_000_000).required(),
   metrics: Joi.boolean().required(),
   logLevel: Joi.string()
     .valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent')
@@ -354,6 +375,9 @@ export function loadConfig(
     keyActivationDelay: num(env.KEY_ACTIVATION_DELAY),
     purgeInterval: num(env.PURGE_INTERVAL),
     requestTimeout: num(env.REQUEST_TIMEOUT),
+    tlsHandshakeTimeout: num(env.TLS_HANDSHAKE_TIMEOUT),
+    maxConnections: num(env.MAX_CONNECTIONS),
+    maxConnectionsPerAddress: num(env.MAX_CONNECTIONS_PER_ADDRESS),
     metrics: bool(env.METRICS),
     logLevel: env.LOG_LEVEL || undefined,
     scrypt:
@@ -407,6 +431,8 @@ export function loadConfig(
     keyActivationDelay: 120,
     purgeInterval: 300,
     requestTimeout: 10,
+    tlsHandshakeTimeout: 10,
+    maxConnections: 1024,
     metrics: false,
     logLevel: 'info',
     scrypt: OWASP_SCRYPT,
@@ -425,6 +451,8 @@ export function loadConfig(
   // `true` (env, file or override) is the one proxy in front; 0 hops is none
   if (candidate.trustProxy === true) candidate.trustProxy = 1
   if (candidate.trustProxy === 0) candidate.trustProxy = false
+  // behind a proxy every connection comes from the proxy: no per-address cap unless asked
+  candidate.maxConnectionsPerAddress ??= candidate.trustProxy === false ? 128 : 0
   const result = schema.validate(candidate, { abortEarly: false, convert: false })
   if (result.error) problems.push(...result.error.details.map((d) => d.message))
   if (candidate.explain === true && env.NODE_ENV === 'production')

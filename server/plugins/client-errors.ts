@@ -36,7 +36,12 @@ export function answerClientErrors(
     const code = err.code ?? ''
     // a response already under way on this socket (a pipelined request) cannot get another
     const active = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage
-    if (code === 'ECONNRESET' || !socket.writable || active?.headersSent) {
+    // a TLS-level failure (https forwards `tlsClientError` here: a handshake that timed out or
+    // failed) has no HTTP exchange to answer, and bytes written to a socket whose handshake
+    // never completed wait forever: without destroying it, TLS_HANDSHAKE_TIMEOUT would leave
+    // every silent connection open
+    const tls = /^ERR_(TLS|SSL)_/.test(code)
+    if (tls || code === 'ECONNRESET' || !socket.writable || active?.headersSent) {
       socket.destroy()
       return
     }
