@@ -22,6 +22,15 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({ passwordHashConcurrency: 2, passwordHashQueue: 16 })
   })
 
+  test("NODE_ENV=production refuses a scrypt cost below OWASP's minimum unless told explicitly", () => {
+    const weak = { NODE_ENV: 'production', SCRYPT_N: '1024', RP_TESTS: 'false' }
+    expect(() => loadConfig(weak)).toThrow(/below OWASP's minimum.*ALLOW_WEAK_SCRYPT/)
+    expect(loadConfig({ ...weak, ALLOW_WEAK_SCRYPT: 'true' }).scrypt.N).toBe(1024)
+    expect(loadConfig({ NODE_ENV: 'production' }).scrypt.N).toBe(2 ** 17)
+    // outside production (tests, the embedded target) a low cost is the caller's choice
+    expect(loadConfig({ SCRYPT_N: '1024' }).scrypt.N).toBe(1024)
+  })
+
   test('reads the password hashing bounds and refuses a gate with no permit', () => {
     expect(loadConfig({ PASSWORD_HASH_CONCURRENCY: '3', PASSWORD_HASH_QUEUE: '0' })).toMatchObject({
       passwordHashConcurrency: 3,

@@ -459,6 +459,16 @@ export function loadConfig(
     problems.push(
       'EXPLAIN cannot be on when NODE_ENV=production: explain mode records client requests and serves them at /dev/findings',
     )
+  const cost = candidate.scrypt as Partial<ScryptParams> | undefined
+  if (
+    env.NODE_ENV === 'production' &&
+    env.ALLOW_WEAK_SCRYPT !== 'true' &&
+    cost &&
+    ((cost.N ?? 0) < OWASP_SCRYPT.N || (cost.r ?? 0) < OWASP_SCRYPT.r)
+  )
+    problems.push(
+      `SCRYPT_N=${String(cost.N)} SCRYPT_R=${String(cost.r)} is below OWASP's minimum for scrypt (N=${OWASP_SCRYPT.N}, r=${OWASP_SCRYPT.r}) and NODE_ENV=production: raise it, or set ALLOW_WEAK_SCRYPT=true to run with it knowingly`,
+    )
   if (candidate.rpTests === true && env.NODE_ENV === 'production')
     problems.push(
       'RP_TESTS cannot be on when NODE_ENV=production: the RP test issuers answer sign-ins with deliberate faults',
