@@ -72,6 +72,75 @@ export interface App {
   stop(): Promise<void>
 }
 
+/** Errors that mean the database is not (yet) there, as opposed to a wrong schema or query. */
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'ECONNRESET',
+  'EHOSTUNREACH',
+  // PostgreSQL: starting up, shutting down, too many connections
+  '57P03',
+  '57P01',
+  '53300',
+])
+const unreachable = (err: unknown): boolean => {
+  const e = err as { code?: string; name?: string; message?: string }
+  return (
+    UNREACHABLE.has(e.code ?? '') ||
+    e.name === 'KnexTimeoutError' ||
+    /timeout acquiring a connection/i.test(e.message ?? '')
+  )
+}
+
+/** DATABASE_URL without its password, for messages. */
+export function databaseUrlForLog(url: string): string {
+  try {
+    const u = new URL(url)
+    if (u.password) u.password = '***'
+    return u.toString()
+  } catch {
+    return url.startsWith('sqlite:') ? url : '(not a URL)'
+  }
+}
+
+/**
+ * Runs `connect` (the first query: the migrations) until the database answers, for at most
+ * `DATABASE_CONNECT_TIMEOUT` seconds, waiting 0.5, 1, 2, 4 s (then 4 s) between tries: a
+ * database that starts a moment after the server (compose files, CI services) is waited for.
+ * Any other error, or the deadline, ends the start with a message that names DATABASE_URL.
+ */
+async function untilReachable(
+  connect: () => Promise<void>,
+  config: Pick<Config, 'databaseUrl' | 'databaseConnectTimeout'>,
+  log: Deps['log'],
+): Promise<void> {
+  const started = Date.now()
+  const deadline = started + config.databaseConnectTimeout * 1000
+  const where = databaseUrlForLog(config.databaseUrl)
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await connect()
+      return
+    } catch (err) {
+      const message = (err as Error).message
+      if (!unreachable(err))
+        throw new Error(`the database at DATABASE_URL=${where} refused to start: ${message}`, {
+          cause: err,
+        })
+      const wait = Math.min(4000, 500 * 2 ** (attempt - 1))
+      if (Date.now() + wait > deadline)
+        throw new Error(
+          `could not reach the database at DATABASE_URL=${where}: ${attempt} ${attempt === 1 ? 'try' : 'tries'} in ${Math.round((Date.now() - started) / 1000)} s (DATABASE_CONNECT_TIMEOUT=${config.databaseConnectTimeout}), last: ${message}`,
+          { cause: err },
+        )
+      log('storage-unavailable', { phase: 'start', attempt, database: where, error: message })
+      await new Promise((resolve) => setTimeout(resolve, wait))
+    }
+  }
+}
+
 const defaultLog: Deps['log'] = (event, detail) => {
   if (event === 'error') console.error(JSON.stringify({ event, ...detail }))
 }
@@ -120,7 +189,14 @@ export async function createServer(config: Config, options: AppOptions): Promise
     }
     try {
       const knex = openDatabase(config.databaseUrl, config.databaseSchema)
-      await migrate(knex, config.databaseSchema)
+      await untilReachable(
+        () => migrate(knex, config.databaseSchema),
+        config,
+        options.log ?? defaultLog,
+      ).catch(async (err: unknown) => {
+        await knex.destroy().catch(() => undefined)
+        throw err
+      })
       store = createKnexStore(knex, sqlite ? { rateLimits: memoryRateLimits() } : {})
     } catch (err) {
       releaseLock()

@@ -119,6 +119,12 @@ export interface Config {
    */
   readonly tlsHandshakeTimeout: number
   /**
+   * Seconds to wait at start for the database to answer (a database that starts after the
+   * server is retried with back-off); then the start fails naming DATABASE_URL. Env
+   * `DATABASE_CONNECT_TIMEOUT`. Default 30.
+   */
+  readonly databaseConnectTimeout: number
+  /**
    * Open connections the HTTPS listener accepts in all; beyond, new ones are dropped at once.
    * Env `MAX_CONNECTIONS`. Default 1024 (keep it under the process's file-descriptor limit).
    */
@@ -266,6 +272,7 @@ const schema = Joi.object<Config>({
   purgeInterval: Joi.number().integer().min(0).max(86400).required(),
   requestTimeout: Joi.number().integer().min(1).max(600).required(),
   tlsHandshakeTimeout: Joi.number().integer().min(1).max(600).required(),
+  databaseConnectTimeout: Joi.number().integer().min(0).max(3600).required(),
   maxConnections: Joi.number().integer().min(1).max(1_000_000).required(),
   maxConnectionsPerAddress: Joi.number().integer().min(0).max(1_000_000).required(),
   metrics: Joi.boolean().required(),
@@ -335,6 +342,28 @@ function parseRateLimit(
 }
 
 /**
+ * The environment variable of a configuration key (`accessTokenTtl` → `ACCESS_TOKEN_TTL`,
+ * `scrypt.N` → `SCRYPT_N`, `rateLimits.login` → `RATE_LIMIT_LOGIN`).
+ */
+export function envNameOf(key: string): string {
+  return key
+    .replace(/^rateLimits\./, 'rateLimit.')
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/\./g, '_')
+    .toUpperCase()
+}
+
+/**
+ * A validation message about a key, told by the names an operator sets: the environment
+ * variable, and the key for a `CONFIG_FILE` (`"port" must be a number` → `PORT ("port" in
+ * CONFIG_FILE) must be a number`).
+ */
+function named(message: string, label: string | undefined): string {
+  if (!label || !message.includes(`"${label}"`)) return message
+  return message.replace(`"${label}"`, `${envNameOf(label)} ("${label}" in CONFIG_FILE)`)
+}
+
+/**
  * Reads the configuration once: defaults, then the JSON file named by `CONFIG_FILE`, then the
  * environment, then `overrides`. Every problem is reported together in one ConfigError.
  */
@@ -376,6 +405,7 @@ export function loadConfig(
     purgeInterval: num(env.PURGE_INTERVAL),
     requestTimeout: num(env.REQUEST_TIMEOUT),
     tlsHandshakeTimeout: num(env.TLS_HANDSHAKE_TIMEOUT),
+    databaseConnectTimeout: num(env.DATABASE_CONNECT_TIMEOUT),
     maxConnections: num(env.MAX_CONNECTIONS),
     maxConnectionsPerAddress: num(env.MAX_CONNECTIONS_PER_ADDRESS),
     metrics: bool(env.METRICS),
@@ -432,6 +462,7 @@ export function loadConfig(
     purgeInterval: 300,
     requestTimeout: 10,
     tlsHandshakeTimeout: 10,
+    databaseConnectTimeout: 30,
     maxConnections: 1024,
     metrics: false,
     logLevel: 'info',
@@ -454,7 +485,8 @@ export function loadConfig(
   // behind a proxy every connection comes from the proxy: no per-address cap unless asked
   candidate.maxConnectionsPerAddress ??= candidate.trustProxy === false ? 128 : 0
   const result = schema.validate(candidate, { abortEarly: false, convert: false })
-  if (result.error) problems.push(...result.error.details.map((d) => d.message))
+  if (result.error)
+    problems.push(...result.error.details.map((d) => named(d.message, d.context?.label)))
   if (candidate.explain === true && env.NODE_ENV === 'production')
     problems.push(
       'EXPLAIN cannot be on when NODE_ENV=production: explain mode records client requests and serves them at /dev/findings',
