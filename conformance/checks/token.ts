@@ -6,6 +6,7 @@ import type { HttpResponse } from '../harness/http.ts'
 import type { TargetClient } from '../harness/target.ts'
 import {
   about,
+  expectControl,
   expectJsonObject,
   expectOAuthError,
   expectStatus,
@@ -115,37 +116,51 @@ const TOK_02 = check(async (ctx) => {
     })
 })
 
-const TOK_03 = check(async (ctx) => {
-  const main = ctx.target.clients.main
-  // the control: the same request with the right secret gets tokens
-  expectStatus(await clientCredentialsRaw(ctx, main), 200, 'control with the right secret')
+/** The requests TOK-03 refuses and TOK-08 compares: a wrong secret and an unknown client_id. */
+function badCredentials(main: TargetClient): { what: string; form: Record<string, string> }[] {
   const unknownId = `no-such-client-${randomBytes(6).toString('hex')}`
-  const cases: { what: string; form: Record<string, string> }[] = [
+  return [
     { what: 'a wrong secret', form: { client_id: main.id, client_secret: `${main.secret}x` } },
     { what: 'an unknown client_id', form: { client_id: unknownId, client_secret: main.secret } },
     { what: 'an empty secret', form: { client_id: main.id, client_secret: '' } },
     { what: 'no secret', form: { client_id: main.id } },
   ]
-  const bodies = new Map<string, string>()
+}
+
+const TOK_03 = check(async (ctx) => {
+  const main = ctx.target.clients.main
+  // the control: the same request with the right secret gets tokens
+  expectStatus(await clientCredentialsRaw(ctx, main), 200, 'control with the right secret')
   // each request is its own sub-case: one accepted does not hide another refused wrongly
-  for (const c of cases)
+  for (const c of badCredentials(main))
     await ctx.subcase(c.what, async () => {
       const res = await ctx.http.postForm(TOKEN, { grant_type: 'client_credentials', ...c.form })
       expectThat(res.status !== 200, `${c.what}: got tokens (HTTP 200)`)
       // RFC 6749 §5.2: invalid_client, 401 (400 tolerated when no Authorization header was sent)
-      const body = about(c.what, () => expectOAuthError(res, [400, 401], 'invalid_client'))
+      about(c.what, () => expectOAuthError(res, [400, 401], 'invalid_client'))
       if (res.status === 400) ctx.note(`${c.what}: 400 instead of 401 for invalid_client (WARN)`)
-      bodies.set(c.what, `${res.status} ${JSON.stringify(body)}`)
     })
-  // an unknown client and a wrong secret must not be told apart (no client enumeration)
-  const [wrong, unknown] = [bodies.get('a wrong secret'), bodies.get('an unknown client_id')]
-  if (wrong !== undefined && unknown !== undefined)
-    await ctx.subcase('client enumeration', () =>
-      expectThat(
-        wrong === unknown,
-        `wrong secret and unknown client answer differently: ${wrong} vs ${unknown}`,
-      ),
+})
+
+const TOK_08 = check(async (ctx) => {
+  const main = ctx.target.clients.main
+  expectStatus(await clientCredentialsRaw(ctx, main), 200, 'control with the right secret')
+  const [wrong, unknown] = badCredentials(main)
+  expectThat(wrong && unknown, 'no wrong-secret and unknown-client requests')
+  const answer = async (c: { what: string; form: Record<string, string> }) => {
+    const res = await ctx.http.postForm(TOKEN, { grant_type: 'client_credentials', ...c.form })
+    // what is compared is two refusals; whether each is the right one is TOK-03's subject
+    expectControl(
+      res.status === 400 || res.status === 401,
+      `${c.what} was not refused with 400 or 401 (HTTP ${res.status}): TOK-03 judges that; there are no two refusals to compare`,
     )
+    return `${res.status} ${JSON.stringify(res.json ?? res.text)}`
+  }
+  const [a, b] = [await answer(wrong), await answer(unknown)]
+  // hardening (RFC 6819 §4.1.1: online guessing of client credentials): an unknown client and
+  // a wrong secret are not told apart. No MUST asks for it (RFC 6749 §2.2: a client identifier
+  // "is not a secret"), hence SHOULD
+  expectThat(a === b, `wrong secret and unknown client answer differently: ${a} vs ${b}`)
 })
 
 /** RFC 6749 §2.3.1: form-urlencode id and secret, then Base64 of "id:secret". */
@@ -254,9 +269,12 @@ const TOK_06 = check(async (ctx) => {
   // the control shows the main client's credentials and this grant form get tokens
   expectStatus(await clientCredentialsRaw(ctx, main), 200, 'control: client_credentials of main')
 
-  const missing = await ctx.http.postForm(TOKEN, { ...credentials(main) })
-  // RFC 6749 §5.2: a missing required parameter is invalid_request
-  about('no grant_type', () => expectOAuthError(missing, 400, 'invalid_request'))
+  // the requests are independent sub-cases: one refused wrongly hides none of the others
+  await ctx.subcase('no grant_type', async () => {
+    const missing = await ctx.http.postForm(TOKEN, { ...credentials(main) })
+    // RFC 6749 §5.2: a missing required parameter is invalid_request
+    about('no grant_type', () => expectOAuthError(missing, 400, 'invalid_request'))
+  })
 
   const user = ctx.target.users.primary
   const random = () => randomBytes(32).toString('base64url')
@@ -267,16 +285,17 @@ const TOK_06 = check(async (ctx) => {
     'urn:ietf:params:oauth:grant-type:device_code': { device_code: random() },
     'urn:ietf:params:oauth:grant-type:jwt-bearer': { assertion: random() },
   }
-  for (const [grantType, extra] of Object.entries(unsupported)) {
-    const res = await ctx.http.postForm(TOKEN, {
-      grant_type: grantType,
-      ...extra,
-      ...credentials(main),
+  for (const [grantType, extra] of Object.entries(unsupported))
+    await ctx.subcase(`grant_type=${grantType}`, async () => {
+      const res = await ctx.http.postForm(TOKEN, {
+        grant_type: grantType,
+        ...extra,
+        ...credentials(main),
+      })
+      expectThat(res.status !== 200, `grant_type=${grantType} issued tokens`)
+      // INTERFACE.md §1 supports three grants; RFC 6749 §5.2: any other is unsupported_grant_type
+      about(`grant_type=${grantType}`, () => expectOAuthError(res, 400, 'unsupported_grant_type'))
     })
-    expectThat(res.status !== 200, `grant_type=${grantType} issued tokens`)
-    // INTERFACE.md §1 supports three grants; RFC 6749 §5.2: any other is unsupported_grant_type
-    about(`grant_type=${grantType}`, () => expectOAuthError(res, 400, 'unsupported_grant_type'))
-  }
 
   // RFC 6749 §5.2: a client not authorized for this grant type is unauthorized_client. Only a
   // client_credentials request can be valid in every other respect (a code or a refresh token
@@ -356,4 +375,5 @@ export const tokenChecks: AreaChecks<typeof catalogue> = {
   'TOK-05': TOK_05,
   'TOK-06': TOK_06,
   'TOK-07': TOK_07,
+  'TOK-08': TOK_08,
 }
