@@ -55,13 +55,26 @@ export const revocationSabotage: Record<keyof typeof revocation, Sabotages> = {
       Promise.resolve(isJwt(form.get('token')) ? swallowed() : undefined),
     ),
   },
-  'REV-02': {
-    how: 'revoking a refresh token answers 200 and revokes nothing',
-    expect: /^refresh with the revoked refresh token: status: expected HTTP 400, got 200/,
-    handlers: onForm(REVOKE, ({ form }) =>
-      Promise.resolve(isJwt(form.get('token')) ? undefined : swallowed()),
-    ),
-  },
+  // one sabotage per part: the revocation's effect, and its answer (INTERFACE.md §4.5)
+  'REV-02': [
+    {
+      how: 'revoking a refresh token answers 200 and revokes nothing',
+      expect: /^refresh with the revoked refresh token: status: expected HTTP 400, got 200/,
+      handlers: onForm(REVOKE, ({ form }) =>
+        Promise.resolve(isJwt(form.get('token')) ? undefined : swallowed()),
+      ),
+    },
+    {
+      how: 'revoking a refresh token revokes it but answers 200 with an empty body',
+      expect: /^revocation of the refresh token: expected Content-Type application\/json/,
+      handlers: onForm(REVOKE, async ({ form, forward }) => {
+        if (isJwt(form.get('token'))) return undefined
+        const real = await forward()
+        if (real.status !== 200) return real
+        return new HttpResponse(null, { status: 200 })
+      }),
+    },
+  ],
   // one sabotage per token of the grant and per place its revocation must show
   'REV-03': [
     {
