@@ -15,7 +15,13 @@ import {
   wrongMethod,
 } from '../harness/expect.ts'
 import { tokensFor } from '../harness/flows.ts'
-import { clientCredentialsRaw, credentials, refreshRaw, TOKEN } from '../harness/requests.ts'
+import {
+  clientCredentialsRaw,
+  credentials,
+  DISCOVERY,
+  refreshRaw,
+  TOKEN,
+} from '../harness/requests.ts'
 import { verifyJwt } from '../harness/jwt.ts'
 
 /** One successful token response per grant of INTERFACE.md §4.2. */
@@ -179,7 +185,15 @@ const TOK_04 = check(async (ctx) => {
   if (res.status === 200) {
     const body = expectJsonObject(res, 'token response')
     expectThat(typeof body.access_token === 'string', 'a 200 without an access_token')
-    ctx.note('HTTP Basic client authentication is supported')
+    // flagged, not failed: RFC 6749 §2.3.1 says the AS MUST support Basic, and INTERFACE.md
+    // §1, §5.3 name client_secret_post without forbidding another method (ARCHITECTURE.md C1);
+    // discovery listing every method the endpoint takes is OIDC Discovery §3's
+    const doc = (await ctx.http.get(DISCOVERY)).json as Record<string, unknown> | undefined
+    const declared = doc?.token_endpoint_auth_methods_supported
+    const listed = Array.isArray(declared) && declared.includes('client_secret_basic')
+    ctx.note(
+      `HTTP Basic client authentication is accepted (client_secret_basic), beside the client_secret_post that INTERFACE.md §1, §5.3 name (RFC 6749 §2.3.1: the AS MUST support Basic); discovery's token_endpoint_auth_methods_supported ${JSON.stringify(declared ?? null)} ${listed ? 'lists it' : 'does not list it (OIDC Discovery §3: the methods this endpoint supports)'}`,
+    )
     return
   }
   // RFC 6749 §5.2: an Authorization header that fails gets 401 and a matching WWW-Authenticate
@@ -189,7 +203,9 @@ const TOK_04 = check(async (ctx) => {
     challenge !== null && /^Basic(\s|$)/i.test(challenge.trim()),
     `401 to a Basic request without WWW-Authenticate: Basic (got ${JSON.stringify(challenge)})`,
   )
-  ctx.note('HTTP Basic is not supported, which RFC 6749 §2.3.1 requires (ARCHITECTURE.md C1)')
+  ctx.note(
+    'HTTP Basic client authentication is refused (401 invalid_client with WWW-Authenticate: Basic), as INTERFACE.md §1, §5.3 (client_secret_post) decide; RFC 6749 §2.3.1 says the AS MUST support it (ARCHITECTURE.md C1)',
+  )
 })
 
 const TOK_05 = check(async (ctx) => {
