@@ -6,7 +6,7 @@ export const clientCredentials = area('Client credentials', {
     level: 'MUST',
     source: 'INTERFACE.md §4.2; RFC 6749 §4.4.2, §4.4.3, §5.1',
     title:
-      'client_credentials with scope api:reports returns a Bearer token for exactly that scope',
+      'client_credentials with the configured scope (or none) returns a Bearer token for exactly that scope',
   },
   'CC-02': {
     level: 'MUST',
