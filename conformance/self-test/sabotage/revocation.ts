@@ -90,6 +90,17 @@ export const revocationSabotage: Record<keyof typeof revocation, Sabotages> = {
       handlers: keepsFirstAnswer(INTROSPECT, (_res, body) => body.active === false),
     },
     {
+      // the answer's empty body (REV-04's subject) must not hide the cascade that is missing
+      how: 'revoking a refresh token answers an empty 200 and revokes nothing',
+      expect:
+        /^introspection of the access token issued with the refresh token, after revoking it: expected active false/,
+      handlers: onForm(REVOKE, ({ form }) =>
+        Promise.resolve(
+          isJwt(form.get('token')) ? undefined : new HttpResponse(null, { status: 200 }),
+        ),
+      ),
+    },
+    {
       how: 'user-info keeps accepting the access tokens of a revoked grant',
       expect:
         /^user-info with the access token issued with the refresh token, after revoking it: expected HTTP 401, got 200/,
@@ -218,6 +229,18 @@ export const revocationSabotage: Record<keyof typeof revocation, Sabotages> = {
           return undefined
         const main = target.clients.main
         return forward(replaced(form, { client_id: main.id, client_secret: main.secret }))
+      }),
+    },
+    {
+      // an answer in the wrong shape must not hide that the token was revoked
+      how: "another client's revocation revokes the access token and answers an empty 200",
+      expect:
+        /^introspection of the access token after another client revoked it: expected active true/,
+      handlers: onForm(REVOKE, async ({ form, forward, target }) => {
+        if (form.get('client_id') !== target.clients.other?.id) return undefined
+        const main = target.clients.main
+        await forward(replaced(form, { client_id: main.id, client_secret: main.secret }))
+        return new HttpResponse(null, { status: 200 })
       }),
     },
   ],
