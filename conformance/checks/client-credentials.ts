@@ -17,7 +17,13 @@ import { clientCredentialsScope, serviceClient, skipUnlessScoped } from '../harn
 import { clientCredentialsRaw } from '../harness/requests.ts'
 import { claimsOf, verifyJwt } from '../harness/jwt.ts'
 
-/** Scopes a client acting for itself never gets (INTERFACE.md §2.1: they describe a user). */
+/**
+ * Scopes a client acting for itself never gets, asked or by default: OIDC Core §11, the AS
+ * "MUST ignore the offline_access request unless the Client is using a response_type value that
+ * would result in an Authorization Code being returned"; openid, profile and email ask for the
+ * End-User's identity and claims (INTERFACE.md §2.1, OIDC Core §5.4), and a client_credentials
+ * client acts on its own behalf with no End-User (RFC 6749 §4.4).
+ */
 const USER_SCOPES = ['openid', 'profile', 'email', 'offline_access']
 
 /** How a request's scope reads in a message. */
