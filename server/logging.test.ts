@@ -28,6 +28,27 @@ describe('JSON logs', () => {
     expect(lines.join('')).not.toMatch(/hunter2-pw|cs-1234/)
   })
 
+  test("/metrics has prom-client's process metrics, and its scrapes write no access line", async () => {
+    const { lines, logger } = capture()
+    const app = await testApp({ metrics: true }, { logger, log: undefined })
+    let body = ''
+    try {
+      body = (await app.server.inject('/metrics')).payload
+      await app.server.inject('/health/live')
+    } finally {
+      await app.stop()
+    }
+    expect(body).toMatch(/^process_cpu_user_seconds_total /m)
+    expect(body).toMatch(/^nodejs_eventloop_lag_seconds /m)
+    expect(body).toMatch(/^# HELP idp_http_requests_total /m)
+    const urls = lines
+      .map((l) => JSON.parse(l) as { req?: { url?: string }; res?: unknown })
+      .filter((l) => l.res !== undefined)
+      .map((l) => l.req?.url)
+    expect(urls).toContain('/health/live')
+    expect(urls).not.toContain('/metrics')
+  })
+
   test('an access line per request, with its id and without credentials', async () => {
     const { lines, logger } = capture()
     const app = await testApp({}, { logger, log: undefined })

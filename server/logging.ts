@@ -120,7 +120,8 @@ export const accessLog = (logger: Logger, config: Pick<Config, 'trustProxy'>) =>
   plugin: HapiPino,
   options: {
     instance: logger,
-    logRequestComplete: true,
+    // a Prometheus scrape every few seconds is not traffic anyone reads the access log for
+    logRequestComplete: (request: Request) => request.path !== '/metrics',
     logEvents: ['response', 'request-error', 'onPostStart', 'onPostStop'],
     wrapSerializers: false,
     getChildBindings: (request: Request) => ({ req: request }),

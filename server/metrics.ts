@@ -1,7 +1,14 @@
 import cluster from 'node:cluster'
 import { randomUUID } from 'node:crypto'
 import type { Plugin, Request, ResponseToolkit } from '@hapi/hapi'
-import { AggregatorRegistry, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import {
+  AggregatorRegistry,
+  collectDefaultMetrics,
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+} from 'prom-client'
 import type { Deps } from './deps.ts'
 import { grants } from './grants/index.ts'
 
@@ -25,6 +32,9 @@ export interface Metrics {
  */
 export function createMetrics(deps: Pick<Deps, 'store' | 'keys' | 'clock'>): Metrics {
   const registry = new Registry()
+  // prom-client's process and Node.js metrics (CPU, resident memory, heap, event-loop lag, open
+  // file descriptors, GC): what an operator looks at first when the server is slow
+  collectDefaultMetrics({ register: registry })
   const requests = new Counter({
     name: 'idp_http_requests_total',
     help: 'HTTP requests answered, by route, method and status',
