@@ -154,6 +154,31 @@ describe('clients add / users add', () => {
     expect(fixtureRole.out).not.toMatch(/shown once/)
   })
 
+  test("the README's clients add and users add example registers without a warning", async () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
+    const sub = mkdtempSync(join(tmpdir(), 'reg-readme-'))
+    // the shell lines of the example, joined across their backslash continuations
+    const commands = readme
+      .replace(/\\\n\s*/g, '')
+      .split('\n')
+      .filter((l) => /^npx idp-conformance (clients|users) add /.test(l))
+    expect(commands).toHaveLength(2)
+    for (const command of commands) {
+      const argv = [...command.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)]
+        .map((m) => m[1] ?? m[2] ?? m[3] ?? '')
+        .slice(2)
+        .map((a) => (a.endsWith('.json') ? join(sub, a) : a))
+      const r = await run(...argv)
+      expect(r.err, command).toBe('')
+      expect(r.code, command).toBe(0)
+    }
+    const loaded = await readRegistrations({
+      clientsFile: join(sub, 'clients.json'),
+      usersFile: join(sub, 'users.json'),
+    })
+    expect(loaded.warnings).toEqual([])
+  })
+
   test('usage errors exit 2 with the usage text', async () => {
     for (const argv of [
       ['clients'],

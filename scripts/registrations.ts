@@ -12,6 +12,7 @@ const USAGE = `usage:
   idp-conformance clients add --file FILE --id CLIENT_ID [--name NAME]
       [--redirect-uri URI]... [--post-logout-redirect-uri URI]... [--grant GRANT]... [--scope SCOPE]...
       [--role ROLE=PERM,PERM]... [--client-role ROLE]...
+      [--logo-url URL --brand-color #RRGGBB --privacy-policy-url URL --terms-of-service-url URL]
   idp-conformance users add --file FILE --username NAME --org ORG_ID [--password PASSWORD]
       [--name NAME] [--email EMAIL] [--email-verified] [--role CLIENT_ID:ROLE]... [--clients FILE]
 
@@ -68,10 +69,28 @@ async function clientsAdd(argv: string[], io: Io): Promise<number> {
       scope: { type: 'string', multiple: true },
       role: { type: 'string', multiple: true },
       'client-role': { type: 'string', multiple: true },
+      'logo-url': { type: 'string' },
+      'brand-color': { type: 'string' },
+      'privacy-policy-url': { type: 'string' },
+      'terms-of-service-url': { type: 'string' },
     },
     strict: true,
   })
   if (!a.file || !a.id) throw new UsageError('clients add needs --file and --id')
+  const brandingFlags = [
+    'logo-url',
+    'brand-color',
+    'privacy-policy-url',
+    'terms-of-service-url',
+  ] as const
+  const given = brandingFlags.filter((f) => a[f] !== undefined)
+  if (given.length > 0 && given.length < brandingFlags.length)
+    throw new UsageError(
+      `branding needs all of ${brandingFlags.map((f) => `--${f}`).join(', ')} (missing: ${brandingFlags
+        .filter((f) => a[f] === undefined)
+        .map((f) => `--${f}`)
+        .join(', ')})`,
+    )
   const roles: Record<string, string[]> = {}
   for (const r of a.role ?? []) {
     const m = /^([^=]+)=(.*)$/.exec(r)
@@ -91,6 +110,17 @@ async function clientsAdd(argv: string[], io: Io): Promise<number> {
     ...(list(a.scope) ? { scopes: a.scope } : {}),
     ...(Object.keys(roles).length > 0 ? { roles } : {}),
     ...(list(a['client-role']) ? { client_roles: a['client-role'] } : {}),
+    ...(given.length > 0
+      ? {
+          branding: {
+            ...(a.name ? { application_name: a.name } : {}),
+            logo_url: a['logo-url'],
+            brand_color: a['brand-color'],
+            privacy_policy_url: a['privacy-policy-url'],
+            terms_of_service_url: a['terms-of-service-url'],
+          },
+        }
+      : {}),
   }
   await append(a.file, 'clients', entry, async (tmp) => {
     await readRegistrations({ clientsFile: tmp })
