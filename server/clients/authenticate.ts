@@ -1,7 +1,7 @@
 import type { Request } from '@hapi/hapi'
 import type { Deps } from '../deps.ts'
 import { invalidClient, invalidRequest } from '../errors.ts'
-import { endpointOf } from '../explain/findings.ts'
+import { endpointOf, type FindingCode } from '../explain/findings.ts'
 import { countClientAuthentication } from '../plugins/rate-limit.ts'
 import { digestsEqual, sha256Hex } from '../protocol/digest.ts'
 import type { Client } from '../store/store.ts'
@@ -90,13 +90,23 @@ async function checkCredentials(
   }
   const id = params.client_id
   const secret = params.client_secret
-  if (!id || !secret)
+  const record = (code: FindingCode, detail: string) =>
+    deps.explain?.record(code, { clientId: id, endpoint: endpointOf(request), detail })
+  if (!id || !secret) {
+    record(
+      'client-auth.missing-secret',
+      `${id ? 'client_id' : 'no client_id'}, ${secret ? 'client_secret' : 'no client_secret'} in the body`,
+    )
     throw invalidClient(
       'client authentication failed: send both client_id and client_secret as form fields of the body (client_secret_post)',
     )
+  }
   const client = id.length <= 255 ? await deps.store.clients.get(id) : undefined
   const matches = digestsEqual(sha256Hex(secret), client?.secretDigest ?? NO_CLIENT_DIGEST)
-  // one text for both, so that client ids cannot be enumerated
+  // one text for both, so that client ids cannot be enumerated (explain mode, a development
+  // aid refused in production, tells the integrator which it was)
+  if (!client) record('client-auth.unknown-client', `client_id ${JSON.stringify(id.slice(0, 80))}`)
+  else if (!matches) record('client-auth.wrong-secret', `client ${JSON.stringify(id)}`)
   if (!client || !matches)
     throw invalidClient(
       'client authentication failed: the client_id is not registered or the client_secret is not its secret',

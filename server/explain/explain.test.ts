@@ -318,6 +318,28 @@ describe('explain mode with an integrator’s clients file', () => {
     expect(JSON.stringify(await findingsSince(0))).not.toContain(basic)
   })
 
+  test('a missing, wrong or unknown client credential is named, though the answer is the same invalid_client', async () => {
+    const cc = (body: Record<string, string>) =>
+      form('/auth/token', { grant_type: 'client_credentials', ...body })
+    const cases: [Record<string, string>, string][] = [
+      [{ client_id: APP.id }, 'client-auth.missing-secret'],
+      [{ client_id: APP.id, client_secret: 'not-the-secret' }, 'client-auth.wrong-secret'],
+      [{ client_id: 'no-such-app', client_secret: APP.secret }, 'client-auth.unknown-client'],
+    ]
+    const bodies: unknown[] = []
+    for (const [body, code] of cases) {
+      const codes = await findingsOf(async () => {
+        const res = await cc(body)
+        expect(res.status).toBe(401)
+        bodies.push(await res.json())
+      })
+      expect(codes, code).toEqual([code])
+    }
+    // the findings tell the integrator; the answers still tell an attacker nothing
+    expect(bodies[1]).toEqual(bodies[2])
+    expect(JSON.stringify(await findingsSince(0))).not.toContain('not-the-secret')
+  })
+
   test('a token in the query string', async () => {
     const { access_token } = await tokens()
     const codes = await findingsOf(() => get(`${base}/auth/user-info?access_token=${access_token}`))

@@ -78,6 +78,28 @@ export const FINDING_KINDS = {
     advice:
       'send client_id and client_secret as form fields of the POST body (token_endpoint_auth_method client_secret_post). openid-client v6: pass ClientSecretPost(secret) to discovery(); openid-client v5: new issuer.Client({ token_endpoint_auth_method: "client_secret_post" }); express-openid-connect: clientAuthMethod: "client_secret_post"; Auth.js: client: { token_endpoint_auth_method: "client_secret_post" }; passport-openidconnect: sends the body by default; Spring Security: clientAuthenticationMethod CLIENT_SECRET_POST',
   },
+  'client-auth.missing-secret': {
+    severity: 'error',
+    title: 'client_id or client_secret missing from the request body (refused)',
+    reference:
+      'INTERFACE.md §4.2, §5.3 (client_id and client_secret always required in the body); RFC 6749 §2.3.1',
+    advice:
+      'send both client_id and client_secret as form fields of every token, introspection and revocation request; a library configured for a public client (no secret) or for private_key_jwt sends neither',
+  },
+  'client-auth.unknown-client': {
+    severity: 'error',
+    title: 'client_id not registered (refused as invalid_client)',
+    reference: 'RFC 6749 §2.2, §5.2 (invalid_client)',
+    advice:
+      'use the client_id of your registration (clients file or `clients add`); the answer does not say which half was wrong, so that ids cannot be enumerated, but this finding does',
+  },
+  'client-auth.wrong-secret': {
+    severity: 'error',
+    title: 'client_secret is not the secret of this client (refused as invalid_client)',
+    reference: 'RFC 6749 §2.3.1, §5.2 (invalid_client)',
+    advice:
+      'use the client_secret printed once by `clients add` (the file keeps only its SHA-256) or the client_secret of your clients file; check for whitespace or a secret of another environment',
+  },
   'token.in-query': {
     severity: 'error',
     title: 'token or client secret sent in the URL query',
