@@ -38,8 +38,12 @@ async function isActive(ctx: CheckContext, token: string): Promise<boolean> {
   return body?.active === true
 }
 
+// every check here revokes (or tries to revoke) its tokens on purpose: their sign-ins are
+// sessions of their own (AuthorizeOptions.ownSession), since a provider may revoke the whole
+// grant with a refresh token (RFC 7009 §2.1) and its grant may be the session's
+
 const REV_01 = check(async (ctx) => {
-  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  const set = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
   expectActive(await introspectRaw(ctx, set.accessToken), 'the access token before revocation')
   expectStatus(await userInfoRaw(ctx, set.accessToken), 200, 'user-info before revocation')
   const res = await revokeRaw(ctx, set.accessToken, { hint: 'access_token' })
@@ -56,7 +60,7 @@ const REV_01 = check(async (ctx) => {
 })
 
 const REV_02 = check(async (ctx) => {
-  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  const set = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
   const rt = refreshTokenOf(set)
   expectActive(await introspectRaw(ctx, rt), 'the refresh token before revocation')
   await oidc.tokenRevocation(set.auth.config, rt, { token_type_hint: 'refresh_token' })
@@ -69,7 +73,7 @@ const REV_02 = check(async (ctx) => {
 })
 
 const REV_03 = check(async (ctx) => {
-  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  const set = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
   const rt = refreshTokenOf(set)
   const minted = await refreshRaw(ctx, rt)
   expectStatus(minted, 200, 'refresh')
@@ -91,7 +95,7 @@ const REV_03 = check(async (ctx) => {
     )
   }
   // RFC 7009 §2.1 (MAY): revoking an access token may take its refresh token along
-  const second = await signIn(ctx, { scope: 'openid offline_access' })
+  const second = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
   expectRevoked(await revokeRaw(ctx, second.accessToken), 'an access token')
   ctx.note(
     (await isActive(ctx, refreshTokenOf(second)))
@@ -108,7 +112,7 @@ const REV_04 = check({ exclusive: true }, async (ctx) => {
     })
   // INTERFACE.md §3: inactive or unknown tokens get the same 200, so tokens cannot be probed
   await revoked('a garbage token', 'not-a-token-0123456789')
-  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  const set = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
   const rt = refreshTokenOf(set)
   const minted = await refreshRaw(ctx, rt)
   expectStatus(minted, 200, 'refresh')
@@ -126,7 +130,7 @@ const REV_04 = check({ exclusive: true }, async (ctx) => {
 })
 
 const REV_05 = check(async (ctx) => {
-  const { token, client } = await someAccessToken(ctx)
+  const { token, client } = await someAccessToken(ctx, { ownSession: true })
   const cases: [string, Record<string, string>][] = [
     ['no client credentials', { token }],
     ['a client_id without a secret', { token, client_id: client.id }],
@@ -148,7 +152,7 @@ const REV_05 = check(async (ctx) => {
 
 const REV_06 = check(async (ctx) => {
   const other = otherClient(ctx)
-  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  const set = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
   const rt = refreshTokenOf(set)
   for (const [what, token] of [
     ['access token', set.accessToken],
@@ -186,7 +190,7 @@ const REV_07 = check(async (ctx) => {
     wrongMethod(ctx, get, wrong)
   })
 
-  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  const set = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
   await ctx.subcase('an ID token', async () => {
     const idRes = await revokeRaw(ctx, idTokenOf(set))
     // RFC 7009 §2.2.1: a kind the server does not revoke is a no-op or unsupported_token_type
