@@ -172,7 +172,7 @@ export const threats = [
     title: 'Obtaining client secrets',
     attack: "reads a client's secret from the client, or guesses it online",
     applies: true,
-    checks: ['RATE-03', 'TOK-03', 'SEC-04'],
+    checks: ['RATE-03', 'TOK-03', 'TOK-08', 'SEC-04'],
   },
   {
     section: 'RFC 6819 §4.1.2',

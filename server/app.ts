@@ -30,6 +30,8 @@ import { lockSqliteFile } from './store/sqlite-lock.ts'
 import type { PurgePolicy, Store } from './store/store.ts'
 import type { TlsMaterial } from './tls.ts'
 import { loadFixtures } from '../fixtures/index.ts'
+import { createHashingGate } from './users/hashing-gate.ts'
+import { limitConnections } from './plugins/connections.ts'
 
 export interface AppOptions {
   /** Certificate and key of the HTTPS listener. */
@@ -68,6 +70,75 @@ export interface App {
   purge(): Promise<Record<string, number>>
   start(): Promise<void>
   stop(): Promise<void>
+}
+
+/** Errors that mean the database is not (yet) there, as opposed to a wrong schema or query. */
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'ECONNRESET',
+  'EHOSTUNREACH',
+  // PostgreSQL: starting up, shutting down, too many connections
+  '57P03',
+  '57P01',
+  '53300',
+])
+const unreachable = (err: unknown): boolean => {
+  const e = err as { code?: string; name?: string; message?: string }
+  return (
+    UNREACHABLE.has(e.code ?? '') ||
+    e.name === 'KnexTimeoutError' ||
+    /timeout acquiring a connection/i.test(e.message ?? '')
+  )
+}
+
+/** DATABASE_URL without its password, for messages. */
+export function databaseUrlForLog(url: string): string {
+  try {
+    const u = new URL(url)
+    if (u.password) u.password = '***'
+    return u.toString()
+  } catch {
+    return url.startsWith('sqlite:') ? url : '(not a URL)'
+  }
+}
+
+/**
+ * Runs `connect` (the first query: the migrations) until the database answers, for at most
+ * `DATABASE_CONNECT_TIMEOUT` seconds, waiting 0.5, 1, 2, 4 s (then 4 s) between tries: a
+ * database that starts a moment after the server (compose files, CI services) is waited for.
+ * Any other error, or the deadline, ends the start with a message that names DATABASE_URL.
+ */
+async function untilReachable(
+  connect: () => Promise<void>,
+  config: Pick<Config, 'databaseUrl' | 'databaseConnectTimeout'>,
+  log: Deps['log'],
+): Promise<void> {
+  const started = Date.now()
+  const deadline = started + config.databaseConnectTimeout * 1000
+  const where = databaseUrlForLog(config.databaseUrl)
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await connect()
+      return
+    } catch (err) {
+      const message = (err as Error).message
+      if (!unreachable(err))
+        throw new Error(`the database at DATABASE_URL=${where} refused to start: ${message}`, {
+          cause: err,
+        })
+      const wait = Math.min(4000, 500 * 2 ** (attempt - 1))
+      if (Date.now() + wait > deadline)
+        throw new Error(
+          `could not reach the database at DATABASE_URL=${where}: ${attempt} ${attempt === 1 ? 'try' : 'tries'} in ${Math.round((Date.now() - started) / 1000)} s (DATABASE_CONNECT_TIMEOUT=${config.databaseConnectTimeout}), last: ${message}`,
+          { cause: err },
+        )
+      log('storage-unavailable', { phase: 'start', attempt, database: where, error: message })
+      await new Promise((resolve) => setTimeout(resolve, wait))
+    }
+  }
 }
 
 const defaultLog: Deps['log'] = (event, detail) => {
@@ -118,7 +189,14 @@ export async function createServer(config: Config, options: AppOptions): Promise
     }
     try {
       const knex = openDatabase(config.databaseUrl, config.databaseSchema)
-      await migrate(knex, config.databaseSchema)
+      await untilReachable(
+        () => migrate(knex, config.databaseSchema),
+        config,
+        options.log ?? defaultLog,
+      ).catch(async (err: unknown) => {
+        await knex.destroy().catch(() => undefined)
+        throw err
+      })
       store = createKnexStore(knex, sqlite ? { rateLimits: memoryRateLimits() } : {})
     } catch (err) {
       releaseLock()
@@ -182,6 +260,10 @@ export async function createServer(config: Config, options: AppOptions): Promise
     clock,
     faults,
     log,
+    hashing: createHashingGate({
+      concurrency: config.passwordHashConcurrency,
+      queue: config.passwordHashQueue,
+    }),
     explain: config.explain
       ? createExplain(options.onFinding ? { onFinding: options.onFinding } : {})
       : undefined,
@@ -202,6 +284,8 @@ export async function createServer(config: Config, options: AppOptions): Promise
       requestTimeout: config.requestTimeout * 1000,
       headersTimeout: config.requestTimeout * 1000,
       connectionsCheckingInterval: 1000,
+      // a connection that never completes its handshake is destroyed (Node waits 120 s)
+      handshakeTimeout: config.tlsHandshakeTimeout * 1000,
     } as ServerOptions,
     router: { stripTrailingSlash: false, isCaseSensitive: true },
     routes: {
@@ -215,6 +299,7 @@ export async function createServer(config: Config, options: AppOptions): Promise
   })
   // what Node's parser refuses never reaches hapi: answer it in the JSON shape too
   answerClientErrors(server.listener, deps, { 'strict-transport-security': HSTS })
+  limitConnections(server.listener, config, deps.log)
   if (options.logger) await server.register(accessLog(options.logger, config))
   if (metrics) await server.register(metrics.plugin)
   await server.register(oauthErrors(deps))

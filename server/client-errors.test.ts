@@ -84,6 +84,20 @@ describe("requests Node's HTTP parser refuses", () => {
       expect(res.headers['x-content-type-options'], line).toBe('nosniff')
     }
   })
+
+  test('an Expect header other than 100-continue is answered 417 in the JSON error shape', async () => {
+    const body = 'grant_type=client_credentials'
+    const res = await raw(
+      `POST /auth/token HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-foo\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    )
+    expect(res.status).toBe(417)
+    expect(res.headers['content-type']).toMatch(/^application\/json/)
+    expect(res.headers['strict-transport-security']).toMatch(/max-age=/)
+    expect(JSON.parse(res.body)).toMatchObject({ error: 'invalid_request' })
+    expect(typeof (JSON.parse(res.body) as { error_description: unknown }).error_description).toBe(
+      'string',
+    )
+  })
 })
 
 describe('security headers', () => {

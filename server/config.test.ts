@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { ConfigError, loadConfig, windowStart } from './config.ts'
+import { ConfigError, envNameOf, loadConfig, windowStart } from './config.ts'
 
 describe('loadConfig', () => {
   test('applies the documented defaults', () => {
@@ -19,6 +19,34 @@ describe('loadConfig', () => {
       trustProxy: false,
     })
     expect(config.rateLimits.token).toEqual({ limit: 300, window: 60 })
+    expect(config).toMatchObject({ passwordHashConcurrency: 2, passwordHashQueue: 16 })
+  })
+
+  test("NODE_ENV=production refuses a scrypt cost below OWASP's minimum unless told explicitly", () => {
+    const weak = { NODE_ENV: 'production', SCRYPT_N: '1024', RP_TESTS: 'false' }
+    expect(() => loadConfig(weak)).toThrow(/below OWASP's minimum.*ALLOW_WEAK_SCRYPT/)
+    expect(loadConfig({ ...weak, ALLOW_WEAK_SCRYPT: 'true' }).scrypt.N).toBe(1024)
+    expect(loadConfig({ NODE_ENV: 'production' }).scrypt.N).toBe(2 ** 17)
+    // outside production (tests, the embedded target) a low cost is the caller's choice
+    expect(loadConfig({ SCRYPT_N: '1024' }).scrypt.N).toBe(1024)
+  })
+
+  test('names each key by its environment variable', () => {
+    expect(envNameOf('port')).toBe('PORT')
+    expect(envNameOf('accessTokenTtl')).toBe('ACCESS_TOKEN_TTL')
+    expect(envNameOf('scrypt.N')).toBe('SCRYPT_N')
+    expect(envNameOf('rateLimits.loginaddress')).toBe('RATE_LIMIT_LOGINADDRESS')
+    expect(envNameOf('maxConnectionsPerAddress')).toBe('MAX_CONNECTIONS_PER_ADDRESS')
+  })
+
+  test('reads the password hashing bounds and refuses a gate with no permit', () => {
+    expect(loadConfig({ PASSWORD_HASH_CONCURRENCY: '3', PASSWORD_HASH_QUEUE: '0' })).toMatchObject({
+      passwordHashConcurrency: 3,
+      passwordHashQueue: 0,
+    })
+    expect(() => loadConfig({ PASSWORD_HASH_CONCURRENCY: '0' })).toThrow(
+      /PASSWORD_HASH_CONCURRENCY/,
+    )
   })
 
   test('reads the environment, a config file, and lets the environment win', () => {
@@ -62,12 +90,13 @@ describe('loadConfig', () => {
     }
     expect(error).toBeInstanceOf(ConfigError)
     const problems = (error as ConfigError).problems.join('\n')
-    expect(problems).toMatch(/port/)
-    expect(problems).toMatch(/baseUrl/)
-    expect(problems).toMatch(/accessTokenTtl/)
+    // named by the environment variables that were set, with the CONFIG_FILE key beside
+    expect(problems).toMatch(/PORT \("port" in CONFIG_FILE\)/)
+    expect(problems).toMatch(/BASE_URL/)
+    expect(problems).toMatch(/ACCESS_TOKEN_TTL \("accessTokenTtl" in CONFIG_FILE\)/)
     expect(problems).toMatch(/TLS_CERT and TLS_KEY/)
     expect(problems).toMatch(/RATE_LIMIT_LOGIN/)
-    expect(problems).toMatch(/databaseUrl/)
+    expect(problems).toMatch(/DATABASE_URL/)
     expect((error as ConfigError).problems.length).toBeGreaterThanOrEqual(6)
   })
 

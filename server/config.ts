@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import Joi from 'joi'
 import { compileTrust } from './protocol/client-address.ts'
+import { defaultHashConcurrency } from './users/hashing-gate.ts'
 import { OWASP_SCRYPT, type ScryptParams } from './users/passwords.ts'
 
 /** Requests allowed per window for one rate-limit group. */
@@ -112,11 +113,46 @@ export interface Config {
    */
   readonly requestTimeout: number
   /**
+   * Seconds a connection has to complete its TLS handshake; past it the socket is destroyed, so
+   * connections that open and send nothing cannot pile up (Node's default is 120 s). Env
+   * `TLS_HANDSHAKE_TIMEOUT`. Default 10.
+   */
+  readonly tlsHandshakeTimeout: number
+  /**
+   * Seconds to wait at start for the database to answer (a database that starts after the
+   * server is retried with back-off); then the start fails naming DATABASE_URL. Env
+   * `DATABASE_CONNECT_TIMEOUT`. Default 30.
+   */
+  readonly databaseConnectTimeout: number
+  /**
+   * Open connections the HTTPS listener accepts in all; beyond, new ones are dropped at once.
+   * Env `MAX_CONNECTIONS`. Default 1024 (keep it under the process's file-descriptor limit).
+   */
+  readonly maxConnections: number
+  /**
+   * Open connections one peer address may hold; beyond, its new ones are dropped at once, so a
+   * single address cannot take every socket. 0 turns it off. Env
+   * `MAX_CONNECTIONS_PER_ADDRESS`. Default 128, or 0 with `TRUST_PROXY` (every connection then
+   * comes from the proxy).
+   */
+  readonly maxConnectionsPerAddress: number
+  /**
    * scrypt parameters for new password hashes. Env `SCRYPT_N` (a power of two), `SCRYPT_R`,
    * `SCRYPT_P`. Default OWASP's minimum, N=2^17, r=8, p=1 (users/passwords.ts). A hash made with
    * other parameters is replaced at the user's next successful sign-in.
    */
   readonly scrypt: ScryptParams
+  /**
+   * Password hashes that may run at once. Env `PASSWORD_HASH_CONCURRENCY`. Default half of
+   * libuv's thread pool (2 of `UV_THREADPOOL_SIZE`'s default 4): hashing shares that pool with
+   * the sqlite3 driver, which keeps the rest whatever the sign-in load (users/hashing-gate.ts).
+   */
+  readonly passwordHashConcurrency: number
+  /**
+   * Sign-ins that may wait for a hash; beyond them a sign-in is answered 503
+   * `temporarily_unavailable` with Retry-After. Env `PASSWORD_HASH_QUEUE`. Default 16.
+   */
+  readonly passwordHashQueue: number
   /**
    * Least level of the JSON log lines `serve` writes to stdout (pino): fatal, error, warn, info
    * (one access line per request), debug, trace or silent. Env `LOG_LEVEL`. Default info.
@@ -235,6 +271,10 @@ const schema = Joi.object<Config>({
   keyActivationDelay: Joi.number().integer().min(0).max(86400).required(),
   purgeInterval: Joi.number().integer().min(0).max(86400).required(),
   requestTimeout: Joi.number().integer().min(1).max(600).required(),
+  tlsHandshakeTimeout: Joi.number().integer().min(1).max(600).required(),
+  databaseConnectTimeout: Joi.number().integer().min(0).max(3600).required(),
+  maxConnections: Joi.number().integer().min(1).max(1_000_000).required(),
+  maxConnectionsPerAddress: Joi.number().integer().min(0).max(1_000_000).required(),
   metrics: Joi.boolean().required(),
   logLevel: Joi.string()
     .valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent')
@@ -252,6 +292,8 @@ const schema = Joi.object<Config>({
     r: Joi.number().integer().min(1).max(32).required(),
     p: Joi.number().integer().min(1).max(16).required(),
   }).required(),
+  passwordHashConcurrency: Joi.number().integer().min(1).max(64).required(),
+  passwordHashQueue: Joi.number().integer().min(0).max(10000).required(),
   rateLimits: Joi.object(
     Object.fromEntries(RATE_LIMIT_GROUPS.map((g) => [g, rateLimit.required()])),
   ).required(),
@@ -300,6 +342,28 @@ function parseRateLimit(
 }
 
 /**
+ * The environment variable of a configuration key (`accessTokenTtl` → `ACCESS_TOKEN_TTL`,
+ * `scrypt.N` → `SCRYPT_N`, `rateLimits.login` → `RATE_LIMIT_LOGIN`).
+ */
+export function envNameOf(key: string): string {
+  return key
+    .replace(/^rateLimits\./, 'rateLimit.')
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/\./g, '_')
+    .toUpperCase()
+}
+
+/**
+ * A validation message about a key, told by the names an operator sets: the environment
+ * variable, and the key for a `CONFIG_FILE` (`"port" must be a number` → `PORT ("port" in
+ * CONFIG_FILE) must be a number`).
+ */
+function named(message: string, label: string | undefined): string {
+  if (!label || !message.includes(`"${label}"`)) return message
+  return message.replace(`"${label}"`, `${envNameOf(label)} ("${label}" in CONFIG_FILE)`)
+}
+
+/**
  * Reads the configuration once: defaults, then the JSON file named by `CONFIG_FILE`, then the
  * environment, then `overrides`. Every problem is reported together in one ConfigError.
  */
@@ -340,6 +404,10 @@ export function loadConfig(
     keyActivationDelay: num(env.KEY_ACTIVATION_DELAY),
     purgeInterval: num(env.PURGE_INTERVAL),
     requestTimeout: num(env.REQUEST_TIMEOUT),
+    tlsHandshakeTimeout: num(env.TLS_HANDSHAKE_TIMEOUT),
+    databaseConnectTimeout: num(env.DATABASE_CONNECT_TIMEOUT),
+    maxConnections: num(env.MAX_CONNECTIONS),
+    maxConnectionsPerAddress: num(env.MAX_CONNECTIONS_PER_ADDRESS),
     metrics: bool(env.METRICS),
     logLevel: env.LOG_LEVEL || undefined,
     scrypt:
@@ -350,6 +418,8 @@ export function loadConfig(
             p: num(env.SCRYPT_P) ?? OWASP_SCRYPT.p,
           }
         : undefined,
+    passwordHashConcurrency: num(env.PASSWORD_HASH_CONCURRENCY),
+    passwordHashQueue: num(env.PASSWORD_HASH_QUEUE),
   }
   const merged: Input = { ...file }
   for (const [k, v] of Object.entries(fromEnv)) if (v !== undefined) merged[k] = v
@@ -391,9 +461,14 @@ export function loadConfig(
     keyActivationDelay: 120,
     purgeInterval: 300,
     requestTimeout: 10,
+    tlsHandshakeTimeout: 10,
+    databaseConnectTimeout: 30,
+    maxConnections: 1024,
     metrics: false,
     logLevel: 'info',
     scrypt: OWASP_SCRYPT,
+    passwordHashConcurrency: defaultHashConcurrency(env),
+    passwordHashQueue: 16,
     ...merged,
     host,
     port,
@@ -407,11 +482,24 @@ export function loadConfig(
   // `true` (env, file or override) is the one proxy in front; 0 hops is none
   if (candidate.trustProxy === true) candidate.trustProxy = 1
   if (candidate.trustProxy === 0) candidate.trustProxy = false
+  // behind a proxy every connection comes from the proxy: no per-address cap unless asked
+  candidate.maxConnectionsPerAddress ??= candidate.trustProxy === false ? 128 : 0
   const result = schema.validate(candidate, { abortEarly: false, convert: false })
-  if (result.error) problems.push(...result.error.details.map((d) => d.message))
+  if (result.error)
+    problems.push(...result.error.details.map((d) => named(d.message, d.context?.label)))
   if (candidate.explain === true && env.NODE_ENV === 'production')
     problems.push(
       'EXPLAIN cannot be on when NODE_ENV=production: explain mode records client requests and serves them at /dev/findings',
+    )
+  const cost = candidate.scrypt as Partial<ScryptParams> | undefined
+  if (
+    env.NODE_ENV === 'production' &&
+    env.ALLOW_WEAK_SCRYPT !== 'true' &&
+    cost &&
+    ((cost.N ?? 0) < OWASP_SCRYPT.N || (cost.r ?? 0) < OWASP_SCRYPT.r)
+  )
+    problems.push(
+      `SCRYPT_N=${String(cost.N)} SCRYPT_R=${String(cost.r)} is below OWASP's minimum for scrypt (N=${OWASP_SCRYPT.N}, r=${OWASP_SCRYPT.r}) and NODE_ENV=production: raise it, or set ALLOW_WEAK_SCRYPT=true to run with it knowingly`,
     )
   if (candidate.rpTests === true && env.NODE_ENV === 'production')
     problems.push(

@@ -2,6 +2,7 @@ import type { Config } from './config.ts'
 import type { Explain } from './explain/findings.ts'
 import type { Keystore } from './keys/keystore.ts'
 import type { Store } from './store/store.ts'
+import type { HashingGate } from './users/hashing-gate.ts'
 
 /**
  * Faults that only tests switch on, so the suite's self-test can prove a check fails where msw
@@ -103,6 +104,8 @@ export interface Deps {
    */
   readonly rateLimits: () => Config['rateLimits']
   readonly log: (event: string, detail?: Record<string, unknown>) => void
+  /** Bounds the password hashes running at once (`config.passwordHashConcurrency`). */
+  readonly hashing: HashingGate
   /** Client-check mode's recorder (`config.explain`), or undefined when it is off. */
   readonly explain?: Explain | undefined
 }

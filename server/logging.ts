@@ -97,6 +97,7 @@ const LEVEL_OF: Readonly<Record<string, Level>> = {
   'purge-failed': 'warn',
   'password-rehash-failed': 'warn',
   'client-error': 'debug',
+  'connection-limit': 'warn',
   purge: 'info',
   'password-rehashed': 'info',
   'signing-key-created': 'info',

@@ -5,12 +5,12 @@ import type { App } from './app.ts'
 import { loadConfig } from './config.ts'
 import { testApp, windowFromNow } from './test-helpers.ts'
 import type * as passwords from './users/passwords.ts'
-import { verifyPassword } from './users/passwords.ts'
+import { verifyPasswordAtCost } from './users/passwords.ts'
 
 // count the password checks (scrypt) the login route makes; the real check still runs
 vi.mock('./users/passwords.ts', async (importOriginal) => {
   const real = await importOriginal<typeof passwords>()
-  return { ...real, verifyPassword: vi.fn(real.verifyPassword) }
+  return { ...real, verifyPasswordAtCost: vi.fn(real.verifyPasswordAtCost) }
 })
 
 const LIMIT = 3
@@ -62,7 +62,7 @@ async function attempt(username: string, password: string) {
 
 describe('login throttling (RFC 6749 §10.10)', () => {
   test('once the failures are used up, an attempt is refused before its password is hashed', async () => {
-    const checks = vi.mocked(verifyPassword)
+    const checks = vi.mocked(verifyPasswordAtCost)
     checks.mockClear()
     const statuses: number[] = []
     for (let i = 0; i < LIMIT; i++) statuses.push((await attempt('alice', 'wrong')).statusCode)

@@ -120,4 +120,33 @@ describe('TRUST_PROXY: the client address is the first untrusted hop from the ri
     expect(() => loadConfig({ TRUST_PROXY: '10.0.0.0/99' })).toThrow(/trustProxy/)
     expect(() => loadConfig({ TRUST_PROXY: 'proxy.example' })).toThrow(/trustProxy/)
   })
+
+  test('X-Forwarded-Proto is read at the trusted hop: a client-written https on the left does not pass a plain-HTTP request', async () => {
+    app = await testApp({ trustProxy: 1 })
+    const discovery = (proto: string, forwardedFor = CLIENT) =>
+      app?.server.inject({
+        url: '/.well-known/openid-configuration',
+        remoteAddress: PROXY,
+        headers: { 'x-forwarded-for': forwardedFor, 'x-forwarded-proto': proto },
+      })
+    // the proxy appended http: the client came over plain HTTP whatever it wrote before
+    expect((await discovery('https, http'))?.statusCode).toBe(400)
+    expect((await discovery('http'))?.statusCode).toBe(400)
+    // the proxy appended https: a client-written http on the left changes nothing
+    expect((await discovery('http, https'))?.statusCode).toBe(200)
+    expect((await discovery('HTTPS'))?.statusCode).toBe(200)
+  })
+
+  test('with two trusted hops, the scheme is the one the outer proxy wrote', async () => {
+    app = await testApp({ trustProxy: 2 })
+    const discovery = (proto: string) =>
+      app?.server.inject({
+        url: '/.well-known/openid-configuration',
+        remoteAddress: PROXY,
+        headers: { 'x-forwarded-for': `${CLIENT}, 10.0.0.2`, 'x-forwarded-proto': proto },
+      })
+    expect((await discovery('http, https'))?.statusCode).toBe(400)
+    expect((await discovery('https, https'))?.statusCode).toBe(200)
+    expect((await discovery('http, https, https'))?.statusCode).toBe(200)
+  })
 })

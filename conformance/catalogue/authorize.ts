@@ -17,7 +17,7 @@ export const authorize = area('Authorize', {
     level: 'MUST',
     source: 'RFC 6749 §4.1.2.1',
     title:
-      'a missing or unknown client_id, or a client without the code flow, gets an error page and no redirect',
+      'a missing or unknown client_id, or a client without the code flow, gets an error at the IdP and no redirect',
   },
   'AUTHZ-04': {
     level: 'MUST',
@@ -39,7 +39,7 @@ export const authorize = area('Authorize', {
     level: 'MUST',
     source: 'RFC 6749 §3.1.1, §4.1.2.1; RFC 9700 §2.1.2',
     title:
-      'a missing or unsupported response_type redirects with an error and state, never a code or token',
+      'a missing or unsupported response_type redirects with an error (invalid_request, unsupported_response_type or unauthorized_client) and state, never a code or token',
   },
   'AUTHZ-08': {
     level: 'MUST',
@@ -97,7 +97,7 @@ export const authorize = area('Authorize', {
     level: 'MUST',
     source: 'RFC 6749 §4.1.2.1, App. A.7, A.8; RFC 9207 §2',
     title:
-      'error redirects carry a registered error, a clean description, the state, no code, and iss = issuer if present',
+      'error redirects carry a registered error, the state, no code, a clean description if any (OPTIONAL), and iss = issuer if present',
   },
   'AUTHZ-19': {
     level: 'MUST',

@@ -6,7 +6,7 @@ export const clientCredentials = area('Client credentials', {
     level: 'MUST',
     source: 'INTERFACE.md §4.2; RFC 6749 §4.4.2, §4.4.3, §5.1',
     title:
-      'client_credentials with scope api:reports returns a Bearer token for exactly that scope',
+      'client_credentials with the configured scope (or none) returns a Bearer token for exactly that scope',
   },
   'CC-02': {
     level: 'MUST',
@@ -15,7 +15,8 @@ export const clientCredentials = area('Client credentials', {
   },
   'CC-03': {
     level: 'MUST',
-    source: 'INTERFACE.md §7; RFC 6749 §3.3, §5.2',
+    source:
+      'INTERFACE.md §2.1, §7; RFC 6749 §3.3, §4.4, §5.2; OIDC Core §11 (offline_access ignored outside the code flow)',
     title:
       'user scopes, unknown scopes and scopes the client may not have are never granted to a client',
   },

@@ -15,9 +15,9 @@ export const login = area('Login page', {
   },
   'LOGIN-03': {
     level: 'MUST',
-    source: 'RFC 6749 §10.12',
+    source: 'RFC 6749 §10.12; RFC 6265bis (SameSite: what a cross-site post carries)',
     title:
-      'the login form is CSRF-protected: no token, a foreign token, a foreign form or a cross-origin post is refused',
+      'the login form is CSRF-protected: no token, a foreign token, a foreign form or a cross-site forged post is refused',
   },
   'LOGIN-04': {
     level: 'MUST',

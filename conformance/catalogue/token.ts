@@ -16,7 +16,7 @@ export const token = area('Token endpoint', {
   'TOK-03': {
     level: 'MUST',
     source: 'INTERFACE.md §7; RFC 6749 §5.2',
-    title: 'wrong, empty or missing secret and unknown client get invalid_client, alike for both',
+    title: 'wrong, empty or missing secret and unknown client get invalid_client',
   },
   'TOK-04': {
     level: 'MUST',
@@ -39,5 +39,11 @@ export const token = area('Token endpoint', {
     level: 'MUST',
     source: 'RFC 6749 App. A.12, A.17, §10.10',
     title: 'tokens use only %x20-7E and 20 refresh tokens are distinct with at least 128 bits each',
+  },
+  'TOK-08': {
+    level: 'SHOULD',
+    source: 'hardening: RFC 6819 §4.1.1 (RFC 6749 §2.2: a client identifier is not a secret)',
+    title:
+      'an unknown client_id and a wrong secret get the same invalid_client answer (no client enumeration)',
   },
 })

@@ -137,8 +137,10 @@ const DISC_07 = check(async (ctx) => {
     ['client_secret_post'],
     'token_endpoint_auth_methods_supported',
   )
+  // what the document declares, not what the endpoint does: TOK-04 sends a Basic request and
+  // states the one finding about HTTP Basic (accepted or refused) in the same report
   ctx.note(
-    'HTTP Basic client authentication is not supported, as INTERFACE.md decides; RFC 6749 §2.3.1 says an AS MUST support it',
+    "discovery declares client_secret_post only (INTERFACE.md §1, §5.3); whether the token endpoint accepts HTTP Basic anyway (RFC 6749 §2.3.1: the AS MUST support it) is TOK-04's finding",
   )
 })
 

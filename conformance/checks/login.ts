@@ -1,4 +1,4 @@
-import type { BrowserContext, Page } from '@playwright/test'
+import type { BrowserContext, Page, Response } from '@playwright/test'
 import { loginFormVisible, submitLogin } from '../harness/browser.ts'
 import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
 import type { login as catalogue } from '../catalogue/login.ts'
@@ -37,9 +37,25 @@ interface LoginForm {
    * `/interaction/<uid>`, so the cookies for `/` are not the ones a browser would send).
    */
   readonly cookie: string
+  /**
+   * The names of the cookies set with an explicit SameSite=Lax or Strict on the way to the form
+   * (the browser reports a cookie set without the attribute as Lax too, see crossSiteCookie).
+   */
+  readonly declaredSameSite: ReadonlySet<string>
   /** The browser the form was shown in: its cookie jar seeds the replay's redirect chain. */
   readonly context: BrowserContext
   readonly auth: AuthorizeResult
+}
+
+/** A response's Set-Cookie lines as the browser received them; none if unreadable within 5 s. */
+function setCookieLines(response: Response): Promise<string[]> {
+  let timer: NodeJS.Timeout | undefined
+  return Promise.race([
+    response.headerValues('set-cookie').catch(() => []),
+    new Promise<string[]>((resolve) => {
+      timer = setTimeout(() => resolve([]), 5000)
+    }),
+  ]).finally(() => clearTimeout(timer))
 }
 
 /**
@@ -49,7 +65,27 @@ interface LoginForm {
  */
 async function captureLoginForm(ctx: CheckContext, context?: BrowserContext): Promise<LoginForm> {
   const browser = context ?? (await ctx.newBrowserContext())
-  const auth = await authorize(ctx, { context: browser, user: null })
+  // the names of cookies set with an explicit SameSite=Lax or Strict on the way to the form:
+  // the browser reports a cookie without the attribute as Lax too, but may send it cross-site
+  const pending: Promise<string[]>[] = []
+  const onResponse = (response: Response): void => {
+    pending.push(setCookieLines(response))
+  }
+  browser.on('response', onResponse)
+  let auth: AuthorizeResult
+  try {
+    auth = await authorize(ctx, { context: browser, user: null })
+  } finally {
+    browser.off('response', onResponse)
+    await Promise.all(pending)
+  }
+  const declaredSameSite = new Set(
+    (await Promise.all(pending))
+      .flat()
+      .flatMap((line) => line.split('\n'))
+      .filter((line) => /;\s*samesite\s*=\s*(lax|strict)\b/i.test(line))
+      .map((line) => line.split('=')[0]?.trim() ?? ''),
+  )
   expectThat(auth.outcome.loginShown, 'the authorization request showed no login form')
   const form = await auth.outcome.page
     .locator('form:has(input[type=password])')
@@ -83,8 +119,25 @@ async function captureLoginForm(ctx: CheckContext, context?: BrowserContext): Pr
     passwordField: form.password,
     submit: Object.fromEntries(form.submit),
     cookie: cookies.map((c) => `${c.name}=${c.value}`).join('; '),
+    declaredSameSite,
     auth,
   }
+}
+
+/**
+ * The Cookie header the browser of `form` would send with a cross-site POST to `url` (RFC
+ * 6265bis, the SameSite check of the cookie retrieval algorithm): its SameSite=None cookies,
+ * and those set without a SameSite attribute, which a browser may enforce as
+ * "Lax-allowing-unsafe" (sent on a cross-site top-level POST). Strict and declared Lax cookies
+ * stay home. Empty when none would be sent.
+ */
+async function crossSiteCookie(form: LoginForm, url: string): Promise<string> {
+  return (await form.context.cookies(url))
+    .filter(
+      (c) => c.sameSite === 'None' || (c.sameSite === 'Lax' && !form.declaredSameSite.has(c.name)),
+    )
+    .map((c) => `${c.name}=${c.value}`)
+    .join('; ')
 }
 
 interface PostOptions {
@@ -298,6 +351,10 @@ async function expectSignsIn(
   expectControl(reached.searchParams.get('code'), `${what}: the client was reached without a code`)
 }
 
+/** LOGIN-03's cross-site forgery, as its messages begin. */
+const CROSS_SITE =
+  "a cross-site post from https://evil.example of another session's form with the cookies a browser sends cross-site"
+
 const LOGIN_03 = check(async (ctx) => {
   const user = ctx.target.users.primary
   const redirectUri = redirectUriOf(ctx, mainClient(ctx))
@@ -336,6 +393,26 @@ const LOGIN_03 = check(async (ctx) => {
     await forged("another session's anti-CSRF token", (form) =>
       postLogin(ctx, form, user, { fields: { ...form.fields, [token]: otherToken } }),
     )
+  // the cross-site forgery a browser can actually send: another session's form (an
+  // attacker's, which it spends) posted from https://evil.example, carrying only the cookies a
+  // browser attaches to a cross-site POST. The victim's own form with all its cookies and a
+  // foreign Origin is no request a browser sends cross-site (RFC 6265bis: a SameSite=Lax cookie
+  // goes cross-site only on a top-level navigation with a safe method), so it is not tried
+  const three = await captureLoginForm(ctx)
+  await forged(CROSS_SITE, async (form) => {
+    const cross = await crossSiteCookie(form, three.action)
+    ctx.note(
+      cross
+        ? `${CROSS_SITE}: the cookies a browser would send cross-site: ${cross.replace(/=[^;]*/g, '=…')}`
+        : `${CROSS_SITE}: no cookie of the browser would go with it (SameSite=Lax or Strict)`,
+    )
+    return postLogin(ctx, form, user, {
+      fields: three.fields,
+      action: three.action,
+      cookie: cross || null,
+      origin: 'https://evil.example',
+    })
+  })
   // login CSRF: a form obtained elsewhere (its fields and its action), posted from this
   // browser with this browser's cookies for that action, must not sign it in
   await forged("another session's whole form posted with this browser's cookies", async (form) => {
@@ -348,9 +425,6 @@ const LOGIN_03 = check(async (ctx) => {
       cookie: cookieForTwo || null,
     })
   })
-  await forged('Origin: https://evil.example', (form) =>
-    postLogin(ctx, form, user, { origin: 'https://evil.example' }),
-  )
   const bare = await postLogin(ctx, one, user, { cookie: null })
   if (bare.status < 400 || bare.status >= 500)
     ctx.note(`the form posted without any cookie was answered HTTP ${bare.status}`)

@@ -6,6 +6,7 @@ import type { HttpResponse } from '../harness/http.ts'
 import type { TargetClient } from '../harness/target.ts'
 import {
   about,
+  expectControl,
   expectJsonObject,
   expectOAuthError,
   expectStatus,
@@ -14,7 +15,13 @@ import {
   wrongMethod,
 } from '../harness/expect.ts'
 import { tokensFor } from '../harness/flows.ts'
-import { clientCredentialsRaw, credentials, refreshRaw, TOKEN } from '../harness/requests.ts'
+import {
+  clientCredentialsRaw,
+  credentials,
+  DISCOVERY,
+  refreshRaw,
+  TOKEN,
+} from '../harness/requests.ts'
 import { verifyJwt } from '../harness/jwt.ts'
 
 /** One successful token response per grant of INTERFACE.md §4.2. */
@@ -115,37 +122,70 @@ const TOK_02 = check(async (ctx) => {
     })
 })
 
-const TOK_03 = check(async (ctx) => {
-  const main = ctx.target.clients.main
-  // the control: the same request with the right secret gets tokens
-  expectStatus(await clientCredentialsRaw(ctx, main), 200, 'control with the right secret')
+/** A token request's client credentials, named as the check's messages begin. */
+interface Credentials {
+  readonly what: string
+  readonly form: Record<string, string>
+}
+
+/**
+ * The requests TOK-03 refuses; TOK-08 compares the first two (a wrong secret and an unknown
+ * client_id).
+ */
+function badCredentials(main: TargetClient): [Credentials, Credentials, ...Credentials[]] {
   const unknownId = `no-such-client-${randomBytes(6).toString('hex')}`
-  const cases: { what: string; form: Record<string, string> }[] = [
+  return [
     { what: 'a wrong secret', form: { client_id: main.id, client_secret: `${main.secret}x` } },
     { what: 'an unknown client_id', form: { client_id: unknownId, client_secret: main.secret } },
     { what: 'an empty secret', form: { client_id: main.id, client_secret: '' } },
     { what: 'no secret', form: { client_id: main.id } },
   ]
-  const bodies = new Map<string, string>()
+}
+
+const TOK_03 = check(async (ctx) => {
+  const main = ctx.target.clients.main
+  // the control: the same request with the right secret gets tokens
+  expectStatus(await clientCredentialsRaw(ctx, main), 200, 'control with the right secret')
   // each request is its own sub-case: one accepted does not hide another refused wrongly
-  for (const c of cases)
+  for (const c of badCredentials(main))
     await ctx.subcase(c.what, async () => {
       const res = await ctx.http.postForm(TOKEN, { grant_type: 'client_credentials', ...c.form })
       expectThat(res.status !== 200, `${c.what}: got tokens (HTTP 200)`)
       // RFC 6749 §5.2: invalid_client, 401 (400 tolerated when no Authorization header was sent)
-      const body = about(c.what, () => expectOAuthError(res, [400, 401], 'invalid_client'))
+      about(c.what, () => expectOAuthError(res, [400, 401], 'invalid_client'))
       if (res.status === 400) ctx.note(`${c.what}: 400 instead of 401 for invalid_client (WARN)`)
-      bodies.set(c.what, `${res.status} ${JSON.stringify(body)}`)
     })
-  // an unknown client and a wrong secret must not be told apart (no client enumeration)
-  const [wrong, unknown] = [bodies.get('a wrong secret'), bodies.get('an unknown client_id')]
-  if (wrong !== undefined && unknown !== undefined)
-    await ctx.subcase('client enumeration', () =>
-      expectThat(
-        wrong === unknown,
-        `wrong secret and unknown client answer differently: ${wrong} vs ${unknown}`,
-      ),
+})
+
+const TOK_08 = check(async (ctx) => {
+  const main = ctx.target.clients.main
+  expectStatus(await clientCredentialsRaw(ctx, main), 200, 'control with the right secret')
+  const [wrong, unknown] = badCredentials(main)
+  const answer = async (c: Credentials) => {
+    const res = await ctx.http.postForm(TOKEN, { grant_type: 'client_credentials', ...c.form })
+    // what is compared is two refusals; whether each is the right one is TOK-03's subject
+    expectControl(
+      res.status === 400 || res.status === 401,
+      `${c.what} was not refused with 400 or 401 (HTTP ${res.status}): TOK-03 judges that; there are no two refusals to compare`,
     )
+    const body = res.json as { error?: unknown } | undefined
+    return {
+      full: `${res.status} ${JSON.stringify(res.json ?? res.text)}`,
+      code: `${res.status} ${JSON.stringify(body?.error ?? null)}`,
+    }
+  }
+  const [a, again, b] = [await answer(wrong), await answer(wrong), await answer(unknown)]
+  // hardening (RFC 6819 §4.1.1: online guessing of client credentials): an unknown client and
+  // a wrong secret are not told apart. No MUST asks for it (RFC 6749 §2.2: a client identifier
+  // "is not a secret"), hence SHOULD. A body that differs between two identical requests (a
+  // request id, a timestamp) tells nothing apart: then only the status and error are compared
+  const same = a.full === again.full
+  if (!same)
+    ctx.note(
+      'two identical wrong-secret requests got different bodies (per-request values): only the status and error code are compared',
+    )
+  const [x, y] = same ? [a.full, b.full] : [a.code, b.code]
+  expectThat(x === y, `wrong secret and unknown client answer differently: ${x} vs ${y}`)
 })
 
 /** RFC 6749 §2.3.1: form-urlencode id and secret, then Base64 of "id:secret". */
@@ -164,7 +204,15 @@ const TOK_04 = check(async (ctx) => {
   if (res.status === 200) {
     const body = expectJsonObject(res, 'token response')
     expectThat(typeof body.access_token === 'string', 'a 200 without an access_token')
-    ctx.note('HTTP Basic client authentication is supported')
+    // flagged, not failed: RFC 6749 §2.3.1 says the AS MUST support Basic, and INTERFACE.md
+    // §1, §5.3 name client_secret_post without forbidding another method (ARCHITECTURE.md C1);
+    // discovery listing every method the endpoint takes is OIDC Discovery §3's
+    const doc = (await ctx.http.get(DISCOVERY)).json as Record<string, unknown> | undefined
+    const declared = doc?.token_endpoint_auth_methods_supported
+    const listed = Array.isArray(declared) && declared.includes('client_secret_basic')
+    ctx.note(
+      `HTTP Basic client authentication is accepted (client_secret_basic), beside the client_secret_post that INTERFACE.md §1, §5.3 name (RFC 6749 §2.3.1: the AS MUST support Basic); discovery's token_endpoint_auth_methods_supported ${JSON.stringify(declared ?? null)} ${listed ? 'lists it' : 'does not list it (OIDC Discovery §3: the methods this endpoint supports)'}`,
+    )
     return
   }
   // RFC 6749 §5.2: an Authorization header that fails gets 401 and a matching WWW-Authenticate
@@ -174,7 +222,9 @@ const TOK_04 = check(async (ctx) => {
     challenge !== null && /^Basic(\s|$)/i.test(challenge.trim()),
     `401 to a Basic request without WWW-Authenticate: Basic (got ${JSON.stringify(challenge)})`,
   )
-  ctx.note('HTTP Basic is not supported, which RFC 6749 §2.3.1 requires (ARCHITECTURE.md C1)')
+  ctx.note(
+    'HTTP Basic client authentication is refused (401 invalid_client with WWW-Authenticate: Basic), as INTERFACE.md §1, §5.3 (client_secret_post) decide; RFC 6749 §2.3.1 says the AS MUST support it (ARCHITECTURE.md C1)',
+  )
 })
 
 const TOK_05 = check(async (ctx) => {
@@ -254,9 +304,12 @@ const TOK_06 = check(async (ctx) => {
   // the control shows the main client's credentials and this grant form get tokens
   expectStatus(await clientCredentialsRaw(ctx, main), 200, 'control: client_credentials of main')
 
-  const missing = await ctx.http.postForm(TOKEN, { ...credentials(main) })
-  // RFC 6749 §5.2: a missing required parameter is invalid_request
-  about('no grant_type', () => expectOAuthError(missing, 400, 'invalid_request'))
+  // the requests are independent sub-cases: one refused wrongly hides none of the others
+  await ctx.subcase('no grant_type', async () => {
+    const missing = await ctx.http.postForm(TOKEN, { ...credentials(main) })
+    // RFC 6749 §5.2: a missing required parameter is invalid_request
+    about('no grant_type', () => expectOAuthError(missing, 400, 'invalid_request'))
+  })
 
   const user = ctx.target.users.primary
   const random = () => randomBytes(32).toString('base64url')
@@ -267,16 +320,17 @@ const TOK_06 = check(async (ctx) => {
     'urn:ietf:params:oauth:grant-type:device_code': { device_code: random() },
     'urn:ietf:params:oauth:grant-type:jwt-bearer': { assertion: random() },
   }
-  for (const [grantType, extra] of Object.entries(unsupported)) {
-    const res = await ctx.http.postForm(TOKEN, {
-      grant_type: grantType,
-      ...extra,
-      ...credentials(main),
+  for (const [grantType, extra] of Object.entries(unsupported))
+    await ctx.subcase(`grant_type=${grantType}`, async () => {
+      const res = await ctx.http.postForm(TOKEN, {
+        grant_type: grantType,
+        ...extra,
+        ...credentials(main),
+      })
+      expectThat(res.status !== 200, `grant_type=${grantType} issued tokens`)
+      // INTERFACE.md §1 supports three grants; RFC 6749 §5.2: any other is unsupported_grant_type
+      about(`grant_type=${grantType}`, () => expectOAuthError(res, 400, 'unsupported_grant_type'))
     })
-    expectThat(res.status !== 200, `grant_type=${grantType} issued tokens`)
-    // INTERFACE.md §1 supports three grants; RFC 6749 §5.2: any other is unsupported_grant_type
-    about(`grant_type=${grantType}`, () => expectOAuthError(res, 400, 'unsupported_grant_type'))
-  }
 
   // RFC 6749 §5.2: a client not authorized for this grant type is unauthorized_client. Only a
   // client_credentials request can be valid in every other respect (a code or a refresh token
@@ -356,4 +410,5 @@ export const tokenChecks: AreaChecks<typeof catalogue> = {
   'TOK-05': TOK_05,
   'TOK-06': TOK_06,
   'TOK-07': TOK_07,
+  'TOK-08': TOK_08,
 }

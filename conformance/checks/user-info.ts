@@ -3,6 +3,7 @@ import type { userInfo as catalogue } from '../catalogue/user-info.ts'
 import type { HttpResponse } from '../harness/http.ts'
 import {
   expectBearerChallenge,
+  expectControl,
   expectEqual,
   expectJsonObject,
   expectRevoked,
@@ -234,6 +235,15 @@ const UI_08 = check(async (ctx) => {
   // AUTHZ-10: plain OAuth, no openid
   const plain = await signIn(ctx, { scope: 'read:documents' })
   tokens.push(['a token without openid', plain.accessToken])
+  // the positive control: the same user-info answers a token of the same user and client that
+  // has openid (the one difference), so a refusal below is for the missing scope; a user-info
+  // that refuses every token proves nothing here (UI-01 judges that)
+  const control = await signIn(ctx, { scope: 'openid read:documents' })
+  const accepted = await userInfoRaw(ctx, control.accessToken)
+  expectControl(
+    accepted.status === 200,
+    `user-info refused an access token with openid (HTTP ${accepted.status}), so its refusal of tokens without openid shows nothing about the scope`,
+  )
   // each token is its own sub-case: every one that gets claims is reported
   for (const [what, token] of tokens) {
     const label = `user-info with ${what}`

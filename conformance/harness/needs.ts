@@ -3,7 +3,9 @@ import type { TargetConfig } from './target.ts'
 
 /**
  * What a check needs from the target configuration beyond the main client and the primary
- * user; without it, the check (or, for AUTHZ-04, a part of it) is skipped. The CLI reads this
+ * user; without it, the check (or, for AUTHZ-04, a part of it) is skipped. (The CC-* checks
+ * need no configured scope: without one they ask without scope, and skip only when the
+ * server refuses that with invalid_scope, which no configuration can predict.) The CLI reads this
  * before a run to list the skips the configuration will cause, with why; the checks
  * themselves still skip on their own (ctx.skip), so this table only announces.
  */
@@ -13,11 +15,6 @@ const NEEDS: Partial<Record<RequirementId, readonly Need[]>> = {
   'RT-07': ['other'],
   'INTRO-06': ['other'],
   'REV-06': ['other'],
-  'CC-01': ['ccScope'],
-  'CC-02': ['ccScope'],
-  'CC-03': ['ccScope'],
-  'CC-04': ['ccScope'],
-  'CC-05': ['ccScope'],
   'RATE-01': ['rateLimitBudget'],
   'RATE-03': ['rateLimitBudget'],
 }
@@ -49,13 +46,11 @@ export const CHECK_TIMEOUT_MS = 60_000
  */
 export const BROWSER_CHECKS_AT_ONCE = 2
 
-type Need = 'other' | 'third' | 'ccScope' | 'rateLimitBudget'
+type Need = 'other' | 'third' | 'rateLimitBudget'
 
 const WHY: Record<Need, string> = {
   other: 'the configuration names no second client (clients.other)',
   third: 'the configuration names no client with its own redirect URI (clients.third)',
-  ccScope:
-    'the client_credentials client (clients.service, else clients.main) has no scope in the configuration',
   rateLimitBudget:
     'the configuration sets no rateLimitBudget (the most requests a 429 probe may send)',
 }
@@ -66,8 +61,6 @@ const met = (need: Need, config: TargetConfig): boolean => {
       return Boolean(config.clients.other)
     case 'third':
       return Boolean(config.clients.third)
-    case 'ccScope':
-      return Boolean((config.clients.service ?? config.clients.main).scope)
     case 'rateLimitBudget':
       return config.rateLimitBudget !== undefined
   }

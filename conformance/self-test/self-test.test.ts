@@ -5,7 +5,7 @@ import { judge } from './judge.ts'
 import { proveSabotages } from './prove.ts'
 import { partsOf, sabotage } from './sabotage.ts'
 import { rotatingRefreshTokens } from './sabotage/refresh.ts'
-import { DISCOVERY, type BrokenTarget } from './sabotage/kit.ts'
+import { DISCOVERY, onAuthorize, USER_INFO, type BrokenTarget } from './sabotage/kit.ts'
 import { windowFromNow } from '../../server/test-helpers.ts'
 
 // half of the sabotages; self-test-2.test.ts, a process of its own, runs the other half beside
@@ -93,5 +93,79 @@ describe('self-test: a login page that embeds the request safely is no injection
   test('LOGIN-06 against a login page with the request as JSON in a script passes', async () => {
     const result = await withSabotage('LOGIN-06', { faults: ['login-page-embeds-request-json'] })
     expect(result.verdict, result.message).toBe('pass')
+  })
+})
+
+/** A redirect to `location` (msw's own Response class, as the kit's handlers answer). */
+const redirectTo = (location: string): Response =>
+  new HttpResponse(null, { status: 302, headers: { location } })
+
+/** Every real error redirect, with its query changed by `edit`. */
+const errorRedirectEdited = (edit: (p: URLSearchParams) => void): BrokenTarget => ({
+  handlers: onAuthorize({
+    respond: (real) => {
+      const location = real.headers.get('location')
+      if (!location?.includes('error=')) return undefined
+      const url = new URL(location)
+      edit(url.searchParams)
+      return redirectTo(url.toString())
+    },
+  }),
+})
+
+// Each check is exactly as strict as its source (issue #29): what the source allows passes
+describe('self-test: what the source allows is no deviation', () => {
+  test('AUTHZ-03 against an error page served with HTTP 200 passes, noted', async () => {
+    const result = await withSabotage('AUTHZ-03', {
+      handlers: onAuthorize({
+        respond: (real) =>
+          real.status >= 400 && real.status < 500
+            ? new HttpResponse(real.body, { status: 200, headers: real.headers })
+            : undefined,
+      }),
+    })
+    expect(result.verdict, result.message).toBe('pass')
+    expect(result.notes.join('\n')).toMatch(
+      /unknown client_id: the error page was served with HTTP 200, not 4xx/,
+    )
+  })
+
+  test('AUTHZ-07 against unauthorized_client for an unsupported response_type passes', async () => {
+    const result = await withSabotage(
+      'AUTHZ-07',
+      errorRedirectEdited((p) => {
+        if (p.get('error') === 'unsupported_response_type') p.set('error', 'unauthorized_client')
+      }),
+    )
+    expect(result.verdict, result.message).toBe('pass')
+  })
+
+  test('AUTHZ-18 against error redirects without the OPTIONAL error_description passes, noted', async () => {
+    const result = await withSabotage(
+      'AUTHZ-18',
+      errorRedirectEdited((p) => p.delete('error_description')),
+    )
+    expect(result.verdict, result.message).toBe('pass')
+    expect(result.notes.join('\n')).toMatch(/no error_description \(OPTIONAL\)/)
+  })
+})
+
+// A negative check proves its positive control first: without it, no pass
+describe('self-test: a negative check without its positive control is inconclusive', () => {
+  test('UI-08 against a user-info that refuses every token is inconclusive, not a pass', async () => {
+    const result = await withSabotage('UI-08', {
+      handlers: (t) => [
+        http.get(t.baseUrl + USER_INFO, () =>
+          HttpResponse.json(
+            { error: 'invalid_token', error_description: 'refused' },
+            { status: 401, headers: { 'www-authenticate': 'Bearer error="invalid_token"' } },
+          ),
+        ),
+      ],
+    })
+    expect(result.verdict, result.message).toBe('error')
+    expect(result.message).toMatch(
+      /positive control failed.*user-info refused an access token with openid/,
+    )
   })
 })

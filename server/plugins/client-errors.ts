@@ -1,4 +1,4 @@
-import type { Server as HttpServer } from 'node:http'
+import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { Deps } from '../deps.ts'
 
@@ -31,12 +31,37 @@ export function answerClientErrors(
   deps: Pick<Deps, 'log'>,
   extraHeaders: Readonly<Record<string, string>> = {},
 ): void {
+  // RFC 9110 §10.1.1: an expectation other than 100-continue cannot be met. Node answers it
+  // with a bare 417 and no body unless someone listens; this one answers in the JSON shape
+  listener.removeAllListeners('checkExpectation')
+  listener.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    deps.log('client-error', { reason: 'expectation', status: 417 })
+    const body = JSON.stringify({
+      error: 'invalid_request',
+      error_description: 'the Expect header asks for something this server cannot do',
+    })
+    res.writeHead(417, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': String(Buffer.byteLength(body)),
+      ...SECURITY_HEADERS,
+      ...extraHeaders,
+      connection: 'close',
+    })
+    res.end(body)
+    // the body the client may still send is not read: the connection closes after the answer
+    req.resume()
+  })
   listener.removeAllListeners('clientError')
   listener.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     const code = err.code ?? ''
     // a response already under way on this socket (a pipelined request) cannot get another
     const active = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage
-    if (code === 'ECONNRESET' || !socket.writable || active?.headersSent) {
+    // a TLS-level failure (https forwards `tlsClientError` here: a handshake that timed out or
+    // failed) has no HTTP exchange to answer, and bytes written to a socket whose handshake
+    // never completed wait forever: without destroying it, TLS_HANDSHAKE_TIMEOUT would leave
+    // every silent connection open
+    const tls = /^ERR_(TLS|SSL)_/.test(code)
+    if (tls || code === 'ECONNRESET' || !socket.writable || active?.headersSent) {
       socket.destroy()
       return
     }

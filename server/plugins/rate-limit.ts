@@ -5,16 +5,26 @@ import { OAuthError } from '../errors.ts'
 import { endpointOf } from '../explain/findings.ts'
 import { clientAddress } from '../protocol/client-address.ts'
 
-/** The API endpoints and the group whose limit each counts against. */
-export const GROUP_OF_PATH: Readonly<Record<string, RateLimitGroup>> = {
-  '/auth/token': 'token',
-  '/auth/introspect': 'introspect',
-  '/auth/revoke': 'revoke',
-  '/auth/user-info': 'userinfo',
-  '/auth/branding': 'public',
-  '/.well-known/openid-configuration': 'public',
-  '/.well-known/oauth-authorization-server': 'public',
-  '/.well-known/jwks.json': 'public',
+declare module '@hapi/hapi' {
+  interface PluginSpecificConfiguration {
+    /** The rate-limit group of the route's requests (limitedAs). */
+    'rate-limit'?: { readonly group: RateLimitGroup }
+  }
+}
+
+/**
+ * A route's rate-limit group, declared on the route (`options.plugins`): the group follows the
+ * handler wherever it is mounted (the RP test issuers reuse the token, user-info, introspection
+ * and revocation handlers under /rp/{test}/…, and their client authentication must be limited
+ * exactly as at /auth/token), never the literal path.
+ */
+export const limitedAs = (group: RateLimitGroup): { 'rate-limit': { group: RateLimitGroup } } => ({
+  'rate-limit': { group },
+})
+
+/** The group whose limit a request counts against, if its route declares one. */
+export function groupOf(request: Request): RateLimitGroup | undefined {
+  return request.route.settings.plugins?.['rate-limit']?.group
 }
 
 export interface RateLimitState {
@@ -139,7 +149,7 @@ export async function countClientAuthentication(
   authenticated: boolean,
   deps: ClientLimitDeps & Pick<Deps, 'explain'>,
 ): Promise<void> {
-  const group = GROUP_OF_PATH[request.path]
+  const group = groupOf(request)
   if (!group || !CLIENT_GROUPS.has(group) || deps.faults.has('rate-limit-keyed-by-ip')) return
   const id = clientId?.slice(0, 255)
   const key = authenticated ? `client:${id ?? ''}` : failureKey(request, id, deps)
@@ -188,8 +198,8 @@ export const rateLimit = (
   name: 'rate-limit',
   register(server) {
     server.ext('onPreHandler', async (request: Request, h: ResponseToolkit) => {
-      const group = GROUP_OF_PATH[request.path]
-      if (!group || request.route.path === '/{any*}') return h.continue
+      const group = groupOf(request)
+      if (!group) return h.continue
       const payload = request.payload as Record<string, unknown> | null
       const clientId =
         typeof payload?.client_id === 'string' ? payload.client_id.slice(0, 255) : undefined

@@ -1,6 +1,7 @@
 import type { Plugin, Request, ResponseToolkit } from '@hapi/hapi'
 import { invalidRequest } from '../errors.ts'
 import type { Deps } from '../deps.ts'
+import { forwardedProto } from '../protocol/client-address.ts'
 
 /** RFC 6797: one year, subdomains included. */
 export const HSTS = 'max-age=31536000; includeSubDomains'
@@ -14,9 +15,8 @@ export const transport = (deps: Pick<Deps, 'config'>): Plugin<undefined> => ({
   register(server) {
     if (deps.config.trustProxy) {
       server.ext('onRequest', (request: Request, h: ResponseToolkit) => {
-        const proto =
-          (request.headers as Record<string, string | undefined>)['x-forwarded-proto'] ?? ''
-        if (proto.split(',')[0]?.trim().toLowerCase() !== 'https') {
+        const trust = deps.config.trustProxy
+        if (trust === false || forwardedProto(request, trust) !== 'https') {
           throw invalidRequest('plain HTTP is not served; use https')
         }
         return h.continue

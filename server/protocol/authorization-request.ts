@@ -31,7 +31,8 @@ export type AuthorizeValidation =
   | { readonly kind: 'ok'; readonly request: AuthorizationRequest; readonly client: Client }
   | AuthorizeError
 
-const MAX_STATE = 2048
+/** The longest `state` accepted, in characters. */
+export const MAX_STATE = 2048
 const MAX_NONCE = 512
 const PROMPTS = ['none', 'login', 'consent', 'select_account']
 

@@ -27,10 +27,31 @@ const compiled = new WeakMap<object, (addr: string, hop: number) => boolean>()
 export function clientAddress(request: Request, trust: TrustProxy): string {
   const req = request.raw.req
   if (trust === false || req.socket.remoteAddress === undefined) return request.info.remoteAddress
-  let fn: ((addr: string, hop: number) => boolean) | undefined
-  if (typeof trust === 'object') {
-    fn = compiled.get(trust)
-    if (!fn) compiled.set(trust, (fn = compileTrust(trust)))
-  } else fn = compileTrust(trust)
-  return proxyAddr(req, fn)
+  return proxyAddr(req, trustOf(trust))
+}
+
+function trustOf(trust: Exclude<TrustProxy, false>): (addr: string, hop: number) => boolean {
+  if (typeof trust !== 'object') return compileTrust(trust)
+  let fn = compiled.get(trust)
+  if (!fn) compiled.set(trust, (fn = compileTrust(trust)))
+  return fn
+}
+
+/**
+ * The scheme the client used, as the outermost trusted proxy wrote it in `X-Forwarded-Proto`:
+ * each proxy appends the scheme it was reached by, so the entries on the left were written by
+ * the client (or by hops nobody trusts) and are never believed, as for the address. With one
+ * trusted hop that is the rightmost entry: `https, http` came over plain HTTP. Lower case; ''
+ * when there is no entry.
+ */
+export function forwardedProto(request: Request, trust: Exclude<TrustProxy, false>): string {
+  const header = (request.headers as Record<string, string | undefined>)['x-forwarded-proto']
+  const entries = (header ?? '')
+    .split(',')
+    .map((e) => e.trim().toLowerCase())
+    .filter(Boolean)
+  if (entries.length === 0) return ''
+  // the socket's peer and the trusted hops of X-Forwarded-For: one proxy per entry after the first
+  const trusted = Math.max(1, proxyAddr.all(request.raw.req, trustOf(trust)).length - 1)
+  return entries[Math.max(0, entries.length - trusted)] ?? ''
 }

@@ -2,6 +2,7 @@ import type { ServerRoute } from '@hapi/hapi'
 import type { Deps } from '../deps.ts'
 import { invalidRequest, OAuthError } from '../errors.ts'
 import { rawParams, single } from '../protocol/params.ts'
+import { limitedAs } from '../plugins/rate-limit.ts'
 
 /**
  * GET /auth/branding?client_id= (INTERFACE.md §4.7): the public branding record of §2.6 and
@@ -12,6 +13,7 @@ export const branding = (deps: Pick<Deps, 'store'>): ServerRoute => ({
   method: 'GET',
   path: '/auth/branding',
   options: {
+    plugins: limitedAs('public'),
     handler: async (request, h) => {
       const clientId = single(rawParams(request.query), 'client_id')
       if (clientId === undefined) throw invalidRequest('missing required parameter client_id')

@@ -1,5 +1,6 @@
 import type { ServerRoute } from '@hapi/hapi'
 import type { Config } from '../config.ts'
+import { limitedAs } from '../plugins/rate-limit.ts'
 
 /** The OpenID Connect discovery document: INTERFACE.md §2.7 plus the members decided in C7. */
 export function discoveryDocument(baseUrl: string): Record<string, unknown> {
@@ -40,6 +41,7 @@ export const discovery = ({ config }: { config: Pick<Config, 'baseUrl'> }): Serv
     method: 'GET',
     path,
     options: {
+      plugins: limitedAs('public'),
       handler: (_request, h) =>
         h
           .response(discoveryDocument(config.baseUrl))

@@ -2,6 +2,7 @@ import type { ServerRoute } from '@hapi/hapi'
 import type { Deps } from '../deps.ts'
 import { findOwnActiveToken } from '../tokens/lookup.ts'
 import { formPayload } from './token.ts'
+import { limitedAs } from '../plugins/rate-limit.ts'
 
 /**
  * POST /auth/introspect (RFC 7662). The caller authenticates (client_secret_post) and sees only
@@ -12,6 +13,7 @@ export const introspect = (deps: Deps): ServerRoute => ({
   method: 'POST',
   path: '/auth/introspect',
   options: {
+    plugins: limitedAs('introspect'),
     payload: formPayload,
     handler: async (request, h) => {
       const found = await findOwnActiveToken(request, deps)

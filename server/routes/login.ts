@@ -15,7 +15,14 @@ import {
   setSessionCookie,
 } from '../sessions.ts'
 import type { User } from '../store/store.ts'
-import { dummyHash, hashPassword, needsRehash, verifyPassword } from '../users/passwords.ts'
+import { HashingBusy } from '../users/hashing-gate.ts'
+import {
+  dummyHash,
+  hashPassword,
+  needsRehash,
+  verificationWeight,
+  verifyPasswordAtCost,
+} from '../users/passwords.ts'
 import { SafeHtml } from '../views/html.ts'
 import { loginPage } from '../views/login.ts'
 import { newNonce, page } from '../views/respond.ts'
@@ -24,7 +31,10 @@ import { errorPageResponse, errorRedirect, issueCodeParams, redirectToClient } f
 /** One message for an unknown user and a wrong password: no user enumeration. */
 export const LOGIN_FAILED = 'Incorrect username or password.'
 
-type LoginDeps = Pick<Deps, 'store' | 'clock' | 'config' | 'faults' | 'rateLimits' | 'log'>
+type LoginDeps = Pick<
+  Deps,
+  'store' | 'clock' | 'config' | 'faults' | 'rateLimits' | 'log' | 'hashing'
+>
 
 /**
  * Counts a password check against the login limit, per client IP + username (RFC 6749 §10.10,
@@ -116,7 +126,10 @@ async function alreadyBlocked(
  */
 async function rehash(user: User, password: string, deps: LoginDeps): Promise<void> {
   try {
-    const next = await hashPassword(password.slice(0, 1024), deps.config.scrypt)
+    // through the gate like every hash; a busy gate leaves the old hash for the next sign-in
+    const next = await deps.hashing.run(() =>
+      hashPassword(password.slice(0, 1024), deps.config.scrypt),
+    )
     if (await deps.store.users.replacePasswordHash(user.id, user.passwordHash, next))
       deps.log('password-rehashed', { userId: user.id })
   } catch (err) {
@@ -131,14 +144,32 @@ function throttled(
   state: RateLimitState,
   deps: LoginDeps,
 ): ResponseObject {
-  const error = tooManyRequests(state, deps.clock())
+  return refused(
+    request,
+    h,
+    tooManyRequests(state, deps.clock()),
+    'Too many failed sign-in attempts. Try again later.',
+  )
+}
+
+/**
+ * A sign-in refused before its password was judged (throttled, or the hashing queue full): the
+ * JSON error for a client that does not take HTML, else the hosted error page with the same
+ * status and headers (Retry-After).
+ */
+function refused(
+  request: Request,
+  h: ResponseToolkit,
+  error: OAuthError,
+  description: string,
+): ResponseObject {
   const accept = (request.headers as Record<string, string | undefined>).accept ?? ''
   if (!accept.includes('text/html')) throw error
   const res = errorPageResponse(
     h,
-    new OAuthError('temporarily_unavailable', 'Too many failed sign-in attempts. Try again later.'),
+    new OAuthError('temporarily_unavailable', description),
     undefined,
-    429,
+    error.status,
   )
   for (const [name, value] of Object.entries(error.headers)) res.header(name, value)
   return res
@@ -225,13 +256,23 @@ export const login = (deps: Deps): ServerRoute => ({
       // the hash is checked even for an unknown user, so timing does not tell them apart (the
       // self-test's LOGIN-07 sabotage refuses an unknown user before hashing anything)
       const leaksByTiming = deps.faults.has('login-enumerates-users-by-timing')
-      const valid =
-        !(leaksByTiming && !user) &&
-        (await verifyPassword(
-          password.slice(0, 1024),
-          user?.passwordHash ?? dummyHash(deps.config.scrypt),
-        )) &&
-        user !== undefined
+      const stored = user?.passwordHash ?? dummyHash(deps.config.scrypt)
+      let verified = false
+      if (!(leaksByTiming && !user)) {
+        try {
+          // bounded: a burst of sign-ins waits here (or is refused) instead of filling the
+          // thread pool the store's queries need
+          verified = await deps.hashing.run(
+            () => verifyPasswordAtCost(password.slice(0, 1024), stored, deps.config.scrypt),
+            verificationWeight(stored, deps.config.scrypt),
+          )
+        } catch (err) {
+          if (err instanceof HashingBusy)
+            return refused(request, h, err, 'The server is busy. Try again in a moment.')
+          throw err
+        }
+      }
+      const valid = verified && user !== undefined
       let limit: (RateLimitState & { blocked: boolean }) | undefined
       try {
         limit = await countAttempt(counted, valid, deps)

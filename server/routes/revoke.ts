@@ -2,6 +2,7 @@ import type { ServerRoute } from '@hapi/hapi'
 import type { Deps } from '../deps.ts'
 import { findOwnActiveToken } from '../tokens/lookup.ts'
 import { formPayload } from './token.ts'
+import { limitedAs } from '../plugins/rate-limit.ts'
 
 /** One answer for every authenticated request, so tokens cannot be probed (INTERFACE.md §3). */
 export const REVOKED_MESSAGE = 'the token is no longer active'
@@ -15,6 +16,7 @@ export const revoke = (deps: Deps): ServerRoute => ({
   method: 'POST',
   path: '/auth/revoke',
   options: {
+    plugins: limitedAs('revoke'),
     payload: formPayload,
     handler: async (request, h) => {
       // RFC 7009 §2.1: a client may revoke only its own tokens

@@ -4,6 +4,7 @@ import type { Deps } from '../deps.ts'
 import { invalidRequest, unauthorizedClient, unsupportedGrantType } from '../errors.ts'
 import { grants } from '../grants/index.ts'
 import { singleParams } from '../protocol/params.ts'
+import { limitedAs } from '../plugins/rate-limit.ts'
 
 /** Payload options of the form-encoded API endpoints: anything but a form is invalid_request (400). */
 export const formPayload = {
@@ -26,6 +27,7 @@ export const token = (deps: Deps): ServerRoute => ({
   method: 'POST',
   path: '/auth/token',
   options: {
+    plugins: limitedAs('token'),
     payload: formPayload,
     ext: {
       // RFC 6749 §5.2 shows errors with the same no-cache headers as §5.1 successes

@@ -7,6 +7,7 @@ import { isPresent, rawParams, single } from '../protocol/params.ts'
 import { parseScope } from '../protocol/scope.ts'
 import { userClaims } from '../tokens/claims.ts'
 import { verifyAccessToken } from '../tokens/verify-access-token.ts'
+import { limitedAs } from '../plugins/rate-limit.ts'
 
 const REALM = 'realm="idp"'
 
@@ -118,13 +119,18 @@ export const userInfo = (deps: Deps): ServerRoute[] => {
     additionalExposedHeaders: ['WWW-Authenticate'],
   }
   return [
-    { method: 'GET', path: '/auth/user-info', options: { handler, cors } },
+    {
+      method: 'GET',
+      path: '/auth/user-info',
+      options: { handler, cors, plugins: limitedAs('userinfo') },
+    },
     {
       method: 'POST',
       path: '/auth/user-info',
       options: {
         handler,
         cors,
+        plugins: limitedAs('userinfo'),
         payload: {
           allow: 'application/x-www-form-urlencoded',
           // OIDC Core §5.3.1: a POST may carry only the Authorization header and no body at all

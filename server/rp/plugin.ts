@@ -21,6 +21,8 @@ import { atHash } from '../tokens/id-token.ts'
 import { RP_TESTS, rpTest, type RpTest } from './catalogue.ts'
 import { createRpKeys, type RpKey } from './keys.ts'
 import { createObservations, type RpEventKind, type RpObservations } from './observations.ts'
+import { MAX_STATE } from '../protocol/authorization-request.ts'
+import { limitedAs } from '../plugins/rate-limit.ts'
 
 /** Where the test issuers live: `{base_url}/rp/{test-id}`. */
 export const rpIssuerUrl = (baseUrl: string, testId: string): string => `${baseUrl}/rp/${testId}`
@@ -304,6 +306,7 @@ export const rpIssuers = (
           method: 'GET',
           path: `${prefix}${path}`,
           options: {
+            plugins: limitedAs('public'),
             handler: (request, h) => {
               const test = testOf(request)
               // the normal document at this issuer's paths; no logout (ID token hints of a test
@@ -322,6 +325,7 @@ export const rpIssuers = (
         method: 'GET',
         path: `${prefix}/.well-known/jwks.json`,
         options: {
+          plugins: limitedAs('public'),
           handler: async (request, h) => {
             const test = testOf(request)
             const set =
@@ -349,9 +353,10 @@ export const rpIssuers = (
             for (const [name, value] of Object.entries(query))
               for (const one of [value ?? []].flat()) if (name !== 'state') params.append(name, one)
             const clientId = typeof query.client_id === 'string' ? query.client_id : undefined
-            if (Array.isArray(query.state)) {
-              // the normal endpoint refuses a repeated state; let it say so
-              for (const one of query.state) params.append('state', one)
+            if (Array.isArray(query.state) || (query.state?.length ?? 0) > MAX_STATE) {
+              // the normal endpoint refuses a repeated or over-long state; let it say so (and
+              // the transactions never hold more than MAX_STATE characters of a client's state)
+              for (const one of [query.state ?? []].flat()) params.append('state', one)
             } else {
               const marker = `rp.${randomToken()}`
               transactions.put(marker, {

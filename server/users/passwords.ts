@@ -114,6 +114,39 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return key.length === expected.length && timingSafeEqual(key, expected)
 }
 
+const sameCost = (a: ScryptParams, b: ScryptParams): boolean =>
+  a.N === b.N && a.r === b.r && a.p === b.p
+
+/**
+ * Hashes a verification of `stored` costs at the `current` parameters: one when the stored hash
+ * was made with them, two when it must be padded (see verifyPasswordAtCost).
+ */
+export function verificationWeight(stored: string, current: ScryptParams): 1 | 2 {
+  const parsed = parse(stored)
+  return parsed && sameCost(parsed, current) ? 1 : 2
+}
+
+/**
+ * verifyPassword, taking at least as long as a hash at the `current` parameters: an unknown
+ * user is checked against a dummy hash at the current cost, so a user whose stored hash
+ * predates a change of `SCRYPT_N` (or whose hash cannot be read) would otherwise answer faster
+ * or slower than an unknown name, telling an attacker which names exist until that user next
+ * signs in. Such a hash is verified side by side with a dummy hash at the current cost, so the
+ * answer comes after the slower of the two, as for an unknown user.
+ */
+export async function verifyPasswordAtCost(
+  password: string,
+  stored: string,
+  current: ScryptParams,
+): Promise<boolean> {
+  if (verificationWeight(stored, current) === 1) return verifyPassword(password, stored)
+  const [valid] = await Promise.all([
+    verifyPassword(password, stored),
+    verifyPassword(password, dummyHash(current)),
+  ])
+  return valid
+}
+
 /**
  * Whether a stored hash was made with other parameters than the configured ones (or is not a
  * scrypt hash this module reads): the login route then rehashes the password it has just

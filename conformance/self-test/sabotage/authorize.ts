@@ -392,11 +392,12 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
       ),
     },
     {
-      how: 'the error redirect of prompt=none without a session has no error_description',
-      expect: /^prompt=none without a session: no error_description/,
+      // (error_description is OPTIONAL, RFC 6749 §4.1.2.1: its absence is no failure)
+      how: 'the error redirect of prompt=none without a session carries a code',
+      expect: /^prompt=none without a session: the error redirect carries code/,
       handlers: errorRedirectChanged(
         (sent) => sent.searchParams.get('prompt') === 'none',
-        (p) => p.delete('error_description'),
+        (p) => p.set('code', 'a-code-beside-the-error'),
       ),
     },
     {

@@ -114,9 +114,12 @@ export const loginSabotage: Record<keyof typeof login, Sabotages> = {
       faults: ['login-interaction-cookie-unchecked'],
     },
     {
-      how: 'the credential POST does not check its Origin',
-      expect: /^Origin: https:\/\/evil\.example: the sign-in went through/,
-      faults: ['login-origin-unchecked'],
+      // with the Origin alone unchecked, the SameSite=Lax interaction cookie a cross-site post
+      // lacks still refuses it: a forgery a browser can send succeeds only without both
+      how: 'the credential POST checks neither its Origin nor that the sign-in is this browser’s',
+      expect:
+        /^a cross-site post from https:\/\/evil\.example of another session's form with the cookies a browser sends cross-site: the sign-in went through/,
+      faults: ['login-origin-unchecked', 'login-interaction-cookie-unchecked'],
     },
   ]),
   'LOGIN-04': {

@@ -98,7 +98,8 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
   'RT-03': [
     {
       how: 'the refresh response carries a refresh_token',
-      expect: /^the refresh response carries a refresh_token, which INTERFACE\.md §2\.2 rules out/,
+      expect:
+        /^refresh_token in the refresh response: the refresh response carries a refresh_token, which INTERFACE\.md §2\.2 rules out/,
       handlers: onForm(TOKEN, async ({ form, forward }) => {
         if (!grant(form, 'refresh_token')) return undefined
         return withJson(await forward(), (b) => {
@@ -159,7 +160,8 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
     },
     {
       how: 'a refresh answers the access token it issued before',
-      expect: /^the second refresh returned an access token already issued/,
+      expect:
+        /^second refresh with the same refresh token: returned an access token already issued/,
       handlers: (target) => {
         const issued = new Map<string, string>()
         return onForm(TOKEN, async ({ form, forward }) => {

@@ -55,13 +55,26 @@ export const revocationSabotage: Record<keyof typeof revocation, Sabotages> = {
       Promise.resolve(isJwt(form.get('token')) ? swallowed() : undefined),
     ),
   },
-  'REV-02': {
-    how: 'revoking a refresh token answers 200 and revokes nothing',
-    expect: /^refresh with the revoked refresh token: status: expected HTTP 400, got 200/,
-    handlers: onForm(REVOKE, ({ form }) =>
-      Promise.resolve(isJwt(form.get('token')) ? undefined : swallowed()),
-    ),
-  },
+  // one sabotage per part: the revocation's effect, and its answer (INTERFACE.md §4.5)
+  'REV-02': [
+    {
+      how: 'revoking a refresh token answers 200 and revokes nothing',
+      expect: /^refresh with the revoked refresh token: status: expected HTTP 400, got 200/,
+      handlers: onForm(REVOKE, ({ form }) =>
+        Promise.resolve(isJwt(form.get('token')) ? undefined : swallowed()),
+      ),
+    },
+    {
+      how: 'revoking a refresh token revokes it but answers 200 with an empty body',
+      expect: /^revocation of the refresh token: expected Content-Type application\/json/,
+      handlers: onForm(REVOKE, async ({ form, forward }) => {
+        if (isJwt(form.get('token'))) return undefined
+        const real = await forward()
+        if (real.status !== 200) return real
+        return new HttpResponse(null, { status: 200 })
+      }),
+    },
+  ],
   // one sabotage per token of the grant and per place its revocation must show
   'REV-03': [
     {
@@ -75,6 +88,17 @@ export const revocationSabotage: Record<keyof typeof revocation, Sabotages> = {
       expect:
         /^introspection of the access token issued with the refresh token, after revoking it: expected active false/,
       handlers: keepsFirstAnswer(INTROSPECT, (_res, body) => body.active === false),
+    },
+    {
+      // the answer's empty body (REV-04's subject) must not hide the cascade that is missing
+      how: 'revoking a refresh token answers an empty 200 and revokes nothing',
+      expect:
+        /^introspection of the access token issued with the refresh token, after revoking it: expected active false/,
+      handlers: onForm(REVOKE, ({ form }) =>
+        Promise.resolve(
+          isJwt(form.get('token')) ? undefined : new HttpResponse(null, { status: 200 }),
+        ),
+      ),
     },
     {
       how: 'user-info keeps accepting the access tokens of a revoked grant',
@@ -205,6 +229,18 @@ export const revocationSabotage: Record<keyof typeof revocation, Sabotages> = {
           return undefined
         const main = target.clients.main
         return forward(replaced(form, { client_id: main.id, client_secret: main.secret }))
+      }),
+    },
+    {
+      // an answer in the wrong shape must not hide that the token was revoked
+      how: "another client's revocation revokes the access token and answers an empty 200",
+      expect:
+        /^introspection of the access token after another client revoked it: expected active true/,
+      handlers: onForm(REVOKE, async ({ form, forward, target }) => {
+        if (form.get('client_id') !== target.clients.other?.id) return undefined
+        const main = target.clients.main
+        await forward(replaced(form, { client_id: main.id, client_secret: main.secret }))
+        return new HttpResponse(null, { status: 200 })
       }),
     },
   ],

@@ -103,7 +103,7 @@ export const tokenSabotage: Record<keyof typeof token, Sabotages> = {
       }),
     },
   ]),
-  // one sabotage per request of the check (each a sub-case), and for client enumeration
+  // one sabotage per request of the check (each a sub-case)
   'TOK-03': [
     {
       how: 'the client secret is not verified',
@@ -139,15 +139,15 @@ export const tokenSabotage: Record<keyof typeof token, Sabotages> = {
         }
       }),
     },
-    {
-      how: 'an unknown client_id is told apart from a wrong secret (client enumeration)',
-      expect: /^client enumeration: wrong secret and unknown client answer differently/,
-      handlers: corruptTokenJson((b, { form }) => {
-        if (b.error === 'invalid_client' && form.get('client_id')?.startsWith('no-such-client'))
-          b.error_description = 'no such client'
-      }),
-    },
   ],
+  'TOK-08': {
+    how: 'an unknown client_id is told apart from a wrong secret (client enumeration)',
+    expect: /^wrong secret and unknown client answer differently/,
+    handlers: corruptTokenJson((b, { form }) => {
+      if (b.error === 'invalid_client' && form.get('client_id')?.startsWith('no-such-client'))
+        b.error_description = 'no such client'
+    }),
+  },
   // one sabotage per part of the refusal of a Basic request: its status, its challenge
   'TOK-04': [
     {

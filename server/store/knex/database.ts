@@ -66,6 +66,13 @@ export function openDatabase(databaseUrl: string, schema?: string): Knex {
     // a lost database must turn into 503s within seconds, not after knex's default minute
     acquireConnectionTimeout: 5000,
     ...(schema ? { searchPath: [schema] } : {}),
+    log: {
+      // a refused connection is the store's own event (storage-unavailable, 503s, and at start
+      // the retry that names DATABASE_URL): knex's stack trace per attempt only buries it
+      warn: (message: unknown) => {
+        if (!String(message).startsWith('Acquire connection error')) console.warn(message)
+      },
+    },
   })
 }
 

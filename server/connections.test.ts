@@ -1,0 +1,129 @@
+import { connect as tcp, type Socket } from 'node:net'
+import { request } from 'node:https'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { createServer, type App } from './app.ts'
+import { loadConfig, type Config } from './config.ts'
+import { freePort } from './test-helpers.ts'
+import { TEST_SCRYPT } from './users/passwords.ts'
+import { createDevCertificate, type TlsMaterial } from './tls.ts'
+
+let tls: TlsMaterial
+const apps: App[] = []
+
+async function started(overrides: Partial<Config>): Promise<{ app: App; port: number }> {
+  const port = await freePort()
+  const config = loadConfig(
+    {},
+    {
+      port,
+      host: '127.0.0.1',
+      baseUrl: `https://127.0.0.1:${port}`,
+      databaseUrl: 'sqlite::memory:',
+      // below OWASP's minimum on purpose: a test server
+      scrypt: TEST_SCRYPT,
+      ...overrides,
+    },
+  )
+  const app = await createServer(config, { tls, log: () => undefined })
+  await app.start()
+  apps.push(app)
+  return { app, port }
+}
+
+beforeAll(async () => {
+  tls = await createDevCertificate(['127.0.0.1'])
+})
+afterAll(async () => {
+  for (const app of apps) await app.stop()
+})
+
+/** A TCP connection that never starts TLS; `closed` settles when the server hangs up. */
+function silent(port: number): Promise<{ socket: Socket; closed: Promise<void> }> {
+  return new Promise((resolve, reject) => {
+    const socket = tcp({ host: '127.0.0.1', port }, () =>
+      resolve({
+        socket,
+        closed: new Promise<void>((done) => {
+          if (socket.destroyed) done()
+          else socket.once('close', () => done())
+        }),
+      }),
+    )
+    socket.on('error', () => undefined)
+    socket.once('error', reject)
+  })
+}
+
+/** Resolves with `value` once `promise` settles, or with `late` after `ms` (a bounded wait). */
+const within = <T>(promise: Promise<T>, ms: number, late: T): Promise<T> => {
+  let timer: NodeJS.Timeout | undefined
+  return Promise.race([
+    promise,
+    new Promise<T>((resolve) => (timer = setTimeout(() => resolve(late), ms))),
+  ]).finally(() => clearTimeout(timer))
+}
+
+/** GET /health/live over HTTPS from `localAddress`; the status, or the error's code. */
+function live(port: number, localAddress: string): Promise<number | string> {
+  return new Promise((resolve) => {
+    const req = request(
+      { host: '127.0.0.1', port, path: '/health/live', ca: tls.ca, localAddress, agent: false },
+      (res) => {
+        res.resume()
+        resolve(res.statusCode ?? 0)
+      },
+    )
+    req.setTimeout(15_000, () => req.destroy(new Error('timed out')))
+    req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message))
+    req.end()
+  })
+}
+
+describe('sockets are bounded: silent connections cannot starve the server', () => {
+  test(
+    'a connection that never completes its TLS handshake is closed after TLS_HANDSHAKE_TIMEOUT',
+    { timeout: 30_000 },
+    async () => {
+      const { port } = await started({ tlsHandshakeTimeout: 1 })
+      const held = await Promise.all([silent(port), silent(port), silent(port)])
+      // Node's default would hold them for 120 s; the 1 s timeout closes them
+      const closed = await within(
+        Promise.all(held.map((h) => h.closed)).then(() => true),
+        20_000,
+        false,
+      )
+      expect(closed, 'the silent connections were still open after 20 s').toBe(true)
+      expect(await live(port, '127.0.0.1')).toBe(200)
+    },
+  )
+
+  test(
+    'one address holding MAX_CONNECTIONS_PER_ADDRESS sockets has its next ones dropped, and other addresses are served',
+    { timeout: 30_000 },
+    async () => {
+      const { port } = await started({ tlsHandshakeTimeout: 60, maxConnectionsPerAddress: 5 })
+      const held = await Promise.all(Array.from({ length: 8 }, () => silent(port)))
+      let dropped = 0
+      let third: () => void = () => undefined
+      const threeDropped = new Promise<void>((resolve) => (third = resolve))
+      for (const h of held)
+        void h.closed.then(() => {
+          if (++dropped === 3) third()
+        })
+      // the three beyond the cap are closed at once; the five within it wait for their handshake
+      await within(threeDropped, 10_000, undefined)
+      expect(dropped).toBe(3)
+      expect(held.filter((h) => !h.socket.destroyed)).toHaveLength(5)
+      // another address is served meanwhile; the capped one is not, until it lets go
+      expect(await live(port, '127.0.0.2')).toBe(200)
+      expect(await live(port, '127.0.0.1')).not.toBe(200)
+      for (const h of held) h.socket.destroy()
+      await Promise.all(held.map((h) => h.closed))
+      // the server sees those closes a moment after the client: each try is a real request,
+      // and a bounded number of them
+      let status: number | string = 'not tried'
+      for (let i = 0; i < 50 && status !== 200; i++) status = await live(port, '127.0.0.1')
+      expect(status).toBe(200)
+    },
+  )
+})

@@ -1,0 +1,90 @@
+import { describe, expect, test } from 'vitest'
+import { createHashingGate, defaultHashConcurrency, HashingBusy } from './hashing-gate.ts'
+
+/** A task that runs until released, recording how many ran at once. */
+function controlled() {
+  const state = { running: 0, most: 0 }
+  const releases: (() => void)[] = []
+  const task = () => {
+    state.running++
+    state.most = Math.max(state.most, state.running)
+    return new Promise<void>((resolve) =>
+      releases.push(() => {
+        state.running--
+        resolve()
+      }),
+    )
+  }
+  /** Releases the tasks running now, then lets the gate start the next ones. */
+  const releaseAll = async () => {
+    for (const release of releases.splice(0)) release()
+    for (let i = 0; i < 5; i++) await Promise.resolve()
+  }
+  return { state, task, releaseAll }
+}
+
+describe('the password hashing gate', () => {
+  test('never runs more hashes at once than its permits, and runs every queued one', async () => {
+    const gate = createHashingGate({ concurrency: 2, queue: 10 })
+    const { state, task, releaseAll } = controlled()
+    const all = Promise.all(Array.from({ length: 7 }, () => gate.run(task)))
+    for (let round = 0; round < 4; round++) {
+      await releaseAll()
+      expect(state.running).toBeLessThanOrEqual(2)
+    }
+    await all
+    expect(state.most).toBe(2)
+    expect(gate.load).toEqual({ running: 0, waiting: 0 })
+  })
+
+  test('beyond its queue a hash is refused at once with 503 temporarily_unavailable and Retry-After', async () => {
+    const gate = createHashingGate({ concurrency: 1, queue: 1 })
+    const { task, releaseAll } = controlled()
+    const first = gate.run(task)
+    const second = gate.run(task)
+    const refused = await gate.run(task).catch((err: unknown) => err)
+    expect(refused).toBeInstanceOf(HashingBusy)
+    const busy = refused as HashingBusy
+    expect(busy.status).toBe(503)
+    expect(busy.toJSON()).toMatchObject({ error: 'temporarily_unavailable' })
+    expect(Number(busy.headers['Retry-After'])).toBeGreaterThan(0)
+    expect(gate.load).toEqual({ running: 1, waiting: 1 })
+    await releaseAll()
+    await releaseAll()
+    await Promise.all([first, second])
+  })
+
+  test('a padded verification (weight 2) waits for both permits and is not overtaken', async () => {
+    const gate = createHashingGate({ concurrency: 2, queue: 10 })
+    const order: string[] = []
+    const { task, releaseAll } = controlled()
+    const named = (name: string) => () => {
+      order.push(name)
+      return task()
+    }
+    const a = gate.run(named('a'))
+    const heavy = gate.run(named('heavy'), 2)
+    const b = gate.run(named('b'))
+    expect(order).toEqual(['a'])
+    await releaseAll()
+    expect(order).toEqual(['a', 'heavy'])
+    await releaseAll()
+    expect(order).toEqual(['a', 'heavy', 'b'])
+    await releaseAll()
+    await Promise.all([a, heavy, b])
+  })
+
+  test('a hash that throws gives its permit back', async () => {
+    const gate = createHashingGate({ concurrency: 1, queue: 0 })
+    await expect(gate.run(() => Promise.reject(new Error('scrypt failed')))).rejects.toThrow(
+      'scrypt failed',
+    )
+    await expect(gate.run(() => Promise.resolve('ok'))).resolves.toBe('ok')
+  })
+
+  test('by default half of libuv pool hashes, at least one', () => {
+    expect(defaultHashConcurrency({})).toBe(2)
+    expect(defaultHashConcurrency({ UV_THREADPOOL_SIZE: '16' })).toBe(8)
+    expect(defaultHashConcurrency({ UV_THREADPOOL_SIZE: '1' })).toBe(1)
+  })
+})
