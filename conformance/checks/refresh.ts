@@ -110,7 +110,13 @@ const RT_02 = check(async (ctx) => {
 })
 
 const RT_03 = check(async (ctx) => {
-  const set = await signIn(ctx, { scope: 'openid profile offline_access' })
+  // it presents the refresh token again after a refresh on purpose, which a rotating server
+  // takes for a stolen token's reuse and may answer by revoking the grant and the session (RFC
+  // 9700 §4.14.2): a session of its own
+  const set = await signIn(ctx, {
+    scope: 'openid profile offline_access',
+    ownSession: true,
+  })
   const rt = refreshTokenOf(set)
   const main = ctx.target.clients.main
   const original = await verifyJwt(ctx, set.accessToken, { audience: main.id })

@@ -18,6 +18,7 @@ import {
 import {
   expireTokens,
   idTokenOf,
+  nextRefreshToken,
   otherClient,
   probeBasic,
   refreshTokenOf,
@@ -109,7 +110,14 @@ const REV_03 = check(async (ctx) => {
     ['an access token minted from the refresh token', refreshed],
   ]
   for (const [what, token] of grant) expectActive(await introspectRaw(ctx, token), what)
-  revokedForTheCheck(ctx, await revokeRaw(ctx, rt, { hint: 'refresh_token' }), 'the refresh token')
+  // the refresh token of the grant as it stands: the one the refresh rotated in, if it did
+  // (RFC 6749 §6: the client discards the old one)
+  const current = nextRefreshToken(expectJsonObject(minted, 'refresh response'), rt)
+  revokedForTheCheck(
+    ctx,
+    await revokeRaw(ctx, current, { hint: 'refresh_token' }),
+    'the refresh token',
+  )
   // RFC 7009 §2.1: revoking a refresh token SHOULD also invalidate the grant's access tokens;
   // each token and each place is a sub-case: every one still honoured is reported
   for (const [what, token] of grant) {
