@@ -18,6 +18,7 @@ import {
 import {
   expireTokens,
   idTokenOf,
+  nextRefreshToken,
   otherClient,
   probeBasic,
   refreshTokenOf,
@@ -39,8 +40,12 @@ async function isActive(ctx: CheckContext, token: string): Promise<boolean> {
   return body?.active === true
 }
 
+// every check here revokes (or tries to revoke) its tokens on purpose: their sign-ins are
+// sessions of their own (AuthorizeOptions.ownSession), since a provider may revoke the whole
+// grant with a refresh token (RFC 7009 §2.1) and its grant may be the session's
+
 const REV_01 = check(async (ctx) => {
-  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  const set = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
   expectActive(await introspectRaw(ctx, set.accessToken), 'the access token before revocation')
   expectStatus(await userInfoRaw(ctx, set.accessToken), 200, 'user-info before revocation')
   const res = await revokeRaw(ctx, set.accessToken, { hint: 'access_token' })
@@ -57,7 +62,7 @@ const REV_01 = check(async (ctx) => {
 })
 
 const REV_02 = check(async (ctx) => {
-  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  const set = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
   const rt = refreshTokenOf(set)
   expectActive(await introspectRaw(ctx, rt), 'the refresh token before revocation')
   const res = await revokeRaw(ctx, rt, { hint: 'refresh_token' })
@@ -95,7 +100,7 @@ function revokedForTheCheck(ctx: CheckContext, res: HttpResponse, what: string):
 }
 
 const REV_03 = check(async (ctx) => {
-  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  const set = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
   const rt = refreshTokenOf(set)
   const minted = await refreshRaw(ctx, rt)
   expectStatus(minted, 200, 'refresh')
@@ -105,7 +110,14 @@ const REV_03 = check(async (ctx) => {
     ['an access token minted from the refresh token', refreshed],
   ]
   for (const [what, token] of grant) expectActive(await introspectRaw(ctx, token), what)
-  revokedForTheCheck(ctx, await revokeRaw(ctx, rt, { hint: 'refresh_token' }), 'the refresh token')
+  // the refresh token of the grant as it stands: the one the refresh rotated in, if it did
+  // (RFC 6749 §6: the client discards the old one)
+  const current = nextRefreshToken(expectJsonObject(minted, 'refresh response'), rt)
+  revokedForTheCheck(
+    ctx,
+    await revokeRaw(ctx, current, { hint: 'refresh_token' }),
+    'the refresh token',
+  )
   // RFC 7009 §2.1: revoking a refresh token SHOULD also invalidate the grant's access tokens;
   // each token and each place is a sub-case: every one still honoured is reported
   for (const [what, token] of grant) {
@@ -122,7 +134,7 @@ const REV_03 = check(async (ctx) => {
     })
   }
   // RFC 7009 §2.1 (MAY): revoking an access token may take its refresh token along
-  const second = await signIn(ctx, { scope: 'openid offline_access' })
+  const second = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
   const res = await revokeRaw(ctx, second.accessToken)
   if (res.status !== 200) {
     ctx.note(
@@ -145,7 +157,7 @@ const REV_04 = check({ exclusive: true }, async (ctx) => {
     })
   // INTERFACE.md §3: inactive or unknown tokens get the same 200, so tokens cannot be probed
   await revoked('a garbage token', 'not-a-token-0123456789')
-  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  const set = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
   const rt = refreshTokenOf(set)
   const minted = await refreshRaw(ctx, rt)
   expectStatus(minted, 200, 'refresh')
@@ -163,7 +175,7 @@ const REV_04 = check({ exclusive: true }, async (ctx) => {
 })
 
 const REV_05 = check(async (ctx) => {
-  const { token, client } = await someAccessToken(ctx)
+  const { token, client } = await someAccessToken(ctx, { ownSession: true })
   const cases: [string, Record<string, string>][] = [
     ['no client credentials', { token }],
     ['a client_id without a secret', { token, client_id: client.id }],
@@ -185,7 +197,7 @@ const REV_05 = check(async (ctx) => {
 
 const REV_06 = check(async (ctx) => {
   const other = otherClient(ctx)
-  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  const set = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
   const rt = refreshTokenOf(set)
   // each token is its own sub-case, and for each the effect comes before the answer's form: an
   // answer in the wrong shape hides neither token's fate
@@ -235,7 +247,7 @@ const REV_07 = check(async (ctx) => {
     wrongMethod(ctx, get, wrong)
   })
 
-  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  const set = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
   await ctx.subcase('an ID token', async () => {
     const idRes = await revokeRaw(ctx, idTokenOf(set))
     // RFC 7009 §2.2.1: a kind the server does not revoke is a no-op or unsupported_token_type

@@ -67,6 +67,15 @@ export interface AuthorizeOptions {
    * with configured steps, or one the form post does not complete, goes through the browser.
    */
   readonly byFormPost?: boolean
+  /**
+   * The check misuses what this authorization gives on purpose (replays its code or a rotated
+   * refresh token, presents them with wrong secrets or as another client, revokes them): the
+   * code comes from a new session of its own (a form post over HTTP, as `byFormPost`, else the
+   * browser in a new context), never from the run's shared session, so that a provider that
+   * defends itself by revoking the grant or the session (RFC 9700 §4.14.2, RFC 6749 §4.1.2)
+   * touches only this check's tokens, whatever order the checks run in.
+   */
+  readonly ownSession?: boolean
 }
 
 type BrowserContext = Awaited<ReturnType<CheckContext['newBrowserContext']>>
@@ -160,13 +169,8 @@ export async function authorize(
     }
     establish = sessions.claim(user)
   }
-  if (
-    options.byFormPost &&
-    user &&
-    !options.cancel &&
-    !options.screenshot &&
-    !ctx.target.login?.steps
-  ) {
+  const newSession = options.byFormPost === true || options.ownSession === true
+  if (newSession && user && !options.cancel && !options.screenshot && !ctx.target.login?.steps) {
     // the context's cookies go with the requests, as the browser's would: a session that still
     // lives there sends the request to the client without a login form
     const held = options.context ? await jarOf(options.context) : undefined
@@ -179,7 +183,9 @@ export async function authorize(
     )
     if (posted.kind === 'signed-in') {
       if (options.context) await giveSession(options.context, posted.jar)
-      ctx.note(`sign-in: ${user.username}'s login form posted over HTTP (a new session)`)
+      ctx.note(
+        `sign-in: ${user.username}'s login form posted over HTTP (a new session${options.ownSession ? ' of its own: the check misuses its credentials on purpose' : ''})`,
+      )
       return {
         ...base,
         callback: new URL(posted.callback),
@@ -217,7 +223,7 @@ export async function authorize(
   }
   if (!establish && ctx.sessions)
     ctx.note(
-      `sign-in: through the browser (${options.context || !replayable(ctx, options) ? 'the check drives the browser itself' : 'no reusable session'})`,
+      `sign-in: through the browser (${options.ownSession ? 'a session of its own: the check misuses its credentials on purpose' : options.context || !replayable(ctx, options) ? 'the check drives the browser itself' : 'no reusable session'})`,
     )
   return {
     client,
@@ -252,7 +258,7 @@ function replayable(ctx: CheckContext, options: AuthorizeOptions): boolean {
   if (!ctx.sessions) return false
   if (options.context || options.user === null || options.cancel || options.screenshot) return false
   // a new session is asked for
-  if (options.byFormPost) return false
+  if (options.byFormPost || options.ownSession) return false
   return !Object.keys(options.params ?? {}).some((k) => INTERACTION_PARAMS.includes(k))
 }
 
@@ -464,6 +470,7 @@ export function otherClient(ctx: Pick<CheckContext, 'target' | 'skip'>): TargetC
 /** An access token for the credential checks: the service client's, else the main client's. */
 export async function someAccessToken(
   ctx: CheckContext,
+  options: Pick<AuthorizeOptions, 'ownSession'> = {},
 ): Promise<{ token: string; client: TargetClient }> {
   const service = ctx.target.clients.service
   if (service) {
@@ -471,7 +478,7 @@ export async function someAccessToken(
     expectStatus(res, 200, 'client_credentials token for the check')
     return { token: String(expectJsonObject(res, 'token').access_token), client: service }
   }
-  const set = await signIn(ctx, { scope: 'openid' })
+  const set = await signIn(ctx, { scope: 'openid', ...options })
   return { token: set.accessToken, client: ctx.target.clients.main }
 }
 
@@ -564,6 +571,17 @@ export async function refresh(
   const res = await refreshRaw(ctx, refreshToken, { client })
   expectStatus(res, 200, 'refresh_token token response')
   return expectJsonObject(res, 'refresh_token token response')
+}
+
+/**
+ * The refresh token to present next after a refresh answered `body`: the new one when the
+ * server rotated it (RFC 6749 §6: the client MUST discard the old one then), else `current`.
+ * Presenting a rotated-out token again is a reuse a server may answer by revoking the grant and
+ * the session (RFC 9700 §4.14.2), which only a check about reuse may provoke.
+ */
+export function nextRefreshToken(body: unknown, current: string): string {
+  const issued = (body as { refresh_token?: unknown } | null | undefined)?.refresh_token
+  return typeof issued === 'string' && issued !== '' ? issued : current
 }
 
 /** 128 characters with the reserved characters, a space and UTF-8 (RFC 6749 App. A.5: VSCHAR). */
