@@ -9,7 +9,7 @@ import { redactResult, redactUrl } from './redact.ts'
 import type { Target } from './target.ts'
 import { CheckFailure, ControlFailure } from './expect.ts'
 import type { Level } from '../catalogue/requirement.ts'
-import type { CheckResult, Verdict } from './types.ts'
+import type { CheckResult, Exchange, Verdict } from './types.ts'
 
 /** What a check body receives. */
 export interface CheckContext {
@@ -230,8 +230,11 @@ export async function runCheck(
   let timedOut = false
   let limitMs = timeoutMs
   const started = performance.now()
-  // failures of sub-cases (ctx.subcase), in the order found
-  const failures: string[] = []
+  // failures of sub-cases (ctx.subcase), in the order found, each with its cause: the exchange
+  // its expectation judged, else what the exchanges made until then say (never later ones)
+  const failures: { message: string; cause: string }[] = []
+  const causeNow = (message: string, err: unknown): string =>
+    causeOf(message, http.exchanges.slice(), err instanceof CheckFailure ? err.exchange : undefined)
   const result = (
     verdict: Verdict,
     message: string | undefined,
@@ -281,7 +284,10 @@ export async function runCheck(
         const judged = classify(err)
         if (judged.kind !== 'failure') throw err
         const message = judged.message ?? describe(err)
-        failures.push(message.startsWith(`${what}:`) ? message : `${what}: ${message}`)
+        failures.push({
+          message: message.startsWith(`${what}:`) ? message : `${what}: ${message}`,
+          cause: causeNow(message, err),
+        })
       }
     },
     // a check about the page, the session or logout drives the browser itself; an exclusive one
@@ -347,7 +353,12 @@ export async function runCheck(
     // sub-cases that failed: the first is the headline, the others follow in `more`
     const [first, ...rest] = failures
     if (first !== undefined)
-      return result(failedVerdict[req.level], first, causeOf(first, http.exchanges), rest)
+      return result(
+        failedVerdict[req.level],
+        first.message,
+        first.cause,
+        rest.map((f) => f.message),
+      )
     return result('pass', undefined)
   } catch (err) {
     if (err instanceof Skip && failures.length === 0) return result('skip', err.message)
@@ -359,31 +370,28 @@ export async function runCheck(
         })
     const judged = classify(err)
     const message = err instanceof Skip ? err.message : (judged.message ?? describe(err))
+    // the exchanges until the failure (a check's clean-up may add more before this point)
+    const cause = causeNow(message, err)
     // deviations already found by sub-cases stand: the end of the check is reported after them
     if (failures.length > 0) {
-      const [first, ...rest] = failures as [string, ...string[]]
+      const [first, ...rest] = failures as [(typeof failures)[number], ...typeof failures]
       const last =
         judged.kind === 'failure'
           ? message
           : err instanceof Skip
             ? `the rest was skipped: ${message}`
             : `the rest was inconclusive: ${message}`
-      return result(failedVerdict[req.level], first, causeOf(first, http.exchanges), [
-        ...rest,
+      return result(failedVerdict[req.level], first.message, first.cause, [
+        ...rest.map((f) => f.message),
         last,
       ])
     }
-    if (judged.kind === 'failure')
-      return result(failedVerdict[req.level], message, causeOf(message, http.exchanges))
+    if (judged.kind === 'failure') return result(failedVerdict[req.level], message, cause)
     const why =
       judged.kind === 'control'
         ? `inconclusive: a positive control failed, so the check's negative cases prove nothing: ${message}`
         : `inconclusive: the harness could not drive the target: ${message}`
-    return result(
-      'error',
-      why,
-      judged.kind === 'control' ? causeOf(message, http.exchanges) : undefined,
-    )
+    return result('error', why, judged.kind === 'control' ? cause : undefined)
   } finally {
     clearTimeout(timer)
     abort.abort()
@@ -467,32 +475,98 @@ export function classify(err: unknown): {
   return { kind: 'harness' }
 }
 
+/** What causeOf reads of an exchange. */
+type Answered = Pick<Exchange, 'method' | 'url' | 'status'> &
+  Partial<Pick<Exchange, 'responseBody' | 'responseHeaders' | 'error'>>
+
+const endpointOf = (url: string): string => new URL(url, 'https://x').pathname
+
 /**
- * The cause a failure comes down to: an HTTP status where another was expected is the
- * endpoint answering that way (the same for every check that ran into it); otherwise the
- * message with its volatile parts (URLs' queries, random values, timings) taken out.
+ * The error code an answer carried: the JSON body's "error" (INTERFACE.md §7), the Bearer
+ * challenge's error (RFC 6750 §3) or an error redirect's error parameter (RFC 6749 §4.1.2.1).
+ */
+export function errorCodeOf(x: Answered): string | undefined {
+  const code = (v: unknown): string | undefined =>
+    typeof v === 'string' && /^[\x20-\x21\x23-\x5B\x5D-\x7E]{1,64}$/.test(v) ? v : undefined
+  try {
+    const body = JSON.parse(x.responseBody ?? '') as unknown
+    if (body && typeof body === 'object' && 'error' in body) {
+      const found = code(body.error)
+      if (found) return found
+    }
+  } catch {
+    // not JSON: the headers may still say
+  }
+  const headers = x.responseHeaders ?? {}
+  const challenge = /\berror="?([^",\s]+)/i.exec(headers['www-authenticate'] ?? '')
+  if (challenge) return code(challenge[1])
+  const location = headers.location
+  if (location && x.status !== undefined && x.status >= 300 && x.status < 400)
+    try {
+      return code(new URL(location, x.url).searchParams.get('error') ?? undefined)
+    } catch {
+      return undefined
+    }
+  return undefined
+}
+
+/** How an endpoint answered: method, path, status and error code (what causes group by). */
+export function answered(x: Answered): string {
+  const request = `${x.method} ${endpointOf(x.url)}`
+  if (x.status === undefined)
+    return `${request} got no answer${x.error ? ` (${normalise(x.error)})` : ''}`
+  const code = errorCodeOf(x)
+  return `${request} answered HTTP ${x.status}${code ? ` error=${code}` : ''}`
+}
+
+/** The failure is about the answer's status or its error code, not about its content. */
+const aboutStatusOrCode = (message: string): boolean =>
+  /expected HTTP [\d or]+, got \d+ from /.test(message) ||
+  /(^|: )error: expected [\w. -]+(?: or [\w.-]+)*, got /.test(message)
+
+/** "what: expected X, got Y" without the check's own words for the request. */
+const expectation = (message: string): string | undefined =>
+  /^(?:[^:]{1,120}: )*?(expected .*)$/s.exec(message)?.[1]
+
+/**
+ * The cause a failure comes down to, the same for every check that ran into it. With the
+ * exchange its expectation judged (`subject`), or failing that the exchange the message names
+ * among those made until the failure (`exchanges`, in order): a wrong status or error code is
+ * that endpoint answering that way (method, path, status and error code, whichever check sent
+ * it and whatever it expected); another assertion about an answer is that answer and the
+ * assertion's expectation. Otherwise the message with its volatile parts (URLs' queries, random
+ * values, timings) taken out.
  */
 export function causeOf(
   message: string,
-  exchanges: readonly { method: string; url: string; status: number | undefined }[] = [],
+  exchanges: readonly Answered[] = [],
+  subject?: Answered,
 ): string {
-  const endpoint = (url: string): string => new URL(url, 'https://x').pathname
+  const before = [...exchanges].reverse()
   const status = /expected HTTP [\d or]+, got (\d+) from (\S+)/.exec(message)
-  if (status) {
-    const path = endpoint(status[2] ?? '')
-    const method = [...exchanges].reverse().find((x) => endpoint(x.url) === path)?.method ?? ''
-    return `${method ? `${method} ` : ''}${path} answered HTTP ${status[1]}`
+  const named =
+    subject ??
+    (status
+      ? before.find(
+          (x) =>
+            endpointOf(x.url) === endpointOf(status[2] ?? '') && String(x.status) === status[1],
+        )
+      : undefined)
+  if (named) {
+    if (aboutStatusOrCode(message)) return answered(named)
+    return `${answered(named)}: ${normalise(expectation(message) ?? message)}`
   }
-  // an error the IdP answered, as openid-client reported it: the last exchange says where
-  const last = exchanges.at(-1)
-  const refused = /^the IdP (refused the request with|answered) HTTP (\d+)/.exec(message)
-  if (refused && last && String(last.status) === refused[2])
-    return `${last.method} ${endpoint(last.url)} answered HTTP ${refused[2]}`
-  // "what: expected X, got Y" about the last answer: the same assertion on the same endpoint
-  // and status is one cause, whichever request of whichever check met it
-  const assertion = /^[^:]{1,120}: (expected .*)$/s.exec(message)
-  if (assertion && last?.status !== undefined)
-    return `${last.method} ${endpoint(last.url)} (HTTP ${last.status}): ${normalise(assertion[1] ?? '')}`
+  if (status) return `${endpointOf(status[2] ?? '')} answered HTTP ${status[1]}`
+  // an error the IdP answered, as openid-client reported it: the latest answer with its status
+  const refused = /^the IdP (?:refused the request with|answered) HTTP (\d+)/.exec(message)
+  const refusal = refused && before.find((x) => String(x.status) === refused[1])
+  if (refusal) return answered(refusal)
+  // "what: expected X, got Y" about the latest answer until then: the same assertion on the same
+  // answer is one cause, whichever request of whichever check met it
+  const last = before[0]
+  const judged = expectation(message)
+  if (judged !== undefined && last?.status !== undefined)
+    return `${answered(last)}: ${normalise(judged)}`
   return normalise(message)
 }
 

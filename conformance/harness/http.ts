@@ -7,6 +7,15 @@ import type { Target } from './target.ts'
 import type { Exchange } from './types.ts'
 import { redactBody, redactHeaders, redactUrl, rememberIssued } from './redact.ts'
 
+/**
+ * The exchange each response of `Http.request` was recorded as: an expectation that fails on a
+ * response names that exchange as its cause (expect.ts), not whichever the check made last.
+ */
+const recordedAs = new WeakMap<HttpResponse, Exchange>()
+
+/** The recorded exchange a response came from (undefined for one built by other means). */
+export const exchangeOf = (res: HttpResponse): Exchange | undefined => recordedAs.get(res)
+
 /** A response as the harness sees it: status, lower-cased headers, raw text and parsed JSON. */
 export interface HttpResponse {
   readonly status: number
@@ -226,7 +235,7 @@ export function createHttp(
       // what the target hands out is remembered first, so that it is redacted wherever it
       // appears, in this exchange and in every later one
       rememberIssued(json, response.headers.get('location'), text)
-      exchanges.push({
+      const exchange: Exchange = {
         ...base,
         requestHeaders: redactHeaders(response.sent),
         status: response.status,
@@ -234,8 +243,17 @@ export function createHttp(
         responseBody: redactBody(text, response.headers.get('content-type') ?? undefined),
         error: undefined,
         durationMs: performance.now() - started,
-      })
-      return { status: response.status, headers: response.headers, text, json, url: url.toString() }
+      }
+      exchanges.push(exchange)
+      const res: HttpResponse = {
+        status: response.status,
+        headers: response.headers,
+        text,
+        json,
+        url: url.toString(),
+      }
+      recordedAs.set(res, exchange)
+      return res
     },
     get(pathOrUrl, query) {
       return http.request(pathOrUrl, query ? { query } : {})

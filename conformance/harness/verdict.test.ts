@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { causeOf, classify } from './check.ts'
+import { answered, causeOf, classify } from './check.ts'
 import { CheckFailure, ControlFailure } from './expect.ts'
 
 describe('what a thrown error means for the verdict', () => {
@@ -59,6 +59,74 @@ describe('the cause a failure comes down to', () => {
     )
     expect(a).toBe('GET /auth/user-info answered HTTP 401')
     expect(b).toBe(a)
+  })
+
+  test("the exchange the failed expectation judged is the cause, not the check's last one", () => {
+    const revoke = {
+      method: 'POST',
+      url: 'https://idp.example/auth/revoke',
+      status: 200,
+      responseHeaders: { 'content-type': 'text/plain' },
+      responseBody: 'OK',
+    }
+    const after = [
+      revoke,
+      { method: 'POST', url: 'https://idp.example/auth/introspect', status: 200 },
+    ]
+    const message =
+      'revocation of the refresh token: revocation of the refresh token: expected Content-Type application/json, got "text/plain"'
+    expect(causeOf(message, after, revoke)).toBe(
+      'POST /auth/revoke answered HTTP 200: expected Content-Type application/json, got "text/plain"',
+    )
+    // without the judged exchange, a status names its request among the exchanges until then
+    expect(
+      causeOf('revocation: expected HTTP 200, got 400 from https://idp.example/auth/revoke', [
+        { ...revoke, status: 400, responseBody: '{"error":"unsupported_token_type"}' },
+        { method: 'POST', url: 'https://idp.example/auth/introspect', status: 200 },
+      ]),
+    ).toBe('POST /auth/revoke answered HTTP 400 error=unsupported_token_type')
+  })
+
+  test('one request answered one way is one cause: method, path, status and error code', () => {
+    const token = {
+      method: 'POST',
+      url: 'https://idp.example/auth/token',
+      status: 400,
+      responseBody: '{"error":"invalid_scope","error_description":"x"}',
+    }
+    const raw = causeOf(
+      'access token: expected HTTP 200, got 400 from https://idp.example/auth/token',
+      [],
+      token,
+    )
+    const client = causeOf('the IdP answered HTTP 400 with error=invalid_scope (x)', [token])
+    const code = causeOf('refresh: error: expected invalid_grant, got "invalid_scope"', [], token)
+    expect(raw).toBe('POST /auth/token answered HTTP 400 error=invalid_scope')
+    expect(client).toBe(raw)
+    expect(code).toBe(raw)
+    // another error code is another answer
+    expect(
+      causeOf('the IdP answered HTTP 400 with error=invalid_grant', [
+        { ...token, responseBody: '{"error":"invalid_grant"}' },
+      ]),
+    ).toBe('POST /auth/token answered HTTP 400 error=invalid_grant')
+    // a Bearer challenge's error and an error redirect's error parameter are error codes too
+    expect(
+      answered({
+        method: 'GET',
+        url: 'https://idp.example/auth/user-info',
+        status: 401,
+        responseHeaders: { 'www-authenticate': 'Bearer error="invalid_token"' },
+      }),
+    ).toBe('GET /auth/user-info answered HTTP 401 error=invalid_token')
+    expect(
+      answered({
+        method: 'GET',
+        url: 'https://idp.example/auth/authorize?client_id=x',
+        status: 302,
+        responseHeaders: { location: 'https://client.example/cb?error=invalid_scope&state=s' },
+      }),
+    ).toBe('GET /auth/authorize answered HTTP 302 error=invalid_scope')
   })
 
   test('the same assertion about the same answer is one cause, whatever request named it', () => {

@@ -1,0 +1,88 @@
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { check, createRunResources, register, runCheck, type RunResources } from './check.ts'
+import { expectRevoked, expectStatus } from './expect.ts'
+import { introspectRaw, revokeRaw } from './requests.ts'
+import { resolveTarget, type Target } from './target.ts'
+
+// A provider whose revocation answers text/plain and whose introspection is fine: a check that
+// revokes, then introspects, fails on the revocation, whatever it asked afterwards.
+let server: Server
+let target: Target
+let resources: RunResources
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    if (req.url === '/auth/revoke') {
+      res.writeHead(200, { 'content-type': 'text/plain' })
+      res.end('OK')
+    } else if (req.url === '/auth/introspect') {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end('{"active":false}')
+    } else {
+      res.writeHead(404, { 'content-type': 'application/json' })
+      res.end('{"error":"not_found","error_description":"no such endpoint"}')
+    }
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  target = resolveTarget({
+    baseUrl: `http://127.0.0.1:${port}`,
+    clients: {
+      main: { id: 'c', secret: 's', redirectUri: undefined, postLogoutRedirectUri: undefined },
+    },
+    users: { primary: { username: 'u', password: 'p' } },
+  })
+  resources = {
+    ...createRunResources(target, { reuseSessions: false }),
+    browser: () => Promise.reject(new Error('no browser here')),
+  }
+})
+afterAll(async () => {
+  await target.dispatcher.close()
+  await new Promise((resolve) => server.close(resolve))
+})
+
+register({
+  'REV-04': check(async (ctx) => {
+    await ctx.subcase('the refresh token', async () => {
+      expectRevoked(await revokeRaw(ctx, 'a-token'), 'the refresh token')
+    })
+    // a later exchange, about which nothing failed
+    await introspectRaw(ctx, 'a-token')
+  }),
+  'REV-07': check(async (ctx) => {
+    const revoked = await revokeRaw(ctx, 'an-id-token')
+    await introspectRaw(ctx, 'an-id-token')
+    expectRevoked(revoked, 'an ID token')
+  }),
+  'REV-05': check(async (ctx) => {
+    await introspectRaw(ctx, 'a-token')
+    expectStatus(await ctx.http.get('/auth/nowhere'), 200, 'a request')
+  }),
+})
+
+describe('a failure is caused by the exchange its expectation judged', () => {
+  test('a sub-case judging the revocation names the revocation, not the later introspection', async () => {
+    const r = await runCheck('REV-04', target, resources)
+    expect(r.verdict).toBe('fail')
+    expect(r.cause).toBe(
+      'POST /auth/revoke answered HTTP 200: expected Content-Type application/json, got "text/plain"',
+    )
+  })
+
+  test('an expectation judged after later exchanges still names its own, and two checks share it', async () => {
+    const [a, b] = [
+      await runCheck('REV-04', target, resources),
+      await runCheck('REV-07', target, resources),
+    ]
+    expect(b.verdict).toBe('fail')
+    expect(b.cause).toBe(a.cause)
+  })
+
+  test('a wrong status is the request answered that way: method, path, status and error code', async () => {
+    const r = await runCheck('REV-05', target, resources)
+    expect(r.cause).toBe('GET /auth/nowhere answered HTTP 404 error=not_found')
+  })
+})
