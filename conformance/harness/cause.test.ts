@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { check, createRunResources, register, runCheck, type RunResources } from './check.ts'
-import { expectRevoked, expectStatus } from './expect.ts'
+import { aside, expectRevoked, expectStatus } from './expect.ts'
 import { introspectRaw, revokeRaw } from './requests.ts'
 import { resolveTarget, type Target } from './target.ts'
 
@@ -57,6 +57,13 @@ register({
     await introspectRaw(ctx, 'an-id-token')
     expectRevoked(revoked, 'an ID token')
   }),
+  'RT-09': check(async (ctx) => {
+    const revocation = await revokeRaw(ctx, 'a-token')
+    aside('precondition', () => expectRevoked(revocation, 'the refresh token'))
+  }),
+  'RATE-01': check(async (ctx) => {
+    expectStatus(await ctx.http.get('/auth/nowhere'), 429, 'the hundredth request')
+  }),
   'REV-05': check(async (ctx) => {
     await introspectRaw(ctx, 'a-token')
     expectStatus(await ctx.http.get('/auth/nowhere'), 200, 'a request')
@@ -84,5 +91,26 @@ describe('a failure is caused by the exchange its expectation judged', () => {
   test('a wrong status is the request answered that way: method, path, status and error code', async () => {
     const r = await runCheck('REV-05', target, resources)
     expect(r.cause).toBe('GET /auth/nowhere answered HTTP 404 error=not_found')
+  })
+})
+
+describe("a failure off the check's subject says why (CheckResult.aside)", () => {
+  test('an expectation about an answer that refused the request: refused, the verdict stands', async () => {
+    const r = await runCheck('REV-05', target, resources)
+    expect(r.verdict).toBe('fail')
+    expect(r.aside).toBe('refused')
+  })
+
+  test('a precondition the check marks', async () => {
+    const r = await runCheck('RT-09', target, resources)
+    expect(r.verdict).toBe('fail')
+    expect(r.aside).toBe('precondition')
+  })
+
+  test('a failure on the subject has none: the content of an accepted answer, a missing 429', async () => {
+    expect((await runCheck('REV-04', target, resources)).aside).toBeUndefined()
+    const throttle = await runCheck('RATE-01', target, resources)
+    expect(throttle.verdict).toBe('fail')
+    expect(throttle.aside).toBeUndefined()
   })
 })

@@ -9,7 +9,7 @@ import { redactResult, redactUrl } from './redact.ts'
 import type { Target } from './target.ts'
 import { CheckFailure, ControlFailure } from './expect.ts'
 import type { Level } from '../catalogue/requirement.ts'
-import type { CheckResult, Exchange, Verdict } from './types.ts'
+import type { Aside, CheckResult, Exchange, Verdict } from './types.ts'
 
 /** What a check body receives. */
 export interface CheckContext {
@@ -232,13 +232,22 @@ export async function runCheck(
   const started = performance.now()
   // failures of sub-cases (ctx.subcase), in the order found, each with its cause: the exchange
   // its expectation judged, else what the exchanges made until then say (never later ones)
-  const failures: { message: string; cause: string }[] = []
-  const causeNow = (message: string, err: unknown): string =>
-    causeOf(message, http.exchanges.slice(), err instanceof CheckFailure ? err.exchange : undefined)
+  const failures: { message: string; cause: string; aside: Aside | undefined }[] = []
+  const judgedNow = (
+    message: string,
+    err: unknown,
+  ): { cause: string; aside: Aside | undefined } => {
+    const failure = err instanceof CheckFailure ? err : undefined
+    const before = http.exchanges.slice()
+    return {
+      cause: causeOf(message, before, failure?.exchange),
+      aside: failure?.aside ?? asideOf(message, before, failure?.exchange),
+    }
+  }
   const result = (
     verdict: Verdict,
     message: string | undefined,
-    cause?: string,
+    judged?: { cause?: string | undefined; aside?: Aside | undefined },
     more?: readonly string[],
   ): CheckResult =>
     redactResult({
@@ -246,7 +255,8 @@ export async function runCheck(
       ...req,
       verdict,
       message,
-      ...(cause ? { cause } : {}),
+      ...(judged?.cause ? { cause: judged.cause } : {}),
+      ...(judged?.aside && verdict !== 'error' ? { aside: judged.aside } : {}),
       ...(more && more.length > 0 ? { more } : {}),
       notes,
       exchanges: http.exchanges,
@@ -286,7 +296,7 @@ export async function runCheck(
         const message = judged.message ?? describe(err)
         failures.push({
           message: message.startsWith(`${what}:`) ? message : `${what}: ${message}`,
-          cause: causeNow(message, err),
+          ...judgedNow(message, err),
         })
       }
     },
@@ -356,7 +366,7 @@ export async function runCheck(
       return result(
         failedVerdict[req.level],
         first.message,
-        first.cause,
+        first,
         rest.map((f) => f.message),
       )
     return result('pass', undefined)
@@ -371,7 +381,7 @@ export async function runCheck(
     const judged = classify(err)
     const message = err instanceof Skip ? err.message : (judged.message ?? describe(err))
     // the exchanges until the failure (a check's clean-up may add more before this point)
-    const cause = causeNow(message, err)
+    const judgedAt = judgedNow(message, err)
     // deviations already found by sub-cases stand: the end of the check is reported after them
     if (failures.length > 0) {
       const [first, ...rest] = failures as [(typeof failures)[number], ...typeof failures]
@@ -381,17 +391,17 @@ export async function runCheck(
           : err instanceof Skip
             ? `the rest was skipped: ${message}`
             : `the rest was inconclusive: ${message}`
-      return result(failedVerdict[req.level], first.message, first.cause, [
+      return result(failedVerdict[req.level], first.message, first, [
         ...rest.map((f) => f.message),
         last,
       ])
     }
-    if (judged.kind === 'failure') return result(failedVerdict[req.level], message, cause)
+    if (judged.kind === 'failure') return result(failedVerdict[req.level], message, judgedAt)
     const why =
       judged.kind === 'control'
         ? `inconclusive: a positive control failed, so the check's negative cases prove nothing: ${message}`
         : `inconclusive: the harness could not drive the target: ${message}`
-    return result('error', why, judged.kind === 'control' ? cause : undefined)
+    return result('error', why, judged.kind === 'control' ? { cause: judgedAt.cause } : undefined)
   } finally {
     clearTimeout(timer)
     abort.abort()
@@ -542,32 +552,63 @@ export function causeOf(
   exchanges: readonly Answered[] = [],
   subject?: Answered,
 ): string {
-  const before = [...exchanges].reverse()
-  const status = /expected HTTP [\d or]+, got (\d+) from (\S+)/.exec(message)
-  const named =
-    subject ??
-    (status
-      ? before.find(
-          (x) =>
-            endpointOf(x.url) === endpointOf(status[2] ?? '') && String(x.status) === status[1],
-        )
-      : undefined)
-  if (named) {
-    if (aboutStatusOrCode(message)) return answered(named)
-    return `${answered(named)}: ${normalise(expectation(message) ?? message)}`
+  const judged = judgedExchange(message, exchanges, subject)
+  if (judged) {
+    if (aboutStatusOrCode(message) || refusedBy(message)) return answered(judged)
+    return `${answered(judged)}: ${normalise(expectation(message) ?? message)}`
   }
+  const status = /expected HTTP [\d or]+, got (\d+) from (\S+)/.exec(message)
   if (status) return `${endpointOf(status[2] ?? '')} answered HTTP ${status[1]}`
-  // an error the IdP answered, as openid-client reported it: the latest answer with its status
-  const refused = /^the IdP (?:refused the request with|answered) HTTP (\d+)/.exec(message)
-  const refusal = refused && before.find((x) => String(x.status) === refused[1])
-  if (refusal) return answered(refusal)
   // "what: expected X, got Y" about the latest answer until then: the same assertion on the same
   // answer is one cause, whichever request of whichever check met it
-  const last = before[0]
-  const judged = expectation(message)
-  if (judged !== undefined && last?.status !== undefined)
-    return `${answered(last)}: ${normalise(judged)}`
+  const last = exchanges.at(-1)
+  const said = expectation(message)
+  if (said !== undefined && last?.status !== undefined)
+    return `${answered(last)}: ${normalise(said)}`
   return normalise(message)
+}
+
+/** openid-client's report of an error the IdP answered (classify), with its status. */
+const refusedBy = (message: string): string | undefined =>
+  /^the IdP (?:refused the request with|answered) HTTP (\d+)/.exec(message)?.[1]
+
+/**
+ * The answer a failure judged: the one its expectation was given (`subject`), else the latest
+ * until the failure with the endpoint and status its message names, or, for an error the IdP
+ * answered as openid-client reported it, the latest with that status.
+ */
+function judgedExchange(
+  message: string,
+  exchanges: readonly Answered[],
+  subject: Answered | undefined,
+): Answered | undefined {
+  if (subject) return subject
+  const before = [...exchanges].reverse()
+  const status = /expected HTTP [\d or]+, got (\d+) from (\S+)/.exec(message)
+  if (status)
+    return before.find(
+      (x) => endpointOf(x.url) === endpointOf(status[2] ?? '') && String(x.status) === status[1],
+    )
+  const refused = refusedBy(message)
+  return refused === undefined ? undefined : before.find((x) => String(x.status) === refused)
+}
+
+/**
+ * Whether a failure is 'refused' (CheckResult.aside): the answer it judged refused the request
+ * (an error status or an error code), so whatever the check expected instead, the request it
+ * played did not get through. A wanted 429 or 503 is the exception: a throttle that does not
+ * answer so is the subject of the checks that expect one, however the target refused otherwise.
+ */
+export function asideOf(
+  message: string,
+  exchanges: readonly Answered[] = [],
+  subject?: Answered,
+): Aside | undefined {
+  const judged = judgedExchange(message, exchanges, subject)
+  if (!judged || judged.status === undefined) return undefined
+  if (/expected HTTP [\d or]*\b(429|503)\b/.test(message)) return undefined
+  const refusal = judged.status >= 400 || errorCodeOf(judged) !== undefined
+  return refusal ? 'refused' : undefined
 }
 
 const normalise = (text: string): string =>

@@ -1,5 +1,5 @@
 import { exchangeOf, type HttpResponse } from './http.ts'
-import type { Exchange } from './types.ts'
+import type { Aside, Exchange } from './types.ts'
 
 /**
  * A failed expectation: its message is the check's failure message. `exchange` is the answer
@@ -8,9 +8,28 @@ import type { Exchange } from './types.ts'
 export class CheckFailure extends Error {
   override readonly name = 'CheckFailure'
   readonly exchange: Exchange | undefined
-  constructor(message: string, exchange?: Exchange) {
+  /** Set by `aside`: the failure is not about the check's subject (CheckResult.aside). */
+  readonly aside: Aside | undefined
+  constructor(message: string, exchange?: Exchange, aside?: Aside) {
     super(message)
     this.exchange = exchange
+    this.aside = aside
+  }
+}
+
+/**
+ * Runs expectations that are not the check's subject, so that their failure, a failure still,
+ * is not read as the threat the check is about being open: 'precondition' for a step the check
+ * needs before its subject (the genuine request that must work first), 'refused' for how a
+ * refusal is shaped once the refusal itself was shown (its status, its error code, its page).
+ */
+export function aside<T>(kind: Aside, expectations: () => T): T {
+  try {
+    return expectations()
+  } catch (err) {
+    if (err instanceof CheckFailure && !err.aside)
+      throw new CheckFailure(err.message, err.exchange, kind)
+    throw err
   }
 }
 
@@ -23,7 +42,7 @@ export function judging<T>(res: HttpResponse, expectations: () => T): T {
     return expectations()
   } catch (err) {
     if (err instanceof CheckFailure && !err.exchange)
-      throw new CheckFailure(err.message, exchangeOf(res))
+      throw new CheckFailure(err.message, exchangeOf(res), err.aside)
     throw err
   }
 }
@@ -132,7 +151,8 @@ export function about<T>(what: string, expectations: () => T): T {
   try {
     return expectations()
   } catch (err) {
-    if (err instanceof CheckFailure) throw new CheckFailure(`${what}: ${err.message}`, err.exchange)
+    if (err instanceof CheckFailure)
+      throw new CheckFailure(`${what}: ${err.message}`, err.exchange, err.aside)
     throw err
   }
 }
