@@ -3,6 +3,7 @@ import type { Browser, BrowserContext, Page } from '@playwright/test'
 import { launchBrowser } from './browser.ts'
 import { BROWSER_CHECKS_AT_ONCE, CHECK_TIMEOUT_MS, embeddedOnlyReason } from './needs.ts'
 import { createHttp, type Http } from './http.ts'
+import { fallbackNote, resolveEndpoints, type EndpointName, type Endpoints } from './endpoints.ts'
 import { Slots, type Slot } from './pool.ts'
 import { countIn, newCounters, SharedSessions, type RunCounters } from './session.ts'
 import { redactResult, redactUrl } from './redact.ts'
@@ -74,6 +75,11 @@ export interface RunResources {
    * and the twin's clock and limits are put back after each check).
    */
   readonly ownTarget?: boolean
+  /**
+   * The target's endpoints as its discovery document advertises them, read once per run and
+   * target (endpoints.ts). Absent, each check reads them itself.
+   */
+  readonly endpoints?: (target: Target) => Promise<Endpoints>
 }
 
 export function createRunResources(
@@ -86,8 +92,15 @@ export function createRunResources(
 ): RunResources {
   let browser: Promise<Browser> | undefined
   const counters = newCounters()
+  // per base URL: the exclusive checks' twin (runner.ts) is another server with its own
+  const endpoints = new Map<string, Promise<Endpoints>>()
   return {
     counters,
+    endpoints(on) {
+      let found = endpoints.get(on.baseUrl)
+      if (!found) endpoints.set(on.baseUrl, (found = resolveEndpoints(on)))
+      return found
+    },
     browserSlots: new Slots(options.browserChecks ?? BROWSER_CHECKS_AT_ONCE),
     sessions:
       options.reuseSessions === false ? undefined : new SharedSessions(counters, options.onNotice),
@@ -210,12 +223,16 @@ class CheckTimeout extends Error {
 /** Runs one check against a target and returns its result; never throws. */
 export async function runCheck(
   id: RequirementId,
-  target: Target,
+  given: Target,
   resources: RunResources,
   timeoutMs = CHECK_TIMEOUT_MS,
 ): Promise<CheckResult> {
   const entry = registry.get(id)
   const req: Requirement = requirements[id]
+  // the endpoints as discovery advertises them (never throws: the interface's paths otherwise)
+  const endpoints =
+    given.endpoints ?? (await (resources.endpoints?.(given) ?? resolveEndpoints(given)))
+  const target: Target = { ...given, endpoints }
   // aborted when the check times out: its requests still in flight and any it would start
   // next fail at once, so a timed-out check is stopped, not left running beside the next
   const abort = new AbortController()
@@ -249,8 +266,15 @@ export async function runCheck(
     message: string | undefined,
     judged?: { cause?: string | undefined; aside?: Aside | undefined },
     more?: readonly string[],
-  ): CheckResult =>
-    redactResult({
+  ): CheckResult => {
+    // an endpoint the check used at the interface's path because discovery did not say: noted
+    for (const [name, why] of Object.entries(endpoints.fallbacks) as [EndpointName, string][]) {
+      const note = fallbackNote(name, why)
+      const path = endpointOf(endpoints.urls[name])
+      if (!notes.includes(note) && http.exchanges.some((x) => endpointOf(x.url) === path))
+        notes.push(note)
+    }
+    return redactResult({
       id,
       ...req,
       verdict,
@@ -263,6 +287,7 @@ export async function runCheck(
       screenshots,
       durationMs: Math.round(performance.now() - started),
     })
+  }
   if (!entry) return result('skip', 'no check is registered for this requirement')
   if (entry.embeddedOnly && !target.embedded) return result('skip', entry.embeddedOnly)
   const ctx: CheckContext = {
@@ -489,7 +514,14 @@ export function classify(err: unknown): {
 type Answered = Pick<Exchange, 'method' | 'url' | 'status'> &
   Partial<Pick<Exchange, 'responseBody' | 'responseHeaders' | 'error'>>
 
-const endpointOf = (url: string): string => new URL(url, 'https://x').pathname
+/** The path of a URL (a recorded one is redacted, and may not parse: then as it is). */
+const endpointOf = (url: string): string => {
+  try {
+    return new URL(url, 'https://x').pathname
+  } catch {
+    return url
+  }
+}
 
 /**
  * The error code an answer carried: the JSON body's "error" (INTERFACE.md §7), the Bearer

@@ -4,6 +4,7 @@ import nodeHttp, { type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'no
 import nodeHttps, { Agent as HttpsAgent } from 'node:https'
 import { createSecureContext, rootCertificates } from 'node:tls'
 import type { Target } from './target.ts'
+import { endpointNamed, endpointUrl } from './endpoints.ts'
 import type { Exchange } from './types.ts'
 import { redactBody, redactHeaders, redactUrl, rememberIssued } from './redact.ts'
 
@@ -167,17 +168,27 @@ function send(
  * requests in flight fail and new ones are refused.
  */
 export function createHttp(
-  target: Pick<Target, 'baseUrl' | 'ca'> & {
+  target: Pick<Target, 'baseUrl' | 'ca' | 'endpoints'> & {
     /** The local address to send from (a second source on loopback, SEC-01). */
     readonly localAddress?: string
   },
   signal?: AbortSignal,
 ): Http {
   const exchanges: Exchange[] = []
-  const resolve = (pathOrUrl: string): URL =>
-    /^[a-z][a-z0-9+.-]*:/i.test(pathOrUrl)
-      ? new URL(pathOrUrl)
-      : new URL(target.baseUrl + pathOrUrl)
+  const resolve = (pathOrUrl: string): URL => {
+    if (/^[a-z][a-z0-9+.-]*:/i.test(pathOrUrl)) return new URL(pathOrUrl)
+    // an endpoint's interface path stands for the URL discovery advertised for it (endpoints.ts)
+    const name = target.endpoints && endpointNamed(pathOrUrl)
+    if (!name) return new URL(target.baseUrl + pathOrUrl)
+    // the rest (a query, as the check wrote it) is appended as it is, byte for byte
+    const endpoint = endpointUrl(target, name)
+    const rest = pathOrUrl.slice(pathOrUrl.search(/[?#]|$/))
+    return new URL(
+      endpoint.includes('?') && rest.startsWith('?')
+        ? `${endpoint}&${rest.slice(1)}`
+        : endpoint + rest,
+    )
+  }
 
   const http: Http = {
     exchanges,
