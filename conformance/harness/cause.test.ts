@@ -61,6 +61,15 @@ register({
     const revocation = await revokeRaw(ctx, 'a-token')
     aside('precondition', () => expectRevoked(revocation, 'the refresh token'))
   }),
+  'PKCE-06': check(async (ctx) => {
+    // the first wrong verifier refused with the wrong status, the second accepted
+    await ctx.subcase('first', async () => {
+      expectStatus(await ctx.http.get('/auth/nowhere'), 400, 'a wrong verifier')
+    })
+    await ctx.subcase('second', async () => {
+      expectStatus(await revokeRaw(ctx, 'x'), 400, 'another wrong verifier')
+    })
+  }),
   'RATE-01': check(async (ctx) => {
     expectStatus(await ctx.http.get('/auth/nowhere'), 429, 'the hundredth request')
   }),
@@ -99,6 +108,13 @@ describe("a failure off the check's subject says why (CheckResult.aside)", () =>
     const r = await runCheck('REV-05', target, resources)
     expect(r.verdict).toBe('fail')
     expect(r.aside).toBe('refused')
+  })
+
+  test('one failure on the subject, even after the headline, makes the check fail on it', async () => {
+    const r = await runCheck('PKCE-06', target, resources)
+    expect(r.message).toMatch(/^first: /)
+    expect(r.more).toHaveLength(1)
+    expect(r.aside).toBeUndefined()
   })
 
   test('a precondition the check marks', async () => {

@@ -391,7 +391,7 @@ export async function runCheck(
       return result(
         failedVerdict[req.level],
         first.message,
-        first,
+        { cause: first.cause, aside: allAside(failures) },
         rest.map((f) => f.message),
       )
     return result('pass', undefined)
@@ -416,10 +416,13 @@ export async function runCheck(
           : err instanceof Skip
             ? `the rest was skipped: ${message}`
             : `the rest was inconclusive: ${message}`
-      return result(failedVerdict[req.level], first.message, first, [
-        ...rest.map((f) => f.message),
-        last,
-      ])
+      const all = judged.kind === 'failure' ? [...failures, judgedAt] : failures
+      return result(
+        failedVerdict[req.level],
+        first.message,
+        { cause: first.cause, aside: allAside(all) },
+        [...rest.map((f) => f.message), last],
+      )
     }
     if (judged.kind === 'failure') return result(failedVerdict[req.level], message, judgedAt)
     const why =
@@ -435,6 +438,13 @@ export async function runCheck(
     if (entry.exclusive) target.controls?.reset()
   }
 }
+
+/**
+ * A check's failures are aside from its subject only when every one is (the first one's kind):
+ * one failure on the subject, headline or not, is the check failing on what it is for.
+ */
+const allAside = (failures: readonly { aside: Aside | undefined }[]): Aside | undefined =>
+  failures.every((f) => f.aside) ? failures[0]?.aside : undefined
 
 /** Counts the requests a check's client sends (the benchmark's HTTP requests). */
 function countRequests(http: Http, counters: RunCounters): Http {
