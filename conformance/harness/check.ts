@@ -587,7 +587,7 @@ const expectation = (message: string): string | undefined =>
  * that endpoint answering that way (method, path, status and error code, whichever check sent
  * it and whatever it expected); another assertion about an answer is that answer and the
  * assertion's expectation. Otherwise the message with its volatile parts (URLs' queries, random
- * values, timings) taken out.
+ * values, timings) taken out: never the check's latest exchange, which may be another request.
  */
 export function causeOf(
   message: string,
@@ -601,12 +601,8 @@ export function causeOf(
   }
   const status = /expected HTTP [\d or]+, got (\d+) from (\S+)/.exec(message)
   if (status) return `${endpointOf(status[2] ?? '')} answered HTTP ${status[1]}`
-  // "what: expected X, got Y" about the latest answer until then: the same assertion on the same
-  // answer is one cause, whichever request of whichever check met it
-  const last = exchanges.at(-1)
-  const said = expectation(message)
-  if (said !== undefined && last?.status !== undefined)
-    return `${answered(last)}: ${normalise(said)}`
+  // about no answer it can name (a claim of a token, a value parsed earlier): the latest
+  // exchange may be another request altogether, so the message is the cause, as it is
   return normalise(message)
 }
 

@@ -130,9 +130,19 @@ describe('the cause a failure comes down to', () => {
   })
 
   test('the same assertion about the same answer is one cause, whatever request named it', () => {
-    const revoke = [{ method: 'POST', url: 'https://idp.example/auth/revoke', status: 200 }]
-    expect(causeOf('revocation of a garbage token: expected JSON, got text', revoke)).toBe(
-      causeOf('revocation of the refresh token: expected JSON, got text', revoke),
+    const revoke = { method: 'POST', url: 'https://idp.example/auth/revoke', status: 200 }
+    expect(causeOf('revocation of a garbage token: expected JSON, got text', [], revoke)).toBe(
+      causeOf('revocation of the refresh token: expected JSON, got text', [], revoke),
     )
+  })
+
+  test('an assertion about no answer is not pinned on the latest exchange, another request', () => {
+    const userInfo = [{ method: 'GET', url: 'https://idp.example/auth/user-info', status: 401 }]
+    expect(
+      causeOf(
+        'access token scope claim: expected a space-separated string, got undefined',
+        userInfo,
+      ),
+    ).toBe('access token scope claim: expected a space-separated string, got undefined')
   })
 })
