@@ -633,8 +633,8 @@ function judgedExchange(
 
 /**
  * Whether a failure is 'refused' (CheckResult.aside): the answer it judged refused the request
- * (an error status or an error code), so whatever the check expected instead, the request it
- * played did not get through. A wanted 429 or 503 is the exception: a throttle that does not
+ * (a 4xx status, or an error code such as an error redirect's), so whatever the check expected
+ * instead, the request it played did not get through. A wanted 429 or 503 is the exception: a throttle that does not
  * answer so is the subject of the checks that expect one, however the target refused otherwise.
  */
 export function asideOf(
@@ -645,6 +645,8 @@ export function asideOf(
   const judged = judgedExchange(message, exchanges, subject)
   if (!judged || judged.status === undefined) return undefined
   if (/expected HTTP [\d or]*\b(429|503)\b/.test(message)) return undefined
+  // a 5xx is the server failing, not refusing: it is the subject of the checks that judge it
+  if (judged.status >= 500) return undefined
   const refusal = judged.status >= 400 || errorCodeOf(judged) !== undefined
   return refusal ? 'refused' : undefined
 }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { answered, causeOf, classify } from './check.ts'
+import { answered, asideOf, causeOf, classify } from './check.ts'
 import { CheckFailure, ControlFailure } from './expect.ts'
 
 describe('what a thrown error means for the verdict', () => {
@@ -144,5 +144,31 @@ describe('the cause a failure comes down to', () => {
         userInfo,
       ),
     ).toBe('access token scope claim: expected a space-separated string, got undefined')
+  })
+
+  test('a refusal is a 4xx or an error code; a 5xx is the server failing, a missing 429 the throttle', () => {
+    const at = (status: number, responseBody?: string) => ({
+      method: 'POST',
+      url: 'https://idp.example/auth/token',
+      status,
+      ...(responseBody ? { responseBody } : {}),
+    })
+    expect(
+      asideOf('x: expected HTTP 400, got 401 from https://idp.example/auth/token', [], at(401)),
+    ).toBe('refused')
+    expect(
+      asideOf(
+        'x: expected HTTP 400, got 500 from https://idp.example/auth/token',
+        [],
+        at(500, '{"error":"server_error"}'),
+      ),
+    ).toBeUndefined()
+    expect(
+      asideOf('x: expected HTTP 429, got 401 from https://idp.example/auth/token', [], at(401)),
+    ).toBeUndefined()
+    expect(
+      asideOf('x: expected HTTP 400, got 200 from https://idp.example/auth/token', [], at(200)),
+    ).toBeUndefined()
+    expect(asideOf('a claim: expected a string, got undefined', [at(401)])).toBeUndefined()
   })
 })
