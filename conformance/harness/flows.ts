@@ -618,6 +618,9 @@ export async function failedLogins(
       (r) => r.request().isNavigationRequest() && r.request().method() === 'POST',
       { timeout: 10_000 },
     )
+    // a submit that throws (the check stopped, the page closed) leaves this wait to reject
+    // unawaited: handled here, it cannot end the process as an unhandled rejection
+    posted.catch(() => undefined)
     await submitLogin(page, credentials(), ctx.target.login)
     const res = await posted
     const headers = await res.allHeaders()

@@ -1,6 +1,7 @@
 import { rootCertificates } from 'node:tls'
 import { Agent } from 'undici'
 import { rememberSecret } from './redact.ts'
+import type { Endpoints } from './endpoints.ts'
 
 /** A client the suite acts as. */
 export interface TargetClient {
@@ -101,6 +102,11 @@ export interface Target extends TargetConfig {
   readonly dispatcher: Agent
   /** Whether this is the in-process reference server. */
   readonly embedded: boolean
+  /**
+   * The endpoints' URLs as the target's discovery document advertises them, read once per run
+   * (endpoints.ts); absent, requests go to the interface's paths.
+   */
+  readonly endpoints?: Endpoints | undefined
   /**
    * Controls only the embedded server offers: moving its clock lets expiry checks run without
    * waiting. Checks that need them are skipped (with the reason) on other targets.
