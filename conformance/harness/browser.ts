@@ -430,6 +430,15 @@ async function lookAt(
       answer: () => page.locator(ACCOUNTS).nth(index).click(),
     }
   }
+  // the login page whose password field is there but hidden (an injected hint's markup covers
+  // the form, a field shown on focus): still the login page, which nothing else is
+  if (
+    (await page
+      .locator(loginDetector(target.login))
+      .count()
+      .catch(() => 0)) > 0
+  )
+    return { kind: 'login', name: 'login', label: 'login', answer: () => Promise.resolve() }
   return undefined
 }
 
@@ -455,7 +464,14 @@ export const APPROVE_LABEL =
   /^\W*(allow|approve|accept|authori[sz]e|agree|grant|yes|continue|proceed|confirm|ok|okay|next)\b/i
 /** Words that make a control a refusal, a way out or a sign-out: never pressed by default. */
 export const REFUSE_LABEL =
-  /\b(deny|denied|cancel|reject|decline|refuse|don'?t|do not|not now|no|abort|back|sign ?out|log ?out|logout|switch|another|different)\b/i
+  /\b(deny|denied|cancel|reject|decline|refuse|don'?t|do not|not now|no|abort|back|switch|another|different)\b/i
+/**
+ * Labels of a sign-out control ("Yes, sign me out", "Log out", "End session"): a page that has
+ * one is a logout confirmation (or offers a way out), which the built-in answers never press
+ * through; a logout confirmation is answered only when the configuration says how.
+ */
+export const LOGOUT_LABEL =
+  /\b(sign|log)\W*(me\W*|you\W*)?(out|off)\b|\blogout\b|\bend (the |your |this )?session\b|\bstay signed in\b/i
 /** Page words that make a page with an approve control a consent page (for logs). */
 const CONSENT_WORDS = /consent|permission|access to|authori[sz]|wants to|would like to|scope/i
 
@@ -502,17 +518,20 @@ async function scanButtons(
     )
     .catch(() => undefined)
   if (!found) return undefined
-  const approve = found.buttons.findIndex(
-    (b) => b.shown && APPROVE_LABEL.test(b.text) && !REFUSE_LABEL.test(b.text),
-  )
-  const refusal = found.buttons.some((b) => b.shown && REFUSE_LABEL.test(b.text))
+  const refuses = (text: string): boolean => REFUSE_LABEL.test(text) || LOGOUT_LABEL.test(text)
+  // a page with a sign-out button is a logout confirmation: none of its buttons is pressed
+  const logout = found.buttons.some((b) => b.shown && LOGOUT_LABEL.test(b.text))
+  const approve = logout
+    ? -1
+    : found.buttons.findIndex((b) => b.shown && APPROVE_LABEL.test(b.text) && !refuses(b.text))
+  const refusal = found.buttons.some((b) => b.shown && refuses(b.text))
   const account =
     approve < 0 && user
       ? found.accounts.findIndex(
           (a) =>
             a.shown &&
             a.text.toLowerCase().includes(user.username.toLowerCase()) &&
-            !REFUSE_LABEL.test(a.text),
+            !refuses(a.text),
         )
       : -1
   return {

@@ -48,6 +48,11 @@ const pages: Record<string, { status: number; title: string; body: string }> = {
     'Pick a colour',
     `<form><select><option>red</option></select><button>Go</button></form>`,
   ),
+  // node-oidc-provider's logout confirmation: "Yes" starts an approve-like label, but signs out
+  '/logout-confirm': page(
+    'Sign-out',
+    `<form method="post" action="/logged-out"><button name="logout" value="yes">Yes, sign me out</button><button>No, stay signed in</button></form>`,
+  ),
   '/broken': page(
     'Oops',
     `<h1>invalid_request</h1><p>The request is missing a parameter.</p>`,
@@ -220,6 +225,12 @@ describe('the interaction driver (browse) on local pages', () => {
     const outcome = await run('/spinner', target(), { user })
     expect(outcome.stopped?.kind).toBe('unrecognised')
     expect(performance.now() - started).toBeLessThan(20_000)
+  }, 60_000)
+
+  test('a logout confirmation is never answered by the built-in recognisers', async () => {
+    const outcome = await run('/logout-confirm', target(), { user })
+    expect(outcome.interactions).toEqual([])
+    expect(outcome.stopped?.kind).toBe('unrecognised')
   }, 60_000)
 
   test("the provider's error page is its verdict, not the suite's limit", async () => {

@@ -100,7 +100,7 @@ export async function loginDryRun(
             return
           }
           note(`page met: ${event}`)
-          if (kind !== 'login') await shoot(slug(event), page)
+          if (kind !== 'login') await shoot(slug(event.replace(/ at \S+$/, '')), page)
         },
         onLoginStep: async (step, page) => {
           note(`done: ${step}`)
