@@ -1,7 +1,13 @@
 import { createHash, type X509Certificate } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { connect, rootCertificates } from 'node:tls'
-import { chromium, type Browser, type BrowserContext, type Page } from '@playwright/test'
+import {
+  chromium,
+  type Browser,
+  type BrowserContext,
+  type Page,
+  type Request,
+} from '@playwright/test'
 import type { Http } from './http.ts'
 import { countSignIn } from './session.ts'
 import { redactHeaders, redactUrl, rememberIssuedUrl } from './redact.ts'
@@ -117,6 +123,14 @@ export interface BrowserOutcome {
   readonly loginShown: boolean
   /** Status of the response to the login form post, when there was one. */
   readonly loginPostStatus: number | undefined
+  /**
+   * The browser's own credential request: the first POST the page sent once the sign-in was
+   * submitted, a form post (`form`) or a script's `fetch`/XHR call (`script`), with the status
+   * of its answer (a redirect's own status, not where it led).
+   */
+  readonly loginRequest?:
+    | { readonly via: 'form' | 'script'; readonly url: string; readonly status: number | undefined }
+    | undefined
   /** What the driver answered on the way, in order ("consent (built-in) at /consent"). */
   readonly interactions?: readonly string[] | undefined
   /**
@@ -208,7 +222,6 @@ export async function browse(
       requestStage: 'Request' as const,
     })),
   })
-  let loginPostStatus: number | undefined
   // the main frame's latest document: its status, and whether it came with a Refresh header
   const doc = { refresh: false, status: undefined as number | undefined }
   page.on('response', (res) => {
@@ -218,7 +231,6 @@ export async function browse(
       doc.refresh = 'refresh' in res.headers()
       doc.status = res.status()
     }
-    if (req.method() === 'POST' && loginPostStatus === undefined) loginPostStatus = res.status()
     http.record({
       method: req.method(),
       url: redactUrl(req.url()),
@@ -232,38 +244,69 @@ export async function browse(
     })
   })
   const callbackReached = reachedCallback.then(() => 'callback' as const)
+  // the credential request: the first POST of the page after the sign-in is submitted
+  const credential: { watching: boolean; request: Request | undefined } = {
+    watching: false,
+    request: undefined,
+  }
+  page.on('request', (req) => {
+    if (credential.watching && !credential.request && req.method() === 'POST')
+      credential.request = req
+  })
 
   let loginShown = false
   let signedIn = false
   const answered: string[] = []
   const counts = new Map<string, number>()
-  const outcome = (stopped?: BrowserStop): BrowserOutcome => ({
-    callback: seen.callback,
-    page,
-    loginShown,
-    loginPostStatus,
-    interactions: answered,
-    ...(stopped && !arrived() ? { stopped } : {}),
-  })
+  const loginRequest = async (): Promise<BrowserOutcome['loginRequest']> => {
+    const req = credential.request
+    if (!req) return undefined
+    const res = await Promise.race([
+      req.response().catch(() => null),
+      new Promise<null>((resolve) => setTimeout(() => resolve(null), 5000)),
+    ])
+    return {
+      via: req.isNavigationRequest() ? 'form' : 'script',
+      url: redactUrl(req.url()),
+      status: res?.status(),
+    }
+  }
+  const outcome = async (stopped?: BrowserStop): Promise<BrowserOutcome> => {
+    const request = await loginRequest()
+    return {
+      callback: seen.callback,
+      page,
+      loginShown,
+      // the credential form post's own answer (not a later consent or "continue" post)
+      loginPostStatus: request?.via === 'form' ? request.status : undefined,
+      loginRequest: request,
+      interactions: answered,
+      ...(stopped && !arrived() ? { stopped } : {}),
+    }
+  }
 
   await Promise.race([callbackReached, page.goto(url, { timeout }).catch(() => undefined)])
   for (let step = 0; !arrived(); step++) {
-    if (step >= MAX_INTERACTIONS) return outcome(await describeStop(page, 'limit', doc.status))
+    if (step >= MAX_INTERACTIONS)
+      return await outcome(await describeStop(page, 'limit', doc.status))
     const found = await recognise(page, target, options.user, callbackReached, doc, timeout)
     if (arrived()) break
     if (found.kind === 'moved') continue
     if (found.kind === 'none') {
       const error = await looksLikeError(page, doc.status)
-      return outcome(await describeStop(page, error ? 'error-page' : 'unrecognised', doc.status))
+      return await outcome(
+        await describeStop(page, error ? 'error-page' : 'unrecognised', doc.status),
+      )
     }
     const where = pathOf(page.url())
     const key = `${found.name}@${where}`
     counts.set(key, (counts.get(key) ?? 0) + 1)
-    if ((counts.get(key) ?? 0) >= 3) return outcome(await describeStop(page, 'loop', doc.status))
+    if ((counts.get(key) ?? 0) >= 3)
+      return await outcome(await describeStop(page, 'loop', doc.status))
     await options.onPage?.(`${found.label} at ${where}`, page, found.kind)
     const navigated = nextNavigation(page, timeout)
     if (found.kind === 'login') {
-      if (signedIn) return outcome(await describeStop(page, 'login-again', doc.status))
+      if (signedIn) return await outcome(await describeStop(page, 'login-again', doc.status))
       loginShown = true
       await options.onLoginPage?.(page)
       if (options.cancel) {
@@ -273,6 +316,7 @@ export async function browse(
           .click({ timeout })
         answered.push(`cancelled the login at ${where}`)
       } else if (options.user) {
+        credential.watching = true
         if (found.interaction)
           await runSteps(page, found.interaction, options.user, options.onLoginStep)
         else await submitLogin(page, options.user, target.login, options.onLoginStep)
@@ -280,11 +324,11 @@ export async function browse(
         signedIn = true
         answered.push(`signed in at ${where}`)
       } else {
-        return outcome()
+        return await outcome()
       }
     } else {
       // a flow asked to cancel never approves anything: it stops where it cannot cancel
-      if (options.cancel) return outcome()
+      if (options.cancel) return await outcome()
       if (found.interaction) await runSteps(page, found.interaction, options.user)
       else await found.answer()
       answered.push(`${found.label} at ${where}`)
@@ -292,7 +336,7 @@ export async function browse(
     await Promise.race([callbackReached, navigated])
     await options.onPage?.(`after ${found.label}`, page, found.kind)
   }
-  return outcome()
+  return await outcome()
 }
 
 /** The path of a URL (no query or fragment: they hold one-time values). */

@@ -170,6 +170,9 @@ describe('the interaction driver (browse) on local pages', () => {
     const outcome = await run('/start-spa', target(), { user })
     expect(outcome.callback).toBe(`${CALLBACK}?code=the-code`)
     expect(outcome.loginShown).toBe(true)
+    // the browser's own credential request: the script's fetch, not a form post
+    expect(outcome.loginPostStatus).toBeUndefined()
+    expect(outcome.loginRequest).toEqual({ via: 'script', url: `${base}/api/login`, status: 200 })
     expect(outcome.interactions).toEqual([
       expect.stringMatching(/^signed in at .*\/spa-login$/),
       expect.stringMatching(/^consent \(built-in: "Allow access"\) at .*\/consent$/),
