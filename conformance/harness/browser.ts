@@ -97,12 +97,14 @@ export interface BrowserStop {
    * `error-page`: a page of the provider the driver recognises as an error (an HTTP error
    * status, or an error said in its rendered text): the provider's verdict.
    * `unrecognised`: a page no interaction recognises and that does not move by itself.
+   * `elsewhere`: the browser could not load where the provider sent it (a host that does not
+   * resolve, a connection reset): the provider's doing.
    * `login-again`: the login page came back after the sign-in was submitted.
    * `loop`: the same interaction came back at the same address three times.
    * `limit`: the step or time bound ran out.
    * The last three and `unrecognised` are the suite's own limits: inconclusive.
    */
-  readonly kind: 'error-page' | 'unrecognised' | 'login-again' | 'loop' | 'limit'
+  readonly kind: 'error-page' | 'elsewhere' | 'unrecognised' | 'login-again' | 'loop' | 'limit'
   /** The page's title (or its first heading), as the user sees it. */
   readonly title: string
   /** The page's address, its query and fragment left out (they hold one-time values). */
@@ -293,10 +295,12 @@ export async function browse(
     if (arrived()) break
     if (found.kind === 'moved') continue
     if (found.kind === 'none') {
-      const error = await looksLikeError(page, doc.status)
-      return await outcome(
-        await describeStop(page, error ? 'error-page' : 'unrecognised', doc.status),
-      )
+      const kind = !loaded(page.url())
+        ? 'elsewhere'
+        : (await looksLikeError(page, doc.status))
+          ? 'error-page'
+          : 'unrecognised'
+      return await outcome(await describeStop(page, kind, doc.status))
     }
     const where = pathOf(page.url())
     const key = `${found.name}@${where}`
@@ -337,6 +341,15 @@ export async function browse(
     await options.onPage?.(`after ${found.label}`, page, found.kind)
   }
   return await outcome()
+}
+
+/**
+ * Whether the browser shows a page it loaded over http(s): not an error page the browser made
+ * up for a load that failed (a redirect to a host that does not resolve, a connection reset).
+ * A page at another origin is still the deployment's (login pages often live on their own host).
+ */
+function loaded(url: string): boolean {
+  return /^https?:/i.test(url)
 }
 
 /** The path of a URL (no query or fragment: they hold one-time values). */

@@ -329,12 +329,13 @@ export function codeOf(result: AuthorizeResult): string {
 export function whereLeft(result: AuthorizeResult): string {
   if (result.via === 'session') return 'the replay of the IdP session ended elsewhere'
   if (result.via === 'form-post') return 'the sign-in by form post ended elsewhere'
+  const at = `page at ${result.outcome.page.url()}`
   const stop = result.outcome.stopped
   if (stop?.kind === 'error-page')
-    return `the IdP showed an error page at ${stop.url}${stop.status === undefined ? '' : ` (HTTP ${stop.status})`}: "${stop.title}": ${stop.text.slice(0, 160)}`
+    return `${at}: an error page of the IdP${stop.status === undefined ? '' : ` (HTTP ${stop.status})`}, "${stop.title}": ${stop.text.slice(0, 160)}`
   if (stop?.kind === 'login-again')
-    return `the IdP showed its login page again after the sign-in, at ${stop.url}: ${stop.text.slice(0, 160)}`
-  return `page at ${result.outcome.page.url()}`
+    return `${at}: the IdP showed its login page again after the sign-in: ${stop.text.slice(0, 160)}`
+  return at
 }
 
 /** Redeems through openid-client, which checks state, nonce and the response's shape. */

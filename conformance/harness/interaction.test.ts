@@ -89,6 +89,8 @@ const next: Record<string, string> = {
   '/consent-deny': `${CALLBACK}?error=access_denied`,
   '/continue-done': `${CALLBACK}?code=the-code`,
   '/mfa-done': '/consent',
+  // a redirect to a host that does not resolve: the browser's own error page
+  '/away': 'http://nowhere.invalid/',
 }
 
 function serve(req: IncomingMessage, res: ServerResponse): void {
@@ -239,6 +241,13 @@ describe('the interaction driver (browse) on local pages', () => {
   test("the provider's error page is its verdict, not the suite's limit", async () => {
     const outcome = await run('/broken', target(), { user })
     expect(outcome.stopped).toMatchObject({ kind: 'error-page', status: 400, title: 'Oops' })
+    const result = { via: 'browser', callback: undefined, url: base, outcome }
+    expect(stuckAt(result as unknown as AuthorizeResult)).toBeUndefined()
+  }, 60_000)
+
+  test('a page the browser could not load (the provider sent it nowhere) is not the suite stuck', async () => {
+    const outcome = await run('/away', target(), { user })
+    expect(outcome.stopped?.kind).toBe('elsewhere')
     const result = { via: 'browser', callback: undefined, url: base, outcome }
     expect(stuckAt(result as unknown as AuthorizeResult)).toBeUndefined()
   }, 60_000)
