@@ -281,6 +281,20 @@ async function expectRefused(
   )
 }
 
+/**
+ * When a replay of the page's form did not sign in: whether the browser's own sign-in is a
+ * script's fetch/XHR call rather than a form post. Then the replay was built from the wrong
+ * request, and the part is inconclusive with why (an Error), never a failure of the IdP.
+ */
+async function notByScript(ctx: CheckContext, what: string): Promise<void> {
+  const auth = await authorize(ctx, { context: await ctx.newBrowserContext() })
+  const request = auth.via === 'browser' ? auth.outcome.loginRequest : undefined
+  if (request?.via === 'script')
+    throw new Error(
+      `${what}: the login page signs in with a script's call to ${request.url} (fetch/XHR), not a form post, so a replay of its form proves nothing: the credential replay was not run`,
+    )
+}
+
 /** The positive control: an untampered credential post, followed, reaches the client with a code. */
 async function expectSignsIn(
   ctx: CheckContext,
@@ -291,6 +305,7 @@ async function expectSignsIn(
 ): Promise<void> {
   const res = await postLogin(ctx, form, user)
   const reached = await followToClient(ctx, form, res, redirectUri)
+  if (!reached) await notByScript(ctx, what)
   expectControl(
     reached,
     `${what}: the untampered credential post, replayed with the browser's cookies for ${form.action} and followed through the IdP's redirects, never reached ${redirectUri} (first answer HTTP ${res.status})`,
@@ -456,8 +471,16 @@ const LOGIN_05 = check(async (ctx) => {
   const signedIn = await postLogin(ctx, form, ctx.target.users.primary)
   // the sign-in may pass through the IdP's own redirects before it reaches the client
   const hops: HttpResponse[] = []
+  const reached = await followToClient(
+    ctx,
+    form,
+    signedIn,
+    redirectUriOf(ctx, mainClient(ctx)),
+    hops,
+  )
+  if (!reached) await notByScript(ctx, 'the cookies of the sign-in')
   expectControl(
-    await followToClient(ctx, form, signedIn, redirectUriOf(ctx, mainClient(ctx)), hops),
+    reached,
     `the credential post, replayed with the browser's cookies for ${form.action} and followed through the IdP's redirects, never reached the client (first answer HTTP ${signedIn.status})`,
   )
   const cookies = [...cookiesSet(res), ...cookiesSet(signedIn), ...hops.flatMap(cookiesSet)]
