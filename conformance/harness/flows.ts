@@ -1,6 +1,12 @@
 import type { Page } from '@playwright/test'
 import type { CheckContext } from './check.ts'
-import { browse, clientOrigins, submitLogin, type BrowserOutcome } from './browser.ts'
+import {
+  browse,
+  clientOrigins,
+  submitLogin,
+  type BrowserOutcome,
+  type BrowserStop,
+} from './browser.ts'
 import { giveSession, signInByFormPost } from './form-sign-in.ts'
 import { jarOf } from './session.ts'
 import {
@@ -213,6 +219,14 @@ export async function authorize(
       if (options.screenshot) await ctx.screenshot('login page', page, { fullPage: true })
     },
   })
+  if (!outcome.callback && outcome.stopped && stuckAtStop(outcome.stopped))
+    await ctx.screenshot(
+      `the page the suite could not get past: ${outcome.stopped.url}`,
+      outcome.page,
+      {
+        fullPage: true,
+      },
+    )
   if (establish) {
     // the session is shared only when this sign-in went through the login page to the client
     await establish(outcome.loginShown && outcome.callback ? context : undefined)
@@ -262,8 +276,48 @@ function replayable(ctx: CheckContext, options: AuthorizeOptions): boolean {
   return !Object.keys(options.params ?? {}).some((k) => INTERACTION_PARAMS.includes(k))
 }
 
+/**
+ * Where the browser stopped at a page the suite could not answer (an unrecognised page, a loop,
+ * the step bound): the suite's limit, not the provider's verdict. An error page of the
+ * provider, or the login page shown again after the sign-in, is not among them.
+ */
+export function stuckAt(result: AuthorizeResult): BrowserStop | undefined {
+  if (result.via !== 'browser' || result.callback) return undefined
+  const stop = result.outcome.stopped
+  return stop && stuckAtStop(stop) ? stop : undefined
+}
+
+const stuckAtStop = (stop: BrowserStop): boolean =>
+  stop.kind === 'unrecognised' || stop.kind === 'loop' || stop.kind === 'limit'
+
+/**
+ * "the suite could not get past <title> at <url>": one message (and so one cause in the
+ * report) for every check that stopped on the same page, with what the suite had asked for.
+ */
+export function couldNotGetPast(stop: BrowserStop, url?: string): string {
+  const why =
+    stop.kind === 'loop'
+      ? ': the same page came back after each answer'
+      : stop.kind === 'limit'
+        ? ': the provider asked for more pages than the suite answers in one flow'
+        : ': no configured interaction or built-in recogniser (login, consent, continue, account chooser) matched it'
+  const prompt = url ? new URL(url).searchParams.get('prompt') : null
+  const asked = prompt
+    ? ` (the suite's own request asked for prompt=${prompt}${prompt.includes('consent') ? ', which offline_access needs (OIDC Core §11): a consent page must be answerable, so configure it under interactions' : ''})`
+    : ''
+  return `the suite could not get past "${stop.title}" at ${stop.url}${why}${asked}`
+}
+
+/** Throws the inconclusive "could not get past" when the flow stopped at an unanswered page. */
+export function expectGotPast(result: AuthorizeResult): void {
+  const stop = stuckAt(result)
+  if (stop) throw new Error(couldNotGetPast(stop, result.url))
+}
+
 /** The code of a successful authorization, or a check failure saying what came back instead. */
 export function codeOf(result: AuthorizeResult): string {
+  // a page the suite could not answer is its own limit: inconclusive, never the IdP's failure
+  expectGotPast(result)
   expectThat(
     result.callback,
     `the IdP never redirected to ${result.redirectUri} (${whereLeft(result)})`,
@@ -282,13 +336,20 @@ export function codeOf(result: AuthorizeResult): string {
 export function whereLeft(result: AuthorizeResult): string {
   if (result.via === 'session') return 'the replay of the IdP session ended elsewhere'
   if (result.via === 'form-post') return 'the sign-in by form post ended elsewhere'
-  return `page at ${result.outcome.page.url()}`
+  const at = `page at ${result.outcome.page.url()}`
+  const stop = result.outcome.stopped
+  if (stop?.kind === 'error-page')
+    return `${at}: an error page of the IdP${stop.status === undefined ? '' : ` (HTTP ${stop.status})`}, "${stop.title}": ${stop.text.slice(0, 160)}`
+  if (stop?.kind === 'login-again')
+    return `${at}: the IdP showed its login page again after the sign-in: ${stop.text.slice(0, 160)}`
+  return at
 }
 
 /** Redeems through openid-client, which checks state, nonce and the response's shape. */
 export async function redeemWithClient(
   result: AuthorizeResult,
 ): Promise<oidc.TokenEndpointResponse & oidc.TokenEndpointResponseHelpers> {
+  expectGotPast(result)
   expectThat(result.callback, `the IdP never redirected to ${result.redirectUri}`)
   return oidc.authorizationCodeGrant(result.config, result.callback, {
     pkceCodeVerifier: result.verifier,
