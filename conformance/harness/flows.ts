@@ -577,12 +577,22 @@ export async function failedLogins(
   expectThat(outcome.loginShown, 'the authorization request did not show the login page')
   const page = outcome.page
   return async () => {
-    const posted = page.waitForResponse(
-      (r) => r.request().isNavigationRequest() && r.request().method() === 'POST',
-      { timeout: 10_000 },
-    )
+    // listened for before the form is sent, and observed at once: a wait that outlives the step
+    // (a page closed, a timeout while the form is still being filled, a fill that throws) must
+    // not reject unobserved and take the run down; it is rethrown here, for the check to judge
+    const posted = page
+      .waitForResponse(
+        (r) => r.request().isNavigationRequest() && r.request().method() === 'POST',
+        { timeout: 10_000 },
+      )
+      .then(
+        (response) => ({ response }),
+        (error: unknown) => ({ error }),
+      )
     await submitLogin(page, credentials(), ctx.target.login)
-    const res = await posted
+    const answer = await posted
+    if ('error' in answer) throw answer.error
+    const res = answer.response
     const headers = await res.allHeaders()
     await page.waitForLoadState('load', { timeout: 10_000 }).catch(() => undefined)
     return { status: res.status(), header: (name) => headers[name] ?? null }
