@@ -431,7 +431,10 @@ export async function runCheck(
     if (err instanceof Interrupted)
       return {
         ...notRunResult(id, err.message, Math.round(performance.now() - started)),
-        notes: [...notes, 'the check was stopped while it ran: what it had found so far is dropped'],
+        notes: [
+          ...notes,
+          'the check was stopped while it ran: what it had found so far is dropped',
+        ],
       }
     if (err instanceof Skip && failures.length === 0) return result('skip', err.message)
     // what the browser showed when the check failed is often the quickest explanation
