@@ -67,7 +67,12 @@ export function countThreats(rows: readonly ThreatRow[]): Record<ThreatStatus, n
 }
 
 const checkList = (row: ThreatRow): string =>
-  row.checks.map((c) => `${c.id} ${c.verdict ? c.verdict.toUpperCase() : 'not run'}`).join(', ')
+  row.checks
+    .map(
+      (c) =>
+        `${c.id} ${c.verdict === 'notrun' ? 'NOT RUN (stopped)' : c.verdict ? c.verdict.toUpperCase() : 'not run'}`,
+    )
+    .join(', ')
 
 /** The terminal's threat summary: totals, then every threat not shown mitigated. */
 export function formatThreats(rows: readonly ThreatRow[]): string {
