@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, test } from 'vitest'
-import { EXIT, main } from './cli.ts'
+import { EXIT, main, parseRunTimeout } from './cli.ts'
 import type { RunReport } from './report/json.ts'
 
 // Issue #29, item 6: a stopped run (SIGTERM, SIGINT, --run-timeout) still writes every report,
@@ -41,6 +41,13 @@ function expectStopped(report: RunReport, dir: string, why: RegExp, printed: str
 }
 
 describe('a stopped run still reports', () => {
+  test('--run-timeout takes whole seconds from 1 to a week; none by default', () => {
+    expect(parseRunTimeout(undefined)).toBeUndefined()
+    expect(parseRunTimeout('90')).toBe(90_000)
+    for (const bad of ['0', '1.5', '-3', 'ten', '604801'])
+      expect(() => parseRunTimeout(bad), bad).toThrow(/--run-timeout must be whole seconds/)
+  })
+
   test('SIGTERM to the CLI: every report written, the rest not run, exit 143', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cli-sigterm-'))
     const child = spawn(
