@@ -579,11 +579,13 @@ export async function failedLogins(
   return async () => {
     // listened for before the form is sent, and observed at once: a wait that outlives the step
     // (a page closed, a timeout while the form is still being filled, a fill that throws) must
-    // not reject unobserved and take the run down; it is rethrown here, for the check to judge
+    // not reject unobserved and take the run down; it is rethrown here, for the check to judge.
+    // Bounded by what is left of the check's time (at least 10 s), not by a fixed 10 s: a
+    // password hash on a loaded machine may take longer, and the check's limit ends it anyway
     const posted = page
       .waitForResponse(
         (r) => r.request().isNavigationRequest() && r.request().method() === 'POST',
-        { timeout: 10_000 },
+        { timeout: Math.max(10_000, ctx.timeLeftMs()) },
       )
       .then(
         (response) => ({ response }),
