@@ -58,7 +58,13 @@ describe('SEC-02 against a deployment', () => {
   test("the reference server's defaults: the 101st user name is refused within the budget, a pass", async () => {
     const result = await sec02(asDeployment(throttled.target, 400))
     expect(result.verdict, result.message).toBe('pass')
-    expect(result.notes).toContain('spraying was refused with 429 at the 101th user name')
+    // sprayed from several pages at once: the 429 is the 101st answer, or comes before answers
+    // still in flight
+    const at = result.notes
+      .map((n) => /^spraying was refused with 429 at the (\d+)th user name$/.exec(n)?.[1])
+      .find(Boolean)
+    expect(Number(at)).toBeGreaterThan(90)
+    expect(Number(at)).toBeLessThanOrEqual(101)
   }, 300_000)
 
   test('a server that never throttles spraying still fails, once the budget is enough to tell', async () => {
