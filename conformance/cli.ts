@@ -22,9 +22,27 @@ import { formatResultLine, formatSummary, useColor } from './report/terminal.ts'
 import { checkName, requirementIds, requirements, type RequirementId } from './requirements.ts'
 import type { TargetFlags } from './target-config.ts'
 import { UsageError } from './usage-error.ts'
+import { runStop, type RunStop } from './stop.ts'
+import type { CheckResult } from './harness/types.ts'
 
-/** Exit codes: the contract CI pipelines rely on. */
-export const EXIT = { ok: 0, failures: 1, usage: 2, unreachable: 3 } as const
+/**
+ * Exit codes: the contract CI pipelines rely on. `incomplete`: the run was stopped by its
+ * --run-timeout (or by an error of the harness) before every check had run; the reports are
+ * written, the rest marked not run. A run stopped by SIGINT or SIGTERM exits 128 + the signal's
+ * number (130, 143), as a shell reports it, after writing its reports as well.
+ */
+export const EXIT = { ok: 0, failures: 1, usage: 2, unreachable: 3, incomplete: 4 } as const
+
+/** Whether an exit code says the run was stopped before its end (see EXIT). */
+export const stoppedEarly = (code: number): boolean => code === EXIT.incomplete || code >= 128
+
+/**
+ * How long a stopped run waits for the checks in flight to end (each is told to stop at once)
+ * before its reports are written from what has finished, the rest marked not run.
+ */
+export const STOP_GRACE_MS = 15_000
+
+const SIGNAL_CODES: Partial<Record<NodeJS.Signals, number>> = { SIGINT: 130, SIGTERM: 143 }
 
 export interface Io {
   readonly out: { write(s: string): unknown; isTTY?: boolean }
@@ -69,6 +87,9 @@ const USAGE = `usage: idp-conformance [run] [options]
                          not fail the run (by default they do; they are never failures)
   --check-timeout S      seconds one check may take before it is stopped as inconclusive
                          (default ${CHECK_TIMEOUT_MS / 1000})
+  --run-timeout S        seconds the whole run may take (default: no limit); then the checks in
+                         flight are stopped, the reports written with the rest marked not run,
+                         and the exit code is ${EXIT.incomplete} (SIGINT/SIGTERM do the same, exit 130/143)
   --parallel N           run up to N checks at once (default against the embedded server:
                          ${DEFAULT_PARALLEL}; against a remote deployment: ${DEFAULT_PARALLEL_REMOTE}; --parallel 1
                          for deployments with tight limits); at most ${BROWSER_CHECKS_AT_ONCE} of them drive the
@@ -151,6 +172,15 @@ export function parseParallel(value: string | undefined, remote = false): number
   return n
 }
 
+/** `--run-timeout S`: whole seconds from 1 to 604800 (a week), in ms; undefined: no limit. */
+export function parseRunTimeout(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined
+  const n = Number(value)
+  if (!/^\d+$/.test(value) || n < 1 || n > 604_800)
+    throw new UsageError(`--run-timeout must be whole seconds from 1 to 604800, got ${value}`)
+  return n * 1000
+}
+
 /** `--check-timeout S`: whole seconds from 5 to 3600, in ms. */
 export function parseCheckTimeout(value: string | undefined): number {
   if (value === undefined) return CHECK_TIMEOUT_MS
@@ -210,6 +240,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         'allow-skips': { type: 'boolean' },
         'allow-errors': { type: 'boolean' },
         'check-timeout': { type: 'string' },
+        'run-timeout': { type: 'string' },
         parallel: { type: 'string' },
         shuffle: { type: 'string' },
         'print-config': { type: 'boolean' },
@@ -236,6 +267,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   let concurrency: number
   let checkTimeoutMs: number
   let shuffle: number | undefined
+  let runTimeoutMs: number | undefined
   try {
     const skipped = values.skip ? new Set(selectChecks(values.skip)) : new Set<RequirementId>()
     ids = selectChecks(values.only).filter((id) => !skipped.has(id))
@@ -245,6 +277,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     concurrency = parseParallel(values.parallel, Boolean(remote))
     checkTimeoutMs = parseCheckTimeout(values['check-timeout'])
     shuffle = parseShuffle(values.shuffle)
+    runTimeoutMs = parseRunTimeout(values['run-timeout'])
     const flags = { baseUrl: values['base-url'], config: values.config, ca: values.ca }
     if (values.list) {
       for (const id of ids) io.out.write(`${checkName(id)}\n`)
@@ -280,6 +313,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     return EXIT.unreachable
   }
 
+  let stop: RunStop | undefined
   try {
     const reachable = await probe(target)
     if (reachable !== true) {
@@ -295,7 +329,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       io.out.write(dry.signedIn ? 'Result: SIGNED IN\n' : 'Result: NOT SIGNED IN\n')
       return dry.signedIn ? EXIT.ok : EXIT.failures
     }
-    const { runChecks } = await import('./runner.ts')
+    const { notRunResult, runChecks } = await import('./runner.ts')
     const color = useColor(io.out, io.env)
     if (!target.embedded) {
       // checks that only the embedded server can host are not run, and not counted as skipped
@@ -314,17 +348,37 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     let info: RunInfo | undefined
     const started = embedded
     const twin = started && ((): Promise<Embedded> => started.twin())
-    const results = await runChecks(target, {
-      ids,
-      concurrency,
-      checkTimeoutMs,
-      onResult: (r) => io.out.write(`${formatResultLine(r, color)}\n`),
-      onFinished: (i) => (info = i),
-      onNotice: (message) => io.out.write(`Note: ${message}\n`),
-      ...(shuffle === undefined ? {} : { shuffle }),
-      // the exclusive checks run on a second embedded server beside the rest (runner.ts)
-      ...(twin ? { twin } : {}),
+    // SIGINT, SIGTERM and --run-timeout stop the run, which still reports (stop.ts)
+    stop = runStop({
+      runTimeoutMs,
+      graceMs: STOP_GRACE_MS,
+      incompleteCode: EXIT.incomplete,
+      signalCodes: SIGNAL_CODES,
+      tell: (line) => io.out.write(`${line}\n`),
     })
+    const finished = new Map<string, CheckResult>()
+    const run = await stop.settle(
+      runChecks(target, {
+        ids,
+        concurrency,
+        checkTimeoutMs,
+        onResult: (r) => {
+          finished.set(r.id, r)
+          io.out.write(`${formatResultLine(r, color)}\n`)
+        },
+        onFinished: (i) => (info = i),
+        onNotice: (message) => io.out.write(`Note: ${message}\n`),
+        ...(shuffle === undefined ? {} : { shuffle }),
+        // the exclusive checks run on a second embedded server beside the rest (runner.ts)
+        ...(twin ? { twin } : {}),
+        stop: stop.signal,
+      }),
+    )
+    const stopped = stop.stopped
+    // a run that did not come back in time (or failed) reports what finished, the rest not run
+    const results =
+      run ??
+      ids.map((id) => finished.get(id) ?? notRunResult(id, stopped?.why ?? 'the run was stopped'))
     const finishedAt = new Date()
     io.out.write(`${formatSummary(results, finishedAt.getTime() - startedAt.getTime())}\n`)
     if (info) io.out.write(`${formatRunInfo(info)}\n`)
@@ -348,18 +402,36 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         startedAt,
         finishedAt,
         verdict,
+        stopped: stopped?.why,
       })
     // GitHub Actions shows this file as the job summary
     if (io.env.GITHUB_STEP_SUMMARY) appendFileSync(io.env.GITHUB_STEP_SUMMARY, `${summary}\n`)
     for (const line of verdict.excused) io.out.write(`known failure: ${line}\n`)
     for (const line of verdict.unused) io.out.write(`unused known-failures entry: ${line}\n`)
     for (const line of verdict.problems) io.out.write(`fails the run: ${line}\n`)
+    if (stopped) {
+      io.out.write(`Result: INCOMPLETE (${stopped.why})\n`)
+      return stopped.code
+    }
     io.out.write(verdict.passed ? 'Result: PASSED\n' : 'Result: FAILED\n')
     return verdict.passed ? EXIT.ok : EXIT.failures
   } finally {
-    await embedded?.stop()
-    if (!embedded) await target.dispatcher.close()
+    stop?.dispose()
+    // a stopped run may leave checks behind it: their server is not waited for without end
+    const closing = embedded ? embedded.stop() : target.dispatcher.close()
+    if (stop?.stopped) await boundedBy(closing, STOP_GRACE_MS)
+    else await closing
   }
+}
+
+/** Waits for `promise` at most `ms` (its failure is not the run's: the reports are written). */
+async function boundedBy(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([
+    promise.catch(() => undefined),
+    new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))),
+  ])
+  clearTimeout(timer)
 }
 
 /**

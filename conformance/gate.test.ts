@@ -28,6 +28,27 @@ const options = {
 }
 
 describe('gate', () => {
+  test('a check not run (a stopped run) fails the run whatever is allowed, one line per reason', () => {
+    const results = [
+      result('A-01', 'pass'),
+      { ...result('A-02', 'notrun'), message: 'not run: interrupted by SIGTERM' },
+      { ...result('A-03', 'notrun'), message: 'not run: interrupted by SIGTERM' },
+    ]
+    const verdict = gate(results, {
+      ...options,
+      allowSkips: true,
+      allowErrors: true,
+      knownFailures: [{ id: 'A-02', reason: 'flaky', expires: '2099-01-01' }],
+    })
+    expect(verdict.passed).toBe(false)
+    expect(verdict.problems).toEqual([
+      '2 checks not run: interrupted by SIGTERM (A-02, A-03): the run is incomplete',
+    ])
+    expect(markdownSummary(results, verdict, 'https://idp.example')).toMatch(
+      /1 passed, 0 failed, 0 inconclusive \(error\), 0 warned, 0 info, 0 skipped, 2 not run/,
+    )
+  })
+
   test('passes when every MUST passes; a SHOULD warning fails only with strict', () => {
     const results = [
       result('A-01', 'pass'),

@@ -44,7 +44,8 @@ const notMet = (r: CheckResult, strict: boolean): boolean =>
  * The run's verdict: every MUST check passed (and every SHOULD with `strict`), except failures
  * listed as known and not expired; a listed check that now passes is a stale entry and fails
  * the run, as does an expired entry or one naming a check that does not exist; skipped and
- * inconclusive (ERROR) checks fail it unless allowed. Failures that share a cause are one
+ * inconclusive (ERROR) checks fail it unless allowed; a check not run (a stopped run) always
+ * fails it. Failures that share a cause are one
  * problem line: "cause: N checks (IDs)".
  */
 export function gate(results: readonly CheckResult[], options: GateOptions): GateVerdict {
@@ -67,7 +68,14 @@ export function gate(results: readonly CheckResult[], options: GateOptions): Gat
     const key = `${r.verdict}\u0000${r.cause ?? `${r.id}: ${r.message ?? ''}`}`
     byCause.set(key, [...(byCause.get(key) ?? []), r])
   }
+  // checks a stopped run did not run to their end: the run is incomplete whatever else it found
+  const notRun = new Map<string, string[]>()
   for (const r of results) {
+    if (r.verdict === 'notrun') {
+      const why = r.message ?? 'not run'
+      notRun.set(why, [...(notRun.get(why) ?? []), r.id])
+      continue
+    }
     const entry = known.get(r.id)
     if (entry && entry.expires < day) {
       problems.push(`${r.id}: known-failure entry expired on ${entry.expires} (${entry.reason})`)
@@ -96,6 +104,8 @@ export function gate(results: readonly CheckResult[], options: GateOptions): Gat
     return `${first.cause ?? ''}: ${group.length} checks ${what} (${group.map((r) => r.id).join(', ')})`
   })
   problems.unshift(...causeLines)
+  for (const [why, ids] of notRun)
+    problems.push(`${ids.length} checks ${why} (${ids.join(', ')}): the run is incomplete`)
   return { passed: problems.length === 0, problems, excused, unused }
 }
 

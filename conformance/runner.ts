@@ -1,13 +1,16 @@
 import './checks/index.ts'
 import type { RequirementId } from './requirements.ts'
 import {
+  type Check,
   createRunResources,
   drivesBrowser,
-  isExclusive,
+  isExclusive as registeredExclusive,
+  notRunResult,
   registeredChecks,
   runCheck,
   type RunResources,
 } from './harness/check.ts'
+import { guardRun } from './harness/guard.ts'
 import { runPool } from './harness/pool.ts'
 import { SharedSessions, type RunCounters } from './harness/session.ts'
 import type { Target } from './harness/target.ts'
@@ -49,6 +52,16 @@ export interface RunOptions {
    * verdicts depend on the order can be replayed. Results still come back in the order of `ids`.
    */
   readonly shuffle?: number
+  /**
+   * Stops the run when aborted (a signal, the run's time limit; its reason says which): the
+   * checks in flight end at once and the rest do not start, each reported as not run.
+   */
+  readonly stop?: AbortSignal
+  /**
+   * Checks to run in place of the registered ones for these IDs: a test's own checks (one that
+   * lets a rejection escape, one that kills the browser), run by the same runner as the suite's.
+   */
+  readonly checks?: Partial<Record<RequirementId, Check>>
 }
 
 /** A second instance of the target (see RunOptions.twin). */
@@ -71,14 +84,23 @@ export async function runChecks(target: Target, options: RunOptions = {}): Promi
   const ids = options.ids ?? registeredChecks()
   // the order the checks start in; results are reported in the order of `ids` either way
   const order = options.shuffle === undefined ? ids : shuffledOrder(ids, options.shuffle)
-  const resources = createRunResources(target, {
-    ...(options.reuseSessions === undefined ? {} : { reuseSessions: options.reuseSessions }),
-    ...(options.onNotice ? { onNotice: options.onNotice } : {}),
-  })
+  const checks = new Map(Object.entries(options.checks ?? {}) as [RequirementId, Check][])
+  const isExclusive = (id: RequirementId): boolean =>
+    checks.get(id)?.exclusive ?? registeredExclusive(id)
+  const resources: RunResources = {
+    ...createRunResources(target, {
+      ...(options.reuseSessions === undefined ? {} : { reuseSessions: options.reuseSessions }),
+      ...(options.onNotice ? { onNotice: options.onNotice } : {}),
+    }),
+    checks,
+  }
   const concurrency = options.concurrency ?? 1
   const run = (id: RequirementId, on: Target, with_: RunResources) =>
-    runCheck(id, on, with_, options.checkTimeoutMs)
+    runCheck(id, on, with_, options.checkTimeoutMs, options.stop)
   let twin: Twin | undefined
+  // for the run's duration, an error nobody caught ends the check it came from as inconclusive
+  // (or is noted, when no running check owns it) instead of the process
+  const unguard = guardRun((message) => options.onNotice?.(message))
   try {
     const exclusive = order.filter(isExclusive)
     // the browser starts while the twin does, when a check that drives it is in the run (a
@@ -136,12 +158,16 @@ export async function runChecks(target: Target, options: RunOptions = {}): Promi
     const byId = new Map([...rest, ...alone].map((r) => [r.id, r]))
     return ids.map((id) => byId.get(id) as CheckResult)
   } finally {
-    options.onFinished?.({
-      counters: { ...resources.counters },
-      sessionUnusable: resources.sessions?.unusable,
-    })
-    await resources.close()
-    await twin?.stop()
+    try {
+      options.onFinished?.({
+        counters: { ...resources.counters },
+        sessionUnusable: resources.sessions?.unusable,
+      })
+      await resources.close()
+      await twin?.stop()
+    } finally {
+      unguard()
+    }
   }
 }
 
@@ -185,4 +211,4 @@ export function shuffledOrder(ids: readonly RequirementId[], seed: number): Requ
   return order
 }
 
-export { registeredChecks }
+export { notRunResult, registeredChecks }

@@ -1,8 +1,12 @@
-import { main } from '../conformance/cli.ts'
+import { main, stoppedEarly } from '../conformance/cli.ts'
 
 // npm run conformance [-- --base-url URL --config FILE --ca FILE --report-dir DIR]
-process.exitCode = await main(process.argv.slice(2), {
+const code = await main(process.argv.slice(2), {
   out: process.stdout,
   err: process.stderr,
   env: process.env,
 })
+process.exitCode = code
+// a stopped run (a signal, --run-timeout) has written its reports: checks it left behind (a hung
+// browser, a request in flight) do not keep the process, or the CI job, waiting
+if (stoppedEarly(code)) process.exit(code)

@@ -14,3 +14,6 @@ if (existsSync(source)) {
 }
 const code = await cli.run(process.argv.slice(2))
 if (code !== undefined) process.exitCode = code
+// a run stopped by a signal or --run-timeout (exit 4, or 128 + the signal) has written its
+// reports: what it left behind does not keep the process waiting
+if (code === 4 || code >= 128) process.exit(code)

@@ -9,6 +9,7 @@ import { countIn, newCounters, SharedSessions, type RunCounters } from './sessio
 import { redactResult, redactUrl } from './redact.ts'
 import type { Target } from './target.ts'
 import { CheckFailure, ControlFailure } from './expect.ts'
+import { inCheckScope } from './guard.ts'
 import type { Level } from '../catalogue/requirement.ts'
 import type { Aside, CheckResult, Exchange, Verdict } from './types.ts'
 
@@ -80,6 +81,11 @@ export interface RunResources {
    * target (endpoints.ts). Absent, each check reads them itself.
    */
   readonly endpoints?: (target: Target) => Promise<Endpoints>
+  /**
+   * Checks to run in place of the registered ones for these IDs (RunOptions.checks: a test's
+   * own checks, which the registry, one check per catalogue row, has no room for).
+   */
+  readonly checks?: ReadonlyMap<RequirementId, Check> | undefined
 }
 
 export function createRunResources(
@@ -104,7 +110,19 @@ export function createRunResources(
     browserSlots: new Slots(options.browserChecks ?? BROWSER_CHECKS_AT_ONCE),
     sessions:
       options.reuseSessions === false ? undefined : new SharedSessions(counters, options.onNotice),
-    browser: () => (browser ??= launchBrowser(target)),
+    // a browser that dies (killed, crashed) fails the checks that were driving it; the next
+    // check that needs one launches another instead of failing on the dead one
+    browser: () => {
+      if (browser) return browser
+      const launched: Promise<Browser> = launchBrowser(target).then((b) => {
+        b.on('disconnected', () => {
+          if (browser === launched) browser = undefined
+        })
+        return b
+      })
+      browser = launched
+      return launched
+    },
     async close() {
       // the verdicts are in: a browser that crashed or will not close ends nothing of the run
       if (browser) await (await browser.catch(() => undefined))?.close().catch(() => undefined)
@@ -220,14 +238,55 @@ class CheckTimeout extends Error {
   override readonly name = 'CheckTimeout'
 }
 
-/** Runs one check against a target and returns its result; never throws. */
+/** A rejection or exception that escaped the check's awaits, caught by the run's guard. */
+class Escaped extends Error {
+  override readonly name = 'Escaped'
+}
+
+/** The run was stopped (a signal, --run-timeout) while the check ran. */
+class Interrupted extends Error {
+  override readonly name = 'Interrupted'
+}
+
+const reasonOf = (signal: AbortSignal): string =>
+  signal.reason instanceof Error
+    ? signal.reason.message
+    : typeof signal.reason === 'string'
+      ? signal.reason
+      : 'the run was stopped'
+
+/**
+ * The result of a check the run did not run to its end (see Verdict 'notrun'): `why` says what
+ * stopped the run.
+ */
+export function notRunResult(id: RequirementId, why: string, durationMs = 0): CheckResult {
+  return {
+    id,
+    ...requirements[id],
+    verdict: 'notrun',
+    message: `not run: ${why}`,
+    notes: [],
+    exchanges: [],
+    screenshots: [],
+    durationMs,
+  }
+}
+
+/**
+ * Runs one check against a target and returns its result; never throws. `stop`, once aborted,
+ * ends the check at once as not run (its reason says why); a check asked to start after that is
+ * not run at all. An error that escapes the check's own awaits (caught by the run's guard,
+ * guard.ts) ends it as inconclusive.
+ */
 export async function runCheck(
   id: RequirementId,
   given: Target,
   resources: RunResources,
   timeoutMs = CHECK_TIMEOUT_MS,
+  stop?: AbortSignal,
 ): Promise<CheckResult> {
-  const entry = registry.get(id)
+  if (stop?.aborted) return notRunResult(id, reasonOf(stop))
+  const entry = resources.checks?.get(id) ?? registry.get(id)
   const req: Requirement = requirements[id]
   // the endpoints as discovery advertises them (never throws: the interface's paths otherwise)
   const endpoints =
@@ -357,7 +416,11 @@ export async function runCheck(
     },
   }
   let timer: NodeJS.Timeout | undefined
-  let expire: (err: CheckTimeout) => void = () => undefined
+  let expire: (err: CheckTimeout | Escaped | Interrupted) => void = () => undefined
+  // whether the check has ended (an error escaping after that is the run's, not the check's)
+  let ended = false
+  const interrupt = (): void =>
+    expire(new Interrupted(stop ? reasonOf(stop) : 'the run was stopped'))
   // (re)starts the timer for what is left of the check's limit (extendTimeout moves it)
   const arm = (): void => {
     clearTimeout(timer)
@@ -379,11 +442,26 @@ export async function runCheck(
   }
   try {
     await Promise.race([
-      entry.body(ctx),
       new Promise<never>((_, reject) => {
         expire = reject
         arm()
+        stop?.addEventListener('abort', interrupt, { once: true })
       }),
+      inCheckScope(
+        {
+          id,
+          escaped: (err) => {
+            if (ended) return false
+            expire(
+              new Escaped(
+                `an error escaped the check's awaits (an unhandled rejection or exception): ${describe(err)}`,
+              ),
+            )
+            return true
+          },
+        },
+        () => entry.body(ctx),
+      ),
     ])
     // sub-cases that failed: the first is the headline, the others follow in `more`
     const [first, ...rest] = failures
@@ -396,6 +474,14 @@ export async function runCheck(
       )
     return result('pass', undefined)
   } catch (err) {
+    if (err instanceof Interrupted)
+      return {
+        ...notRunResult(id, err.message, Math.round(performance.now() - started)),
+        notes: [
+          ...notes,
+          'the check was stopped while it ran: what it had found so far is dropped',
+        ],
+      }
     if (err instanceof Skip && failures.length === 0) return result('skip', err.message)
     // what the browser showed when the check failed is often the quickest explanation
     for (const context of contexts)
@@ -431,9 +517,15 @@ export async function runCheck(
         : `inconclusive: the harness could not drive the target: ${message}`
     return result('error', why, judged.kind === 'control' ? { cause: judgedAt.cause } : undefined)
   } finally {
+    ended = true
+    stop?.removeEventListener('abort', interrupt)
     clearTimeout(timer)
     abort.abort()
-    await Promise.all(contexts.map((c) => c.close().catch(() => undefined)))
+    // bounded: a browser that hangs (or was stopped mid-run) does not hold the check's end
+    await settledWithin(
+      Promise.all(contexts.map((c) => c.close().catch(() => undefined))),
+      CLOSE_WITHIN_MS,
+    )
     slot?.release()
     if (entry.exclusive) target.controls?.reset()
   }
@@ -445,6 +537,19 @@ export async function runCheck(
  */
 const allAside = (failures: readonly { aside: Aside | undefined }[]): Aside | undefined =>
   failures.every((f) => f.aside) ? failures[0]?.aside : undefined
+
+/** How long the end of a check waits for its browser contexts to close. */
+const CLOSE_WITHIN_MS = 10_000
+
+/** Waits for `promise` (never rejecting) at most `ms`. */
+async function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([
+    promise.catch(() => undefined),
+    new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))),
+  ])
+  clearTimeout(timer)
+}
 
 /** Counts the requests a check's client sends (the benchmark's HTTP requests). */
 function countRequests(http: Http, counters: RunCounters): Http {

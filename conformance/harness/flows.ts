@@ -675,15 +675,24 @@ export async function failedLogins(
   expectThat(outcome.loginShown, 'the authorization request did not show the login page')
   const page = outcome.page
   return async () => {
-    const posted = page.waitForResponse(
-      (r) => r.request().isNavigationRequest() && r.request().method() === 'POST',
-      { timeout: 10_000 },
-    )
-    // a submit that throws (the check stopped, the page closed) leaves this wait to reject
-    // unawaited: handled here, it cannot end the process as an unhandled rejection
-    posted.catch(() => undefined)
+    // listened for before the form is sent, and observed at once: a wait that outlives the step
+    // (a page closed, a timeout while the form is still being filled, a fill that throws) must
+    // not reject unobserved and take the run down; it is rethrown here, for the check to judge.
+    // Bounded by what is left of the check's time (at least 10 s), not by a fixed 10 s: a
+    // password hash on a loaded machine may take longer, and the check's limit ends it anyway
+    const posted = page
+      .waitForResponse(
+        (r) => r.request().isNavigationRequest() && r.request().method() === 'POST',
+        { timeout: Math.max(10_000, ctx.timeLeftMs()) },
+      )
+      .then(
+        (response) => ({ response }),
+        (error: unknown) => ({ error }),
+      )
     await submitLogin(page, credentials(), ctx.target.login)
-    const res = await posted
+    const answer = await posted
+    if ('error' in answer) throw answer.error
+    const res = answer.response
     const headers = await res.allHeaders()
     await page.waitForLoadState('load', { timeout: 10_000 }).catch(() => undefined)
     return { status: res.status(), header: (name) => headers[name] ?? null }

@@ -3,12 +3,22 @@ import type { Level } from '../catalogue/requirement.ts'
 /**
  * pass; fail (MUST not met); warn (SHOULD not met); info (MAY, recorded); skip (could not run);
  * error (inconclusive: the harness could not drive the target, a timeout, a navigation or
- * network error, a control that failed; never a conformance failure).
+ * network error, a control that failed; never a conformance failure); notrun (the run was
+ * stopped, by a signal or its --run-timeout, before the check began or while it ran: nothing
+ * is known of it, and the run is incomplete).
  */
-export type Verdict = 'pass' | 'fail' | 'warn' | 'info' | 'skip' | 'error'
+export type Verdict = 'pass' | 'fail' | 'warn' | 'info' | 'skip' | 'error' | 'notrun'
 
 /** Every verdict, in the order reports show them. */
-export const VERDICTS: readonly Verdict[] = ['fail', 'error', 'warn', 'info', 'skip', 'pass']
+export const VERDICTS: readonly Verdict[] = [
+  'fail',
+  'error',
+  'notrun',
+  'warn',
+  'info',
+  'skip',
+  'pass',
+]
 
 /** Why a failure says nothing about the check's subject (CheckResult.aside). */
 export type Aside = 'precondition' | 'refused'

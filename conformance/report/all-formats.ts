@@ -14,6 +14,8 @@ export interface RunInfo {
   readonly startedAt: Date
   readonly finishedAt: Date
   readonly verdict: GateVerdict
+  /** Why the run was stopped before its end (a signal, --run-timeout), when it was. */
+  readonly stopped?: string | undefined
 }
 
 /** The files of a report directory (`--report-dir`), by name. */
@@ -28,6 +30,7 @@ export function reportFiles(
     startedAt: run.startedAt,
     finishedAt: run.finishedAt,
     passed: run.verdict.passed,
+    stopped: run.stopped,
   })
   return {
     'report.json': `${JSON.stringify(report, null, 2)}\n`,

@@ -38,7 +38,7 @@ function exchangeHtml(x: Exchange): string {
 /** One self-contained HTML file: summary, verdict filters, and each check's evidence. */
 export function htmlReport(report: RunReport): string {
   // failures first, then inconclusive, warnings, info, skips and passes, each in run order
-  const order = ['fail', 'error', 'warn', 'info', 'skip', 'pass']
+  const order = ['fail', 'error', 'notrun', 'warn', 'info', 'skip', 'pass']
   const checks = [...report.checks].sort(
     (a, b) => order.indexOf(a.verdict) - order.indexOf(b.verdict),
   )
@@ -56,7 +56,7 @@ export function htmlReport(report: RunReport): string {
       (
         c,
       ) => `<details id="check-${escapeHtml(c.id)}" class="check ${c.verdict}" data-verdict="${c.verdict}" ${c.verdict === 'fail' || c.verdict === 'error' ? 'open' : ''}>
-<summary><span class="v">${c.verdict.toUpperCase()}</span> <b>${escapeHtml(c.id)}</b> [${c.level}] ${escapeHtml(c.title)} <span class="src">${escapeHtml(c.source)}</span></summary>
+<summary><span class="v">${c.verdict === 'notrun' ? 'NOT RUN' : c.verdict.toUpperCase()}</span> <b>${escapeHtml(c.id)}</b> [${c.level}] ${escapeHtml(c.title)} <span class="src">${escapeHtml(c.source)}</span></summary>
 ${c.message ? `<p class="msg">${escapeHtml(c.message)}</p>` : ''}${(c.more ?? []).map((m) => `<p class="msg">also: ${escapeHtml(m)}</p>`).join('')}${c.notes.map((n) => `<p class="note">${escapeHtml(n)}</p>`).join('')}
 ${c.screenshots.map((s) => `<figure><img alt="${escapeHtml(s.name)}" src="data:image/png;base64,${s.png}"><figcaption>${escapeHtml(s.name)}</figcaption></figure>`).join('')}
 ${c.exchanges.map(exchangeHtml).join('\n')}
@@ -76,7 +76,7 @@ body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;color:#222}
 h1{font-size:1.3rem}.summary span{margin-right:1rem}
 .check{border:1px solid #ddd;border-radius:4px;margin:.4rem 0;padding:.3rem .6rem}
 .check summary{cursor:pointer}.v{display:inline-block;width:3.2rem;font-weight:bold}
-.pass .v{color:#137333}.fail .v{color:#c5221f}.warn .v{color:#b06000}.info .v{color:#1967d2}.skip .v{color:#5f6368}.error .v{color:#a142f4}
+.pass .v{color:#137333}.fail .v{color:#c5221f}.warn .v{color:#b06000}.info .v{color:#1967d2}.skip .v{color:#5f6368}.notrun .v{color:#5f6368;font-style:italic}.error .v{color:#a142f4}
 .src{color:#5f6368;font-size:.85em}.msg{color:#c5221f;white-space:pre-wrap}.note{color:#5f6368}
 pre{background:#f6f8fa;padding:.4rem;overflow:auto;white-space:pre-wrap;word-break:break-all;font-size:12px}
 .x{border-top:1px dashed #ccc;margin-top:.4rem}.line{font-family:monospace}.ms{color:#5f6368}
@@ -85,11 +85,11 @@ ${THREAT_CSS}
 </style></head><body>
 <h1>Conformance report</h1>
 <p>Target <code>${escapeHtml(report.target.baseUrl)}</code>${report.target.embedded ? ' (embedded reference server)' : ''}; suite ${escapeHtml(report.suite.version)}; ${escapeHtml(report.startedAt)}.</p>
-<p class="summary" id="summary"><strong>${report.passed ? 'PASSED' : 'FAILED'}</strong>
+${report.stopped ? `<p class="msg" id="stopped">The run was stopped before its end (${escapeHtml(report.stopped)}): the checks marked NOT RUN did not run, or not to their end.</p>\n` : ''}<p class="summary" id="summary"><strong>${report.passed ? 'PASSED' : 'FAILED'}</strong>
 <span>${escapeHtml(countsLine(c))}</span></p>
 ${causesHtml}
 ${timingHtml}
-<p id="filters">Show: ${(['pass', 'fail', 'error', 'warn', 'info', 'skip'] as const).map((v) => `<label><input type="checkbox" value="${v}" checked> ${v}</label>`).join(' ')}</p>
+<p id="filters">Show: ${(['pass', 'fail', 'error', 'notrun', 'warn', 'info', 'skip'] as const).map((v) => `<label><input type="checkbox" value="${v}" checked> ${v}</label>`).join(' ')}</p>
 ${report.threats ? htmlThreats(report.threats) : ''}
 <section id="checks">
 ${rows}

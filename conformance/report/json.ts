@@ -17,6 +17,8 @@ export interface RunReport {
   readonly passed: boolean
   readonly counts: ReturnType<typeof countVerdicts>
   readonly checks: readonly CheckResult[]
+  /** Why the run was stopped before its end (a signal, --run-timeout); absent for a whole run. */
+  readonly stopped?: string
   /** The security profile's threat table; absent when the run checked nothing of the profile. */
   readonly threats?: readonly ThreatRow[]
 }
@@ -29,6 +31,8 @@ export function buildReport(options: {
   finishedAt: Date
   /** The run's verdict, known failures and the coverage gate included. */
   passed: boolean
+  /** Why the run was stopped before its end, when it was. */
+  stopped?: string | undefined
 }): RunReport {
   const threats = threatTable(options.results)
   return {
@@ -40,6 +44,7 @@ export function buildReport(options: {
     passed: options.passed,
     counts: countVerdicts(options.results),
     checks: options.results,
+    ...(options.stopped ? { stopped: options.stopped } : {}),
     ...(threats ? { threats } : {}),
   }
 }

@@ -48,6 +48,15 @@ describe('JUnit report', () => {
     expect(xml.match(/<failure /g)).toHaveLength(1)
   })
 
+  test('a check a stopped run did not finish is skipped, typed notrun, never passed or failed', () => {
+    const stopped = junitReport([
+      result('DISC-01', 'pass'),
+      result('TOK-01', 'notrun', 'not run: interrupted by SIGTERM'),
+    ])
+    expect(stopped).toMatch(/tests="2" failures="0" errors="0" skipped="1"/)
+    expect(stopped).toContain('<skipped message="not run: interrupted by SIGTERM" type="notrun"/>')
+  })
+
   test('every element that is opened is closed', () => {
     for (const tag of ['testsuites', 'testsuite', 'testcase'])
       expect(xml.split(`<${tag} `).length - 1, tag).toBe(xml.split(`</${tag}>`).length - 1)

@@ -7,7 +7,8 @@ export function junitReport(
   suiteName = 'idp-conformance',
 ): string {
   const failures = results.filter((r) => r.verdict === 'fail').length
-  const skipped = results.filter((r) => r.verdict === 'skip').length
+  // a check the stopped run did not run to its end is skipped for JUnit, typed "notrun"
+  const skipped = results.filter((r) => r.verdict === 'skip' || r.verdict === 'notrun').length
   // inconclusive checks are JUnit errors: the test could not run, which is not a failure
   const errors = results.filter((r) => r.verdict === 'error').length
   const time = (ms: number): string => (ms / 1000).toFixed(3)
@@ -26,6 +27,8 @@ export function junitReport(
       return `${head}\n    <failure message="${escapeXml(r.message ?? 'failed')}">${escapeXml(`${r.source}\n${[r.message ?? '', ...(r.more ?? [])].join('\n')}`)}</failure>${out}\n  </testcase>`
     if (r.verdict === 'error')
       return `${head}\n    <error message="${escapeXml(r.message ?? 'inconclusive')}" type="inconclusive">${escapeXml(`${r.source}\n${r.message ?? ''}`)}</error>${out}\n  </testcase>`
+    if (r.verdict === 'notrun')
+      return `${head}\n    <skipped message="${escapeXml(r.message ?? 'not run')}" type="notrun"/>${out}\n  </testcase>`
     if (r.verdict === 'skip')
       return `${head}\n    <skipped message="${escapeXml(r.message ?? 'skipped')}"/>${out}\n  </testcase>`
     return `${head}${out}${out ? '\n  ' : ''}</testcase>`

@@ -26,7 +26,7 @@ export function markdownSummary(
       )
     lines.push('')
   }
-  const order = ['fail', 'error', 'warn', 'info', 'skip']
+  const order = ['fail', 'error', 'notrun', 'warn', 'info', 'skip']
   const notPassed = results
     .filter((r) => r.verdict !== 'pass')
     .sort((a, b) => order.indexOf(a.verdict) - order.indexOf(b.verdict))
@@ -34,7 +34,7 @@ export function markdownSummary(
     lines.push('| check | level | verdict | why |', '|---|---|---|---|')
     for (const r of notPassed)
       lines.push(
-        `| ${r.id} ${markdownCell(r.title)} | ${r.level} | ${r.verdict} | ${[r.message ?? '', ...(r.more ?? []).map((m) => `also: ${m}`)].map(markdownCell).join('<br>')} |`,
+        `| ${r.id} ${markdownCell(r.title)} | ${r.level} | ${r.verdict === 'notrun' ? 'not run' : r.verdict} | ${[r.message ?? '', ...(r.more ?? []).map((m) => `also: ${m}`)].map(markdownCell).join('<br>')} |`,
       )
     lines.push('')
   }

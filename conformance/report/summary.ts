@@ -3,14 +3,17 @@ import type { CheckResult, Verdict } from '../harness/types.ts'
 export type Counts = Record<Verdict, number>
 
 export const countVerdicts = (results: readonly CheckResult[]): Counts => {
-  const counts: Counts = { pass: 0, fail: 0, warn: 0, info: 0, skip: 0, error: 0 }
+  const counts: Counts = { pass: 0, fail: 0, warn: 0, info: 0, skip: 0, error: 0, notrun: 0 }
   for (const r of results) counts[r.verdict]++
   return counts
 }
 
-/** The counts in words, in one order everywhere: "3 passed, 1 failed, 1 inconclusive, …". */
+/**
+ * The counts in words, in one order everywhere: "3 passed, 1 failed, 1 inconclusive, …"; the
+ * checks a stopped run did not run to their end are named only when there are any.
+ */
 export const countsLine = (c: Counts): string =>
-  `${c.pass} passed, ${c.fail} failed, ${c.error} inconclusive (error), ${c.warn} warned, ${c.info} info, ${c.skip} skipped`
+  `${c.pass} passed, ${c.fail} failed, ${c.error} inconclusive (error), ${c.warn} warned, ${c.info} info, ${c.skip} skipped${c.notrun > 0 ? `, ${c.notrun} not run` : ''}`
 
 /** Checks that did not pass and share one cause. */
 export interface CauseGroup {

@@ -9,6 +9,7 @@ const LABEL: Record<Verdict, string> = {
   info: 'INFO',
   skip: 'SKIP',
   error: 'ERROR',
+  notrun: 'NOT RUN',
 }
 const COLOR: Record<Verdict, string> = {
   pass: '32',
@@ -17,6 +18,7 @@ const COLOR: Record<Verdict, string> = {
   info: '36',
   skip: '90',
   error: '35',
+  notrun: '90',
 }
 
 /** Colour only on a TTY, and never when NO_COLOR is set (https://no-color.org). */
@@ -65,7 +67,7 @@ export function formatSummary(results: readonly CheckResult[], elapsedMs?: numbe
     const n = results.filter((r) => r.level === level).length
     if (n > 0)
       lines.push(
-        `  ${level.padEnd(20)} ${c.pass}/${n} passed, ${c.fail + c.warn + c.info} not met, ${c.error} inconclusive, ${c.skip} skipped`,
+        `  ${level.padEnd(20)} ${c.pass}/${n} passed, ${c.fail + c.warn + c.info} not met, ${c.error} inconclusive, ${c.skip} skipped${c.notrun > 0 ? `, ${c.notrun} not run` : ''}`,
       )
   }
   const groups = groupByCause(results)

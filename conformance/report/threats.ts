@@ -95,7 +95,9 @@ const ASIDE: Record<Aside, string> = {
 
 /** A check's verdict as the table shows it: "PKCE-06 FAIL (refused otherwise, not counted)". */
 const verdictOf = (c: ThreatCheck): string =>
-  `${c.verdict ? c.verdict.toUpperCase() : 'not run'}${c.aside ? ` (${ASIDE[c.aside]})` : ''}`
+  c.verdict === 'notrun'
+    ? 'NOT RUN (stopped)'
+    : `${c.verdict ? c.verdict.toUpperCase() : 'not run'}${c.aside ? ` (${ASIDE[c.aside]})` : ''}`
 
 const checkList = (row: ThreatRow): string =>
   row.checks.map((c) => `${c.id} ${verdictOf(c)}`).join(', ')
