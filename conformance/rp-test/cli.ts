@@ -5,7 +5,7 @@ import { rootCertificates } from 'node:tls'
 import { parseArgs } from 'node:util'
 import { Agent } from 'undici'
 import { clients, users } from '../../fixtures/index.ts'
-import { RP_CONTROL, RP_TESTS } from '../../server/rp/catalogue.ts'
+import { RP_CONTROL, RP_TESTS, type RpTest } from '../../server/rp/catalogue.ts'
 import { startEmbedded, type Embedded } from '../harness/embedded.ts'
 import { buildReport } from '../report/json.ts'
 import { junitReport } from '../report/junit.ts'
@@ -33,7 +33,7 @@ function whyNotPassed(results: readonly CheckResult[], allowUnexercised: boolean
     ...(failed.length ? [`failed: ${ids(failed)}`] : []),
     ...(error.length ? [`MUST inconclusive: ${ids(error)}`] : []),
     ...(unexercised.length
-      ? [`MUST not exercised: ${ids(unexercised)} (--allow-unexercised accepts these)`]
+      ? [`MUST not exercised: ${ids(unexercised)}; --allow-unexercised accepts these`]
       : []),
   ]
   return why.length ? ` (${why.join('; ')})` : ''
@@ -65,12 +65,13 @@ server also RP_TEST_CLIENT_ID, RP_TEST_CLIENT_SECRET, RP_TEST_REDIRECT_URI (http
 any port), RP_TEST_USERNAME, RP_TEST_PASSWORD.
 
 Options:
-  --list               the test IDs, one per line
+  --list               the tests, one per line: ID, level, kind, the OpenID Foundation RP test
+                       it is or relates to (tab-separated)
   --run CMD            the sign-in command (run through the shell)
   --base-url URL       a separately started reference server (default: start one embedded)
   --ca FILE            PEM to trust for --base-url
   --only IDS           comma-separated exact test IDs or globs (rp-id_token-*); the control
-                       always runs
+                       always runs; former IDs of renamed tests still work
   --allow-unexercised  pass a run whose MUST tests were not all exercised (none failed)
   --timeout SECONDS    per sign-in (default 120)
   --report-dir DIR     write junit.xml and report.json there
@@ -116,7 +117,18 @@ export async function rpTestMain(argv: readonly string[], io: RpIo): Promise<num
     return RP_EXIT.ok
   }
   if (values.list) {
-    for (const t of RP_TESTS) io.out.write(`${t.id}\n`)
+    // tab-separated, the ID first (cut -f1 gives the IDs)
+    for (const t of RP_TESTS as readonly RpTest[])
+      io.out.write(
+        `${[
+          t.id,
+          t.level,
+          t.kind,
+          t.foundation
+            ? `OpenID Foundation ${t.foundation.id}: ${t.foundation.relation}`
+            : 'ours: no OpenID Foundation RP test of this name',
+        ].join('\t')}\n`,
+      )
     return RP_EXIT.ok
   }
   const usage = (message: string): number => {

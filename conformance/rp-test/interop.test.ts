@@ -33,7 +33,7 @@ const LIBRARY_FINDINGS: Record<
   'openid-client v6': {
     // oauth4webapi does not verify the signature of an ID token that came straight from the
     // token endpoint over TLS, as OpenID Connect Core §3.1.3.7 (6) allows in the code flow
-    'rp-id_token-bad-sig-rs256': {
+    'rp-id_token-bad-sig-rs256-code-flow': {
       verdict: 'warn',
       why: 'no signature check on token-endpoint ID tokens (Core §3.1.3.7 (6) allows TLS instead)',
     },
@@ -41,7 +41,7 @@ const LIBRARY_FINDINGS: Record<
       verdict: 'warn',
       why: 'the same: the kid is never looked up (Core §3.1.3.7 (6))',
     },
-    'rp-id_token-bad-at_hash': {
+    'rp-id_token-bad-at_hash-code-flow': {
       verdict: 'info',
       why: 'at_hash is not checked in the code flow, which Core §3.1.3.8 makes a MAY',
     },
@@ -149,7 +149,7 @@ describe('RP tests against third-party relying-party libraries (Chromium sign-in
   it('a driver that breaks after a real sign-in is ERROR on every test, never a refusal', async () => {
     // openid-client v6 refuses these faults, but the driver reports could-not-run for its own
     // reasons (here: always): not one negative test may pass on that
-    const only = ['rp-id_token-sig-none', 'rp-id_token-aud', 'rp-nonce-invalid']
+    const only = ['rp-id_token-alg-none-refused', 'rp-id_token-aud', 'rp-nonce-invalid']
     const results = await run(openidClientV6, {
       only,
       wrap: (signIn) => async (env) => {

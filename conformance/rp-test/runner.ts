@@ -1,6 +1,12 @@
 import { spawn } from 'node:child_process'
 import type { Agent } from 'undici'
-import { RP_CONTROL, RP_TESTS, type RpTest } from '../../server/rp/catalogue.ts'
+import {
+  FOUNDATION_PLAN,
+  RP_ALIASES,
+  RP_CONTROL,
+  RP_TESTS,
+  type RpTest,
+} from '../../server/rp/catalogue.ts'
 import type { RpEvent } from '../../server/rp/observations.ts'
 import type { CheckResult, Verdict } from '../harness/types.ts'
 import { FINDING_KINDS } from '../../server/explain/findings.ts'
@@ -222,7 +228,7 @@ export function judge(
     }
   return {
     verdict: 'pass',
-    message: `refused (${reported(run)}) and used nothing the fault tainted; ${seen}`,
+    message: `refused: ${reported(run)} and used nothing the fault tainted; ${seen}`,
   }
 }
 
@@ -235,9 +241,15 @@ const globRegExp = (pattern: string): RegExp =>
       .join('')}$`,
   )
 
-/** The tests one `--only` entry names: an exact ID, or a glob (`rp-id_token-*`). */
+/**
+ * The tests one `--only` entry names: an exact ID (or a former ID, {@link RP_ALIASES}), or a
+ * glob over the current IDs (`rp-id_token-*`).
+ */
 export function matchRpTests(pattern: string): RpTest[] {
-  if (!/[*?]/.test(pattern)) return RP_TESTS.filter((t) => t.id === pattern)
+  if (!/[*?]/.test(pattern)) {
+    const id = RP_ALIASES[pattern] ?? pattern
+    return RP_TESTS.filter((t) => t.id === id)
+  }
   const re = globRegExp(pattern)
   return RP_TESTS.filter((t) => re.test(t.id))
 }
@@ -333,12 +345,17 @@ export async function runRpTests(options: RpRunOptions): Promise<CheckResult[]> 
       id: test.id,
       title: test.title,
       level: test.level,
-      source: test.reference,
+      source: test.foundation
+        ? `${test.reference}; OpenID Foundation RP test ${test.foundation.id}: ${test.foundation.relation}`
+        : `${test.reference}; no OpenID Foundation RP test of this name (ours)`,
       area: test.kind === 'negative' ? 'rp-negative' : 'rp-positive',
       verdict,
       message,
       notes: [
         `issuer ${issuer}; ${run.outcome}${run.exitCode === undefined ? '' : `; exit code ${run.exitCode}`}`,
+        ...(test.foundation
+          ? [`OpenID Foundation RP test ${test.foundation.id} (${FOUNDATION_PLAN})`]
+          : []),
         ...events.map(
           (e) => `${e.kind}${e.detail ? `: ${e.detail}` : ''}${e.finding ? ` [${e.finding}]` : ''}`,
         ),

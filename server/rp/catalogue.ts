@@ -1,7 +1,10 @@
 /**
  * The relying-party tests: one test issuer per entry, served at `{base_url}/rp/{id}`, each
- * answering a normal sign-in with exactly one deliberate fault. Named after the OpenID
- * Foundation's RP tests (its older `rp-…` test plan) where one exists.
+ * answering a normal sign-in with exactly one deliberate fault. A test has the ID of the OpenID
+ * Foundation's RP test (its `rp-…` test names, kept by the conformance suite's client test plans)
+ * only when it means the same: same direction (refuse or sign in) and, where the Foundation's
+ * Basic RP certification plan has the test, the same level. Where ours differs it has its own ID
+ * and `foundation` names the Foundation's test it relates to and how.
  *
  * A negative test is passed by a client that refuses the sign-in and does not use what it was
  * given; a positive one by a client that signs in. `level` says how hard the spec words the
@@ -34,23 +37,38 @@ export interface RpTest {
    * calling user-info. Without it the test is "not exercised", never passed.
    */
   readonly exercisedBy?: 'jwks' | 'userinfo'
+  /** The OpenID Foundation RP test this one is (`same`) or relates to, and how it differs. */
+  readonly foundation?: { readonly id: string; readonly relation: string }
 }
+
+/**
+ * Where the Foundation's RP tests are listed: the conformance suite's Basic RP certification
+ * plan (OIDCCClientBasicTestPlan, which names each module's `rp-…` test) and its config plan.
+ */
+export const FOUNDATION_PLAN =
+  'OpenID Foundation conformance suite, oidcc-client-basic-certification-test-plan (Basic RP)'
 
 export const RP_TESTS = [
   {
     id: 'rp-id_token-sig-rs256',
     kind: 'positive',
     level: 'MUST',
+    foundation: { id: 'rp-id_token-sig-rs256', relation: 'same test (Basic RP: required)' },
     stage: 'token-response',
     title: 'a correct sign-in: RS256 ID token, no fault (the control)',
     reference: 'OpenID Connect Core §3.1.3.7',
     fix: 'sign in at an issuer that makes no fault: until it does, no refusal in the other tests proves anything',
   },
   {
-    id: 'rp-id_token-bad-sig-rs256',
+    id: 'rp-id_token-bad-sig-rs256-code-flow',
     kind: 'negative',
     // Core §3.1.3.7 (6) lets a code-flow client rely on TLS to the token endpoint instead
     level: 'SHOULD',
+    foundation: {
+      id: 'rp-id_token-bad-sig-rs256',
+      relation:
+        'same fault, lower level: the Foundation certifies a refusal (Basic RP: required); in the code flow Core §3.1.3.7 (6) lets the client rely on TLS instead, so here it is a SHOULD',
+    },
     stage: 'token-response',
     title: 'ID token whose RS256 signature does not verify with the published key',
     accepted: 'an ID token whose signature does not verify with the key its kid names',
@@ -59,9 +77,14 @@ export const RP_TESTS = [
     fix: 'verify the ID token signature with the issuer JWKS key its kid names, and refuse the sign-in when it does not verify',
   },
   {
-    id: 'rp-id_token-sig-none',
+    id: 'rp-id_token-alg-none-refused',
     kind: 'negative',
     level: 'MUST',
+    foundation: {
+      id: 'rp-id_token-sig-none',
+      relation:
+        'opposite direction: the Foundation test registers the client for alg none and expects it to sign in; here the client never registered none, so it must refuse',
+    },
     stage: 'token-response',
     title: 'unsecured ID token (alg none)',
     accepted: 'an unsigned ID token (alg none) from an issuer that signs with RS256',
@@ -73,6 +96,10 @@ export const RP_TESTS = [
     id: 'rp-id_token-issuer-mismatch',
     kind: 'negative',
     level: 'MUST',
+    foundation: {
+      id: 'rp-id_token-issuer-mismatch',
+      relation: 'same test, same level (Basic RP: required)',
+    },
     stage: 'token-response',
     title: 'ID token iss of another issuer',
     accepted: 'an ID token whose iss is another issuer',
@@ -83,6 +110,7 @@ export const RP_TESTS = [
     id: 'rp-id_token-aud',
     kind: 'negative',
     level: 'MUST',
+    foundation: { id: 'rp-id_token-aud', relation: 'same test, same level (Basic RP: required)' },
     stage: 'token-response',
     title: 'ID token aud of another client',
     accepted: 'an ID token issued to another client (aud)',
@@ -112,17 +140,21 @@ export const RP_TESTS = [
   {
     id: 'rp-id_token-iat',
     kind: 'negative',
-    level: 'SHOULD',
+    // the Foundation's Basic RP plan requires refusing it; Core §2 makes iat REQUIRED
+    level: 'MUST',
+    foundation: { id: 'rp-id_token-iat', relation: 'same test, same level (Basic RP: required)' },
     stage: 'token-response',
     title: 'ID token without iat',
     accepted: 'an ID token without the REQUIRED iat claim',
-    reference: 'OpenID Connect Core §2 (iat REQUIRED) and §3.1.3.7 (10)',
+    reference:
+      'OpenID Connect Core §2 (iat REQUIRED in every ID token) and §3.1.3.7 (10); required by the Foundation Basic RP plan (rp-id_token-iat)',
     fix: 'refuse an ID token that lacks a REQUIRED claim (iss, sub, aud, exp, iat)',
   },
   {
     id: 'rp-nonce-invalid',
     kind: 'negative',
     level: 'MUST',
+    foundation: { id: 'rp-nonce-invalid', relation: 'same test, same level (Basic RP: required)' },
     stage: 'token-response',
     needs: 'nonce',
     title: 'ID token nonce different from the one sent',
@@ -179,6 +211,10 @@ export const RP_TESTS = [
     id: 'rp-userinfo-bad-sub-claim',
     kind: 'negative',
     level: 'MUST',
+    foundation: {
+      id: 'rp-userinfo-bad-sub-claim',
+      relation: 'same test, same level (Basic RP: required)',
+    },
     stage: 'userinfo-response',
     exercisedBy: 'userinfo',
     title: 'user-info sub different from the ID token sub',
@@ -198,9 +234,14 @@ export const RP_TESTS = [
     fix: 'refuse a token response whose token_type is missing or not Bearer (compared case-insensitively)',
   },
   {
-    id: 'rp-id_token-bad-at_hash',
+    id: 'rp-id_token-bad-at_hash-code-flow',
     kind: 'negative',
     level: 'MAY',
+    foundation: {
+      id: 'rp-id_token-bad-at_hash',
+      relation:
+        'same fault, lower level: the Foundation test is in its implicit and hybrid plans, where at_hash is required; in the code flow Core §3.1.3.8 makes the check a MAY',
+    },
     stage: 'token-response',
     title: 'ID token at_hash that does not match the access token',
     accepted: 'an ID token whose at_hash does not match the access token',
@@ -211,6 +252,10 @@ export const RP_TESTS = [
     id: 'rp-key-rotation-op-sign-key',
     kind: 'positive',
     level: 'MUST',
+    foundation: {
+      id: 'rp-key-rotation-op-sign-key',
+      relation: 'same direction (the Foundation config RP plan; not in Basic RP)',
+    },
     stage: 'token-response',
     exercisedBy: 'jwks',
     title:
@@ -240,6 +285,16 @@ export const RP_TESTS = [
 ] as const satisfies readonly RpTest[]
 
 export type RpTestId = (typeof RP_TESTS)[number]['id']
+
+/**
+ * Former IDs of tests renamed so that an ID means what the Foundation's test of that name means:
+ * `--only` still takes them (the old ID runs the renamed test, not the Foundation's).
+ */
+export const RP_ALIASES: Readonly<Record<string, RpTestId>> = {
+  'rp-id_token-sig-none': 'rp-id_token-alg-none-refused',
+  'rp-id_token-bad-sig-rs256': 'rp-id_token-bad-sig-rs256-code-flow',
+  'rp-id_token-bad-at_hash': 'rp-id_token-bad-at_hash-code-flow',
+}
 
 const BY_ID = new Map<string, RpTest>(RP_TESTS.map((t) => [t.id, t]))
 

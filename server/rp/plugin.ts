@@ -274,10 +274,10 @@ export const rpIssuers = (
       let applied = true
       let notApplicable: string | undefined
       switch (test.id) {
-        case 'rp-id_token-bad-sig-rs256':
+        case 'rp-id_token-bad-sig-rs256-code-flow':
           signer = await keys.stranger()
           break
-        case 'rp-id_token-sig-none':
+        case 'rp-id_token-alg-none-refused':
           return { idToken: new UnsecuredJWT(claims).encode(), applied }
         case 'rp-id_token-issuer-mismatch':
           claims.iss = base
@@ -309,7 +309,7 @@ export const rpIssuers = (
           signer = await keys.stranger()
           kid = signer.kid
           break
-        case 'rp-id_token-bad-at_hash':
+        case 'rp-id_token-bad-at_hash-code-flow':
           claims.at_hash = atHash(randomToken())
           break
         case 'rp-key-rotation-op-sign-key':
@@ -344,6 +344,8 @@ export const rpIssuers = (
               kind: t.kind,
               level: t.level,
               title: t.title,
+              reference: t.reference,
+              ...((t as RpTest).foundation ? { foundation: (t as RpTest).foundation } : {}),
               issuer: rpIssuerUrl(base, t.id),
             })),
             last: observations.last(),

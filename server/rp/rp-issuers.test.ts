@@ -160,7 +160,7 @@ describe('RP test issuers', () => {
   })
 
   const refused: [string, RegExp][] = [
-    ['rp-id_token-bad-sig-rs256', /signature verification failed/],
+    ['rp-id_token-bad-sig-rs256-code-flow', /signature verification failed/],
     ['rp-id_token-issuer-mismatch', /unexpected "iss" claim value/],
     ['rp-id_token-aud', /unexpected "aud" claim value/],
     ['rp-id_token-expired', /"exp" claim timestamp check failed/],
@@ -173,8 +173,8 @@ describe('RP test issuers', () => {
     expect((await events(test)).map((e) => e.kind)).toContain('fault-delivered')
   })
 
-  it('rp-id_token-sig-none: an unsecured JWT', async () => {
-    const { tokens } = await signIn('rp-id_token-sig-none', { nonce: 'n' })
+  it('rp-id_token-alg-none-refused: an unsecured JWT', async () => {
+    const { tokens } = await signIn('rp-id_token-alg-none-refused', { nonce: 'n' })
     expect(decodeProtectedHeader(String(tokens.id_token)).alg).toBe('none')
     expect(String(tokens.id_token).endsWith('.')).toBe(true)
   })
@@ -199,9 +199,9 @@ describe('RP test issuers', () => {
     expect(last.at(-1)?.detail).toMatch(/no nonce/)
   })
 
-  it('rp-id_token-bad-at_hash: at_hash is not that of the access token', async () => {
-    const { tokens } = await signIn('rp-id_token-bad-at_hash', { nonce: 'n' })
-    const claims = await verify('rp-id_token-bad-at_hash', tokens.id_token)
+  it('rp-id_token-bad-at_hash-code-flow: at_hash is not that of the access token', async () => {
+    const { tokens } = await signIn('rp-id_token-bad-at_hash-code-flow', { nonce: 'n' })
+    const claims = await verify('rp-id_token-bad-at_hash-code-flow', tokens.id_token)
     const expected = createHash('sha256')
       .update(String(tokens.access_token))
       .digest()
