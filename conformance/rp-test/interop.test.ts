@@ -146,6 +146,21 @@ describe('RP tests against third-party relying-party libraries (Chromium sign-in
     expect(results.some((r) => r.verdict === 'fail')).toBe(true)
   }, 600_000)
 
+  it('a client that cannot sign in at all is told the cause the issuer recorded', async () => {
+    // openid-client v6 set to HTTP Basic, the default of many libraries: the control fails
+    // and says why, with the fix, instead of "your client refused a correct sign-in"
+    const [control, ...rest] = await run((s) => openidClientV6(s, 'basic'), {
+      only: ['rp-id_token-aud'],
+    })
+    expect(control?.id).toBe(RP_CONTROL)
+    expect(control?.verdict).toBe('fail')
+    expect(control?.message).toMatch(
+      /^your client did not sign in at an issuer that makes no fault .*the token endpoint answered invalid_client: client authentication must use client_secret_post.*\(client-auth\.basic: send client_id and client_secret as form fields/,
+    )
+    // and no refusal counts while the control does not sign in
+    expect(rest.map((r) => r.verdict)).toEqual(['error'])
+  }, 600_000)
+
   it('a driver that breaks after a real sign-in is ERROR on every test, never a refusal', async () => {
     // openid-client v6 refuses these faults, but the driver reports could-not-run for its own
     // reasons (here: always): not one negative test may pass on that

@@ -32,8 +32,14 @@ export interface RpLibrary {
 
 const SCOPE = 'openid profile email offline_access'
 
-/** openid-client v6 (oauth4webapi core), used as its README shows. */
-export function openidClientV6(settings: RpClientSettings): RpLibrary {
+/**
+ * openid-client v6 (oauth4webapi core), used as its README shows; `clientAuth: 'basic'` makes it
+ * authenticate with HTTP Basic, as many libraries do by default (the issuers refuse that).
+ */
+export function openidClientV6(
+  settings: RpClientSettings,
+  clientAuth: 'post' | 'basic' = 'post',
+): RpLibrary {
   const dispatcher = new Agent({
     connect: { ca: settings.caPem ? [...rootCertificates, settings.caPem] : undefined },
   })
@@ -45,7 +51,9 @@ export function openidClientV6(settings: RpClientSettings): RpLibrary {
         new URL(issuer),
         settings.clientId,
         undefined,
-        oidc.ClientSecretPost(settings.clientSecret),
+        clientAuth === 'basic'
+          ? oidc.ClientSecretBasic(settings.clientSecret)
+          : oidc.ClientSecretPost(settings.clientSecret),
         {
           [oidc.customFetch]: (url, options) =>
             fetch(url, { ...options, dispatcher } as RequestInit),
