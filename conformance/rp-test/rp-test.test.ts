@@ -212,6 +212,8 @@ describe('the sign-in command contract', () => {
       exitCode: 2,
     })
     expect((await run('echo noise; echo " RP_TEST_RESULT=refused "')).outcome).toBe('refused')
+    // reported, then hung: the report stands
+    expect((await run('echo RP_TEST_RESULT=refused; sleep 30', 1000)).outcome).toBe('refused')
   })
   it('anything else could not run: another exit code, a line on stderr, a signal, the timeout', async () => {
     expect(await run('exit 1')).toMatchObject({

@@ -376,8 +376,8 @@ export async function runRpTests(options: RpRunOptions): Promise<CheckResult[]> 
 /**
  * A sign-in that is a shell command, run with the test's variables added to the environment and
  * killed (its whole process group, by PID) after `timeoutMs`. Exit 0: signed in; the line
- * {@link REFUSED_LINE} on stdout: refused; anything else (another exit code, a signal, a failure
- * to start, the timeout): could not run.
+ * {@link REFUSED_LINE} on stdout: refused (even if the command then hangs until the timeout);
+ * anything else (another exit code, a signal, a failure to start, the timeout): could not run.
  */
 export function commandSignIn(
   command: string,
@@ -430,14 +430,20 @@ export function commandSignIn(
         clearTimeout(timer)
         if (reportsRefusal(partial)) refused = true
         const exit = code === null ? {} : { exitCode: code }
-        if (timedOut)
+        // a refusal the command reported stands even if it then hung until the timeout
+        if (refused)
+          resolve({
+            outcome: 'refused',
+            ...exit,
+            output: timedOut ? `${output}\n(stopped after ${options.timeoutMs} ms)` : output,
+          })
+        else if (timedOut)
           resolve({
             outcome: 'could-not-run',
             ...exit,
             output: `${output}\n(timed out after ${options.timeoutMs} ms)`,
             why: `the command timed out after ${options.timeoutMs / 1000} s and was stopped`,
           })
-        else if (refused) resolve({ outcome: 'refused', ...exit, output })
         else if (code === 0) resolve({ outcome: 'signed-in', exitCode: 0, output })
         else
           resolve({
