@@ -7,7 +7,10 @@ import { RP_CONTROL, RP_TESTS, rpTest, type RpTest } from '../../server/rp/catal
 import type { RpEvent, RpEventKind } from '../../server/rp/observations.ts'
 import { startEmbedded } from '../harness/embedded.ts'
 import { rpTestMain } from './cli.ts'
-import { commandSignIn, judge, rpOutcome, selectRpTests } from './runner.ts'
+import { commandSignIn, judge, rpOutcome, runRpTests, selectRpTests } from './runner.ts'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { Agent } from 'undici'
 import type { CheckResult, Verdict } from '../harness/types.ts'
 
 const io = () => {
@@ -227,6 +230,42 @@ describe('the sign-in command contract', () => {
     const slow = await run('sleep 30', 500)
     expect(slow.outcome).toBe('could-not-run')
     expect(slow.why).toMatch(/timed out/)
+  })
+})
+
+describe('a server whose observations cannot be read', () => {
+  it('makes every test inconclusive instead of crashing the run', async () => {
+    // /rp answers, the observations do not (a proxy error, a server going away mid-run)
+    let signIns = 0
+    const server = createServer((req, res) => {
+      res.writeHead(req.url === '/rp' ? 200 : 502, { 'content-type': 'application/json' })
+      res.end(req.url === '/rp' ? '{"tests":[],"last":0}' : '{"error":"bad gateway"}')
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const dispatcher = new Agent()
+    try {
+      const { port } = server.address() as AddressInfo
+      const results = await runRpTests({
+        baseUrl: `http://127.0.0.1:${port}`,
+        dispatcher,
+        only: ['rp-id_token-aud'],
+        signIn: () => {
+          signIns += 1
+          return Promise.resolve({ outcome: 'signed-in', exitCode: 0, output: '' })
+        },
+      })
+      expect(signIns).toBe(2)
+      expect(results.map((r) => [r.id, r.verdict])).toEqual([
+        [RP_CONTROL, 'error'],
+        ['rp-id_token-aud', 'error'],
+      ])
+      expect(results[1]?.message).toMatch(
+        /^inconclusive: could not read what the test issuer observed \(GET .* HTTP 502\)/,
+      )
+    } finally {
+      await dispatcher.close()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
   })
 })
 

@@ -321,24 +321,51 @@ export async function runRpTests(options: RpRunOptions): Promise<CheckResult[]> 
   for (const test of selectRpTests(options.only)) {
     const issuer = `${options.baseUrl}/rp/${test.id}`
     const started = Date.now()
-    const { last } = (await fetchJson(`${options.baseUrl}/rp`, options.dispatcher)) as {
-      last: number
+    // the observations are the evidence: a server that cannot give them makes the test
+    // inconclusive, never a crash of the run
+    let last: number | undefined
+    let unreadable: string | undefined
+    try {
+      const listed = (await fetchJson(`${options.baseUrl}/rp`, options.dispatcher)) as {
+        last?: unknown
+      }
+      if (typeof listed.last !== 'number') throw new Error(`${options.baseUrl}/rp gave no last`)
+      last = listed.last
+    } catch (err) {
+      unreadable = (err as Error).message
     }
     let run: SignInResult
-    try {
-      run = await options.signIn({
-        ...options.env,
-        RP_TEST_ISSUER: issuer,
-        RP_TEST_ID: test.id,
-        RP_TEST_EXPECT: test.kind === 'negative' ? 'refuse' : 'sign-in',
-        RP_TEST_SIGNED_IN_URL: `${issuer}/signed-in`,
-      })
-    } catch (err) {
-      const why = `the sign-in threw: ${(err as Error).message}`
-      run = { outcome: 'could-not-run', output: why, why }
-    }
-    const { events } = await eventsSince(options.baseUrl, test.id, last, options.dispatcher)
-    const { verdict, message } = judge(test, run, events, controlPassed)
+    if (last === undefined) {
+      run = { outcome: 'could-not-run', output: '', why: 'not started' }
+    } else
+      try {
+        run = await options.signIn({
+          ...options.env,
+          RP_TEST_ISSUER: issuer,
+          RP_TEST_ID: test.id,
+          RP_TEST_EXPECT: test.kind === 'negative' ? 'refuse' : 'sign-in',
+          RP_TEST_SIGNED_IN_URL: `${issuer}/signed-in`,
+        })
+      } catch (err) {
+        const why = `the sign-in threw: ${(err as Error).message}`
+        run = { outcome: 'could-not-run', output: why, why }
+      }
+    let events: RpEvent[] = []
+    if (last !== undefined)
+      try {
+        const answer = await eventsSince(options.baseUrl, test.id, last, options.dispatcher)
+        if (!Array.isArray(answer.events)) throw new Error('the observations have no events')
+        events = answer.events
+      } catch (err) {
+        unreadable = (err as Error).message
+      }
+    const { verdict, message }: { verdict: Verdict; message: string } =
+      unreadable !== undefined
+        ? {
+            verdict: 'error',
+            message: `inconclusive: could not read what the test issuer observed (${unreadable})`,
+          }
+        : judge(test, run, events, controlPassed)
     const output = run.output
     if (test.id === RP_CONTROL) controlPassed = verdict === 'pass'
     const result: CheckResult = {
