@@ -5,12 +5,39 @@ import { rootCertificates } from 'node:tls'
 import { parseArgs } from 'node:util'
 import { Agent } from 'undici'
 import { clients, users } from '../../fixtures/index.ts'
-import { RP_CONTROL, RP_TESTS } from '../../server/rp/catalogue.ts'
+import { RP_CONTROL, RP_TESTS, type RpTest } from '../../server/rp/catalogue.ts'
 import { startEmbedded, type Embedded } from '../harness/embedded.ts'
 import { buildReport } from '../report/json.ts'
 import { junitReport } from '../report/junit.ts'
 import { formatResultLine, formatSummary, useColor } from '../report/terminal.ts'
-import { commandSignIn, probeRpIssuers, runRpTests } from './runner.ts'
+import {
+  commandSignIn,
+  matchRpTests,
+  probeRpIssuers,
+  REFUSED_LINE,
+  rpOutcome,
+  runRpTests,
+} from './runner.ts'
+import type { CheckResult } from '../harness/types.ts'
+
+/** Why a run did not pass, in one parenthesis: the control, failures, MUSTs unexercised. */
+function whyNotPassed(results: readonly CheckResult[], allowUnexercised: boolean): string {
+  const control = results.find((r) => r.id === RP_CONTROL)
+  const must = results.filter((r) => r.level === 'MUST')
+  const ids = (rs: readonly CheckResult[]) => rs.map((r) => r.id).join(', ')
+  const failed = results.filter((r) => r.verdict === 'fail')
+  const error = must.filter((r) => r.verdict === 'error')
+  const unexercised = allowUnexercised ? [] : must.filter((r) => r.verdict === 'skip')
+  const why = [
+    ...(control?.verdict !== 'pass' ? [`the control ${RP_CONTROL} did not sign in`] : []),
+    ...(failed.length ? [`failed: ${ids(failed)}`] : []),
+    ...(error.length ? [`MUST inconclusive: ${ids(error)}`] : []),
+    ...(unexercised.length
+      ? [`MUST not exercised: ${ids(unexercised)}; --allow-unexercised accepts these`]
+      : []),
+  ]
+  return why.length ? ` (${why.join('; ')})` : ''
+}
 
 export const RP_EXIT = { ok: 0, failures: 1, usage: 2, unreachable: 3 } as const
 
@@ -21,9 +48,15 @@ export const RP_USAGE = `Usage: idp-conformance rp-test --list
        idp-conformance rp-test --run "<sign-in command>" [options]
 
 Runs your client's sign-in once per RP test issuer ({base_url}/rp/{test-id}: one deliberate
-fault each) and judges it from the command's exit code (0 = signed in) and what the issuer saw
-your client do with the tokens. Negative tests pass when the sign-in fails and nothing it was
-given is used; positive ones when it succeeds.
+fault each) and judges it from what the command reports and what the issuer saw your client do
+with the tokens. The command reports one of three outcomes:
+  signed in       it exits 0
+  refused         it prints the line ${REFUSED_LINE} on stdout (any exit code)
+  could not run   anything else (another exit code, a crash, a signal, the timeout): ERROR,
+                  inconclusive, never counted as a refusal
+Negative tests pass when the client refused and used nothing the fault tainted; positive ones
+when it signed in. A test whose fault the client never reached because of what it does (no
+nonce sent, no JWKS fetched, no user-info call) is "not exercised" (SKIP), never passed.
 
 The command gets: RP_TEST_ISSUER (the issuer to discover), RP_TEST_ID, RP_TEST_EXPECT
 (refuse | sign-in), RP_TEST_SIGNED_IN_URL (optional beacon for your signed-in page),
@@ -32,16 +65,20 @@ server also RP_TEST_CLIENT_ID, RP_TEST_CLIENT_SECRET, RP_TEST_REDIRECT_URI (http
 any port), RP_TEST_USERNAME, RP_TEST_PASSWORD.
 
 Options:
-  --list               the test IDs, one per line
+  --list               the tests, one per line: ID, level, kind, the OpenID Foundation RP test
+                       it is or relates to (tab-separated)
   --run CMD            the sign-in command (run through the shell)
   --base-url URL       a separately started reference server (default: start one embedded)
   --ca FILE            PEM to trust for --base-url
-  --only IDS           comma-separated test IDs or prefixes (the control always runs)
+  --only IDS           comma-separated exact test IDs or globs (rp-id_token-*); the control
+                       always runs; former IDs of renamed tests still work
+  --allow-unexercised  pass a run whose MUST tests were not all exercised (none failed)
   --timeout SECONDS    per sign-in (default 120)
   --report-dir DIR     write junit.xml and report.json there
   --json               print the JSON report on stdout instead of the lines
   --quiet              do not echo the command's output
-Exit: 0 the control signed in and every MUST was met; 1 otherwise; 2 usage; 3 server unreachable.
+Exit: 0 passed: the control signed in and every MUST test was exercised and passed; 1 otherwise
+(a MUST failed, inconclusive or not exercised); 2 usage; 3 server unreachable.
 `
 
 export interface RpIo {
@@ -65,6 +102,7 @@ export async function rpTestMain(argv: readonly string[], io: RpIo): Promise<num
         'report-dir': { type: 'string' },
         json: { type: 'boolean' },
         quiet: { type: 'boolean' },
+        'allow-unexercised': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -79,7 +117,18 @@ export async function rpTestMain(argv: readonly string[], io: RpIo): Promise<num
     return RP_EXIT.ok
   }
   if (values.list) {
-    for (const t of RP_TESTS) io.out.write(`${t.id}\n`)
+    // tab-separated, the ID first (cut -f1 gives the IDs)
+    for (const t of RP_TESTS as readonly RpTest[])
+      io.out.write(
+        `${[
+          t.id,
+          t.level,
+          t.kind,
+          t.foundation
+            ? `OpenID Foundation ${t.foundation.id}: ${t.foundation.relation}`
+            : 'ours: no OpenID Foundation RP test of this name',
+        ].join('\t')}\n`,
+      )
     return RP_EXIT.ok
   }
   const usage = (message: string): number => {
@@ -94,8 +143,11 @@ export async function rpTestMain(argv: readonly string[], io: RpIo): Promise<num
     ?.split(',')
     .map((s) => s.trim())
     .filter(Boolean)
-  if (only?.some((p) => !RP_TESTS.some((t) => t.id.startsWith(p))))
-    return usage(`--only names no RP test: ${values.only ?? ''} (see --list)`)
+  const unknown = only?.filter((p) => matchRpTests(p).length === 0) ?? []
+  if (unknown.length)
+    return usage(
+      `--only names no RP test: ${unknown.join(', ')} (exact IDs from --list, or a glob such as rp-id_token-*)`,
+    )
   if (values.ca && !values['base-url']) return usage('--ca goes with --base-url')
 
   let embedded: Embedded | undefined
@@ -166,9 +218,10 @@ export async function rpTestMain(argv: readonly string[], io: RpIo): Promise<num
         if (!values.json) io.out.write(`${formatResultLine(r, color)}\n`)
       },
     })
-    // a run whose control never signed in proves nothing: it does not pass either
-    const control = results.find((r) => r.id === RP_CONTROL)
-    const passed = control?.verdict === 'pass' && !results.some((r) => r.verdict === 'fail')
+    // a run whose control never signed in proves nothing, and a MUST not exercised proves
+    // nothing about that duty: neither passes (the second may be allowed explicitly)
+    const outcome = rpOutcome(results, values['allow-unexercised'] === true)
+    const { passed } = outcome
     const report = buildReport({
       results,
       target: { baseUrl, embedded: embedded !== undefined },
@@ -189,7 +242,10 @@ export async function rpTestMain(argv: readonly string[], io: RpIo): Promise<num
       )
     }
     if (values.json) io.out.write(`${JSON.stringify(report, null, 2)}\n`)
-    else io.out.write(`${formatSummary(results)}\n${passed ? 'PASSED' : 'FAILED'}\n`)
+    else
+      io.out.write(
+        `${formatSummary(results)}\n${outcome.line}\n${passed ? 'PASSED' : `FAILED${whyNotPassed(results, values['allow-unexercised'] === true)}`}\n`,
+      )
     return passed ? RP_EXIT.ok : RP_EXIT.failures
   } finally {
     await dispatcher?.close()

@@ -1,7 +1,7 @@
 import type { Browser } from '@playwright/test'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { clients } from '../../fixtures/index.ts'
-import { RP_TESTS } from '../../server/rp/catalogue.ts'
+import { RP_CONTROL, RP_TESTS } from '../../server/rp/catalogue.ts'
 import { launchBrowser } from '../harness/browser.ts'
 import { startEmbedded, type Embedded } from '../harness/embedded.ts'
 import type { CheckResult, Verdict } from '../harness/types.ts'
@@ -15,7 +15,7 @@ import {
   type RpLibrary,
 } from './interop/apps.ts'
 import { browserSignIn } from './interop/browser-sign-in.ts'
-import { runRpTests } from './runner.ts'
+import { runRpTests, type SignIn } from './runner.ts'
 
 /**
  * The RP tests against real relying-party libraries, each signed in through Chromium: every
@@ -33,7 +33,7 @@ const LIBRARY_FINDINGS: Record<
   'openid-client v6': {
     // oauth4webapi does not verify the signature of an ID token that came straight from the
     // token endpoint over TLS, as OpenID Connect Core §3.1.3.7 (6) allows in the code flow
-    'rp-id_token-bad-sig-rs256': {
+    'rp-id_token-bad-sig-rs256-code-flow': {
       verdict: 'warn',
       why: 'no signature check on token-endpoint ID tokens (Core §3.1.3.7 (6) allows TLS instead)',
     },
@@ -41,9 +41,18 @@ const LIBRARY_FINDINGS: Record<
       verdict: 'warn',
       why: 'the same: the kid is never looked up (Core §3.1.3.7 (6))',
     },
-    'rp-id_token-bad-at_hash': {
+    'rp-id_token-bad-at_hash-code-flow': {
       verdict: 'info',
       why: 'at_hash is not checked in the code flow, which Core §3.1.3.8 makes a MAY',
+    },
+    // it never fetches the JWKS (no signature check, above), so the key tests are not exercised
+    'rp-key-rotation-op-sign-key': {
+      verdict: 'skip',
+      why: 'never fetches the JWKS: no key is ever looked up, so rotation proves nothing',
+    },
+    'rp-jwks-two-keys': {
+      verdict: 'skip',
+      why: 'never fetches the JWKS: which of two keys it would pick is never shown',
     },
   },
   'openid-client v5': {
@@ -71,14 +80,19 @@ afterAll(async () => {
   await embedded?.stop()
 })
 
-async function run(make: (s: RpClientSettings) => RpLibrary): Promise<CheckResult[]> {
+async function run(
+  make: (s: RpClientSettings) => RpLibrary,
+  options: { only?: readonly string[]; wrap?: (signIn: SignIn) => SignIn } = {},
+): Promise<CheckResult[]> {
   if (!embedded || !browser) throw new Error('the embedded server or the browser did not start')
   const app = await startRpApp(make(settings))
   try {
+    const signIn = browserSignIn(browser, app.url, { username: 'alice', password: 'wonderland' })
     return await runRpTests({
       baseUrl: embedded.target.baseUrl,
       dispatcher: embedded.target.dispatcher,
-      signIn: browserSignIn(browser, app.url, { username: 'alice', password: 'wonderland' }),
+      signIn: options.wrap ? options.wrap(signIn) : signIn,
+      ...(options.only ? { only: options.only } : {}),
     })
   } finally {
     await app.stop()
@@ -106,10 +120,11 @@ describe('RP tests against third-party relying-party libraries (Chromium sign-in
           .map((r) => `${r.id}: ${r.message ?? ''}`)
           .join('\n'),
       ).toEqual(expected)
-      // each recorded finding is the library accepting that fault, as the judge words it
+      // each recorded finding is the library accepting that fault, or never reaching it, as
+      // the judge words it
       for (const [id, finding] of Object.entries(findings))
         expect(results.find((r) => r.id === id)?.message, finding?.why).toMatch(
-          /^your client accepted/,
+          finding?.verdict === 'skip' ? /^not exercised: / : /^your client accepted/,
         )
     }, 600_000)
   }
@@ -117,13 +132,50 @@ describe('RP tests against third-party relying-party libraries (Chromium sign-in
   it('the careless control is judged failing the negative tests it accepts', async () => {
     const results = await run(carelessClient)
     const byId = verdicts(results)
-    // every positive test signs in: the judge does not fail a client for nothing
-    for (const t of RP_TESTS.filter((x) => x.kind === 'positive')) expect(byId[t.id]).toBe('pass')
+    // every positive test signs in: the judge does not fail a client for nothing; it never
+    // fetches the JWKS, so the key tests are not exercised rather than passed
+    for (const t of RP_TESTS.filter((x) => x.kind === 'positive'))
+      expect(byId[t.id], t.id).toBe(
+        (t as { exercisedBy?: string }).exercisedBy === 'jwks' ? 'skip' : 'pass',
+      )
     // every applicable negative test is not met, at its level
     for (const t of RP_TESTS.filter((x) => x.kind === 'negative'))
       expect(byId[t.id], t.id).toBe(
         t.level === 'MUST' ? 'fail' : t.level === 'SHOULD' ? 'warn' : 'info',
       )
     expect(results.some((r) => r.verdict === 'fail')).toBe(true)
+  }, 600_000)
+
+  it('a client that cannot sign in at all is told the cause the issuer recorded', async () => {
+    // openid-client v6 set to HTTP Basic, the default of many libraries: the control fails
+    // and says why, with the fix, instead of "your client refused a correct sign-in"
+    const [control, ...rest] = await run((s) => openidClientV6(s, 'basic'), {
+      only: ['rp-id_token-aud'],
+    })
+    expect(control?.id).toBe(RP_CONTROL)
+    expect(control?.verdict).toBe('fail')
+    expect(control?.message).toMatch(
+      /^your client did not sign in at an issuer that makes no fault .*the token endpoint answered invalid_client: client authentication must use client_secret_post.*\(client-auth\.basic: send client_id and client_secret as form fields/,
+    )
+    // and no refusal counts while the control does not sign in
+    expect(rest.map((r) => r.verdict)).toEqual(['error'])
+  }, 600_000)
+
+  it('a driver that breaks after a real sign-in is ERROR on every test, never a refusal', async () => {
+    // openid-client v6 refuses these faults, but the driver reports could-not-run for its own
+    // reasons (here: always): not one negative test may pass on that
+    const only = ['rp-id_token-alg-none-refused', 'rp-id_token-aud', 'rp-nonce-invalid']
+    const results = await run(openidClientV6, {
+      only,
+      wrap: (signIn) => async (env) => {
+        const real = await signIn(env)
+        return { ...real, outcome: 'could-not-run', why: 'the driver crashed after the sign-in' }
+      },
+    })
+    expect(results.map((r) => r.id)).toEqual([RP_CONTROL, ...only])
+    for (const r of results) {
+      expect(r.verdict, `${r.id}: ${r.message ?? ''}`).toBe('error')
+      expect(r.message).toMatch(/^inconclusive: the sign-in could not run \(the driver crashed/)
+    }
   }, 600_000)
 })

@@ -7,7 +7,11 @@ import { RP_CONTROL, RP_TESTS, rpTest, type RpTest } from '../../server/rp/catal
 import type { RpEvent, RpEventKind } from '../../server/rp/observations.ts'
 import { startEmbedded } from '../harness/embedded.ts'
 import { rpTestMain } from './cli.ts'
-import { judge, selectRpTests } from './runner.ts'
+import { commandSignIn, judge, rpOutcome, runRpTests, selectRpTests } from './runner.ts'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { Agent } from 'undici'
+import type { CheckResult, Verdict } from '../harness/types.ts'
 
 const io = () => {
   const out = new PassThrough()
@@ -35,72 +39,261 @@ const test = (id: string): RpTest => {
   return t
 }
 
+const SIGNED_IN = { outcome: 'signed-in', exitCode: 0 } as const
+const REFUSED = { outcome: 'refused', exitCode: 2 } as const
+const BROKEN = { outcome: 'could-not-run', exitCode: 1, why: 'the command exited 1' } as const
+
 describe('rp-test judge', () => {
   const aud = test('rp-id_token-aud')
   const delivered = ev(['authorize'], ['fault-delivered'], ['token-issued'])
 
-  it('passes a negative test refused with nothing used', () => {
-    expect(judge(aud, 1, delivered, true).verdict).toBe('pass')
+  it('passes a negative test refused with nothing used, saying what the issuer saw', () => {
+    const j = judge(aud, REFUSED, delivered, true)
+    expect(j.verdict).toBe('pass')
+    expect(j.message).toMatch(/the issuer saw: sign-in started, JWKS never fetched, code redeemed/)
   })
-  it('fails a MUST negative test whose sign-in exited 0', () => {
-    const j = judge(aud, 0, delivered, true)
+  it('fails a MUST negative test whose sign-in reported signed in', () => {
+    const j = judge(aud, SIGNED_IN, delivered, true)
     expect(j.verdict).toBe('fail')
     expect(j.message).toMatch(/^your client accepted an ID token issued to another client/)
+    expect(j.message).toMatch(/reported signed in \(exit 0\)/)
     expect(j.message).toMatch(/OpenID Connect Core §3\.1\.3\.7 \(3\)/)
   })
-  it('fails a negative test whose command failed but whose tainted token was used', () => {
-    const j = judge(aud, 1, [...delivered, ...ev(['tainted-use', 'called user-info'])], true)
+  it('fails a negative test whose command refused but whose tainted token was used', () => {
+    const j = judge(aud, REFUSED, [...delivered, ...ev(['tainted-use', 'called user-info'])], true)
     expect(j.verdict).toBe('fail')
     expect(j.message).toMatch(/called user-info/)
   })
-  it('fails on a page marked signed-in even when the command failed', () => {
-    expect(judge(aud, 1, [...delivered, ...ev(['signed-in'])], true).verdict).toBe('fail')
+  it('fails on a page marked signed-in even when the command refused', () => {
+    expect(judge(aud, REFUSED, [...delivered, ...ev(['signed-in'])], true).verdict).toBe('fail')
   })
   it('warns, not fails, for a SHOULD and records a MAY', () => {
-    expect(judge(test('rp-id_token-bad-sig-rs256'), 0, delivered, true).verdict).toBe('warn')
-    expect(judge(test('rp-id_token-bad-at_hash'), 0, delivered, true).verdict).toBe('info')
+    expect(
+      judge(test('rp-id_token-bad-sig-rs256-code-flow'), SIGNED_IN, delivered, true).verdict,
+    ).toBe('warn')
+    expect(
+      judge(test('rp-id_token-bad-at_hash-code-flow'), SIGNED_IN, delivered, true).verdict,
+    ).toBe('info')
+  })
+  it('a sign-in that could not run is ERROR on every test, never a refusal (issue 31)', () => {
+    for (const t of RP_TESTS) {
+      const j = judge(t, BROKEN, delivered, true)
+      expect(j.verdict, t.id).toBe('error')
+      expect(j.message).toMatch(/^inconclusive: the sign-in could not run \(the command exited 1\)/)
+    }
+  })
+  it('but a use of what a fault tainted is an acceptance even when the driver broke', () => {
+    const j = judge(aud, BROKEN, [...delivered, ...ev(['tainted-use', 'called user-info'])], true)
+    expect(j.verdict).toBe('fail')
+    expect(j.message).not.toMatch(/reported signed in/)
   })
   it('never passes a run that did not reach the fault or the issuer', () => {
-    expect(judge(aud, 1, [], true).verdict).toBe('skip')
-    expect(judge(aud, 1, ev(['authorize']), true).verdict).toBe('skip')
+    expect(judge(aud, REFUSED, [], true).verdict).toBe('error')
+    expect(judge(aud, REFUSED, ev(['authorize']), true).verdict).toBe('error')
     const na = judge(
       test('rp-nonce-invalid'),
-      0,
+      SIGNED_IN,
       ev(['authorize'], ['not-applicable', 'no nonce']),
       true,
     )
-    expect(na).toEqual({ verdict: 'skip', message: 'not applicable: no nonce' })
+    expect(na.verdict).toBe('skip')
+    expect(na.message).toMatch(/^not exercised: no nonce;/)
   })
   it('a refusal proves nothing when the control did not sign in', () => {
-    expect(judge(aud, 1, delivered, false).verdict).toBe('skip')
+    expect(judge(aud, REFUSED, delivered, false).verdict).toBe('error')
   })
   it('passes a positive test only when it signed in and redeemed a code here', () => {
-    const rot = test('rp-key-rotation-op-sign-key')
-    expect(judge(rot, 0, ev(['authorize'], ['token-issued']), true).verdict).toBe('pass')
-    expect(judge(rot, 0, ev(['authorize']), true).verdict).toBe('skip')
-    expect(judge(rot, 1, ev(['authorize'], ['token-issued']), true).verdict).toBe('fail')
+    const extra = test('rp-token-response-extra-members')
+    expect(judge(extra, SIGNED_IN, ev(['authorize'], ['token-issued']), true).verdict).toBe('pass')
+    expect(judge(extra, SIGNED_IN, ev(['authorize']), true).verdict).toBe('error')
+    expect(judge(extra, REFUSED, ev(['authorize'], ['token-issued']), true).verdict).toBe('fail')
   })
-  it('runs the control first and selects by prefix', () => {
-    expect(selectRpTests(['rp-nonce']).map((t) => t.id)).toEqual([
+  it('a key test without a JWKS fetch is not exercised, not passed (issue 31)', () => {
+    for (const id of ['rp-key-rotation-op-sign-key', 'rp-jwks-two-keys']) {
+      const j = judge(test(id), SIGNED_IN, ev(['authorize'], ['token-issued']), true)
+      expect(j.verdict, id).toBe('skip')
+      expect(j.message).toMatch(/^not exercised: your client signed in without fetching/)
+      expect(
+        judge(test(id), SIGNED_IN, ev(['authorize'], ['jwks'], ['token-issued']), true).verdict,
+      ).toBe('pass')
+    }
+  })
+  it('states a use of the access token only when one was recorded (rp-token_type-missing)', () => {
+    const t = test('rp-token_type-missing')
+    const bare = judge(t, SIGNED_IN, delivered, true)
+    expect(bare.verdict).toBe('fail')
+    expect(bare.message).not.toMatch(/used its access token|called user-info/)
+    const used = judge(
+      t,
+      SIGNED_IN,
+      [...delivered, ...ev(['tainted-use', 'called user-info with the access token'])],
+      true,
+    )
+    expect(used.message).toMatch(/called user-info with the access token/)
+  })
+  it('judges the user-info test by what the client did with the user-info response', () => {
+    const t = test('rp-userinfo-bad-sub-claim')
+    const signedIn = ev(['authorize'], ['token-issued'])
+    const never = judge(t, SIGNED_IN, signedIn, true)
+    expect(never.verdict).toBe('skip')
+    expect(never.message).toMatch(/^not exercised: your client never called user-info/)
+    const answered = [...signedIn, ...ev(['userinfo'], ['fault-delivered'])]
+    // refusing the response while keeping the ID token's session counts as refusing it
+    expect(judge(t, REFUSED, answered, true).verdict).toBe('pass')
+    const kept = judge(t, SIGNED_IN, answered, true)
+    expect(kept.verdict).toBe('fail')
+    expect(kept.message).toMatch(/a refusal of the response counts/)
+  })
+  it('the failed control says the cause the issuer recorded, in plain words', () => {
+    const j = judge(
+      test(RP_CONTROL),
+      REFUSED,
+      [
+        ...ev(
+          ['authorize'],
+          [
+            'issuer-refused',
+            'the token endpoint answered invalid_client: client authentication must use client_secret_post',
+          ],
+        ).map((e) => (e.kind === 'issuer-refused' ? { ...e, finding: 'client-auth.basic' } : e)),
+      ],
+      false,
+    )
+    expect(j.verdict).toBe('fail')
+    expect(j.message).toMatch(/^your client did not sign in at an issuer that makes no fault/)
+    expect(j.message).toMatch(/invalid_client: client authentication must use client_secret_post/)
+    expect(j.message).toMatch(/client-auth\.basic: send client_id and client_secret as form fields/)
+    expect(j.message).not.toMatch(/It should the control/)
+  })
+  it('selects exact IDs, globs for more, and runs the control first', () => {
+    expect(selectRpTests(['rp-id_token-aud']).map((t) => t.id)).toEqual([
+      RP_CONTROL,
+      'rp-id_token-aud',
+    ])
+    expect(selectRpTests(['rp-nonce-*']).map((t) => t.id)).toEqual([
       RP_CONTROL,
       'rp-nonce-invalid',
       'rp-nonce-missing',
     ])
+    expect(selectRpTests(['rp-nonce'])).toEqual([test(RP_CONTROL)])
+    // a former ID runs the renamed test (ours), not the Foundation's test of that name
+    expect(selectRpTests(['rp-id_token-sig-none']).map((t) => t.id)).toEqual([
+      RP_CONTROL,
+      'rp-id_token-alg-none-refused',
+    ])
     expect(selectRpTests(undefined)[0]?.id).toBe(RP_CONTROL)
+  })
+  it('passes a run only when every MUST was exercised and passed', () => {
+    const r = (id: string, verdict: Verdict) =>
+      ({ id, level: test(id).level, verdict }) as unknown as CheckResult
+    const base = [r(RP_CONTROL, 'pass'), r('rp-id_token-aud', 'pass')]
+    expect(rpOutcome(base).passed).toBe(true)
+    const unexercised = [...base, r('rp-nonce-invalid', 'skip')]
+    expect(rpOutcome(unexercised).passed).toBe(false)
+    expect(rpOutcome(unexercised, true).passed).toBe(true)
+    expect(rpOutcome(unexercised).line).toBe(
+      'MUST: 2 PASS, 0 FAIL, 0 WARN, 0 INFO, 1 not exercised, 0 ERROR',
+    )
+    expect(rpOutcome([...base, r('rp-nonce-invalid', 'error')], true).passed).toBe(false)
+    expect(rpOutcome([...base, r('rp-id_token-kid-unknown', 'warn')]).passed).toBe(true)
+    expect(rpOutcome([r(RP_CONTROL, 'error'), r('rp-id_token-aud', 'error')]).passed).toBe(false)
+  })
+})
+
+describe('the sign-in command contract', () => {
+  const run = (command: string, timeoutMs = 20_000) =>
+    commandSignIn(command, { timeoutMs, baseEnv: process.env })({
+      RP_TEST_ISSUER: 'https://127.0.0.1:1/rp/x',
+      RP_TEST_ID: 'x',
+      RP_TEST_EXPECT: 'refuse',
+      RP_TEST_SIGNED_IN_URL: 'https://127.0.0.1:1/rp/x/signed-in',
+    })
+  it('exit 0 is signed in; the refusal line is refused whatever the exit code', async () => {
+    expect((await run('exit 0')).outcome).toBe('signed-in')
+    expect(await run('echo "RP_TEST_RESULT=refused"; exit 2')).toMatchObject({
+      outcome: 'refused',
+      exitCode: 2,
+    })
+    expect((await run('echo noise; echo " RP_TEST_RESULT=refused "')).outcome).toBe('refused')
+    // reported, then hung: the report stands
+    expect((await run('echo RP_TEST_RESULT=refused; sleep 30', 1000)).outcome).toBe('refused')
+  })
+  it('anything else could not run: another exit code, a line on stderr, a signal, the timeout', async () => {
+    expect(await run('exit 1')).toMatchObject({
+      outcome: 'could-not-run',
+      why: 'the command exited 1 without printing RP_TEST_RESULT=refused',
+    })
+    expect((await run('exit 2')).outcome).toBe('could-not-run')
+    expect((await run('echo RP_TEST_RESULT=refused >&2; exit 2')).outcome).toBe('could-not-run')
+    expect((await run('echo RP_TEST_RESULT=refused-ish; exit 2')).outcome).toBe('could-not-run')
+    expect((await run('kill -9 $$')).why).toMatch(/killed by SIGKILL/)
+    const slow = await run('sleep 30', 500)
+    expect(slow.outcome).toBe('could-not-run')
+    expect(slow.why).toMatch(/timed out/)
+  })
+})
+
+describe('a server whose observations cannot be read', () => {
+  it('makes every test inconclusive instead of crashing the run', async () => {
+    // /rp answers, the observations do not (a proxy error, a server going away mid-run)
+    let signIns = 0
+    const server = createServer((req, res) => {
+      res.writeHead(req.url === '/rp' ? 200 : 502, { 'content-type': 'application/json' })
+      res.end(req.url === '/rp' ? '{"tests":[],"last":0}' : '{"error":"bad gateway"}')
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const dispatcher = new Agent()
+    try {
+      const { port } = server.address() as AddressInfo
+      const results = await runRpTests({
+        baseUrl: `http://127.0.0.1:${port}`,
+        dispatcher,
+        only: ['rp-id_token-aud'],
+        signIn: () => {
+          signIns += 1
+          return Promise.resolve({ outcome: 'signed-in', exitCode: 0, output: '' })
+        },
+      })
+      expect(signIns).toBe(2)
+      expect(results.map((r) => [r.id, r.verdict])).toEqual([
+        [RP_CONTROL, 'error'],
+        ['rp-id_token-aud', 'error'],
+      ])
+      expect(results[1]?.message).toMatch(
+        /^inconclusive: could not read what the test issuer observed \(GET .* HTTP 502\)/,
+      )
+    } finally {
+      await dispatcher.close()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
   })
 })
 
 describe('idp-conformance rp-test', () => {
-  it('--list prints every test ID, one per line', async () => {
+  it('--list prints every test, one per line: ID, level, kind, its Foundation test', async () => {
     const t = io()
     expect(await rpTestMain(['--list'], t.io)).toBe(0)
-    expect(t.out().trim().split('\n')).toEqual(RP_TESTS.map((x) => x.id))
+    const rows = t
+      .out()
+      .trim()
+      .split('\n')
+      .map((l) => l.split('\t'))
+    expect(rows.map((r) => r[0])).toEqual(RP_TESTS.map((x) => x.id))
+    expect(rows.find((r) => r[0] === 'rp-id_token-alg-none-refused')).toEqual([
+      'rp-id_token-alg-none-refused',
+      'MUST',
+      'negative',
+      expect.stringMatching(/^OpenID Foundation rp-id_token-sig-none: opposite direction/),
+    ])
+    expect(rows.find((r) => r[0] === 'rp-id_token-expired')?.[3]).toMatch(/^ours/)
   })
 
   it('refuses bad usage with exit 2', async () => {
     for (const args of [
       [],
       ['--run', 'true', '--only', 'nope'],
+      // exact IDs: a prefix names nothing (a glob does)
+      ['--run', 'true', '--only', 'rp-nonce'],
       ['--run', 'true', '--timeout', '0'],
     ]) {
       const t = io()
@@ -109,13 +302,30 @@ describe('idp-conformance rp-test', () => {
     }
   })
 
-  it('a command that never signs in is inconclusive, never a pass, and the run exits 1', async () => {
+  it('a command that exits 1 is ERROR on every test, never a pass, and the run exits 1', async () => {
     const t = io()
     const code = await rpTestMain(['--run', 'exit 1', '--only', 'rp-id_token-aud', '--quiet'], t.io)
     expect(code).toBe(1)
-    expect(t.out()).toMatch(/SKIP rp-id_token-sig-rs256 .*\n.*inconclusive/)
-    expect(t.out()).toMatch(/SKIP rp-id_token-aud /)
-    expect(t.out()).not.toMatch(/PASS/)
+    expect(t.out()).toMatch(
+      /ERROR rp-id_token-sig-rs256 .*\n.*inconclusive: the sign-in could not run/,
+    )
+    expect(t.out()).toMatch(/ERROR rp-id_token-aud /)
+    expect(t.out()).not.toMatch(/PASS /)
+    expect(t.out()).toMatch(
+      /MUST: 0 PASS, 0 FAIL, 0 WARN, 0 INFO, 0 not exercised, 2 ERROR\nFAILED \(/,
+    )
+  })
+
+  it('a refusal reported without reaching the issuer is still inconclusive', async () => {
+    const t = io()
+    const code = await rpTestMain(
+      ['--run', 'echo RP_TEST_RESULT=refused', '--only', 'rp-id_token-aud', '--quiet'],
+      t.io,
+    )
+    expect(code).toBe(1)
+    expect(t.out()).toMatch(
+      /ERROR rp-id_token-aud .*\n.*never started a sign-in at this test issuer/,
+    )
   })
 
   it('runs against a separately started server (--base-url, --ca) and writes JUnit and JSON', async () => {
@@ -134,7 +344,7 @@ describe('idp-conformance rp-test', () => {
           '--ca',
           join(dir, 'ca.pem'),
           '--only',
-          'rp-nonce',
+          'rp-nonce-*',
           '--report-dir',
           join(dir, 'out'),
           '--json',

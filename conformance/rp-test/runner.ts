@@ -1,8 +1,15 @@
 import { spawn } from 'node:child_process'
 import type { Agent } from 'undici'
-import { RP_CONTROL, RP_TESTS, type RpTest } from '../../server/rp/catalogue.ts'
+import {
+  FOUNDATION_PLAN,
+  RP_ALIASES,
+  RP_CONTROL,
+  RP_TESTS,
+  type RpTest,
+} from '../../server/rp/catalogue.ts'
 import type { RpEvent } from '../../server/rp/observations.ts'
 import type { CheckResult, Verdict } from '../harness/types.ts'
+import { FINDING_KINDS } from '../../server/explain/findings.ts'
 
 /** What the integrator's sign-in gets to know, as environment variables. */
 export interface SignInEnv {
@@ -16,10 +23,33 @@ export interface SignInEnv {
   readonly [name: string]: string
 }
 
-/** Runs one sign-in; resolves to its exit code (0: signed in, anything else: refused). */
-export type SignIn = (
-  env: SignInEnv,
-) => Promise<{ exitCode: number; output: string; timedOut?: boolean }>
+/**
+ * What the integrator's sign-in reports (the contract of `rp-test --run`): it signed in (the
+ * command exited 0), it refused (it printed the line {@link REFUSED_LINE} on stdout, whatever
+ * its exit code), or it could not run (anything else: another exit code, a crash, a signal, a
+ * timeout). The last is inconclusive, never a refusal: a driver that breaks for its own reasons
+ * must not pass the negative tests.
+ */
+export type SignInOutcome = 'signed-in' | 'refused' | 'could-not-run'
+
+/** The stdout line by which a sign-in command reports that the client refused. */
+export const REFUSED_LINE = 'RP_TEST_RESULT=refused'
+
+export interface SignInResult {
+  readonly outcome: SignInOutcome
+  /** The command's exit code, when it was a command that exited. */
+  readonly exitCode?: number
+  readonly output: string
+  /** For `could-not-run`: why, in one line. */
+  readonly why?: string
+}
+
+/** Runs one sign-in and reports its outcome. */
+export type SignIn = (env: SignInEnv) => Promise<SignInResult>
+
+/** Whether a command's stdout reports a refusal: a line that is exactly {@link REFUSED_LINE}. */
+export const reportsRefusal = (stdout: string): boolean =>
+  stdout.split(/\r?\n/).some((line) => line.trim() === REFUSED_LINE)
 
 export interface RpRunOptions {
   /** The reference server's base URL (the test issuers are at `${baseUrl}/rp/{id}`). */
@@ -66,79 +96,222 @@ async function eventsSince(
 
 const NOT_MET: Record<RpTest['level'], Verdict> = { MUST: 'fail', SHOULD: 'warn', MAY: 'info' }
 
+const times = (n: number): string => (n > 1 ? ` ×${n}` : '')
+
 /**
- * The verdict of one test from the sign-in's exit code and what the test issuer saw (pure).
- * A negative test passes when the sign-in failed and nothing the fault tainted was used; a
- * positive one when the sign-in succeeded and redeemed a code at the test issuer. A run that
- * never reached the fault proves nothing: it is skipped as inconclusive, never passed.
+ * What the test issuer saw, in plain words and nothing more: the sign-in started, the JWKS
+ * fetched, a code redeemed, user-info answered, a request refused by the issuer, the uses of what
+ * a fault tainted and the pages marked signed-in.
+ */
+export function observed(events: readonly RpEvent[]): string {
+  const n = (kind: RpEvent['kind']) => events.filter((e) => e.kind === kind).length
+  const parts = [
+    n('authorize') ? `sign-in started${times(n('authorize'))}` : 'no sign-in started',
+    n('jwks') ? `JWKS fetched${times(n('jwks'))}` : 'JWKS never fetched',
+    ...(n('token-issued') ? [`code redeemed${times(n('token-issued'))}`] : []),
+    ...(n('userinfo') ? [`user-info answered${times(n('userinfo'))}`] : []),
+    ...(n('issuer-refused') ? [`issuer refused a request${times(n('issuer-refused'))}`] : []),
+    ...(n('tainted-use') ? [`tainted token or code used${times(n('tainted-use'))}`] : []),
+    ...(n('signed-in') ? [`page marked signed-in${times(n('signed-in'))}`] : []),
+  ]
+  return `the issuer saw: ${parts.join(', ')}`
+}
+
+/** Why a sign-in failed, from the issuer's refusals (with the explain finding's fix when known). */
+export function refusalCauses(events: readonly RpEvent[]): string | undefined {
+  const causes = [
+    ...new Set(
+      events
+        .filter((e) => e.kind === 'issuer-refused')
+        .map((e) => {
+          const finding = e.finding
+            ? (FINDING_KINDS as Record<string, { advice: string } | undefined>)[e.finding]
+            : undefined
+          return `${e.detail ?? 'a request was refused'}${finding ? ` (${e.finding}: ${finding.advice})` : ''}`
+        }),
+    ),
+  ]
+  return causes.length ? `the test issuer refused your client: ${causes.join('; ')}` : undefined
+}
+
+const reported = (run: Pick<SignInResult, 'outcome' | 'exitCode'>): string =>
+  run.outcome === 'signed-in'
+    ? 'the sign-in command reported signed in (exit 0)'
+    : run.outcome === 'refused'
+      ? `the sign-in command reported refused (${REFUSED_LINE}${run.exitCode === undefined ? '' : `, exit ${run.exitCode}`})`
+      : `the sign-in command could not run${run.exitCode === undefined ? '' : ` (exit ${run.exitCode})`}`
+
+/**
+ * The verdict of one test from what the sign-in reported and what the test issuer saw (pure).
+ * A negative test passes when the sign-in reported a refusal and nothing the fault tainted was
+ * used; a positive one when it signed in, redeemed a code here and did what the fault needs (a
+ * JWKS fetch for a key test). A sign-in that could not run is ERROR (inconclusive), unless the
+ * issuer saw the client use what a fault tainted; a fault the client never reached because of
+ * what it does (no nonce sent, no JWKS fetched, no user-info call) is "not exercised" (skip).
  */
 export function judge(
   test: RpTest,
-  exitCode: number,
+  run: Pick<SignInResult, 'outcome' | 'exitCode' | 'why'>,
   events: readonly RpEvent[],
   controlPassed: boolean,
 ): { verdict: Verdict; message: string } {
   const kinds = new Set(events.map((e) => e.kind))
-  const signedIn = exitCode === 0
+  const seen = observed(events)
+  const uses = events.filter((e) => e.kind === 'tainted-use' || e.kind === 'signed-in')
+  const delivered = kinds.has('fault-delivered')
+  const cannotRun = (): { verdict: Verdict; message: string } => ({
+    verdict: 'error',
+    message: `inconclusive: the sign-in could not run (${run.why ?? reported(run)}), so it says nothing about your client; ${seen}. The command must exit 0 when signed in and print ${REFUSED_LINE} when the client refused`,
+  })
+  // evidence outweighs a broken driver: a use of what a fault tainted is an acceptance
+  if (run.outcome === 'could-not-run' && !(test.kind === 'negative' && delivered && uses.length))
+    return cannotRun()
   if (!kinds.has('authorize'))
     return {
-      verdict: 'skip',
-      message: `inconclusive: the sign-in (exit ${exitCode}) never started at this test issuer; point the client at RP_TEST_ISSUER`,
+      verdict: 'error',
+      message: `inconclusive: ${reported(run)} but never started a sign-in at this test issuer; point the client at RP_TEST_ISSUER (it differs per test)`,
     }
   if (test.kind === 'positive') {
-    if (!signedIn)
+    if (run.outcome !== 'signed-in') {
+      const cause = refusalCauses(events)
       return {
         verdict: NOT_MET[test.level],
-        message: `your client refused a correct sign-in (exit ${exitCode}): ${test.title}. It should ${test.fix} (${test.reference})`,
+        message:
+          test.id === RP_CONTROL
+            ? `your client did not sign in at an issuer that makes no fault (${reported(run)}): ${cause ?? `${seen}; the issuer recorded no refusal, so the cause is in your client (see its output in the notes)`}. Until the control signs in, no refusal in the other tests proves anything`
+            : `your client did not sign in (${reported(run)}): ${test.title}. ${cause ? `${cause}. ` : ''}It should ${test.fix} (${test.reference}); ${seen}`,
       }
+    }
     if (!kinds.has('token-issued'))
       return {
-        verdict: 'skip',
-        message:
-          'inconclusive: the sign-in reported success but never redeemed a code at this test issuer',
+        verdict: 'error',
+        message: `inconclusive: the sign-in reported success but never redeemed a code at this test issuer; ${seen}`,
       }
-    return { verdict: 'pass', message: `signed in: ${test.title}` }
+    if (test.exercisedBy === 'jwks' && !kinds.has('jwks'))
+      return {
+        verdict: 'skip',
+        message: `not exercised: your client signed in without fetching this issuer's JWKS, so it never looked a key up (${test.title}); ${seen}`,
+      }
+    return { verdict: 'pass', message: `signed in: ${test.title}; ${seen}` }
   }
-  const uses = events.filter((e) => e.kind === 'tainted-use' || e.kind === 'signed-in')
-  if (!kinds.has('fault-delivered')) {
+  if (!delivered) {
     const why = events.find((e) => e.kind === 'not-applicable')?.detail
+    if (why) return { verdict: 'skip', message: `not exercised: ${why}; ${seen}` }
+    if (test.exercisedBy === 'userinfo' && !kinds.has('userinfo'))
+      return {
+        verdict: 'skip',
+        message: `not exercised: your client never called user-info at this test issuer, so the faulty user-info response was never delivered; ${seen}`,
+      }
     return {
-      verdict: 'skip',
-      message: why
-        ? `not applicable: ${why}`
-        : `inconclusive: the sign-in (exit ${exitCode}) never reached this fault (${test.stage})`,
+      verdict: 'error',
+      message: `inconclusive: ${reported(run)} but never reached this fault (${test.stage}); ${seen}`,
     }
   }
-  if (signedIn || uses.length > 0) {
+  if (run.outcome === 'signed-in' || uses.length > 0) {
     const how = [
-      ...(signedIn ? ['the sign-in command exited 0'] : []),
+      ...(run.outcome === 'signed-in' ? [reported(run)] : []),
       ...uses.map((e) => e.detail ?? e.kind),
     ]
+    const inSession =
+      test.stage === 'userinfo-response' && run.outcome === 'signed-in'
+        ? ` (if your client discarded that response and only kept the session of the ID token, have the command print ${REFUSED_LINE}: a refusal of the response counts)`
+        : ''
     return {
       verdict: NOT_MET[test.level],
-      message: `your client accepted ${test.accepted ?? test.title} (${how.join('; ')}). Fix: ${test.fix}. See ${test.reference}`,
+      message: `your client accepted ${test.accepted ?? test.title}: ${how.join('; ')}${inSession}. Fix: ${test.fix}. See ${test.reference}`,
     }
   }
   if (!controlPassed)
     return {
-      verdict: 'skip',
-      message: `inconclusive: the control (${RP_CONTROL}) did not sign in, so this refusal proves nothing`,
+      verdict: 'error',
+      message: `inconclusive: the control (${RP_CONTROL}) did not sign in, so this refusal proves nothing; ${seen}`,
     }
   return {
     verdict: 'pass',
-    message: `refused (exit ${exitCode}) and used nothing it was given`,
+    message: `refused: ${reported(run)} and used nothing the fault tainted; ${seen}`,
   }
 }
 
-/** Selects tests by ID or prefix (`rp-id_token`), comma-separated; the control is always in. */
+/** `*` matches any run of characters, `?` one; everything else literally. */
+const globRegExp = (pattern: string): RegExp =>
+  new RegExp(
+    `^${pattern
+      .split('')
+      .map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[\\^$.|+()[\]{}]/g, '\\$&')))
+      .join('')}$`,
+  )
+
+/**
+ * The tests one `--only` entry names: an exact ID (or a former ID, {@link RP_ALIASES}), or a
+ * glob over the current IDs (`rp-id_token-*`).
+ */
+export function matchRpTests(pattern: string): RpTest[] {
+  if (!/[*?]/.test(pattern)) {
+    const id = RP_ALIASES[pattern] ?? pattern
+    return RP_TESTS.filter((t) => t.id === id)
+  }
+  const re = globRegExp(pattern)
+  return RP_TESTS.filter((t) => re.test(t.id))
+}
+
+/** Selects tests by exact ID or glob, comma-separated; the control is always in, first. */
 export function selectRpTests(only: readonly string[] | undefined): RpTest[] {
+  const ids = new Set(only?.length ? only.flatMap((p) => matchRpTests(p).map((t) => t.id)) : [])
   const picked = only?.length
-    ? RP_TESTS.filter((t) => t.id === RP_CONTROL || only.some((p) => t.id.startsWith(p)))
+    ? RP_TESTS.filter((t) => t.id === RP_CONTROL || ids.has(t.id))
     : [...RP_TESTS]
   return [
     ...picked.filter((t) => t.id === RP_CONTROL),
     ...picked.filter((t) => t.id !== RP_CONTROL),
   ]
+}
+
+/** Verdict counts of one level, with "not exercised" for skip and ERROR for error. */
+export interface RpLevelCounts {
+  readonly pass: number
+  readonly fail: number
+  readonly warn: number
+  readonly info: number
+  readonly notExercised: number
+  readonly error: number
+}
+
+/**
+ * The run's outcome: counts per level, and whether it passed: the control signed in, no test
+ * failed, and every MUST test was exercised and passed (a MUST not exercised is allowed only
+ * with `allowUnexercised`; a MUST that was inconclusive never is).
+ */
+export function rpOutcome(
+  results: readonly CheckResult[],
+  allowUnexercised = false,
+): { passed: boolean; counts: Record<RpTest['level'], RpLevelCounts>; line: string } {
+  const count = (level: RpTest['level']): RpLevelCounts => {
+    const of = results.filter((r) => r.level === level)
+    const n = (v: Verdict) => of.filter((r) => r.verdict === v).length
+    return {
+      pass: n('pass'),
+      fail: n('fail'),
+      warn: n('warn'),
+      info: n('info'),
+      notExercised: n('skip'),
+      error: n('error'),
+    }
+  }
+  const counts = { MUST: count('MUST'), SHOULD: count('SHOULD'), MAY: count('MAY') }
+  const control = results.find((r) => r.id === RP_CONTROL)
+  const must = results.filter((r) => r.level === 'MUST')
+  const passed =
+    control?.verdict === 'pass' &&
+    !results.some((r) => r.verdict === 'fail') &&
+    must.every((r) => r.verdict === 'pass' || (allowUnexercised && r.verdict === 'skip'))
+  const line = (['MUST', 'SHOULD', 'MAY'] as const)
+    .filter((level) => results.some((r) => r.level === level))
+    .map((level) => {
+      const c = counts[level]
+      return `${level}: ${c.pass} PASS, ${c.fail} FAIL, ${c.warn} WARN, ${c.info} INFO, ${c.notExercised} not exercised, ${c.error} ERROR`
+    })
+    .join('; ')
+  return { passed, counts, line }
 }
 
 /** Runs the sign-in once per selected test issuer, the control first, and judges each. */
@@ -148,41 +321,71 @@ export async function runRpTests(options: RpRunOptions): Promise<CheckResult[]> 
   for (const test of selectRpTests(options.only)) {
     const issuer = `${options.baseUrl}/rp/${test.id}`
     const started = Date.now()
-    const { last } = (await fetchJson(`${options.baseUrl}/rp`, options.dispatcher)) as {
-      last: number
-    }
-    let exitCode: number
-    let output = ''
-    let timedOut: boolean | undefined
+    // the observations are the evidence: a server that cannot give them makes the test
+    // inconclusive, never a crash of the run
+    let last: number | undefined
+    let unreadable: string | undefined
     try {
-      ;({ exitCode, output, timedOut } = await options.signIn({
-        ...options.env,
-        RP_TEST_ISSUER: issuer,
-        RP_TEST_ID: test.id,
-        RP_TEST_EXPECT: test.kind === 'negative' ? 'refuse' : 'sign-in',
-        RP_TEST_SIGNED_IN_URL: `${issuer}/signed-in`,
-      }))
+      const listed = (await fetchJson(`${options.baseUrl}/rp`, options.dispatcher)) as {
+        last?: unknown
+      }
+      if (typeof listed.last !== 'number') throw new Error(`${options.baseUrl}/rp gave no last`)
+      last = listed.last
     } catch (err) {
-      exitCode = -1
-      output = `the sign-in could not run: ${(err as Error).message}`
+      unreadable = (err as Error).message
     }
-    const { events } = await eventsSince(options.baseUrl, test.id, last, options.dispatcher)
-    const judged: { verdict: Verdict; message: string } = timedOut
-      ? { verdict: 'skip', message: 'inconclusive: the sign-in timed out' }
-      : judge(test, exitCode, events, controlPassed)
-    const { verdict, message } = judged
+    let run: SignInResult
+    if (last === undefined) {
+      run = { outcome: 'could-not-run', output: '', why: 'not started' }
+    } else
+      try {
+        run = await options.signIn({
+          ...options.env,
+          RP_TEST_ISSUER: issuer,
+          RP_TEST_ID: test.id,
+          RP_TEST_EXPECT: test.kind === 'negative' ? 'refuse' : 'sign-in',
+          RP_TEST_SIGNED_IN_URL: `${issuer}/signed-in`,
+        })
+      } catch (err) {
+        const why = `the sign-in threw: ${(err as Error).message}`
+        run = { outcome: 'could-not-run', output: why, why }
+      }
+    let events: RpEvent[] = []
+    if (last !== undefined)
+      try {
+        const answer = await eventsSince(options.baseUrl, test.id, last, options.dispatcher)
+        if (!Array.isArray(answer.events)) throw new Error('the observations have no events')
+        events = answer.events
+      } catch (err) {
+        unreadable = (err as Error).message
+      }
+    const { verdict, message }: { verdict: Verdict; message: string } =
+      unreadable !== undefined
+        ? {
+            verdict: 'error',
+            message: `inconclusive: could not read what the test issuer observed (${unreadable})`,
+          }
+        : judge(test, run, events, controlPassed)
+    const output = run.output
     if (test.id === RP_CONTROL) controlPassed = verdict === 'pass'
     const result: CheckResult = {
       id: test.id,
       title: test.title,
       level: test.level,
-      source: test.reference,
+      source: test.foundation
+        ? `${test.reference}; OpenID Foundation RP test ${test.foundation.id}: ${test.foundation.relation}`
+        : `${test.reference}; no OpenID Foundation RP test of this name (ours)`,
       area: test.kind === 'negative' ? 'rp-negative' : 'rp-positive',
       verdict,
       message,
       notes: [
-        `issuer ${issuer}; exit code ${exitCode}`,
-        ...events.map((e) => `${e.kind}${e.detail ? `: ${e.detail}` : ''}`),
+        `issuer ${issuer}; ${run.outcome}${run.exitCode === undefined ? '' : `; exit code ${run.exitCode}`}`,
+        ...(test.foundation
+          ? [`OpenID Foundation RP test ${test.foundation.id} (${FOUNDATION_PLAN})`]
+          : []),
+        ...events.map(
+          (e) => `${e.kind}${e.detail ? `: ${e.detail}` : ''}${e.finding ? ` [${e.finding}]` : ''}`,
+        ),
         ...(output.trim()
           ? [`output (last lines):\n${output.trim().split('\n').slice(-20).join('\n')}`]
           : []),
@@ -198,8 +401,10 @@ export async function runRpTests(options: RpRunOptions): Promise<CheckResult[]> 
 }
 
 /**
- * A sign-in that is a shell command: run with the test's variables added to the environment,
- * judged by its exit code; killed (its whole process group, by PID) after `timeoutMs`.
+ * A sign-in that is a shell command, run with the test's variables added to the environment and
+ * killed (its whole process group, by PID) after `timeoutMs`. Exit 0: signed in; the line
+ * {@link REFUSED_LINE} on stdout: refused (even if the command then hangs until the timeout);
+ * anything else (another exit code, a signal, a failure to start, the timeout): could not run.
  */
 export function commandSignIn(
   command: string,
@@ -214,12 +419,20 @@ export function commandSignIn(
         stdio: ['ignore', 'pipe', 'pipe'],
       })
       let output = ''
+      let refused = false
+      // stdout is scanned line by line for the refusal, whatever its length
+      let partial = ''
       const keep = (chunk: Buffer) => {
         const text = chunk.toString('utf8')
         options.echo?.(text)
         output = (output + text).slice(-16_384)
       }
-      child.stdout.on('data', keep)
+      child.stdout.on('data', (chunk: Buffer) => {
+        keep(chunk)
+        const lines = (partial + chunk.toString('utf8')).split(/\r?\n/)
+        partial = (lines.pop() ?? '').slice(-1024)
+        if (reportsRefusal(lines.join('\n'))) refused = true
+      })
       child.stderr.on('data', keep)
       let timedOut = false
       const timer = setTimeout(() => {
@@ -234,15 +447,41 @@ export function commandSignIn(
       }, options.timeoutMs)
       child.once('error', (err) => {
         clearTimeout(timer)
-        resolve({ exitCode: -1, output: `${output}\n${err.message}` })
-      })
-      child.once('close', (code) => {
-        clearTimeout(timer)
         resolve({
-          exitCode: code ?? -1,
-          output: timedOut ? `${output}\n(timed out after ${options.timeoutMs} ms)` : output,
-          timedOut,
+          outcome: 'could-not-run',
+          output: `${output}\n${err.message}`,
+          why: `the command could not start: ${err.message}`,
         })
+      })
+      child.once('close', (code, signal) => {
+        clearTimeout(timer)
+        if (reportsRefusal(partial)) refused = true
+        const exit = code === null ? {} : { exitCode: code }
+        // a refusal the command reported stands even if it then hung until the timeout
+        if (refused)
+          resolve({
+            outcome: 'refused',
+            ...exit,
+            output: timedOut ? `${output}\n(stopped after ${options.timeoutMs} ms)` : output,
+          })
+        else if (timedOut)
+          resolve({
+            outcome: 'could-not-run',
+            ...exit,
+            output: `${output}\n(timed out after ${options.timeoutMs} ms)`,
+            why: `the command timed out after ${options.timeoutMs / 1000} s and was stopped`,
+          })
+        else if (code === 0) resolve({ outcome: 'signed-in', exitCode: 0, output })
+        else
+          resolve({
+            outcome: 'could-not-run',
+            ...exit,
+            output,
+            why:
+              code === null
+                ? `the command was killed by ${signal ?? 'a signal'}`
+                : `the command exited ${code} without printing ${REFUSED_LINE}`,
+          })
       })
     })
 }

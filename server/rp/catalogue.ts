@@ -1,7 +1,10 @@
 /**
  * The relying-party tests: one test issuer per entry, served at `{base_url}/rp/{id}`, each
- * answering a normal sign-in with exactly one deliberate fault. Named after the OpenID
- * Foundation's RP tests (its older `rp-…` test plan) where one exists.
+ * answering a normal sign-in with exactly one deliberate fault. A test has the ID of the OpenID
+ * Foundation's RP test (its `rp-…` test names, kept by the conformance suite's client test plans)
+ * only when it means the same: same direction (refuse or sign in) and, where the Foundation's
+ * Basic RP certification plan has the test, the same level. Where ours differs it has its own ID
+ * and `foundation` names the Foundation's test it relates to and how.
  *
  * A negative test is passed by a client that refuses the sign-in and does not use what it was
  * given; a positive one by a client that signs in. `level` says how hard the spec words the
@@ -28,23 +31,44 @@ export interface RpTest {
   readonly fix: string
   /** Set when the test only applies if the client sent this parameter on its authorize request. */
   readonly needs?: 'state' | 'nonce'
+  /**
+   * What the client must be seen doing for the fault to be exercised at all: fetching this
+   * issuer's JWKS (a key test proves nothing about a client that never looks a key up), or
+   * calling user-info. Without it the test is "not exercised", never passed.
+   */
+  readonly exercisedBy?: 'jwks' | 'userinfo'
+  /** The OpenID Foundation RP test this one is (`same`) or relates to, and how it differs. */
+  readonly foundation?: { readonly id: string; readonly relation: string }
 }
+
+/**
+ * Where the Foundation's RP tests are listed: the conformance suite's Basic RP certification
+ * plan (OIDCCClientBasicTestPlan, which names each module's `rp-…` test) and its config plan.
+ */
+export const FOUNDATION_PLAN =
+  'OpenID Foundation conformance suite, oidcc-client-basic-certification-test-plan (Basic RP)'
 
 export const RP_TESTS = [
   {
     id: 'rp-id_token-sig-rs256',
     kind: 'positive',
     level: 'MUST',
+    foundation: { id: 'rp-id_token-sig-rs256', relation: 'same test (Basic RP: required)' },
     stage: 'token-response',
     title: 'a correct sign-in: RS256 ID token, no fault (the control)',
     reference: 'OpenID Connect Core §3.1.3.7',
-    fix: 'the control run: if it does not sign in, no refusal in the other tests proves anything',
+    fix: 'sign in at an issuer that makes no fault: until it does, no refusal in the other tests proves anything',
   },
   {
-    id: 'rp-id_token-bad-sig-rs256',
+    id: 'rp-id_token-bad-sig-rs256-code-flow',
     kind: 'negative',
     // Core §3.1.3.7 (6) lets a code-flow client rely on TLS to the token endpoint instead
     level: 'SHOULD',
+    foundation: {
+      id: 'rp-id_token-bad-sig-rs256',
+      relation:
+        'same fault, lower level: the Foundation certifies a refusal (Basic RP: required); in the code flow Core §3.1.3.7 (6) lets the client rely on TLS instead, so here it is a SHOULD',
+    },
     stage: 'token-response',
     title: 'ID token whose RS256 signature does not verify with the published key',
     accepted: 'an ID token whose signature does not verify with the key its kid names',
@@ -53,9 +77,14 @@ export const RP_TESTS = [
     fix: 'verify the ID token signature with the issuer JWKS key its kid names, and refuse the sign-in when it does not verify',
   },
   {
-    id: 'rp-id_token-sig-none',
+    id: 'rp-id_token-alg-none-refused',
     kind: 'negative',
     level: 'MUST',
+    foundation: {
+      id: 'rp-id_token-sig-none',
+      relation:
+        'opposite direction: the Foundation test registers the client for alg none and expects it to sign in; here the client never registered none, so it must refuse',
+    },
     stage: 'token-response',
     title: 'unsecured ID token (alg none)',
     accepted: 'an unsigned ID token (alg none) from an issuer that signs with RS256',
@@ -67,6 +96,10 @@ export const RP_TESTS = [
     id: 'rp-id_token-issuer-mismatch',
     kind: 'negative',
     level: 'MUST',
+    foundation: {
+      id: 'rp-id_token-issuer-mismatch',
+      relation: 'same test, same level (Basic RP: required)',
+    },
     stage: 'token-response',
     title: 'ID token iss of another issuer',
     accepted: 'an ID token whose iss is another issuer',
@@ -77,6 +110,7 @@ export const RP_TESTS = [
     id: 'rp-id_token-aud',
     kind: 'negative',
     level: 'MUST',
+    foundation: { id: 'rp-id_token-aud', relation: 'same test, same level (Basic RP: required)' },
     stage: 'token-response',
     title: 'ID token aud of another client',
     accepted: 'an ID token issued to another client (aud)',
@@ -106,17 +140,21 @@ export const RP_TESTS = [
   {
     id: 'rp-id_token-iat',
     kind: 'negative',
-    level: 'SHOULD',
+    // the Foundation's Basic RP plan requires refusing it; Core §2 makes iat REQUIRED
+    level: 'MUST',
+    foundation: { id: 'rp-id_token-iat', relation: 'same test, same level (Basic RP: required)' },
     stage: 'token-response',
     title: 'ID token without iat',
     accepted: 'an ID token without the REQUIRED iat claim',
-    reference: 'OpenID Connect Core §2 (iat REQUIRED) and §3.1.3.7 (10)',
+    reference:
+      'OpenID Connect Core §2 (iat REQUIRED in every ID token) and §3.1.3.7 (10); required by the Foundation Basic RP plan (rp-id_token-iat)',
     fix: 'refuse an ID token that lacks a REQUIRED claim (iss, sub, aud, exp, iat)',
   },
   {
     id: 'rp-nonce-invalid',
     kind: 'negative',
     level: 'MUST',
+    foundation: { id: 'rp-nonce-invalid', relation: 'same test, same level (Basic RP: required)' },
     stage: 'token-response',
     needs: 'nonce',
     title: 'ID token nonce different from the one sent',
@@ -153,8 +191,7 @@ export const RP_TESTS = [
     stage: 'authorization-response',
     needs: 'state',
     title: 'authorization response whose state differs from the one sent',
-    accepted:
-      'an authorization response whose state differs from the state it sent, and redeemed its code',
+    accepted: 'an authorization response whose state differs from the state it sent',
     reference:
       'RFC 6749 §4.1.2, §10.12; RFC 9700 §2.1 (PKCE may carry CSRF protection, but a client that sends state must compare it)',
     fix: 'keep the state in the user session and refuse a callback whose state differs, before redeeming the code',
@@ -165,7 +202,7 @@ export const RP_TESTS = [
     level: 'SHOULD',
     stage: 'authorization-response',
     title: 'authorization response iss (RFC 9207) of another issuer',
-    accepted: 'an authorization response whose iss names another issuer, and redeemed its code',
+    accepted: 'an authorization response whose iss names another issuer',
     reference:
       'RFC 9207 §2.4 (MUST for clients that implement it); RFC 9700 §4.4.2 (mix-up defence)',
     fix: 'compare the iss parameter of the callback with the issuer you sent the user to, and refuse it when it differs',
@@ -174,7 +211,12 @@ export const RP_TESTS = [
     id: 'rp-userinfo-bad-sub-claim',
     kind: 'negative',
     level: 'MUST',
+    foundation: {
+      id: 'rp-userinfo-bad-sub-claim',
+      relation: 'same test, same level (Basic RP: required)',
+    },
     stage: 'userinfo-response',
+    exercisedBy: 'userinfo',
     title: 'user-info sub different from the ID token sub',
     accepted: 'a user-info response whose sub differs from the ID token sub',
     reference: 'OpenID Connect Core §5.3.4',
@@ -186,15 +228,20 @@ export const RP_TESTS = [
     level: 'MUST',
     stage: 'token-response',
     title: 'token response without token_type',
-    accepted: 'a token response without token_type, and used its access token',
+    accepted: 'a token response without token_type',
     reference:
       'RFC 6749 §5.1 (token_type REQUIRED), §7.1 (do not use a token of a type you do not understand)',
     fix: 'refuse a token response whose token_type is missing or not Bearer (compared case-insensitively)',
   },
   {
-    id: 'rp-id_token-bad-at_hash',
+    id: 'rp-id_token-bad-at_hash-code-flow',
     kind: 'negative',
     level: 'MAY',
+    foundation: {
+      id: 'rp-id_token-bad-at_hash',
+      relation:
+        'same fault, lower level: the Foundation test is in its implicit and hybrid plans, where at_hash is required; in the code flow Core §3.1.3.8 makes the check a MAY',
+    },
     stage: 'token-response',
     title: 'ID token at_hash that does not match the access token',
     accepted: 'an ID token whose at_hash does not match the access token',
@@ -205,7 +252,12 @@ export const RP_TESTS = [
     id: 'rp-key-rotation-op-sign-key',
     kind: 'positive',
     level: 'MUST',
+    foundation: {
+      id: 'rp-key-rotation-op-sign-key',
+      relation: 'same direction (the Foundation config RP plan; not in Basic RP)',
+    },
     stage: 'token-response',
+    exercisedBy: 'jwks',
     title:
       'signing key rotated at every token response: a client holding an earlier JWKS must re-fetch it for the new kid',
     reference: 'OpenID Connect Core §10.1.1',
@@ -216,6 +268,7 @@ export const RP_TESTS = [
     kind: 'positive',
     level: 'MUST',
     stage: 'token-response',
+    exercisedBy: 'jwks',
     title: 'two keys in the JWKS; the ID token is signed by the second',
     reference: 'OpenID Connect Core §10.1; RFC 7517 §4.5',
     fix: 'pick the verification key by kid, not the first key of the set',
@@ -232,6 +285,16 @@ export const RP_TESTS = [
 ] as const satisfies readonly RpTest[]
 
 export type RpTestId = (typeof RP_TESTS)[number]['id']
+
+/**
+ * Former IDs of tests renamed so that an ID means what the Foundation's test of that name means:
+ * `--only` still takes them (the old ID runs the renamed test, not the Foundation's).
+ */
+export const RP_ALIASES: Readonly<Record<string, RpTestId>> = {
+  'rp-id_token-sig-none': 'rp-id_token-alg-none-refused',
+  'rp-id_token-bad-sig-rs256': 'rp-id_token-bad-sig-rs256-code-flow',
+  'rp-id_token-bad-at_hash': 'rp-id_token-bad-at_hash-code-flow',
+}
 
 const BY_ID = new Map<string, RpTest>(RP_TESTS.map((t) => [t.id, t]))
 

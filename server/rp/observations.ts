@@ -19,6 +19,13 @@ export type RpEventKind =
   | 'tainted-use'
   /** The integrator marked the client's page as signed-in (`{issuer}/signed-in`). */
   | 'signed-in'
+  /** The test issuer's user-info endpoint answered the client (with claims or an error). */
+  | 'userinfo'
+  /**
+   * The issuer refused a request of the client (an error redirect or error response): `detail`
+   * is the error and its description, `finding` the explain-mode finding it matches, if any.
+   */
+  | 'issuer-refused'
 
 export interface RpEvent {
   readonly seq: number
@@ -28,10 +35,16 @@ export interface RpEvent {
   readonly clientId: string | undefined
   /** What exactly was seen; never a token or a secret. */
   readonly detail: string | undefined
+  /** The explain-mode finding code (`client-auth.basic`, `pkce.missing`) the event matches. */
+  readonly finding?: string
 }
 
 export interface RpObservations {
-  record(test: string, kind: RpEventKind, context?: { clientId?: string; detail?: string }): RpEvent
+  record(
+    test: string,
+    kind: RpEventKind,
+    context?: { clientId?: string; detail?: string; finding?: string },
+  ): RpEvent
   /** One test's events after `since`, oldest first. */
   list(test: string, since?: number): RpEvent[]
   /** The newest seq (0 before any event). */
@@ -50,6 +63,7 @@ export function createObservations(capacity = 5000): RpObservations {
         kind,
         clientId: context.clientId?.replace(/[^\x20-\x7E]/g, '?').slice(0, 255),
         detail: context.detail?.slice(0, 300),
+        ...(context.finding !== undefined ? { finding: context.finding.slice(0, 64) } : {}),
       }
       ring.push(event)
       if (ring.length > capacity) ring.shift()

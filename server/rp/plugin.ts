@@ -37,6 +37,8 @@ interface Transaction {
   readonly test: RpTest
   readonly state: string | undefined
   readonly clientId: string | undefined
+  /** Whether the authorize request carried a code_challenge (to name a refusal's cause). */
+  readonly pkce: boolean
   readonly expiresAt: number
 }
 
@@ -120,11 +122,12 @@ export const rpIssuers = (
     const observe = (
       test: RpTest,
       kind: RpEventKind,
-      context: { clientId?: string | undefined; detail?: string } = {},
+      context: { clientId?: string | undefined; detail?: string; finding?: string } = {},
     ): void => {
       const event = observations.record(test.id, kind, {
         ...(context.clientId !== undefined ? { clientId: context.clientId } : {}),
         ...(context.detail !== undefined ? { detail: context.detail } : {}),
+        ...(context.finding !== undefined ? { finding: context.finding } : {}),
       })
       // a negative test's fault accepted: the client-check finding `rp.<test>`
       if (test.kind === 'negative' && (kind === 'tainted-use' || kind === 'signed-in'))
@@ -176,6 +179,13 @@ export const rpIssuers = (
       let iss = rpIssuerUrl(base, test.id)
       const code = url.searchParams.get('code')
       const ctx = { clientId: tx.clientId }
+      const error = url.searchParams.get('error')
+      if (error !== null)
+        observe(test, 'issuer-refused', {
+          ...ctx,
+          detail: `the authorize endpoint answered ${error}: ${url.searchParams.get('error_description') ?? '(no description)'}`,
+          ...(tx.pkce ? {} : { finding: 'pkce.missing' }),
+        })
       if (code !== null && test.id === 'rp-response-state-mismatch') {
         if (tx.state === undefined) {
           observe(test, 'not-applicable', {
@@ -207,6 +217,45 @@ export const rpIssuers = (
       return h.continue
     })
 
+    /**
+     * Runs a normal endpoint's handler and records its refusal of the client (an error thrown or
+     * answered) with the description the client got, so a failed sign-in can say why.
+     */
+    const refusalsObserved = async (
+      test: RpTest,
+      endpoint: string,
+      request: Request,
+      handler: () => Promise<Lifecycle.ReturnValue> | Lifecycle.ReturnValue,
+    ): Promise<Lifecycle.ReturnValue> => {
+      const form = formOf(request)
+      const clientId = typeof form.client_id === 'string' ? form.client_id : undefined
+      const basic =
+        endpoint === 'token' &&
+        (request.headers as Record<string, string | undefined>).authorization !== undefined
+      const record = (error: string, description: string): void =>
+        observe(test, 'issuer-refused', {
+          clientId,
+          detail: `the ${endpoint} endpoint answered ${error}: ${description}`,
+          ...(basic ? { finding: 'client-auth.basic' } : {}),
+        })
+      try {
+        const response = await handler()
+        const r = response as Partial<ResponseObject>
+        if (typeof r.statusCode === 'number' && r.statusCode >= 400) {
+          const source = (r.source ?? {}) as Record<string, unknown>
+          const text = (v: unknown, fallback: string) => (typeof v === 'string' ? v : fallback)
+          record(
+            text(source.error, `HTTP ${r.statusCode}`),
+            text(source.error_description, '(no description)'),
+          )
+        }
+        return response
+      } catch (err) {
+        if (err instanceof OAuthError) record(err.code, err.message)
+        else record('an error', (err as Error).message)
+        throw err
+      }
+    }
     const prefix = '/rp/{test}'
     const tokenRoute = token(deps)
     const userInfoRoutes = userInfo(deps)
@@ -225,10 +274,10 @@ export const rpIssuers = (
       let applied = true
       let notApplicable: string | undefined
       switch (test.id) {
-        case 'rp-id_token-bad-sig-rs256':
+        case 'rp-id_token-bad-sig-rs256-code-flow':
           signer = await keys.stranger()
           break
-        case 'rp-id_token-sig-none':
+        case 'rp-id_token-alg-none-refused':
           return { idToken: new UnsecuredJWT(claims).encode(), applied }
         case 'rp-id_token-issuer-mismatch':
           claims.iss = base
@@ -260,7 +309,7 @@ export const rpIssuers = (
           signer = await keys.stranger()
           kid = signer.kid
           break
-        case 'rp-id_token-bad-at_hash':
+        case 'rp-id_token-bad-at_hash-code-flow':
           claims.at_hash = atHash(randomToken())
           break
         case 'rp-key-rotation-op-sign-key':
@@ -295,6 +344,8 @@ export const rpIssuers = (
               kind: t.kind,
               level: t.level,
               title: t.title,
+              reference: t.reference,
+              ...((t as RpTest).foundation ? { foundation: (t as RpTest).foundation } : {}),
               issuer: rpIssuerUrl(base, t.id),
             })),
             last: observations.last(),
@@ -363,6 +414,7 @@ export const rpIssuers = (
                 test,
                 state: query.state || undefined,
                 clientId,
+                pkce: typeof query.code_challenge === 'string' && query.code_challenge !== '',
                 expiresAt: deps.clock() + 600,
               })
               params.set('state', marker)
@@ -383,10 +435,12 @@ export const rpIssuers = (
           handler: async (request, h) => {
             const test = testOf(request)
             const form = formOf(request)
-            const response = (await routeHandler(tokenRoute)(request, h)) as ResponseObject
-            const body = { ...(response.source as Record<string, unknown>) }
             const clientId = typeof form.client_id === 'string' ? form.client_id : undefined
             const ctx = { clientId }
+            const response = (await refusalsObserved(test, 'token', request, () =>
+              routeHandler(tokenRoute)(request, h),
+            )) as ResponseObject
+            const body = { ...(response.source as Record<string, unknown>) }
             if (form.grant_type === 'refresh_token') {
               const taint = taintOf(
                 typeof form.refresh_token === 'string' ? form.refresh_token : undefined,
@@ -451,11 +505,14 @@ export const rpIssuers = (
           ...(route.options as RouteOptions),
           handler: async (request, h) => {
             const test = testOf(request)
-            const response = (await routeHandler(route)(request, h)) as ResponseObject
+            const response = (await refusalsObserved(test, 'user-info', request, () =>
+              routeHandler(route)(request, h),
+            )) as ResponseObject
             const presented = bearerOf(request)
             const taint = taintOf(presented)
             const claims = { ...(response.source as Record<string, unknown>) }
             const clientId = presented ? tokenClient(presented) : undefined
+            observe(test, 'userinfo', { clientId, detail: 'user-info answered with claims' })
             if (taint)
               observe(taint.test, 'tainted-use', {
                 clientId,
@@ -463,11 +520,9 @@ export const rpIssuers = (
               })
             if (test.id === 'rp-userinfo-bad-sub-claim') {
               claims.sub = `${String(claims.sub)}-someone-else`
+              // Core §5.3.4 forbids using this response, not the access token: what the client
+              // does with the response is for the sign-in command to report
               observe(test, 'fault-delivered', { clientId, detail: test.title })
-              // what the client does with this token from now on is a use after the fault
-              for (const key of tokenKeys(presented))
-                if (key.startsWith('at:'))
-                  taints.put(key, { test, what: 'used again after user-info gave another sub' })
             }
             return jsonNoStore(h, claims)
           },

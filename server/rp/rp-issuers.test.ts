@@ -104,7 +104,9 @@ async function verify(test: string, idToken: unknown) {
 
 async function events(test: string) {
   const res = await app.server.inject(`/rp/${test}/observations`)
-  return (JSON.parse(res.payload) as { events: { kind: string; detail?: string }[] }).events
+  return (
+    JSON.parse(res.payload) as { events: { kind: string; detail?: string; finding?: string }[] }
+  ).events
 }
 
 describe('RP test issuers', () => {
@@ -158,7 +160,7 @@ describe('RP test issuers', () => {
   })
 
   const refused: [string, RegExp][] = [
-    ['rp-id_token-bad-sig-rs256', /signature verification failed/],
+    ['rp-id_token-bad-sig-rs256-code-flow', /signature verification failed/],
     ['rp-id_token-issuer-mismatch', /unexpected "iss" claim value/],
     ['rp-id_token-aud', /unexpected "aud" claim value/],
     ['rp-id_token-expired', /"exp" claim timestamp check failed/],
@@ -171,8 +173,8 @@ describe('RP test issuers', () => {
     expect((await events(test)).map((e) => e.kind)).toContain('fault-delivered')
   })
 
-  it('rp-id_token-sig-none: an unsecured JWT', async () => {
-    const { tokens } = await signIn('rp-id_token-sig-none', { nonce: 'n' })
+  it('rp-id_token-alg-none-refused: an unsecured JWT', async () => {
+    const { tokens } = await signIn('rp-id_token-alg-none-refused', { nonce: 'n' })
     expect(decodeProtectedHeader(String(tokens.id_token)).alg).toBe('none')
     expect(String(tokens.id_token).endsWith('.')).toBe(true)
   })
@@ -197,9 +199,9 @@ describe('RP test issuers', () => {
     expect(last.at(-1)?.detail).toMatch(/no nonce/)
   })
 
-  it('rp-id_token-bad-at_hash: at_hash is not that of the access token', async () => {
-    const { tokens } = await signIn('rp-id_token-bad-at_hash', { nonce: 'n' })
-    const claims = await verify('rp-id_token-bad-at_hash', tokens.id_token)
+  it('rp-id_token-bad-at_hash-code-flow: at_hash is not that of the access token', async () => {
+    const { tokens } = await signIn('rp-id_token-bad-at_hash-code-flow', { nonce: 'n' })
+    const claims = await verify('rp-id_token-bad-at_hash-code-flow', tokens.id_token)
     const expected = createHash('sha256')
       .update(String(tokens.access_token))
       .digest()
@@ -235,7 +237,7 @@ describe('RP test issuers', () => {
     expect(callback.searchParams.get('state')).toBe('s')
   })
 
-  it('rp-userinfo-bad-sub-claim: user-info sub differs; a later use of the token is recorded', async () => {
+  it('rp-userinfo-bad-sub-claim: user-info sub differs; each answer is recorded, a later use of the token is no acceptance', async () => {
     const { tokens } = await signIn('rp-userinfo-bad-sub-claim', { nonce: 'n' })
     const idSub = (await verify('rp-userinfo-bad-sub-claim', tokens.id_token)).sub
     const call = () =>
@@ -246,10 +248,54 @@ describe('RP test issuers', () => {
     const first = await call()
     expect((JSON.parse(first.payload) as { sub: string }).sub).not.toBe(idSub)
     let kinds = (await events('rp-userinfo-bad-sub-claim')).map((e) => e.kind)
+    expect(kinds).toContain('userinfo')
+    expect(kinds).toContain('fault-delivered')
     expect(kinds).not.toContain('tainted-use')
+    // Core §5.3.4 forbids using the response, not the access token: what the client does with
+    // the response is for its sign-in command to report
     await call()
     kinds = (await events('rp-userinfo-bad-sub-claim')).map((e) => e.kind)
-    expect(kinds).toContain('tainted-use')
+    expect(kinds.filter((k) => k === 'userinfo')).toHaveLength(2)
+    expect(kinds).not.toContain('tainted-use')
+  })
+
+  it("records the issuer's refusals with their cause: Basic client authentication, no PKCE", async () => {
+    const test = 'rp-token-response-extra-members'
+    const basic = await app.server.inject({
+      method: 'POST',
+      url: `/rp/${test}/auth/token`,
+      headers: {
+        ...form,
+        authorization: `Basic ${Buffer.from('conformance-client:conformance-secret').toString('base64')}`,
+      },
+      payload:
+        'grant_type=authorization_code&code=x&redirect_uri=https%3A%2F%2Fclient.example%2Fcallback',
+    })
+    expect(basic.statusCode).toBe(401)
+    const refused = (await events(test)).filter((e) => e.kind === 'issuer-refused')
+    expect(refused.at(-1)).toMatchObject({
+      detail: expect.stringMatching(
+        /^the token endpoint answered invalid_client: client authentication must use client_secret_post/,
+      ) as unknown,
+      finding: 'client-auth.basic',
+    })
+    const start = await app.server.inject(
+      `/rp/${test}/auth/authorize?${new URLSearchParams({
+        client_id: 'conformance-client',
+        redirect_uri: REDIRECT,
+        response_type: 'code',
+        scope: 'openid',
+        state: 's',
+      }).toString()}`,
+    )
+    const forwarded = new URL(start.headers.location ?? '')
+    const answer = await app.server.inject(forwarded.pathname + forwarded.search)
+    expect(new URL(answer.headers.location ?? 'https://x.invalid').searchParams.get('error')).toBe(
+      'invalid_request',
+    )
+    const last = (await events(test)).filter((e) => e.kind === 'issuer-refused').at(-1)
+    expect(last).toMatchObject({ finding: 'pkce.missing' })
+    expect(last?.detail).toMatch(/^the authorize endpoint answered invalid_request: /)
   })
 
   it('records a tainted access token used at user-info and a tainted refresh token redeemed', async () => {

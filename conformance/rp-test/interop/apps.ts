@@ -9,7 +9,8 @@ import { Agent } from 'undici'
 /**
  * Relying-party web apps for the RP tests, each a small HTTP server on 127.0.0.1 with
  * `/login?issuer=` (starts a sign-in at that issuer) and `/callback` (finishes it, calls
- * user-info, and answers a page titled `signed-in` or `refused`). Two are built on widely used
+ * user-info, and answers a page titled `signed-in` or `refused`: refused whenever the library
+ * threw; `error` when the app itself broke, which a driver reports as could-not-run). Two are built on widely used
  * libraries with separate protocol cores (openid-client v6 on oauth4webapi; openid-client v5,
  * its own core); the third is deliberately careless, the control that must be judged failing.
  */
@@ -31,8 +32,14 @@ export interface RpLibrary {
 
 const SCOPE = 'openid profile email offline_access'
 
-/** openid-client v6 (oauth4webapi core), used as its README shows. */
-export function openidClientV6(settings: RpClientSettings): RpLibrary {
+/**
+ * openid-client v6 (oauth4webapi core), used as its README shows; `clientAuth: 'basic'` makes it
+ * authenticate with HTTP Basic, as many libraries do by default (the issuers refuse that).
+ */
+export function openidClientV6(
+  settings: RpClientSettings,
+  clientAuth: 'post' | 'basic' = 'post',
+): RpLibrary {
   const dispatcher = new Agent({
     connect: { ca: settings.caPem ? [...rootCertificates, settings.caPem] : undefined },
   })
@@ -44,7 +51,9 @@ export function openidClientV6(settings: RpClientSettings): RpLibrary {
         new URL(issuer),
         settings.clientId,
         undefined,
-        oidc.ClientSecretPost(settings.clientSecret),
+        clientAuth === 'basic'
+          ? oidc.ClientSecretBasic(settings.clientSecret)
+          : oidc.ClientSecretPost(settings.clientSecret),
         {
           [oidc.customFetch]: (url, options) =>
             fetch(url, { ...options, dispatcher } as RequestInit),
@@ -211,7 +220,13 @@ export async function startRpApp(
       const redirectUri = `${origin}/callback`
       if (url.pathname === '/login') {
         const issuer = url.searchParams.get('issuer') ?? ''
-        const { url: authorize, session } = await library.begin(issuer, redirectUri)
+        let begun: { url: string; session: unknown }
+        try {
+          begun = await library.begin(issuer, redirectUri)
+        } catch (err) {
+          return page(res, 502, 'refused', `${library.name} refused: ${(err as Error).message}`)
+        }
+        const { url: authorize, session } = begun
         const sid = randomBytes(16).toString('hex')
         sessions.set(sid, { issuer, state: session })
         res.writeHead(302, {
@@ -234,7 +249,7 @@ export async function startRpApp(
         }
       }
       page(res, 404, 'not found', 'no such page')
-    })().catch((err: unknown) => page(res, 500, 'refused', `error: ${(err as Error).message}`))
+    })().catch((err: unknown) => page(res, 500, 'error', `error: ${(err as Error).message}`))
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const address = server.address()

@@ -4,8 +4,9 @@ import type { SignIn } from '../runner.ts'
 
 /**
  * A sign-in through a real browser: open the app's /login for the test issuer, fill the hosted
- * login page, and follow the redirects back to the app's callback. Exit code 0 when the app
- * shows a signed-in page, 1 when it shows a refusal (or the flow never got back to it).
+ * login page, and follow the redirects back to the app's callback. Signed in when the app shows
+ * its signed-in page, refused when it shows its refusal page; anything else (the browser failed,
+ * a page was not recognised, a wait expired, the app broke) could not run: inconclusive.
  */
 export function browserSignIn(
   browser: Browser,
@@ -19,17 +20,24 @@ export function browserSignIn(
       const page = await context.newPage()
       page.setDefaultTimeout(timeoutMs)
       await page.goto(`${appUrl}/login?issuer=${encodeURIComponent(env.RP_TEST_ISSUER)}`)
-      // the app refused before sending the browser anywhere (discovery failed, …)
-      if (page.url().startsWith(`${appUrl}/`))
-        return { exitCode: 1, output: await page.locator('body').innerText() }
-      await fillLogin(page, user)
-      await page.waitForURL((u) => u.href.startsWith(`${appUrl}/callback`))
-      await page.waitForLoadState()
+      // the app answered before sending the browser anywhere (its library refused discovery, …)
+      if (!page.url().startsWith(`${appUrl}/`)) {
+        await fillLogin(page, user)
+        await page.waitForURL((u) => u.href.startsWith(`${appUrl}/callback`))
+        await page.waitForLoadState()
+      }
       const title = await page.title()
-      const text = await page.locator('body').innerText()
-      return { exitCode: title === 'signed-in' ? 0 : 1, output: text }
+      const output = await page.locator('body').innerText()
+      if (title === 'signed-in') return { outcome: 'signed-in', output }
+      if (title === 'refused') return { outcome: 'refused', output }
+      return {
+        outcome: 'could-not-run',
+        output,
+        why: `the app answered a page titled ${JSON.stringify(title.slice(0, 80))}, neither signed-in nor refused`,
+      }
     } catch (err) {
-      return { exitCode: 1, output: `browser: ${(err as Error).message.split('\n')[0] ?? ''}` }
+      const why = `browser: ${(err as Error).message.split('\n')[0] ?? ''}`
+      return { outcome: 'could-not-run', output: why, why }
     } finally {
       await context.close()
     }

@@ -1,7 +1,9 @@
 /**
  * A sign-in command for `idp-conformance rp-test --run`: serves one relying-party library as a
- * web app on 127.0.0.1, signs in through Chromium at RP_TEST_ISSUER, and exits 0 when the app
- * shows a signed-in page, 1 when it refused. Usage (the embedded server's fixture client):
+ * web app on 127.0.0.1, signs in through Chromium at RP_TEST_ISSUER, and follows the contract:
+ * exit 0 when the app shows a signed-in page; `RP_TEST_RESULT=refused` on stdout (and exit 2)
+ * when it refused; exit 1 when the sign-in could not be driven (an inconclusive run, never a
+ * refusal). Usage (the embedded server's fixture client):
  *
  *   idp-conformance rp-test --run "node --import tsx conformance/rp-test/interop/sign-in.ts openid-client"
  *
@@ -9,7 +11,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { launchBrowser } from '../../harness/browser.ts'
-import type { SignInEnv } from '../runner.ts'
+import { REFUSED_LINE, type SignInEnv } from '../runner.ts'
 import { browserSignIn } from './browser-sign-in.ts'
 import {
   carelessClient,
@@ -33,7 +35,7 @@ if (!make || !issuer) {
   console.error(
     `usage: RP_TEST_ISSUER=… sign-in.ts [${Object.keys(LIBRARIES).join('|')}] (run it through idp-conformance rp-test --run)`,
   )
-  process.exit(2)
+  process.exit(1)
 }
 const caPem = env.RP_TEST_CA ? readFileSync(env.RP_TEST_CA, 'utf8') : undefined
 const app = await startRpApp(
@@ -50,7 +52,9 @@ try {
     password: env.RP_TEST_PASSWORD ?? 'wonderland',
   })(env as SignInEnv)
   console.log(result.output)
-  process.exitCode = result.exitCode
+  if (result.outcome === 'refused') console.log(REFUSED_LINE)
+  else if (result.outcome === 'could-not-run') console.error(`could not run: ${result.why ?? ''}`)
+  process.exitCode = { 'signed-in': 0, refused: 2, 'could-not-run': 1 }[result.outcome]
 } finally {
   await browser.close()
   await app.stop()
