@@ -1,7 +1,6 @@
-import type { ServerInjectResponse } from '@hapi/hapi'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import type { App } from './app.ts'
-import { authorizeQuery, testApp } from './test-helpers.ts'
+import { authorizeQuery, postLoginForm, testApp } from './test-helpers.ts'
 
 let app: App
 beforeAll(async () => {
@@ -11,32 +10,9 @@ afterAll(async () => {
   await app.stop()
 })
 
-const cookiesOf = (res: ServerInjectResponse): string => {
-  const set = res.headers['set-cookie']
-  return (Array.isArray(set) ? set : set ? [set] : []).map((c) => c.split(';')[0]).join('; ')
-}
-
 /** Opens a login page and posts its form with `accept`. */
-async function signIn(username: string, password: string, accept: string) {
-  const page = await app.server.inject(`/auth/authorize?${authorizeQuery().toString()}`)
-  const field = (name: string) =>
-    new RegExp(`name="${name}" value="([^"]+)"`).exec(page.payload)?.[1] ?? ''
-  return app.server.inject({
-    method: 'POST',
-    url: '/auth/login',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      cookie: cookiesOf(page),
-      accept,
-    },
-    payload: new URLSearchParams({
-      interaction: field('interaction'),
-      csrf: field('csrf'),
-      username,
-      password,
-    }).toString(),
-  })
-}
+const signIn = (username: string, password: string, accept: string) =>
+  postLoginForm(app, authorizeQuery(), { username, password }, accept)
 
 describe('a flood of sign-ins cannot stall the server (password hashing is bounded)', () => {
   test('with every hashing permit taken and the queue full, a sign-in is refused 503 with Retry-After while the store still answers', async () => {

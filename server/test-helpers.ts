@@ -80,6 +80,8 @@ export async function postLoginForm(
   app: App,
   query: URLSearchParams,
   user: { readonly username: string; readonly password: string },
+  /** The post's Accept header (none by default: the hosted page's answers). */
+  accept?: string,
 ): Promise<ServerInjectResponse> {
   const page = await app.server.inject(`/auth/authorize?${query.toString()}`)
   const field = (name: string) =>
@@ -90,6 +92,7 @@ export async function postLoginForm(
     headers: {
       'content-type': 'application/x-www-form-urlencoded',
       cookie: setCookies(page.headers).join('; '),
+      ...(accept ? { accept } : {}),
     },
     payload: new URLSearchParams({
       interaction: field('interaction'),
