@@ -57,6 +57,7 @@ const fileSchema = Joi.object({
     .optional(),
   rateLimitBudget: Joi.number().integer().min(1).optional(),
   refreshTokenLifetime: Joi.number().integer().min(1).optional(),
+  sessionLifetime: Joi.number().integer().min(1).optional(),
   login: login.optional(),
 })
 
@@ -139,6 +140,7 @@ export function loadTargetConfig(
     plainHttpUrl: file.plainHttpUrl as string | undefined,
     rateLimitBudget: file.rateLimitBudget as number | undefined,
     refreshTokenLifetime: file.refreshTokenLifetime as number | undefined,
+    sessionLifetime: file.sessionLifetime as number | undefined,
     login: file.login as TargetConfig['login'],
   }
 }

@@ -312,7 +312,7 @@ export const threats = [
     title: 'User session impersonation',
     attack: "takes over the user's session with the client by a stolen code or session",
     applies: true,
-    checks: ['CODE-06', 'PKCE-06', 'SEC-07'],
+    checks: ['CODE-06', 'PKCE-06', 'SEC-07', 'SEC-11'],
   },
   {
     section: 'RFC 6819 §4.4.1.7',
