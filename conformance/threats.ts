@@ -230,7 +230,7 @@ export const threats = [
     title: 'Open redirector',
     attack: 'uses the authorization endpoint as an open redirector',
     applies: true,
-    checks: ['AUTHZ-03', 'AUTHZ-04'],
+    checks: ['AUTHZ-03', 'AUTHZ-04', 'ROBUST-03'],
   },
   // §4.3: token endpoint
   {

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import type { CheckContext } from '../check.ts'
-import { CheckFailure } from '../expect.ts'
+import { CheckFailure, ControlFailure } from '../expect.ts'
 
 /*
  * Property-based checks that are safe against a production deployment: a small, fixed number
@@ -43,6 +43,8 @@ export async function holds<T>(
   runs: number,
   seed: number,
   show: (value: T) => string,
+  /** Cases run first, whatever the seed (counted in `runs`). */
+  examples: [T][] = [],
 ): Promise<void> {
   let sent = 0
   const details = await fc.check(
@@ -50,11 +52,13 @@ export async function holds<T>(
       if (++sent > runs + SHRINK_BUDGET) return
       await predicate(value)
     }),
-    { numRuns: runs, seed },
+    { numRuns: runs, seed, examples },
   )
   if (!details.failed) return
   const [example] = details.counterexample ?? []
   const error = details.errorInstance
+  // a control that failed (the harness could not set a case up) is inconclusive, not a finding
+  if (error instanceof ControlFailure) throw error
   throw new CheckFailure(
     `${what}: ${error instanceof Error ? error.message : String(error)} — counterexample ` +
       `${example === undefined ? '?' : show(example)} (after ${String(details.numRuns)} cases, ` +
