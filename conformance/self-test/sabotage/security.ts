@@ -385,14 +385,14 @@ export const securitySabotage: Record<keyof typeof security, Sabotages> = {
     {
       how: 'the session store ignores the server clock, so sessions outlive SESSION_TTL',
       expect:
-        /^a session past its \d+ s lifetime: the authorization request returned a code without a new sign-in/,
+        /^a session past its \d+ s lifetime \(\d+ s later\): the authorization request returned a code without a new sign-in/,
       faults: [],
       store: sessionsOnWallClock,
     },
     {
       how: 'prompt=none with an expired session answers with a code instead of login_required',
       expect:
-        /^a session past its \d+ s lifetime: prompt=none with the session's cookies still returned a code/,
+        /^a session past its \d+ s lifetime \(\d+ s later\): prompt=none with the session's cookies still returned a code/,
       handlers: onAuthorize({
         respond: (real, sent) => {
           const location = real.headers.get('location')
