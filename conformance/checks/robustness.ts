@@ -80,7 +80,10 @@ const ROBUST_02 = check(async (ctx) => {
   await expectAccepted(ctx, tokens, 'after the mutations')
 })
 
-/** The most login posts within a real interaction: each is a failed sign-in the target counts. */
+/**
+ * The most login posts within a real interaction (and as many again while shrinking): each is
+ * a failed sign-in the target counts, and may throttle the run's address for later checks.
+ */
 const MAX_LOGIN_POSTS = 5
 
 const random = (): string => randomBytes(12).toString('base64url')
@@ -153,7 +156,7 @@ const ROBUST_03 = check(async (ctx) => {
       each + examples.length,
       seed,
       showPageRequest(AUTHORIZE),
-      examples,
+      { examples },
     )
 
     // the login form's post: its action and fields from a real login page (a script-rendered
@@ -193,7 +196,7 @@ const ROBUST_03 = check(async (ctx) => {
         each + examples.length,
         seed,
         showPageRequest(path),
-        examples,
+        { examples },
       )
       // within a real interaction (its own login page and cookies): never the real password
       await holds(
@@ -218,6 +221,8 @@ const ROBUST_03 = check(async (ctx) => {
         Math.min(each, MAX_LOGIN_POSTS),
         seed,
         showPageRequest(path),
+        // each case is a failed sign-in the target counts: shrinking adds as few again at most
+        { shrinkBudget: MAX_LOGIN_POSTS },
       )
     }
   }
@@ -250,7 +255,7 @@ const ROBUST_03 = check(async (ctx) => {
     each + logoutExamples.length,
     seed,
     showPageRequest(LOGOUT),
-    logoutExamples,
+    { examples: logoutExamples },
   )
 })
 

@@ -34,7 +34,7 @@ export const SHRINK_BUDGET = 40
 
 /**
  * Runs a property against the target; fails with the shrunk counterexample and its seed. Past
- * `runs + SHRINK_BUDGET` cases the predicate stops sending (and holds), which ends shrinking.
+ * `runs + shrinkBudget` cases the predicate stops sending (and holds), which ends shrinking.
  */
 export async function holds<T>(
   what: string,
@@ -43,13 +43,18 @@ export async function holds<T>(
   runs: number,
   seed: number,
   show: (value: T) => string,
-  /** Cases run first, whatever the seed (counted in `runs`). */
-  examples: [T][] = [],
+  options: {
+    /** Cases run first, whatever the seed (counted in `runs`). */
+    readonly examples?: [T][]
+    /** Extra cases shrinking may send (default SHRINK_BUDGET): fewer where each case costs. */
+    readonly shrinkBudget?: number
+  } = {},
 ): Promise<void> {
   let sent = 0
+  const { examples = [], shrinkBudget = SHRINK_BUDGET } = options
   const details = await fc.check(
     fc.asyncProperty(arb, async (value) => {
-      if (++sent > runs + SHRINK_BUDGET) return
+      if (++sent > runs + shrinkBudget) return
       await predicate(value)
     }),
     { numRuns: runs, seed, examples },
