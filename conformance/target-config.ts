@@ -57,7 +57,8 @@ const fileSchema = Joi.object({
     .optional(),
   rateLimitBudget: Joi.number().integer().min(1).optional(),
   refreshTokenLifetime: Joi.number().integer().min(1).optional(),
-  sessionLifetime: Joi.number().integer().min(1).optional(),
+  // strict: Joi would take "20" for 20 and leave the string in the file's value
+  sessionLifetime: Joi.number().strict().integer().min(1).optional(),
   login: login.optional(),
 })
 
