@@ -8,6 +8,7 @@ import {
   EXIT,
   main,
   parseParallel,
+  parseShuffle,
   selectChecks,
 } from './cli.ts'
 
@@ -86,6 +87,17 @@ describe('idp-conformance CLI', () => {
     expect(parseParallel('16')).toBe(16)
     for (const bad of ['0', '17', '2.5', '-1', '', ' 3', '0x4'])
       expect(() => parseParallel(bad), bad).toThrow(/--parallel must be a whole number/)
+  })
+
+  test('--shuffle takes a 32-bit unsigned seed', async () => {
+    expect(parseShuffle(undefined)).toBeUndefined()
+    expect(parseShuffle('0')).toBe(0)
+    expect(parseShuffle('4294967295')).toBe(4294967295)
+    for (const bad of ['-1', '4294967296', '1.5', 'x', '', '12345678901'])
+      expect(() => parseShuffle(bad), bad).toThrow(/--shuffle must be an integer/)
+    const res = await run(['--shuffle', 'abc', '--only', 'DISC-01'])
+    expect(res.code).toBe(EXIT.usage)
+    expect(res.err).toMatch(/--shuffle must be an integer from 0 to 4294967295, got abc/)
   })
 
   test('an unreachable target exits 3', async () => {

@@ -77,6 +77,9 @@ const USAGE = `usage: idp-conformance [run] [options]
                          the rest, or alone against a deployment. Codes for checks that are
                          not about the login page come from each user's IdP session, signed
                          in once in the browser
+  --shuffle SEED         start the checks in an order shuffled from SEED (an integer from 0 to
+                         4294967295) instead of the catalogue's; the summary names the seed,
+                         so the same order can be replayed. Verdicts must not depend on it
   --login-dry-run        only sign the primary user in, once, and show what happened: a log
                          line per login step and screenshots in the report dir (default
                          reports/login-dry-run); exit 0 when the IdP redirected with a code
@@ -157,6 +160,15 @@ export function parseCheckTimeout(value: string | undefined): number {
   return n * 1000
 }
 
+/** The seed of --shuffle: a 32-bit unsigned integer; undefined keeps the catalogue's order. */
+export function parseShuffle(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined
+  const n = Number(value)
+  if (!/^\d{1,10}$/.test(value) || n > 0xffffffff)
+    throw new UsageError(`--shuffle must be an integer from 0 to 4294967295, got ${value}`)
+  return n
+}
+
 /**
  * Before a run against a deployment: the checks its configuration will skip (a client or
  * user it does not name), and the embedded-only checks, each with why.
@@ -199,6 +211,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         'allow-errors': { type: 'boolean' },
         'check-timeout': { type: 'string' },
         parallel: { type: 'string' },
+        shuffle: { type: 'string' },
         'print-config': { type: 'boolean' },
         'login-dry-run': { type: 'boolean' },
         list: { type: 'boolean' },
@@ -222,6 +235,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   let knownFailures: KnownFailure[]
   let concurrency: number
   let checkTimeoutMs: number
+  let shuffle: number | undefined
   try {
     const skipped = values.skip ? new Set(selectChecks(values.skip)) : new Set<RequirementId>()
     ids = selectChecks(values.only).filter((id) => !skipped.has(id))
@@ -230,6 +244,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     const remote = values['base-url'] ?? values.config ?? io.env.IDP_BASE_URL
     concurrency = parseParallel(values.parallel, Boolean(remote))
     checkTimeoutMs = parseCheckTimeout(values['check-timeout'])
+    shuffle = parseShuffle(values.shuffle)
     const flags = { baseUrl: values['base-url'], config: values.config, ca: values.ca }
     if (values.list) {
       for (const id of ids) io.out.write(`${checkName(id)}\n`)
@@ -293,7 +308,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       }
     }
     io.out.write(
-      `Running ${ids.length} checks against ${target.baseUrl}${target.embedded ? ' (embedded reference server)' : ''}\n`,
+      `Running ${ids.length} checks against ${target.baseUrl}${target.embedded ? ' (embedded reference server)' : ''}${shuffle === undefined ? '' : `, in an order shuffled with seed ${shuffle}`}\n`,
     )
     const startedAt = new Date()
     let info: RunInfo | undefined
@@ -306,12 +321,15 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       onResult: (r) => io.out.write(`${formatResultLine(r, color)}\n`),
       onFinished: (i) => (info = i),
       onNotice: (message) => io.out.write(`Note: ${message}\n`),
+      ...(shuffle === undefined ? {} : { shuffle }),
       // the exclusive checks run on a second embedded server beside the rest (runner.ts)
       ...(twin ? { twin } : {}),
     })
     const finishedAt = new Date()
     io.out.write(`${formatSummary(results, finishedAt.getTime() - startedAt.getTime())}\n`)
     if (info) io.out.write(`${formatRunInfo(info)}\n`)
+    if (shuffle !== undefined)
+      io.out.write(`Order: shuffled with seed ${shuffle} (--shuffle ${shuffle} replays it)\n`)
     const strict = values.strict ?? false
     const verdict = gate(results, {
       strict,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { startEmbedded, type Embedded } from './harness/embedded.ts'
-import { browserEarly, runChecks } from './runner.ts'
+import { browserEarly, registeredChecks, runChecks, shuffledOrder } from './runner.ts'
 
 // SEC-01 is exclusive (it lowers the token endpoint's limit) and needs no browser; DISC-01 is not
 const ids = ['DISC-01', 'SEC-01', 'DISC-02'] as const
@@ -94,5 +94,19 @@ describe('browserEarly', () => {
       'DISC-03',
       'JWKS-01',
     ])
+  })
+})
+
+describe('shuffledOrder', () => {
+  const ids = registeredChecks()
+  test('a permutation of the checks, the same for the same seed, another for another seed', () => {
+    const a = shuffledOrder(ids, 29)
+    expect([...a].sort()).toEqual([...ids].sort())
+    expect(shuffledOrder(ids, 29)).toEqual(a)
+    expect(a).not.toEqual(ids)
+    expect(shuffledOrder(ids, 30)).not.toEqual(a)
+    // the whole 32-bit range is a seed, and the input is not changed
+    expect([...shuffledOrder(ids, 0xffffffff)].sort()).toEqual([...ids].sort())
+    expect(ids).toEqual(registeredChecks())
   })
 })

@@ -43,6 +43,12 @@ export interface RunOptions {
    * target, as before. A twin that does not start is noted, and the run falls back to that.
    */
   readonly twin?: () => Promise<Twin>
+  /**
+   * Starts the checks in an order shuffled from this seed (a 32-bit unsigned integer) instead
+   * of the catalogue's: the same seed gives the same order (`shuffledOrder`), so a run whose
+   * verdicts depend on the order can be replayed. Results still come back in the order of `ids`.
+   */
+  readonly shuffle?: number
 }
 
 /** A second instance of the target (see RunOptions.twin). */
@@ -63,6 +69,8 @@ export interface RunInfo {
  */
 export async function runChecks(target: Target, options: RunOptions = {}): Promise<CheckResult[]> {
   const ids = options.ids ?? registeredChecks()
+  // the order the checks start in; results are reported in the order of `ids` either way
+  const order = options.shuffle === undefined ? ids : shuffledOrder(ids, options.shuffle)
   const resources = createRunResources(target, {
     ...(options.reuseSessions === undefined ? {} : { reuseSessions: options.reuseSessions }),
     ...(options.onNotice ? { onNotice: options.onNotice } : {}),
@@ -72,7 +80,7 @@ export async function runChecks(target: Target, options: RunOptions = {}): Promi
     runCheck(id, on, with_, options.checkTimeoutMs)
   let twin: Twin | undefined
   try {
-    const exclusive = ids.filter(isExclusive)
+    const exclusive = order.filter(isExclusive)
     // the browser starts while the twin does, when a check that drives it is in the run (a
     // failed launch is the checks' to report, as it would be on first use)
     if (ids.some((id) => drivesBrowser(id))) resources.browser().catch(() => undefined)
@@ -83,13 +91,16 @@ export async function runChecks(target: Target, options: RunOptions = {}): Promi
         )
         return undefined
       })
-    if (!twin)
-      return await runPool(ids, {
+    if (!twin) {
+      const done = await runPool(order, {
         concurrency,
         alone: isExclusive,
         run: (id) => run(id, target, resources),
         onDone: options.onResult,
       })
+      const byId = new Map(done.map((r) => [r.id, r]))
+      return ids.map((id) => byId.get(id) as CheckResult)
+    }
     const onTwin = twin.target
     // the run's browser and counters; the twin's own sessions (its users sign in there once);
     // no place in the browser pool to wait for: the lane drives at most one check at a time
@@ -100,7 +111,7 @@ export async function runChecks(target: Target, options: RunOptions = {}): Promi
       ownTarget: true,
     }
     const [rest, alone] = await Promise.all([
-      runPool(browserEarly(ids.filter((id) => !isExclusive(id))), {
+      runPool(browserEarly(order.filter((id) => !isExclusive(id))), {
         concurrency,
         alone: () => false,
         run: (id) => run(id, target, resources),
@@ -149,6 +160,27 @@ export function browserEarly(ids: readonly RequirementId[]): RequirementId[] {
     const [b, r] = [browser[i], rest[i]]
     if (b) order.push(b)
     if (r) order.push(r)
+  }
+  return order
+}
+
+/**
+ * `ids` in an order drawn from `seed` (Fisher-Yates over mulberry32): the same seed and ids
+ * always give the same order, any other seed most likely another.
+ */
+export function shuffledOrder(ids: readonly RequirementId[], seed: number): RequirementId[] {
+  let state = seed >>> 0
+  const random = (): number => {
+    state = (state + 0x6d2b79f5) >>> 0
+    let t = state
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+  const order = [...ids]
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1))
+    ;[order[i], order[j]] = [order[j] as RequirementId, order[i] as RequirementId]
   }
   return order
 }

@@ -4,19 +4,63 @@ import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { loadTargetConfig } from './target-config.ts'
 
+const dir = mkdtempSync(join(tmpdir(), 'target-config-'))
 const base = {
-  baseUrl: 'https://idp.example',
-  clients: { main: { id: 'c', secret: 's' } },
-  users: { primary: { username: 'u', password: 'p' } },
+  clients: { main: { id: 'app', secret: 's3cret', redirectUri: 'https://app.example/cb' } },
+  users: { primary: { username: 'u', password: 'pa55' } },
 }
-
 const load = (extra: Record<string, unknown>) => {
-  const file = join(mkdtempSync(join(tmpdir(), 'target-config-')), 'target.json')
+  const file = join(dir, `${Math.random().toString(36).slice(2)}.json`)
   writeFileSync(file, JSON.stringify({ ...base, ...extra }))
-  return loadTargetConfig({ config: file }, {})
+  return loadTargetConfig({ baseUrl: 'https://idp.example', config: file }, {})
 }
 
-describe('target.json: sessionLifetime (SEC-11)', () => {
+describe('the interactions of a target configuration', () => {
+  test('interactions are read: name, kind, url and/or detect, steps (optional ones too)', () => {
+    const interactions = [
+      {
+        name: 'consent',
+        kind: 'consent',
+        url: '/consent(\\?|$)',
+        steps: [{ click: 'button#approve' }],
+      },
+      {
+        name: 'mfa',
+        detect: 'input[autocomplete=one-time-code]',
+        steps: [
+          { click: '#remember', optional: true },
+          { fill: 'input[autocomplete=one-time-code]', value: '123456' },
+          { press: 'input[autocomplete=one-time-code]', key: 'Enter' },
+        ],
+        stepTimeoutMs: 5000,
+        optionalWaitMs: 500,
+      },
+    ]
+    expect(load({ interactions }).interactions).toEqual(interactions)
+    // the login key keeps working beside them
+    expect(load({ login: { detect: '#login' }, interactions }).login).toEqual({ detect: '#login' })
+  })
+
+  test('an interaction that cannot be recognised or answered is a usage error, said plainly', () => {
+    expect(() => load({ interactions: [{ name: 'x', steps: [{ click: 'a' }] }] })).toThrow(
+      /needs url or detect/,
+    )
+    expect(() =>
+      load({ interactions: [{ name: 'x', url: '(', steps: [{ click: 'a' }] }] }),
+    ).toThrow(/is not a regular expression/)
+    expect(() => load({ interactions: [{ name: 'x', url: '/c', steps: [] }] })).toThrow(
+      /must contain at least 1 items/,
+    )
+    expect(() =>
+      load({ interactions: [{ name: 'x', url: '/c', steps: [{ fill: 'input' }] }] }),
+    ).toThrow(/must be one step/)
+    expect(() =>
+      load({ interactions: [{ name: 'x', kind: 'magic', url: '/c', steps: [{ click: 'a' }] }] }),
+    ).toThrow(/kind/)
+  })
+})
+
+describe('sessionLifetime (SEC-11)', () => {
   test('a whole number of seconds is read', () => {
     expect(load({ sessionLifetime: 20 }).sessionLifetime).toBe(20)
     expect(load({}).sessionLifetime).toBeUndefined()

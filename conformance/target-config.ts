@@ -25,6 +25,48 @@ const loginStep = Joi.alternatives().try(
   Joi.object({ press: selector.required(), key: Joi.string().min(1).required() }),
   Joi.object({ waitFor: selector.required() }),
 )
+const interactionStep = Joi.alternatives().try(
+  Joi.object({ goto: Joi.string().min(1).required(), optional: Joi.boolean() }),
+  Joi.object({
+    fill: selector.required(),
+    value: Joi.string().required(),
+    optional: Joi.boolean(),
+  }),
+  Joi.object({ click: selector.required(), optional: Joi.boolean() }),
+  Joi.object({
+    press: selector.required(),
+    key: Joi.string().min(1).required(),
+    optional: Joi.boolean(),
+  }),
+  Joi.object({ waitFor: selector.required(), optional: Joi.boolean() }),
+)
+/** A regular expression that compiles (the URL pattern of an interaction). */
+const pattern = Joi.string()
+  .min(1)
+  .custom((value: string) => {
+    new RegExp(value)
+    return value
+  }, 'a regular expression')
+  .messages({ 'any.custom': '{{#label}} is not a regular expression: {{#error.message}}' })
+const interaction = Joi.object({
+  name: Joi.string().min(1).required(),
+  kind: Joi.string().valid('login', 'consent', 'continue', 'account', 'logout', 'other'),
+  url: pattern,
+  detect: selector,
+  steps: Joi.array()
+    .items(
+      interactionStep.messages({
+        'alternatives.match':
+          '{{#label}} must be one step: goto; fill with value; click; press with key; or waitFor (each may be optional)',
+      }),
+    )
+    .min(1)
+    .required(),
+  stepTimeoutMs: Joi.number().integer().min(100).max(120_000),
+  optionalWaitMs: Joi.number().integer().min(0).max(60_000),
+})
+  .or('url', 'detect')
+  .messages({ 'object.missing': '{{#label}} needs url or detect (how the page is recognised)' })
 const login = Joi.object({
   detect: selector,
   steps: Joi.array()
@@ -60,6 +102,7 @@ const fileSchema = Joi.object({
   // strict: Joi would take "20" for 20 and leave the string in the file's value
   sessionLifetime: Joi.number().strict().integer().min(1).optional(),
   login: login.optional(),
+  interactions: Joi.array().items(interaction).optional(),
 })
 
 export interface TargetFlags {
@@ -143,5 +186,6 @@ export function loadTargetConfig(
     refreshTokenLifetime: file.refreshTokenLifetime as number | undefined,
     sessionLifetime: file.sessionLifetime as number | undefined,
     login: file.login as TargetConfig['login'],
+    interactions: file.interactions as TargetConfig['interactions'],
   }
 }

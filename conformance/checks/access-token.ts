@@ -2,7 +2,13 @@ import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
 import type { accessToken as catalogue } from '../catalogue/access-token.ts'
 import type { TargetClient } from '../harness/target.ts'
 import { expectEqual, expectSameSet, expectThat, show, SKEW } from '../harness/expect.ts'
-import { clientCredentials, refresh, serviceClient, tokensFor } from '../harness/flows.ts'
+import {
+  clientCredentials,
+  nextRefreshToken,
+  refresh,
+  serviceClient,
+  tokensFor,
+} from '../harness/flows.ts'
 import { userInfoRaw } from '../harness/requests.ts'
 import { decodeJws, nowSeconds, verifySignature } from '../harness/jwt.ts'
 
@@ -342,9 +348,12 @@ const AT_07 = check(async (ctx) => {
     refreshToken ??= body.refresh_token
   }
   if (typeof refreshToken === 'string') {
+    let current = refreshToken
     for (let i = 0; i < 17; i++) {
-      const r = await refresh(ctx, main, refreshToken)
+      const r = await refresh(ctx, main, current)
       await add(r.access_token, main, `access token #${seen.size + 1} (refresh_token)`)
+      // a rotating server gets the new refresh token back, never the one it replaced
+      current = nextRefreshToken(r, current)
     }
   } else {
     ctx.note('no refresh_token was issued: the jti sample uses client_credentials tokens instead')

@@ -16,7 +16,7 @@ import {
   validParams,
   whereLeft,
 } from '../harness/flows.ts'
-import { AUTHORIZE, authorizeRaw, authorizeUrl } from '../harness/requests.ts'
+import { authorizeRaw, authorizeUrl, endpointUrl } from '../harness/requests.ts'
 import { unsignedRequestObject, verifiedAuthTime, verifyJwt } from '../harness/jwt.ts'
 import {
   AUTHORIZATION_ERRORS,
@@ -358,7 +358,7 @@ const AUTHZ_13 = check(async (ctx) => {
   const client = mainClient(ctx)
   const { verifier, challenge } = await pkcePair()
   const params = { ...(await validParams(ctx)), code_challenge: challenge }
-  const endpoint = `${ctx.target.baseUrl}${AUTHORIZE}`
+  const endpoint = endpointUrl(ctx.target, 'authorization_endpoint')
   // the browser's navigation to the endpoint is turned into the form POST of OIDC Core §3.1.2.1
   const posted = await postOnNavigation(context, endpoint, params)
   const outcome = await browse(context, ctx.target, endpoint, ctx.http, {
@@ -394,7 +394,8 @@ const AUTHZ_14 = check(async (ctx) => {
   codeOf(await authorize(ctx, { context }))
   const statuses: number[] = []
   context.on('response', (r) => {
-    if (r.url().startsWith(`${ctx.target.baseUrl}${AUTHORIZE}`)) statuses.push(r.status())
+    if (r.url().startsWith(endpointUrl(ctx.target, 'authorization_endpoint')))
+      statuses.push(r.status())
   })
   const silent = await authorize(ctx, { context, params: { prompt: 'none' }, user: null })
   expectThat(!silent.outcome.loginShown, 'prompt=none with a session showed the login page')

@@ -68,7 +68,8 @@ const CODE_01 = check(async (ctx) => {
 })
 
 const CODE_02 = check({ exclusive: true }, async (ctx) => {
-  const { auth } = await tokensFor(ctx, { scope: 'openid' })
+  // a replayed code: its own session, since a provider may revoke what it issued (§4.1.2)
+  const { auth } = await tokensFor(ctx, { scope: 'openid', ownSession: true })
   const again = () => redeem(ctx, auth)
   // RFC 6749 §4.1.2: the client MUST NOT use the code more than once; §5.2: invalid_grant
   const replay = await again()
@@ -96,7 +97,8 @@ function jsonAnswer(res: HttpResponse): Record<string, unknown> | undefined {
 }
 
 const CODE_03 = check(async (ctx) => {
-  const { body, auth } = await tokensFor(ctx, { scope: 'openid offline_access' })
+  // a replayed code: its own session, since the revocation it asks for may reach the session
+  const { body, auth } = await tokensFor(ctx, { scope: 'openid offline_access', ownSession: true })
   const client = auth.client
   const code = codeOf(auth)
   const accessToken = String(body.access_token)
@@ -146,7 +148,8 @@ const CODE_03 = check(async (ctx) => {
 const CONCURRENT = 5
 
 const CODE_04 = check(async (ctx) => {
-  const auth = await authorize(ctx)
+  // concurrent redemptions are replays: a session of its own
+  const auth = await authorize(ctx, { ownSession: true })
   const responses = await Promise.all(Array.from({ length: CONCURRENT }, () => redeem(ctx, auth)))
   const wins = responses.filter((r) => r.status === 200).length
   // RFC 6749 §4.1.2: a code is used once, however the requests interleave
@@ -210,7 +213,8 @@ const CODE_11 = check(async (ctx) => {
 const CODE_06 = check(async (ctx) => {
   const other = ctx.target.clients.other
   if (!other) return ctx.skip('no second client (clients.other) in the target configuration')
-  const auth = await authorize(ctx)
+  // another client presents the code: a session of its own
+  const auth = await authorize(ctx, { ownSession: true })
   const code = codeOf(auth)
   const stolen = await redeemRaw(ctx, {
     code,

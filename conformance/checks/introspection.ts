@@ -102,7 +102,8 @@ const INTRO_02 = check(async (ctx) => {
 async function reuseCode(
   ctx: CheckContext,
 ): Promise<{ accessToken: string; reuse: () => Promise<HttpResponse> }> {
-  const auth = await authorize(ctx, { scope: 'openid offline_access' })
+  // a replayed code: a session of its own, since the provider may revoke what it issued
+  const auth = await authorize(ctx, { scope: 'openid offline_access', ownSession: true })
   const form = {
     code: codeOf(auth),
     verifier: auth.verifier,
@@ -128,7 +129,8 @@ const INTRO_03 = check({ exclusive: true }, async (ctx) => {
   // RFC 9068 §4: an ID token is not an access token, although both are JWTs of this issuer
   await inactive('the ID token', idTokenOf(set))
 
-  const revoked = await signIn(ctx, { scope: 'openid offline_access' })
+  // revoked on purpose: a session of its own
+  const revoked = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
   expectRevoked(await revokeRaw(ctx, revoked.accessToken), 'an access token')
   await inactive('a revoked access token', revoked.accessToken)
   expectRevoked(await revokeRaw(ctx, refreshTokenOf(revoked)), 'a refresh token')
@@ -147,7 +149,8 @@ const INTRO_03 = check({ exclusive: true }, async (ctx) => {
 })
 
 const INTRO_04 = check(async (ctx) => {
-  const { token, client } = await someAccessToken(ctx)
+  // the token goes with wrong secrets: a session of its own
+  const { token, client } = await someAccessToken(ctx, { ownSession: true })
   const cases: [string, Record<string, string>][] = [
     ['no client credentials', { token }],
     ['a client_id without a secret', { token, client_id: client.id }],
@@ -234,7 +237,8 @@ const INTRO_06 = check(async (ctx) => {
 })
 
 const INTRO_07 = check(async (ctx) => {
-  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  // revoked on purpose: a session of its own
+  const set = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
   const rt = refreshTokenOf(set)
   for (const token of [set.accessToken, set.accessToken, rt]) {
     const res = await introspectRaw(ctx, token)

@@ -7,7 +7,7 @@ import type { logout as catalogue } from '../catalogue/logout.ts'
 import type { HttpResponse } from '../harness/http.ts'
 import { CheckFailure, ControlFailure, expectEqual, expectThat, show } from '../harness/expect.ts'
 import { authorize, codeOf, idTokenOf, signIn, whereLeft } from '../harness/flows.ts'
-import { LOGOUT } from '../harness/requests.ts'
+import { endpointUrl, LOGOUT } from '../harness/requests.ts'
 import { forgeAlgNone, forgeForeign, forgeTampered } from '../harness/jwt.ts'
 
 /** The main client's registered post-logout URI, or the check is skipped. */
@@ -28,7 +28,8 @@ const randomState = (length: number): string =>
 
 const logoutUrl = (ctx: CheckContext, params: Record<string, string>): string => {
   const query = new URLSearchParams(params).toString()
-  return `${ctx.target.baseUrl}${LOGOUT}${query ? `?${query}` : ''}`
+  const endpoint = endpointUrl(ctx.target, 'end_session_endpoint')
+  return query ? `${endpoint}${endpoint.includes('?') ? '&' : '?'}${query}` : endpoint
 }
 
 /** Signs in through the browser context (which keeps the session) and returns an ID token. */
@@ -545,7 +546,7 @@ const LOGOUT_06 = check(async (ctx) => {
       document.body.appendChild(form)
       form.submit()
     },
-    { action: `${ctx.target.baseUrl}${LOGOUT}`, fields },
+    { action: endpointUrl(ctx.target, 'end_session_endpoint'), fields },
   )
   if (!(await Promise.race([arrived, settled]))) {
     await page.waitForLoadState('load', { timeout: 5_000 }).catch(() => undefined)

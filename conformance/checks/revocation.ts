@@ -3,6 +3,7 @@ import type { HttpResponse } from '../harness/http.ts'
 import type { revocation as catalogue } from '../catalogue/revocation.ts'
 import {
   about,
+  aside,
   expectActive,
   expectControl,
   expectBearerChallenge,
@@ -18,6 +19,7 @@ import {
 import {
   expireTokens,
   idTokenOf,
+  nextRefreshToken,
   otherClient,
   probeBasic,
   refreshTokenOf,
@@ -39,13 +41,20 @@ async function isActive(ctx: CheckContext, token: string): Promise<boolean> {
   return body?.active === true
 }
 
+// every check here revokes (or tries to revoke) its tokens on purpose: their sign-ins are
+// sessions of their own (AuthorizeOptions.ownSession), since a provider may revoke the whole
+// grant with a refresh token (RFC 7009 §2.1) and its grant may be the session's
+
 const REV_01 = check(async (ctx) => {
-  const set = await signIn(ctx, { scope: 'openid offline_access' })
-  expectActive(await introspectRaw(ctx, set.accessToken), 'the access token before revocation')
-  expectStatus(await userInfoRaw(ctx, set.accessToken), 200, 'user-info before revocation')
+  const set = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
+  // the token works and is revoked before the subject: a failure there is a precondition's
+  const active = await introspectRaw(ctx, set.accessToken)
+  aside('precondition', () => expectActive(active, 'the access token before revocation'))
+  const served = await userInfoRaw(ctx, set.accessToken)
+  aside('precondition', () => expectStatus(served, 200, 'user-info before revocation'))
   const res = await revokeRaw(ctx, set.accessToken, { hint: 'access_token' })
   // RFC 7009 §2.2; INTERFACE.md §4.5: 200 with a message
-  expectRevoked(res, 'the access token')
+  aside('precondition', () => expectRevoked(res, 'the access token'))
   // INTERFACE.md §3: revoked means inactive, for introspection and for user-info alike
   expectInactive(await introspectRaw(ctx, set.accessToken), 'the revoked access token')
   expectBearerChallenge(
@@ -57,9 +66,10 @@ const REV_01 = check(async (ctx) => {
 })
 
 const REV_02 = check(async (ctx) => {
-  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  const set = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
   const rt = refreshTokenOf(set)
-  expectActive(await introspectRaw(ctx, rt), 'the refresh token before revocation')
+  const active = await introspectRaw(ctx, rt)
+  aside('precondition', () => expectActive(active, 'the refresh token before revocation'))
   const res = await revokeRaw(ctx, rt, { hint: 'refresh_token' })
   // the answer and what it did are sub-cases: a malformed answer hides neither effect
   await ctx.subcase('revocation of the refresh token', () =>
@@ -95,17 +105,30 @@ function revokedForTheCheck(ctx: CheckContext, res: HttpResponse, what: string):
 }
 
 const REV_03 = check(async (ctx) => {
-  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  const set = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
   const rt = refreshTokenOf(set)
   const minted = await refreshRaw(ctx, rt)
-  expectStatus(minted, 200, 'refresh')
-  const refreshed = String(expectJsonObject(minted, 'refresh response').access_token)
+  // the grant's tokens work and the refresh token is revoked before the subject (a precondition)
+  const refreshed = aside('precondition', () => {
+    expectStatus(minted, 200, 'refresh')
+    return String(expectJsonObject(minted, 'refresh response').access_token)
+  })
   const grant: [string, string][] = [
     ['the access token issued with the refresh token', set.accessToken],
     ['an access token minted from the refresh token', refreshed],
   ]
-  for (const [what, token] of grant) expectActive(await introspectRaw(ctx, token), what)
-  revokedForTheCheck(ctx, await revokeRaw(ctx, rt, { hint: 'refresh_token' }), 'the refresh token')
+  for (const [what, token] of grant) {
+    const active = await introspectRaw(ctx, token)
+    aside('precondition', () => expectActive(active, what))
+  }
+  // the refresh token of the grant as it stands: the one the refresh rotated in, if it did
+  // (RFC 6749 §6: the client discards the old one)
+  const current = nextRefreshToken(expectJsonObject(minted, 'refresh response'), rt)
+  revokedForTheCheck(
+    ctx,
+    await revokeRaw(ctx, current, { hint: 'refresh_token' }),
+    'the refresh token',
+  )
   // RFC 7009 §2.1: revoking a refresh token SHOULD also invalidate the grant's access tokens;
   // each token and each place is a sub-case: every one still honoured is reported
   for (const [what, token] of grant) {
@@ -122,7 +145,7 @@ const REV_03 = check(async (ctx) => {
     })
   }
   // RFC 7009 §2.1 (MAY): revoking an access token may take its refresh token along
-  const second = await signIn(ctx, { scope: 'openid offline_access' })
+  const second = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
   const res = await revokeRaw(ctx, second.accessToken)
   if (res.status !== 200) {
     ctx.note(
@@ -145,7 +168,7 @@ const REV_04 = check({ exclusive: true }, async (ctx) => {
     })
   // INTERFACE.md §3: inactive or unknown tokens get the same 200, so tokens cannot be probed
   await revoked('a garbage token', 'not-a-token-0123456789')
-  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  const set = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
   const rt = refreshTokenOf(set)
   const minted = await refreshRaw(ctx, rt)
   expectStatus(minted, 200, 'refresh')
@@ -163,7 +186,7 @@ const REV_04 = check({ exclusive: true }, async (ctx) => {
 })
 
 const REV_05 = check(async (ctx) => {
-  const { token, client } = await someAccessToken(ctx)
+  const { token, client } = await someAccessToken(ctx, { ownSession: true })
   const cases: [string, Record<string, string>][] = [
     ['no client credentials', { token }],
     ['a client_id without a secret', { token, client_id: client.id }],
@@ -185,7 +208,7 @@ const REV_05 = check(async (ctx) => {
 
 const REV_06 = check(async (ctx) => {
   const other = otherClient(ctx)
-  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  const set = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
   const rt = refreshTokenOf(set)
   // each token is its own sub-case, and for each the effect comes before the answer's form: an
   // answer in the wrong shape hides neither token's fate
@@ -235,7 +258,7 @@ const REV_07 = check(async (ctx) => {
     wrongMethod(ctx, get, wrong)
   })
 
-  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  const set = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
   await ctx.subcase('an ID token', async () => {
     const idRes = await revokeRaw(ctx, idTokenOf(set))
     // RFC 7009 §2.2.1: a kind the server does not revoke is a no-op or unsupported_token_type

@@ -1,11 +1,24 @@
 import { createHash, type X509Certificate } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { connect, rootCertificates } from 'node:tls'
-import { chromium, type Browser, type BrowserContext, type Page } from '@playwright/test'
+import {
+  chromium,
+  type Browser,
+  type BrowserContext,
+  type Page,
+  type Request,
+} from '@playwright/test'
 import type { Http } from './http.ts'
 import { countSignIn } from './session.ts'
 import { redactHeaders, redactUrl, rememberIssuedUrl } from './redact.ts'
-import type { LoginConfig, LoginStep, Target, TargetClient, TargetUser } from './target.ts'
+import type {
+  InteractionConfig,
+  LoginConfig,
+  LoginStep,
+  Target,
+  TargetClient,
+  TargetUser,
+} from './target.ts'
 
 /**
  * Debian's Chromium builds, in the order they are preferred: the headless shell (package
@@ -78,6 +91,30 @@ export async function launchBrowser(target: Pick<Target, 'baseUrl' | 'ca'>): Pro
   })
 }
 
+/** Where a browser flow that did not reach a client URI stopped, and why. */
+export interface BrowserStop {
+  /**
+   * `error-page`: a page of the provider the driver recognises as an error (an HTTP error
+   * status, or an error said in its rendered text): the provider's verdict.
+   * `unrecognised`: a page no interaction recognises and that does not move by itself.
+   * `elsewhere`: the browser could not load where the provider sent it (a host that does not
+   * resolve, a connection reset): the provider's doing.
+   * `login-again`: the login page came back after the sign-in was submitted.
+   * `loop`: the same interaction came back at the same address three times.
+   * `limit`: the step or time bound ran out.
+   * The last three and `unrecognised` are the suite's own limits: inconclusive.
+   */
+  readonly kind: 'error-page' | 'elsewhere' | 'unrecognised' | 'login-again' | 'loop' | 'limit'
+  /** The page's title (or its first heading), as the user sees it. */
+  readonly title: string
+  /** The page's address, its query and fragment left out (they hold one-time values). */
+  readonly url: string
+  /** The HTTP status of the page's document, when the browser saw it. */
+  readonly status: number | undefined
+  /** The start of the page's rendered text. */
+  readonly text: string
+}
+
 /** Where a browser flow ended: the URL at a client URI (never fetched), or a page at the IdP. */
 export interface BrowserOutcome {
   /** The full URL of the client URI the IdP sent the browser to, if it did. */
@@ -88,6 +125,21 @@ export interface BrowserOutcome {
   readonly loginShown: boolean
   /** Status of the response to the login form post, when there was one. */
   readonly loginPostStatus: number | undefined
+  /**
+   * The browser's own credential request: the first POST the page sent once the sign-in was
+   * submitted, a form post (`form`) or a script's `fetch`/XHR call (`script`), with the status
+   * of its answer (a redirect's own status, not where it led).
+   */
+  readonly loginRequest?:
+    | { readonly via: 'form' | 'script'; readonly url: string; readonly status: number | undefined }
+    | undefined
+  /** What the driver answered on the way, in order ("consent (built-in) at /consent"). */
+  readonly interactions?: readonly string[] | undefined
+  /**
+   * Why the flow stopped at the IdP, when it did without being asked to (a flow asked to stop
+   * at the login page, or to cancel there, has none).
+   */
+  readonly stopped?: BrowserStop | undefined
 }
 
 export interface BrowserFlowOptions {
@@ -99,6 +151,11 @@ export interface BrowserFlowOptions {
   readonly onLoginPage?: (page: Page) => Promise<void>
   /** Called after each login step with what it did (the dry run's log and screenshots). */
   readonly onLoginStep?: LoginStepListener
+  /**
+   * Called with every page the driver meets (what it recognised it as, before answering) and
+   * after each answer: the dry run's log and screenshots.
+   */
+  readonly onPage?: (event: string, page: Page, kind: 'login' | 'answer') => Promise<void>
   readonly timeoutMs?: number
 }
 
@@ -109,15 +166,21 @@ export function clientOrigins(target: Pick<Target, 'clients'>): string[] {
   return [...new Set(uris.filter((u): u is string => Boolean(u)).map((u) => new URL(u).origin))]
 }
 
+/** The most pages one flow answers before it gives up (a provider that keeps asking). */
+const MAX_INTERACTIONS = 12
+
 /**
- * Opens `url` in `context` and follows it: fills the login form when one appears, and stops
- * when the IdP redirects to a client URI. The redirect is caught at the DevTools level
- * (Fetch.requestPaused), because Playwright's route() does not see redirect hops, and is
- * answered locally so nothing leaves the machine.
+ * Opens `url` in `context` and follows it to a client URI, answering the provider's pages on
+ * the way: the login page (signed in at, or stopped at or cancelled as asked), configured
+ * interactions, and the common pages recognised on the rendered page (a consent page's approve
+ * button, a one-button "continue" interstitial, an account chooser naming the user). Bounded
+ * by MAX_INTERACTIONS answers and by `timeoutMs` per wait. The redirect to the client is
+ * caught at the DevTools level (Fetch.requestPaused), because Playwright's route() does not see
+ * redirect hops, and is answered locally so nothing leaves the machine.
  */
 export async function browse(
   context: BrowserContext,
-  target: Pick<Target, 'clients' | 'login'>,
+  target: Pick<Target, 'clients' | 'login' | 'interactions'>,
   url: string,
   http: Http,
   options: BrowserFlowOptions = {},
@@ -161,14 +224,15 @@ export async function browse(
       requestStage: 'Request' as const,
     })),
   })
-  let loginPostStatus: number | undefined
-  // whether the main frame's latest document came with a Refresh header (a redirect to a browser)
-  const refresh = { header: false }
+  // the main frame's latest document: its status, and whether it came with a Refresh header
+  const doc = { refresh: false, status: undefined as number | undefined }
   page.on('response', (res) => {
     const req = res.request()
     if (!req.isNavigationRequest()) return
-    if (req.frame() === page.mainFrame()) refresh.header = 'refresh' in res.headers()
-    if (req.method() === 'POST' && loginPostStatus === undefined) loginPostStatus = res.status()
+    if (req.frame() === page.mainFrame()) {
+      doc.refresh = 'refresh' in res.headers()
+      doc.status = res.status()
+    }
     http.record({
       method: req.method(),
       url: redactUrl(req.url()),
@@ -181,24 +245,72 @@ export async function browse(
       durationMs: 0,
     })
   })
+  const callbackReached = reachedCallback.then(() => 'callback' as const)
+  // the credential request: the first POST of the page after the sign-in is submitted
+  const credential: { watching: boolean; request: Request | undefined } = {
+    watching: false,
+    request: undefined,
+  }
+  page.on('request', (req) => {
+    if (credential.watching && !credential.request && req.method() === 'POST')
+      credential.request = req
+  })
 
-  const navigation = page.goto(url, { timeout }).catch(() => undefined)
-  const detect = loginDetector(target.login)
-  const form = page
-    .waitForSelector(detect, { timeout })
-    .then(() => 'form' as const)
-    .catch(() => 'none' as const)
-  const first = await Promise.race([
-    reachedCallback.then(() => 'callback' as const),
-    form,
-    navigation.then(() => 'loaded' as const),
-  ])
   let loginShown = false
-  if (first === 'loaded' && !arrived() && (await page.locator(detect).count()) === 0)
-    await followSelfSubmitting(page, reachedCallback, timeout, refresh)
-  if (first !== 'callback' && !arrived()) {
-    const hasForm = first === 'form' || (await page.locator(detect).count()) > 0
-    if (hasForm) {
+  let signedIn = false
+  const answered: string[] = []
+  const counts = new Map<string, number>()
+  const loginRequest = async (): Promise<BrowserOutcome['loginRequest']> => {
+    const req = credential.request
+    if (!req) return undefined
+    const res = await Promise.race([
+      req.response().catch(() => null),
+      new Promise<null>((resolve) => setTimeout(() => resolve(null), 5000)),
+    ])
+    return {
+      via: req.isNavigationRequest() ? 'form' : 'script',
+      url: redactUrl(req.url()),
+      status: res?.status(),
+    }
+  }
+  const outcome = async (stopped?: BrowserStop): Promise<BrowserOutcome> => {
+    const request = await loginRequest()
+    return {
+      callback: seen.callback,
+      page,
+      loginShown,
+      // the credential form post's own answer (not a later consent or "continue" post)
+      loginPostStatus: request?.via === 'form' ? request.status : undefined,
+      loginRequest: request,
+      interactions: answered,
+      ...(stopped && !arrived() ? { stopped } : {}),
+    }
+  }
+
+  await Promise.race([callbackReached, page.goto(url, { timeout }).catch(() => undefined)])
+  for (let step = 0; !arrived(); step++) {
+    if (step >= MAX_INTERACTIONS)
+      return await outcome(await describeStop(page, 'limit', doc.status))
+    const found = await recognise(page, target, options.user, callbackReached, doc, timeout)
+    if (arrived()) break
+    if (found.kind === 'moved') continue
+    if (found.kind === 'none') {
+      const kind = !loaded(page.url())
+        ? 'elsewhere'
+        : (await looksLikeError(page, doc.status))
+          ? 'error-page'
+          : 'unrecognised'
+      return await outcome(await describeStop(page, kind, doc.status))
+    }
+    const where = pathOf(page.url())
+    const key = `${found.name}@${where}`
+    counts.set(key, (counts.get(key) ?? 0) + 1)
+    if ((counts.get(key) ?? 0) >= 3)
+      return await outcome(await describeStop(page, 'loop', doc.status))
+    await options.onPage?.(`${found.label} at ${where}`, page, found.kind)
+    const navigated = nextNavigation(page, timeout)
+    if (found.kind === 'login') {
+      if (signedIn) return await outcome(await describeStop(page, 'login-again', doc.status))
       loginShown = true
       await options.onLoginPage?.(page)
       if (options.cancel) {
@@ -206,62 +318,387 @@ export async function browse(
           .locator(target.login?.cancel ?? DEFAULT_CANCEL)
           .first()
           .click({ timeout })
+        answered.push(`cancelled the login at ${where}`)
       } else if (options.user) {
-        // the navigation the sign-in starts: listened for before the click, since a redirect
-        // chain through the IdP (303 to a resume URL, then to the client) may take a while
-        const navigated = page
-          .waitForEvent('framenavigated', {
-            predicate: (frame) => frame === page.mainFrame(),
-            timeout,
-          })
-          .catch(() => undefined)
-        await submitLogin(page, options.user, target.login, options.onLoginStep)
+        credential.watching = true
+        if (found.interaction)
+          await runSteps(page, found.interaction, options.user, options.onLoginStep)
+        else await submitLogin(page, options.user, target.login, options.onLoginStep)
         countSignIn(context)
-        await Promise.race([reachedCallback, navigated])
+        signedIn = true
+        answered.push(`signed in at ${where}`)
       } else {
-        return { callback: seen.callback, page, loginShown, loginPostStatus }
+        return await outcome()
       }
-      await Promise.race([
-        reachedCallback,
-        page.waitForLoadState('load', { timeout }).catch(() => undefined),
-      ])
-      if (!arrived()) await followSelfSubmitting(page, reachedCallback, timeout, refresh)
+    } else {
+      // a flow asked to cancel never approves anything: it stops where it cannot cancel
+      if (options.cancel) return await outcome()
+      if (found.interaction) await runSteps(page, found.interaction, options.user)
+      else await found.answer()
+      answered.push(`${found.label} at ${where}`)
     }
+    await Promise.race([callbackReached, navigated])
+    await options.onPage?.(`after ${found.label}`, page, found.kind)
   }
-  return { callback: seen.callback, page, loginShown, loginPostStatus }
+  return await outcome()
 }
 
 /**
- * A page that moves on by itself (a form that submits itself, a script or meta redirect) is a
- * redirect to a browser: while the page navigates again within 1.5 s of loading, wait for it,
- * up to five hops, or until the browser reaches a client URI. A page that has no means to move
- * (no script, meta refresh, Refresh header, inline event handler or frame: the plain error and
- * confirmation pages) is where the flow stopped, and is not waited on.
+ * Whether the browser shows a page it loaded over http(s): not an error page the browser made
+ * up for a load that failed (a redirect to a host that does not resolve, a connection reset).
+ * A page at another origin is still the deployment's (login pages often live on their own host).
  */
-async function followSelfSubmitting(
-  page: Page,
-  reachedCallback: Promise<string>,
-  timeout: number,
-  refresh: { readonly header: boolean },
-): Promise<void> {
-  for (let hop = 0; hop < 5; hop++) {
-    if (!refresh.header && !(await mayMoveByItself(page))) return
-    const moved = await Promise.race([
-      reachedCallback.then(() => 'arrived' as const),
-      page
-        .waitForEvent('framenavigated', {
-          predicate: (frame) => frame === page.mainFrame(),
-          timeout: 1500,
-        })
-        .then(() => 'moved' as const)
-        .catch(() => 'still' as const),
-    ])
-    if (moved !== 'moved') return
-    await Promise.race([
-      reachedCallback,
-      page.waitForLoadState('load', { timeout }).catch(() => undefined),
-    ])
+function loaded(url: string): boolean {
+  return /^https?:/i.test(url)
+}
+
+/** The path of a URL (no query or fragment: they hold one-time values). */
+const pathOf = (url: string): string => {
+  try {
+    const u = new URL(url)
+    return `${u.origin}${u.pathname}`
+  } catch {
+    return url
   }
+}
+
+/** The main frame's next navigation, or undefined after `timeout` (never rejects). */
+function nextNavigation(page: Page, timeout: number): Promise<unknown> {
+  return page
+    .waitForEvent('framenavigated', { predicate: (f) => f === page.mainFrame(), timeout })
+    .then(() => page.waitForLoadState('load', { timeout }))
+    .catch(() => undefined)
+}
+
+/** What the page in the browser was recognised as. */
+type Recognised =
+  | { readonly kind: 'moved' }
+  | { readonly kind: 'none' }
+  | {
+      readonly kind: 'login' | 'answer'
+      readonly name: string
+      readonly label: string
+      /** The configured interaction that matched, if one did. */
+      readonly interaction?: InteractionConfig | undefined
+      /** Answers a built-in page. */
+      readonly answer: () => Promise<void>
+    }
+
+/**
+ * How long a page that has scripts (or a meta refresh, a Refresh header, a frame) is watched
+ * for something to answer, or for a navigation of its own, before it is called unrecognised.
+ */
+const RENDER_WAIT_MS = 5000
+
+/**
+ * Looks at the page as the user sees it: a configured interaction, the login page, or a
+ * built-in one. A page that may still render or move by itself is polled until it shows
+ * something known, navigates, goes quiet (network idle and two more looks) or RENDER_WAIT_MS
+ * pass; a page without scripts is looked at once.
+ */
+async function recognise(
+  page: Page,
+  target: Pick<Target, 'login' | 'interactions'>,
+  user: TargetUser | undefined,
+  callbackReached: Promise<'callback'>,
+  doc: { readonly refresh: boolean },
+  timeout: number,
+): Promise<Recognised> {
+  await Promise.race([
+    callbackReached,
+    page.waitForLoadState('load', { timeout }).catch(() => undefined),
+  ])
+  const startUrl = page.url()
+  const nav = { moved: false }
+  const onNavigated = (frame: unknown): void => {
+    if (frame === page.mainFrame()) nav.moved = true
+  }
+  page.on('framenavigated', onNavigated)
+  try {
+    const first = await lookAt(page, target, user)
+    if (first) return first
+    if (!doc.refresh && !(await mayMoveByItself(page))) return { kind: 'none' }
+    const idle = { reached: false, looksAfter: 0 }
+    void page
+      .waitForLoadState('networkidle', { timeout: RENDER_WAIT_MS })
+      .then(() => (idle.reached = true))
+      .catch(() => (idle.reached = true))
+    const deadline = performance.now() + RENDER_WAIT_MS
+    while (performance.now() < deadline) {
+      const waited = await Promise.race([
+        callbackReached,
+        new Promise<'tick'>((resolve) => setTimeout(() => resolve('tick'), 200)),
+      ])
+      if (waited === 'callback') return { kind: 'moved' }
+      if (nav.moved || page.url() !== startUrl) {
+        await Promise.race([
+          callbackReached,
+          page.waitForLoadState('load', { timeout }).catch(() => undefined),
+        ])
+        return { kind: 'moved' }
+      }
+      const found = await lookAt(page, target, user)
+      if (found) return found
+      if (idle.reached && ++idle.looksAfter >= 3) break
+    }
+    return { kind: 'none' }
+  } finally {
+    page.off('framenavigated', onNavigated)
+  }
+}
+
+/** One look at the page: what it is, or undefined when nothing is recognised (yet). */
+async function lookAt(
+  page: Page,
+  target: Pick<Target, 'login' | 'interactions'>,
+  user: TargetUser | undefined,
+): Promise<Recognised | undefined> {
+  const url = page.url()
+  for (const interaction of target.interactions ?? []) {
+    if (interaction.url && !new RegExp(interaction.url).test(url)) continue
+    if (interaction.detect && !(await visible(page, interaction.detect))) continue
+    const kind = interaction.kind === 'login' ? 'login' : 'answer'
+    return {
+      kind,
+      name: interaction.name,
+      label: `${interaction.name} (configured)`,
+      interaction,
+      answer: () => Promise.resolve(),
+    }
+  }
+  if (await visible(page, loginDetector(target.login)))
+    return { kind: 'login', name: 'login', label: 'login', answer: () => Promise.resolve() }
+  const scan = await scanButtons(page, user)
+  if (scan?.approve !== undefined) {
+    const index = scan.approve
+    return {
+      kind: 'answer',
+      name: scan.consent ? 'consent' : 'continue',
+      label: `${scan.consent ? 'consent' : 'continue'} (built-in: "${scan.approveText}")`,
+      answer: () => page.locator(BUTTONS).nth(index).click(),
+    }
+  }
+  if (scan?.account !== undefined) {
+    const index = scan.account
+    return {
+      kind: 'answer',
+      name: 'account',
+      label: `account chooser (built-in: "${scan.accountText}")`,
+      answer: () => page.locator(ACCOUNTS).nth(index).click(),
+    }
+  }
+  // the login page whose password field is there but hidden (an injected hint's markup covers
+  // the form, a field shown on focus): still the login page, which nothing else is
+  if (
+    (await page
+      .locator(loginDetector(target.login))
+      .count()
+      .catch(() => 0)) > 0
+  )
+    return { kind: 'login', name: 'login', label: 'login', answer: () => Promise.resolve() }
+  return undefined
+}
+
+/** Whether a selector matches a visible element now (no waiting; a bad selector is no match). */
+async function visible(page: Page, selector: string): Promise<boolean> {
+  return page
+    .locator(selector)
+    .filter({ visible: true })
+    .count()
+    .then((n) => n > 0)
+    .catch(() => false)
+}
+
+/** The controls a built-in answer may press. */
+const BUTTONS = 'button, input[type=submit], input[type=button], [role=button]'
+/** The controls of an account chooser. */
+const ACCOUNTS = 'a[href], button, [role=button], [role=option], [role=link], li[tabindex]'
+/**
+ * Words of a control that approves or moves on (a consent page's "Allow", an interstitial's
+ * "Continue as alice"), matched at the start of its visible label.
+ */
+export const APPROVE_LABEL =
+  /^\W*(allow|approve|accept|authori[sz]e|agree|grant|yes|continue|proceed|confirm|ok|okay|next)\b/i
+/** Words that make a control a refusal, a way out or a sign-out: never pressed by default. */
+export const REFUSE_LABEL =
+  /\b(deny|denied|cancel|reject|decline|refuse|don'?t|do not|not now|no|abort|back|switch|another|different)\b/i
+/**
+ * Labels of a sign-out control ("Yes, sign me out", "Log out", "End session"): a page that has
+ * one is a logout confirmation (or offers a way out), which the built-in answers never press
+ * through; a logout confirmation is answered only when the configuration says how.
+ */
+export const LOGOUT_LABEL =
+  /\b(sign|log)\W*(me\W*|you\W*)?(out|off)\b|\blogout\b|\bend (the |your |this )?session\b|\bstay signed in\b/i
+/** Page words that make a page with an approve control a consent page (for logs). */
+const CONSENT_WORDS = /consent|permission|access to|authori[sz]|wants to|would like to|scope/i
+
+/**
+ * Reads the rendered page's visible controls: the first approve-like one (never one whose label
+ * also says deny, cancel or sign out), and, on a page without one, a control naming the user
+ * (an account chooser).
+ */
+async function scanButtons(
+  page: Page,
+  user: TargetUser | undefined,
+): Promise<
+  | {
+      approve?: number | undefined
+      approveText?: string | undefined
+      consent: boolean
+      account?: number | undefined
+      accountText?: string | undefined
+    }
+  | undefined
+> {
+  const found = await page
+    .evaluate(
+      // no helper functions in here: the bundler would wrap them in a __name() the page lacks
+      ([buttons, accounts, username]) => ({
+        buttons: Array.from(document.querySelectorAll(buttons)).map((el) => ({
+          text: (el instanceof HTMLInputElement ? el.value : (el as HTMLElement).innerText || '')
+            .replace(/\s+/g, ' ')
+            .trim(),
+          shown:
+            el.getClientRects().length > 0 &&
+            getComputedStyle(el).visibility !== 'hidden' &&
+            !(el as HTMLButtonElement).disabled,
+        })),
+        accounts: username
+          ? Array.from(document.querySelectorAll(accounts)).map((el) => ({
+              text: ((el as HTMLElement).innerText || '').replace(/\s+/g, ' ').trim(),
+              shown: el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden',
+            }))
+          : [],
+        text: document.body.innerText.slice(0, 4000),
+      }),
+      [BUTTONS, ACCOUNTS, user?.username ?? ''] as const,
+    )
+    .catch(() => undefined)
+  if (!found) return undefined
+  const refuses = (text: string): boolean => REFUSE_LABEL.test(text) || LOGOUT_LABEL.test(text)
+  // a page with a sign-out button is a logout confirmation: none of its buttons is pressed
+  const logout = found.buttons.some((b) => b.shown && LOGOUT_LABEL.test(b.text))
+  const approve = logout
+    ? -1
+    : found.buttons.findIndex((b) => b.shown && APPROVE_LABEL.test(b.text) && !refuses(b.text))
+  const refusal = found.buttons.some((b) => b.shown && refuses(b.text))
+  const account =
+    approve < 0 && user
+      ? found.accounts.findIndex(
+          (a) =>
+            a.shown &&
+            a.text.toLowerCase().includes(user.username.toLowerCase()) &&
+            !refuses(a.text),
+        )
+      : -1
+  return {
+    ...(approve >= 0 ? { approve, approveText: found.buttons[approve]?.text } : {}),
+    consent: refusal || CONSENT_WORDS.test(found.text),
+    ...(account >= 0 ? { account, accountText: found.accounts[account]?.text } : {}),
+  }
+}
+
+/**
+ * Whether the page the flow stopped at is the provider's error page, as a user sees it: an
+ * HTTP error status for its document, or an error said in its rendered text with no form to
+ * fill (an "invalid request" page, an "unknown client" page).
+ */
+export async function looksLikeError(page: Page, status: number | undefined): Promise<boolean> {
+  if (status !== undefined && status >= 400) return true
+  const seen = await page
+    .evaluate(() => ({
+      text: `${document.title} ${document.body.innerText}`.slice(0, 4000),
+      inputs: Array.from(document.querySelectorAll('input:not([type=hidden]), textarea')).filter(
+        (el) => el.getClientRects().length > 0,
+      ).length,
+    }))
+    .catch(() => undefined)
+  if (!seen) return false
+  return seen.inputs === 0 && ERROR_WORDS.test(seen.text)
+}
+
+/** Words of an error page. */
+export const ERROR_WORDS =
+  /\b(error|invalid|unknown client|not (?:allowed|permitted|registered|found|supported)|unauthori[sz]ed|forbidden|bad request|went wrong|failed|denied|expired|mismatch)\b/i
+
+/** The stop, described as the user saw the page: title, address, status, text. */
+async function describeStop(
+  page: Page,
+  kind: BrowserStop['kind'],
+  status: number | undefined,
+): Promise<BrowserStop> {
+  const seen = await page
+    .evaluate(() => ({
+      title: document.title.trim() || document.querySelector('h1, h2')?.textContent.trim() || '',
+      text: document.body.innerText.replace(/\s+/g, ' ').trim().slice(0, 300),
+    }))
+    .catch(() => ({ title: '', text: '' }))
+  return {
+    kind,
+    title: seen.title.replace(/\s+/g, ' ').slice(0, 120) || '(untitled page)',
+    url: redactUrl(pathOf(page.url())),
+    status,
+    text: seen.text,
+  }
+}
+
+/**
+ * Runs a configured interaction's steps. An optional step whose selector does not show within
+ * `optionalWaitMs` is skipped; any other step that fails throws with its description.
+ */
+export async function runSteps(
+  page: Page,
+  interaction: Pick<InteractionConfig, 'name' | 'steps' | 'stepTimeoutMs' | 'optionalWaitMs'>,
+  user: TargetUser | undefined,
+  onStep?: LoginStepListener,
+): Promise<void> {
+  const timeout = interaction.stepTimeoutMs ?? 15_000
+  for (const [index, step] of interaction.steps.entries()) {
+    const what = `step ${index + 1}: ${describeStep(step)}`
+    if (step.optional && !('goto' in step)) {
+      const selector =
+        'fill' in step
+          ? step.fill
+          : 'click' in step
+            ? step.click
+            : 'press' in step
+              ? step.press
+              : step.waitFor
+      const shown = await page
+        .locator(selector)
+        .first()
+        .waitFor({ timeout: interaction.optionalWaitMs ?? 1000 })
+        .then(() => true)
+        .catch(() => false)
+      if (!shown) {
+        await onStep?.(`${what} (optional, not shown: skipped)`, page)
+        continue
+      }
+    }
+    try {
+      await runStep(page, step, user, timeout)
+    } catch (err) {
+      throw new Error(
+        `${interaction.name} ${what} failed: ${(err as Error).message.split('\n')[0] ?? ''}`,
+      )
+    }
+    await onStep?.(what, page)
+  }
+}
+
+async function runStep(
+  page: Page,
+  step: LoginStep,
+  user: TargetUser | undefined,
+  timeout: number,
+): Promise<void> {
+  const value = (v: string): string => (user ? stepValue(v, user) : v)
+  if ('goto' in step) await page.goto(new URL(step.goto, page.url()).toString(), { timeout })
+  else if ('fill' in step)
+    await page.locator(step.fill).first().fill(value(step.value), { timeout })
+  else if ('click' in step) await page.locator(step.click).first().click({ timeout })
+  else if ('press' in step) await page.locator(step.press).first().press(step.key, { timeout })
+  else await page.locator(step.waitFor).first().waitFor({ timeout })
 }
 
 /**
@@ -327,12 +764,7 @@ export async function submitLogin(
   for (const [index, step] of login.steps.entries()) {
     const what = `step ${index + 1}: ${describeStep(step)}`
     try {
-      if ('goto' in step) await page.goto(new URL(step.goto, page.url()).toString(), { timeout })
-      else if ('fill' in step)
-        await page.locator(step.fill).first().fill(stepValue(step.value, user), { timeout })
-      else if ('click' in step) await page.locator(step.click).first().click({ timeout })
-      else if ('press' in step) await page.locator(step.press).first().press(step.key, { timeout })
-      else await page.locator(step.waitFor).first().waitFor({ timeout })
+      await runStep(page, step, user, timeout)
     } catch (err) {
       throw new Error(`login ${what} failed: ${(err as Error).message.split('\n')[0] ?? ''}`)
     }
@@ -350,10 +782,31 @@ const LOGIN_CONTROLS = [
 /** The default login steps: the usual username/password form. */
 export async function fillLogin(page: Page, user: TargetUser): Promise<void> {
   const [username, password, submit] = LOGIN_CONTROLS
-  await page.locator(username).first().fill(user.username)
+  // a page whose user-name field has none of the usual names (a script-rendered form with a
+  // plain text field): its one visible text field
+  const name =
+    (await page.locator(username).count()) > 0 || (await page.locator(password).count()) === 0
+      ? page.locator(username).first()
+      : page.locator('input[type=text]:visible, input:not([type]):visible').first()
+  await name.fill(user.username)
   await page.locator(password).first().fill(user.password)
-  await page.locator(submit).first().click()
+  if ((await page.locator(submit).count()) > 0) {
+    await page.locator(submit).first().click()
+    return
+  }
+  // no explicit submit control (a form rendered by script, signing in with fetch): its
+  // sign-in button, never a cancel one; else Enter in the password field, as a user would
+  const button = page
+    .locator('button:visible, [role=button]:visible, input[type=button]:visible')
+    .filter({ hasText: SIGN_IN_LABEL })
+    .filter({ hasNotText: REFUSE_LABEL })
+    .first()
+  if ((await button.count()) > 0) await button.click()
+  else await page.locator(password).first().press('Enter')
 }
+
+/** Labels of a sign-in button. */
+const SIGN_IN_LABEL = /\b(sign ?in|log ?in|login|continue|next|submit|enter)\b/i
 
 /** Whether the usual login form's controls are all on the page and visible (no waiting). */
 export async function loginFormVisible(page: Page): Promise<boolean> {

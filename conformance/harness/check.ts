@@ -3,13 +3,14 @@ import type { Browser, BrowserContext, Page } from '@playwright/test'
 import { launchBrowser } from './browser.ts'
 import { BROWSER_CHECKS_AT_ONCE, CHECK_TIMEOUT_MS, embeddedOnlyReason } from './needs.ts'
 import { createHttp, type Http } from './http.ts'
+import { fallbackNote, resolveEndpoints, type EndpointName, type Endpoints } from './endpoints.ts'
 import { Slots, type Slot } from './pool.ts'
 import { countIn, newCounters, SharedSessions, type RunCounters } from './session.ts'
 import { redactResult, redactUrl } from './redact.ts'
 import type { Target } from './target.ts'
 import { CheckFailure, ControlFailure } from './expect.ts'
 import type { Level } from '../catalogue/requirement.ts'
-import type { CheckResult, Verdict } from './types.ts'
+import type { Aside, CheckResult, Exchange, Verdict } from './types.ts'
 
 /** What a check body receives. */
 export interface CheckContext {
@@ -74,6 +75,11 @@ export interface RunResources {
    * and the twin's clock and limits are put back after each check).
    */
   readonly ownTarget?: boolean
+  /**
+   * The target's endpoints as its discovery document advertises them, read once per run and
+   * target (endpoints.ts). Absent, each check reads them itself.
+   */
+  readonly endpoints?: (target: Target) => Promise<Endpoints>
 }
 
 export function createRunResources(
@@ -86,8 +92,15 @@ export function createRunResources(
 ): RunResources {
   let browser: Promise<Browser> | undefined
   const counters = newCounters()
+  // per base URL: the exclusive checks' twin (runner.ts) is another server with its own
+  const endpoints = new Map<string, Promise<Endpoints>>()
   return {
     counters,
+    endpoints(on) {
+      let found = endpoints.get(on.baseUrl)
+      if (!found) endpoints.set(on.baseUrl, (found = resolveEndpoints(on)))
+      return found
+    },
     browserSlots: new Slots(options.browserChecks ?? BROWSER_CHECKS_AT_ONCE),
     sessions:
       options.reuseSessions === false ? undefined : new SharedSessions(counters, options.onNotice),
@@ -210,12 +223,16 @@ class CheckTimeout extends Error {
 /** Runs one check against a target and returns its result; never throws. */
 export async function runCheck(
   id: RequirementId,
-  target: Target,
+  given: Target,
   resources: RunResources,
   timeoutMs = CHECK_TIMEOUT_MS,
 ): Promise<CheckResult> {
   const entry = registry.get(id)
   const req: Requirement = requirements[id]
+  // the endpoints as discovery advertises them (never throws: the interface's paths otherwise)
+  const endpoints =
+    given.endpoints ?? (await (resources.endpoints?.(given) ?? resolveEndpoints(given)))
+  const target: Target = { ...given, endpoints }
   // aborted when the check times out: its requests still in flight and any it would start
   // next fail at once, so a timed-out check is stopped, not left running beside the next
   const abort = new AbortController()
@@ -230,26 +247,47 @@ export async function runCheck(
   let timedOut = false
   let limitMs = timeoutMs
   const started = performance.now()
-  // failures of sub-cases (ctx.subcase), in the order found
-  const failures: string[] = []
+  // failures of sub-cases (ctx.subcase), in the order found, each with its cause: the exchange
+  // its expectation judged, else what the exchanges made until then say (never later ones)
+  const failures: { message: string; cause: string; aside: Aside | undefined }[] = []
+  const judgedNow = (
+    message: string,
+    err: unknown,
+  ): { cause: string; aside: Aside | undefined } => {
+    const failure = err instanceof CheckFailure ? err : undefined
+    const before = http.exchanges.slice()
+    return {
+      cause: causeOf(message, before, failure?.exchange),
+      aside: failure?.aside ?? asideOf(message, before, failure?.exchange),
+    }
+  }
   const result = (
     verdict: Verdict,
     message: string | undefined,
-    cause?: string,
+    judged?: { cause?: string | undefined; aside?: Aside | undefined },
     more?: readonly string[],
-  ): CheckResult =>
-    redactResult({
+  ): CheckResult => {
+    // an endpoint the check used at the interface's path because discovery did not say: noted
+    for (const [name, why] of Object.entries(endpoints.fallbacks) as [EndpointName, string][]) {
+      const note = fallbackNote(name, why)
+      const path = endpointOf(endpoints.urls[name])
+      if (!notes.includes(note) && http.exchanges.some((x) => endpointOf(x.url) === path))
+        notes.push(note)
+    }
+    return redactResult({
       id,
       ...req,
       verdict,
       message,
-      ...(cause ? { cause } : {}),
+      ...(judged?.cause ? { cause: judged.cause } : {}),
+      ...(judged?.aside && verdict !== 'error' ? { aside: judged.aside } : {}),
       ...(more && more.length > 0 ? { more } : {}),
       notes,
       exchanges: http.exchanges,
       screenshots,
       durationMs: Math.round(performance.now() - started),
     })
+  }
   if (!entry) return result('skip', 'no check is registered for this requirement')
   if (entry.embeddedOnly && !target.embedded) return result('skip', entry.embeddedOnly)
   const ctx: CheckContext = {
@@ -281,7 +319,10 @@ export async function runCheck(
         const judged = classify(err)
         if (judged.kind !== 'failure') throw err
         const message = judged.message ?? describe(err)
-        failures.push(message.startsWith(`${what}:`) ? message : `${what}: ${message}`)
+        failures.push({
+          message: message.startsWith(`${what}:`) ? message : `${what}: ${message}`,
+          ...judgedNow(message, err),
+        })
       }
     },
     // a check about the page, the session or logout drives the browser itself; an exclusive one
@@ -347,7 +388,12 @@ export async function runCheck(
     // sub-cases that failed: the first is the headline, the others follow in `more`
     const [first, ...rest] = failures
     if (first !== undefined)
-      return result(failedVerdict[req.level], first, causeOf(first, http.exchanges), rest)
+      return result(
+        failedVerdict[req.level],
+        first.message,
+        { cause: first.cause, aside: allAside(failures) },
+        rest.map((f) => f.message),
+      )
     return result('pass', undefined)
   } catch (err) {
     if (err instanceof Skip && failures.length === 0) return result('skip', err.message)
@@ -359,31 +405,31 @@ export async function runCheck(
         })
     const judged = classify(err)
     const message = err instanceof Skip ? err.message : (judged.message ?? describe(err))
+    // the exchanges until the failure (a check's clean-up may add more before this point)
+    const judgedAt = judgedNow(message, err)
     // deviations already found by sub-cases stand: the end of the check is reported after them
     if (failures.length > 0) {
-      const [first, ...rest] = failures as [string, ...string[]]
+      const [first, ...rest] = failures as [(typeof failures)[number], ...typeof failures]
       const last =
         judged.kind === 'failure'
           ? message
           : err instanceof Skip
             ? `the rest was skipped: ${message}`
             : `the rest was inconclusive: ${message}`
-      return result(failedVerdict[req.level], first, causeOf(first, http.exchanges), [
-        ...rest,
-        last,
-      ])
+      const all = judged.kind === 'failure' ? [...failures, judgedAt] : failures
+      return result(
+        failedVerdict[req.level],
+        first.message,
+        { cause: first.cause, aside: allAside(all) },
+        [...rest.map((f) => f.message), last],
+      )
     }
-    if (judged.kind === 'failure')
-      return result(failedVerdict[req.level], message, causeOf(message, http.exchanges))
+    if (judged.kind === 'failure') return result(failedVerdict[req.level], message, judgedAt)
     const why =
       judged.kind === 'control'
         ? `inconclusive: a positive control failed, so the check's negative cases prove nothing: ${message}`
         : `inconclusive: the harness could not drive the target: ${message}`
-    return result(
-      'error',
-      why,
-      judged.kind === 'control' ? causeOf(message, http.exchanges) : undefined,
-    )
+    return result('error', why, judged.kind === 'control' ? { cause: judgedAt.cause } : undefined)
   } finally {
     clearTimeout(timer)
     abort.abort()
@@ -392,6 +438,13 @@ export async function runCheck(
     if (entry.exclusive) target.controls?.reset()
   }
 }
+
+/**
+ * A check's failures are aside from its subject only when every one is (the first one's kind):
+ * one failure on the subject, headline or not, is the check failing on what it is for.
+ */
+const allAside = (failures: readonly { aside: Aside | undefined }[]): Aside | undefined =>
+  failures.every((f) => f.aside) ? failures[0]?.aside : undefined
 
 /** Counts the requests a check's client sends (the benchmark's HTTP requests). */
 function countRequests(http: Http, counters: RunCounters): Http {
@@ -467,33 +520,135 @@ export function classify(err: unknown): {
   return { kind: 'harness' }
 }
 
+/** What causeOf reads of an exchange. */
+type Answered = Pick<Exchange, 'method' | 'url' | 'status'> &
+  Partial<Pick<Exchange, 'responseBody' | 'responseHeaders' | 'error'>>
+
+/** The path of a URL (a recorded one is redacted, and may not parse: then as it is). */
+const endpointOf = (url: string): string => {
+  try {
+    return new URL(url, 'https://x').pathname
+  } catch {
+    return url
+  }
+}
+
 /**
- * The cause a failure comes down to: an HTTP status where another was expected is the
- * endpoint answering that way (the same for every check that ran into it); otherwise the
- * message with its volatile parts (URLs' queries, random values, timings) taken out.
+ * The error code an answer carried: the JSON body's "error" (INTERFACE.md §7), the Bearer
+ * challenge's error (RFC 6750 §3) or an error redirect's error parameter (RFC 6749 §4.1.2.1).
+ */
+export function errorCodeOf(x: Answered): string | undefined {
+  const code = (v: unknown): string | undefined =>
+    typeof v === 'string' && /^[\x20-\x21\x23-\x5B\x5D-\x7E]{1,64}$/.test(v) ? v : undefined
+  try {
+    const body = JSON.parse(x.responseBody ?? '') as unknown
+    if (body && typeof body === 'object' && 'error' in body) {
+      const found = code(body.error)
+      if (found) return found
+    }
+  } catch {
+    // not JSON: the headers may still say
+  }
+  const headers = x.responseHeaders ?? {}
+  const challenge = /\berror="?([^",\s]+)/i.exec(headers['www-authenticate'] ?? '')
+  if (challenge) return code(challenge[1])
+  const location = headers.location
+  if (location && x.status !== undefined && x.status >= 300 && x.status < 400)
+    try {
+      return code(new URL(location, x.url).searchParams.get('error') ?? undefined)
+    } catch {
+      return undefined
+    }
+  return undefined
+}
+
+/** How an endpoint answered: method, path, status and error code (what causes group by). */
+export function answered(x: Answered): string {
+  const request = `${x.method} ${endpointOf(x.url)}`
+  if (x.status === undefined)
+    return `${request} got no answer${x.error ? ` (${normalise(x.error)})` : ''}`
+  const code = errorCodeOf(x)
+  return `${request} answered HTTP ${x.status}${code ? ` error=${code}` : ''}`
+}
+
+/** The failure is about the answer's status or its error code, not about its content. */
+const aboutStatusOrCode = (message: string): boolean =>
+  /expected HTTP [\d or]+, got \d+ from /.test(message) ||
+  /(^|: )error: expected [\w. -]+(?: or [\w.-]+)*, got /.test(message)
+
+/** "what: expected X, got Y" without the check's own words for the request. */
+const expectation = (message: string): string | undefined =>
+  /^(?:[^:]{1,120}: )*?(expected .*)$/s.exec(message)?.[1]
+
+/**
+ * The cause a failure comes down to, the same for every check that ran into it. With the
+ * exchange its expectation judged (`subject`), or failing that the exchange the message names
+ * among those made until the failure (`exchanges`, in order): a wrong status or error code is
+ * that endpoint answering that way (method, path, status and error code, whichever check sent
+ * it and whatever it expected); another assertion about an answer is that answer and the
+ * assertion's expectation. Otherwise the message with its volatile parts (URLs' queries, random
+ * values, timings) taken out: never the check's latest exchange, which may be another request.
  */
 export function causeOf(
   message: string,
-  exchanges: readonly { method: string; url: string; status: number | undefined }[] = [],
+  exchanges: readonly Answered[] = [],
+  subject?: Answered,
 ): string {
-  const endpoint = (url: string): string => new URL(url, 'https://x').pathname
-  const status = /expected HTTP [\d or]+, got (\d+) from (\S+)/.exec(message)
-  if (status) {
-    const path = endpoint(status[2] ?? '')
-    const method = [...exchanges].reverse().find((x) => endpoint(x.url) === path)?.method ?? ''
-    return `${method ? `${method} ` : ''}${path} answered HTTP ${status[1]}`
+  const judged = judgedExchange(message, exchanges, subject)
+  if (judged) {
+    if (aboutStatusOrCode(message) || refusedBy(message)) return answered(judged)
+    return `${answered(judged)}: ${normalise(expectation(message) ?? message)}`
   }
-  // an error the IdP answered, as openid-client reported it: the last exchange says where
-  const last = exchanges.at(-1)
-  const refused = /^the IdP (refused the request with|answered) HTTP (\d+)/.exec(message)
-  if (refused && last && String(last.status) === refused[2])
-    return `${last.method} ${endpoint(last.url)} answered HTTP ${refused[2]}`
-  // "what: expected X, got Y" about the last answer: the same assertion on the same endpoint
-  // and status is one cause, whichever request of whichever check met it
-  const assertion = /^[^:]{1,120}: (expected .*)$/s.exec(message)
-  if (assertion && last?.status !== undefined)
-    return `${last.method} ${endpoint(last.url)} (HTTP ${last.status}): ${normalise(assertion[1] ?? '')}`
+  const status = /expected HTTP [\d or]+, got (\d+) from (\S+)/.exec(message)
+  if (status) return `${endpointOf(status[2] ?? '')} answered HTTP ${status[1]}`
+  // about no answer it can name (a claim of a token, a value parsed earlier): the latest
+  // exchange may be another request altogether, so the message is the cause, as it is
   return normalise(message)
+}
+
+/** openid-client's report of an error the IdP answered (classify), with its status. */
+const refusedBy = (message: string): string | undefined =>
+  /^the IdP (?:refused the request with|answered) HTTP (\d+)/.exec(message)?.[1]
+
+/**
+ * The answer a failure judged: the one its expectation was given (`subject`), else the latest
+ * until the failure with the endpoint and status its message names, or, for an error the IdP
+ * answered as openid-client reported it, the latest with that status.
+ */
+function judgedExchange(
+  message: string,
+  exchanges: readonly Answered[],
+  subject: Answered | undefined,
+): Answered | undefined {
+  if (subject) return subject
+  const before = [...exchanges].reverse()
+  const status = /expected HTTP [\d or]+, got (\d+) from (\S+)/.exec(message)
+  if (status)
+    return before.find(
+      (x) => endpointOf(x.url) === endpointOf(status[2] ?? '') && String(x.status) === status[1],
+    )
+  const refused = refusedBy(message)
+  return refused === undefined ? undefined : before.find((x) => String(x.status) === refused)
+}
+
+/**
+ * Whether a failure is 'refused' (CheckResult.aside): the answer it judged refused the request
+ * (a 4xx status, or an error code such as an error redirect's), so whatever the check expected
+ * instead, the request it played did not get through. A wanted 429 or 503 is the exception: a throttle that does not
+ * answer so is the subject of the checks that expect one, however the target refused otherwise.
+ */
+export function asideOf(
+  message: string,
+  exchanges: readonly Answered[] = [],
+  subject?: Answered,
+): Aside | undefined {
+  const judged = judgedExchange(message, exchanges, subject)
+  if (!judged || judged.status === undefined) return undefined
+  if (/expected HTTP [\d or]*\b(429|503)\b/.test(message)) return undefined
+  // a 5xx is the server failing, not refusing: it is the subject of the checks that judge it
+  if (judged.status >= 500) return undefined
+  const refusal = judged.status >= 400 || errorCodeOf(judged) !== undefined
+  return refusal ? 'refused' : undefined
 }
 
 const normalise = (text: string): string =>

@@ -1,8 +1,50 @@
-import type { HttpResponse } from './http.ts'
+import { exchangeOf, type HttpResponse } from './http.ts'
+import type { Aside, Exchange } from './types.ts'
 
-/** A failed expectation: its message is the check's failure message. */
+/**
+ * A failed expectation: its message is the check's failure message. `exchange` is the answer
+ * the expectation judged, when it judged one: the failure's cause in the reports (check.ts).
+ */
 export class CheckFailure extends Error {
   override readonly name = 'CheckFailure'
+  readonly exchange: Exchange | undefined
+  /** Set by `aside`: the failure is not about the check's subject (CheckResult.aside). */
+  readonly aside: Aside | undefined
+  constructor(message: string, exchange?: Exchange, aside?: Aside) {
+    super(message)
+    this.exchange = exchange
+    this.aside = aside
+  }
+}
+
+/**
+ * Runs expectations that are not the check's subject, so that their failure, a failure still,
+ * is not read as the threat the check is about being open: 'precondition' for a step the check
+ * needs before its subject (the genuine request that must work first), 'refused' for how a
+ * refusal is shaped once the refusal itself was shown (its status, its error code, its page).
+ */
+export function aside<T>(kind: Aside, expectations: () => T): T {
+  try {
+    return expectations()
+  } catch (err) {
+    if (err instanceof CheckFailure && !err.aside)
+      throw new CheckFailure(err.message, err.exchange, kind)
+    throw err
+  }
+}
+
+/**
+ * Runs expectations about one response: a failure among them that names no exchange yet names
+ * the one `res` was recorded as.
+ */
+export function judging<T>(res: HttpResponse, expectations: () => T): T {
+  try {
+    return expectations()
+  } catch (err) {
+    if (err instanceof CheckFailure && !err.exchange)
+      throw new CheckFailure(err.message, exchangeOf(res), err.aside)
+    throw err
+  }
 }
 
 /**
@@ -53,14 +95,20 @@ export function expectStatus(
   what = 'status',
 ): void {
   const list = typeof expected === 'number' ? [expected] : expected
-  expectThat(
-    list.includes(res.status),
-    `${what}: expected HTTP ${list.join(' or ')}, got ${res.status} from ${res.url}`,
+  judging(res, () =>
+    expectThat(
+      list.includes(res.status),
+      `${what}: expected HTTP ${list.join(' or ')}, got ${res.status} from ${res.url}`,
+    ),
   )
 }
 
 /** The body must be a JSON object served as application/json (or +json). */
 export function expectJsonObject(res: HttpResponse, what = 'body'): Record<string, unknown> {
+  return judging(res, () => jsonObject(res, what))
+}
+
+function jsonObject(res: HttpResponse, what: string): Record<string, unknown> {
   const type = res.headers.get('content-type') ?? ''
   expectThat(
     /^application\/([\w.-]+\+)?json\b/i.test(type),
@@ -85,15 +133,17 @@ export function wrongMethod(
   res: HttpResponse,
   what: string,
 ): void {
-  if (res.status === 401) {
-    about(what, () => expectOAuthError(res, 401, 'invalid_client'))
-    ctx.note(
-      `${what} was refused 401 invalid_client for the credentials in its query (RFC 6749 §2.3.1: the body only), so how the method alone is treated was not shown`,
-    )
-    return
-  }
-  about(what, () => expectOAuthError(res, [400, 404, 405]))
-  if (res.status !== 405) ctx.note(`${what} was answered ${res.status}, not 405 (SHOULD)`)
+  judging(res, () => {
+    if (res.status === 401) {
+      about(what, () => expectOAuthError(res, 401, 'invalid_client'))
+      ctx.note(
+        `${what} was refused 401 invalid_client for the credentials in its query (RFC 6749 §2.3.1: the body only), so how the method alone is treated was not shown`,
+      )
+      return
+    }
+    about(what, () => expectOAuthError(res, [400, 404, 405]))
+    if (res.status !== 405) ctx.note(`${what} was answered ${res.status}, not 405 (SHOULD)`)
+  })
 }
 
 /** Runs expectations with `what` in front of their failure message. */
@@ -101,7 +151,8 @@ export function about<T>(what: string, expectations: () => T): T {
   try {
     return expectations()
   } catch (err) {
-    if (err instanceof CheckFailure) throw new CheckFailure(`${what}: ${err.message}`)
+    if (err instanceof CheckFailure)
+      throw new CheckFailure(`${what}: ${err.message}`, err.exchange, err.aside)
     throw err
   }
 }
@@ -115,25 +166,27 @@ export function expectOAuthError(
   status: number | readonly number[],
   code?: string | readonly string[],
 ): Record<string, unknown> {
-  expectStatus(res, status)
-  const body = expectJsonObject(res, 'error body')
-  expectThat(
-    typeof body.error === 'string' && body.error.length > 0,
-    `error body: expected an "error" string, got ${show(body)}`,
-  )
-  // INTERFACE.md §7: the body carries both error and a human-readable error_description
-  expectThat(
-    typeof body.error_description === 'string' && body.error_description.length > 0,
-    `error body: expected an error_description string, got ${show(body.error_description)}`,
-  )
-  if (code !== undefined) {
-    const codes = typeof code === 'string' ? [code] : code
+  return judging(res, () => {
+    expectStatus(res, status)
+    const body = expectJsonObject(res, 'error body')
     expectThat(
-      codes.includes(body.error),
-      `error: expected ${codes.join(' or ')}, got ${show(body.error)}`,
+      typeof body.error === 'string' && body.error.length > 0,
+      `error body: expected an "error" string, got ${show(body)}`,
     )
-  }
-  return body
+    // INTERFACE.md §7: the body carries both error and a human-readable error_description
+    expectThat(
+      typeof body.error_description === 'string' && body.error_description.length > 0,
+      `error body: expected an error_description string, got ${show(body.error_description)}`,
+    )
+    if (code !== undefined) {
+      const codes = typeof code === 'string' ? [code] : code
+      expectThat(
+        codes.includes(body.error),
+        `error: expected ${codes.join(' or ')}, got ${show(body.error)}`,
+      )
+    }
+    return body
+  })
 }
 
 /** The space-separated tokens of a scope value (RFC 6749 §3.3), or undefined if not a string. */
@@ -152,50 +205,58 @@ export function expectScope(actual: unknown, expected: string, what: string): vo
 
 /** RFC 6749 §5.1: token responses MUST NOT be cached. */
 export function expectNoStore(res: HttpResponse, what: string): void {
-  const cacheControl = res.headers.get('cache-control') ?? ''
-  expectThat(
-    /(^|[\s,])no-store($|[\s,])/i.test(cacheControl),
-    `${what}: expected Cache-Control: no-store, got ${show(cacheControl)}`,
-  )
-  expectThat(
-    /no-cache/i.test(res.headers.get('pragma') ?? ''),
-    `${what}: expected Pragma: no-cache, got ${show(res.headers.get('pragma'))}`,
-  )
+  judging(res, () => {
+    const cacheControl = res.headers.get('cache-control') ?? ''
+    expectThat(
+      /(^|[\s,])no-store($|[\s,])/i.test(cacheControl),
+      `${what}: expected Cache-Control: no-store, got ${show(cacheControl)}`,
+    )
+    expectThat(
+      /no-cache/i.test(res.headers.get('pragma') ?? ''),
+      `${what}: expected Pragma: no-cache, got ${show(res.headers.get('pragma'))}`,
+    )
+  })
 }
 
 /** INTERFACE.md §2.5: an inactive token is exactly `{"active":false}`, with status 200. */
 export function expectInactive(res: HttpResponse, what: string): void {
-  expectStatus(res, 200, `introspection of ${what}`)
-  const body = expectJsonObject(res, `introspection of ${what}`)
-  expectThat(
-    body.active === false,
-    `introspection of ${what}: expected active false, got ${show(body)}`,
-  )
-  expectThat(
-    Object.keys(body).length === 1,
-    `introspection of ${what}: an inactive answer holds only "active" (INTERFACE.md §2.5), got ${show(body)}`,
-  )
+  judging(res, () => {
+    expectStatus(res, 200, `introspection of ${what}`)
+    const body = expectJsonObject(res, `introspection of ${what}`)
+    expectThat(
+      body.active === false,
+      `introspection of ${what}: expected active false, got ${show(body)}`,
+    )
+    expectThat(
+      Object.keys(body).length === 1,
+      `introspection of ${what}: an inactive answer holds only "active" (INTERFACE.md §2.5), got ${show(body)}`,
+    )
+  })
 }
 
 /** RFC 7662 §2.2: an active token is 200 with active true; returns the body. */
 export function expectActive(res: HttpResponse, what: string): Record<string, unknown> {
-  expectStatus(res, 200, `introspection of ${what}`)
-  const body = expectJsonObject(res, `introspection of ${what}`)
-  expectThat(
-    body.active === true,
-    `introspection of ${what}: expected active true, got ${show(body)}`,
-  )
-  return body
+  return judging(res, () => {
+    expectStatus(res, 200, `introspection of ${what}`)
+    const body = expectJsonObject(res, `introspection of ${what}`)
+    expectThat(
+      body.active === true,
+      `introspection of ${what}: expected active true, got ${show(body)}`,
+    )
+    return body
+  })
 }
 
 /** INTERFACE.md §3, §4.5: every revocation with valid credentials is 200 with a message. */
 export function expectRevoked(res: HttpResponse, what: string): void {
-  expectStatus(res, 200, `revocation of ${what}`)
-  const body = expectJsonObject(res, `revocation of ${what}`)
-  expectThat(
-    typeof body.message === 'string' && body.message !== '',
-    `revocation of ${what}: expected a "message" string, got ${show(body)}`,
-  )
+  judging(res, () => {
+    expectStatus(res, 200, `revocation of ${what}`)
+    const body = expectJsonObject(res, `revocation of ${what}`)
+    expectThat(
+      typeof body.message === 'string' && body.message !== '',
+      `revocation of ${what}: expected a "message" string, got ${show(body)}`,
+    )
+  })
 }
 
 /** The scheme and auth-params of a WWW-Authenticate challenge (RFC 9110 §11.6.1). */
@@ -223,28 +284,32 @@ export function expectBearerChallenge(
   error: string | undefined,
   what: string,
 ): Record<string, string> {
-  expectStatus(res, status, what)
-  const header = res.headers.get('www-authenticate')
-  const challenge = parseChallenge(header)
-  expectThat(
-    challenge?.scheme.toLowerCase() === 'bearer',
-    `${what}: expected WWW-Authenticate: Bearer …, got ${show(header)}`,
-  )
-  if (error !== undefined) {
+  return judging(res, () => {
+    expectStatus(res, status, what)
+    const header = res.headers.get('www-authenticate')
+    const challenge = parseChallenge(header)
     expectThat(
-      challenge.params.error === error,
-      `${what}: expected WWW-Authenticate with error="${error}", got ${show(header)}`,
+      challenge?.scheme.toLowerCase() === 'bearer',
+      `${what}: expected WWW-Authenticate: Bearer …, got ${show(header)}`,
     )
-  }
-  return challenge.params
+    if (error !== undefined) {
+      expectThat(
+        challenge.params.error === error,
+        `${what}: expected WWW-Authenticate with error="${error}", got ${show(header)}`,
+      )
+    }
+    return challenge.params
+  })
 }
 
 /** A failed client authentication: 401 invalid_client and nothing about the token. */
 export function expectNoTokenData(res: HttpResponse, what: string): void {
-  about(what, () => expectOAuthError(res, 401, 'invalid_client'))
-  const body = res.json as Record<string, unknown>
-  for (const field of ['active', 'sub', 'scope', 'client_id', 'exp'])
-    expectThat(!(field in body), `${what}: the error body carries "${field}"`)
+  judging(res, () => {
+    about(what, () => expectOAuthError(res, 401, 'invalid_client'))
+    const body = res.json as Record<string, unknown>
+    for (const field of ['active', 'sub', 'scope', 'client_id', 'exp'])
+      expectThat(!(field in body), `${what}: the error body carries "${field}"`)
+  })
 }
 
 /** Harness rule: time comparisons allow ±5 min of clock skew (REQUIREMENTS.md). */

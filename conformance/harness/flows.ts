@@ -1,6 +1,12 @@
 import type { Page } from '@playwright/test'
 import type { CheckContext } from './check.ts'
-import { browse, clientOrigins, submitLogin, type BrowserOutcome } from './browser.ts'
+import {
+  browse,
+  clientOrigins,
+  submitLogin,
+  type BrowserOutcome,
+  type BrowserStop,
+} from './browser.ts'
 import { giveSession, signInByFormPost } from './form-sign-in.ts'
 import { jarOf } from './session.ts'
 import {
@@ -67,6 +73,15 @@ export interface AuthorizeOptions {
    * with configured steps, or one the form post does not complete, goes through the browser.
    */
   readonly byFormPost?: boolean
+  /**
+   * The check misuses what this authorization gives on purpose (replays its code or a rotated
+   * refresh token, presents them with wrong secrets or as another client, revokes them): the
+   * code comes from a new session of its own (a form post over HTTP, as `byFormPost`, else the
+   * browser in a new context), never from the run's shared session, so that a provider that
+   * defends itself by revoking the grant or the session (RFC 9700 §4.14.2, RFC 6749 §4.1.2)
+   * touches only this check's tokens, whatever order the checks run in.
+   */
+  readonly ownSession?: boolean
 }
 
 type BrowserContext = Awaited<ReturnType<CheckContext['newBrowserContext']>>
@@ -160,13 +175,8 @@ export async function authorize(
     }
     establish = sessions.claim(user)
   }
-  if (
-    options.byFormPost &&
-    user &&
-    !options.cancel &&
-    !options.screenshot &&
-    !ctx.target.login?.steps
-  ) {
+  const newSession = options.byFormPost === true || options.ownSession === true
+  if (newSession && user && !options.cancel && !options.screenshot && !ctx.target.login?.steps) {
     // the context's cookies go with the requests, as the browser's would: a session that still
     // lives there sends the request to the client without a login form
     const held = options.context ? await jarOf(options.context) : undefined
@@ -179,7 +189,9 @@ export async function authorize(
     )
     if (posted.kind === 'signed-in') {
       if (options.context) await giveSession(options.context, posted.jar)
-      ctx.note(`sign-in: ${user.username}'s login form posted over HTTP (a new session)`)
+      ctx.note(
+        `sign-in: ${user.username}'s login form posted over HTTP (a new session${options.ownSession ? ' of its own: the check misuses its credentials on purpose' : ''})`,
+      )
       return {
         ...base,
         callback: new URL(posted.callback),
@@ -207,6 +219,14 @@ export async function authorize(
       if (options.screenshot) await ctx.screenshot('login page', page, { fullPage: true })
     },
   })
+  if (!outcome.callback && outcome.stopped && stuckAtStop(outcome.stopped))
+    await ctx.screenshot(
+      `the page the suite could not get past: ${outcome.stopped.url}`,
+      outcome.page,
+      {
+        fullPage: true,
+      },
+    )
   if (establish) {
     // the session is shared only when this sign-in went through the login page to the client
     await establish(outcome.loginShown && outcome.callback ? context : undefined)
@@ -217,7 +237,7 @@ export async function authorize(
   }
   if (!establish && ctx.sessions)
     ctx.note(
-      `sign-in: through the browser (${options.context || !replayable(ctx, options) ? 'the check drives the browser itself' : 'no reusable session'})`,
+      `sign-in: through the browser (${options.ownSession ? 'a session of its own: the check misuses its credentials on purpose' : options.context || !replayable(ctx, options) ? 'the check drives the browser itself' : 'no reusable session'})`,
     )
   return {
     client,
@@ -252,12 +272,52 @@ function replayable(ctx: CheckContext, options: AuthorizeOptions): boolean {
   if (!ctx.sessions) return false
   if (options.context || options.user === null || options.cancel || options.screenshot) return false
   // a new session is asked for
-  if (options.byFormPost) return false
+  if (options.byFormPost || options.ownSession) return false
   return !Object.keys(options.params ?? {}).some((k) => INTERACTION_PARAMS.includes(k))
+}
+
+/**
+ * Where the browser stopped at a page the suite could not answer (an unrecognised page, a loop,
+ * the step bound): the suite's limit, not the provider's verdict. An error page of the
+ * provider, or the login page shown again after the sign-in, is not among them.
+ */
+export function stuckAt(result: AuthorizeResult): BrowserStop | undefined {
+  if (result.via !== 'browser' || result.callback) return undefined
+  const stop = result.outcome.stopped
+  return stop && stuckAtStop(stop) ? stop : undefined
+}
+
+const stuckAtStop = (stop: BrowserStop): boolean =>
+  stop.kind === 'unrecognised' || stop.kind === 'loop' || stop.kind === 'limit'
+
+/**
+ * "the suite could not get past <title> at <url>": one message (and so one cause in the
+ * report) for every check that stopped on the same page, with what the suite had asked for.
+ */
+export function couldNotGetPast(stop: BrowserStop, url?: string): string {
+  const why =
+    stop.kind === 'loop'
+      ? ': the same page came back after each answer'
+      : stop.kind === 'limit'
+        ? ': the provider asked for more pages than the suite answers in one flow'
+        : ': no configured interaction or built-in recogniser (login, consent, continue, account chooser) matched it'
+  const prompt = url ? new URL(url).searchParams.get('prompt') : null
+  const asked = prompt
+    ? ` (the suite's own request asked for prompt=${prompt}${prompt.includes('consent') ? ', which offline_access needs (OIDC Core §11): a consent page must be answerable, so configure it under interactions' : ''})`
+    : ''
+  return `the suite could not get past "${stop.title}" at ${stop.url}${why}${asked}`
+}
+
+/** Throws the inconclusive "could not get past" when the flow stopped at an unanswered page. */
+export function expectGotPast(result: AuthorizeResult): void {
+  const stop = stuckAt(result)
+  if (stop) throw new Error(couldNotGetPast(stop, result.url))
 }
 
 /** The code of a successful authorization, or a check failure saying what came back instead. */
 export function codeOf(result: AuthorizeResult): string {
+  // a page the suite could not answer is its own limit: inconclusive, never the IdP's failure
+  expectGotPast(result)
   expectThat(
     result.callback,
     `the IdP never redirected to ${result.redirectUri} (${whereLeft(result)})`,
@@ -276,13 +336,20 @@ export function codeOf(result: AuthorizeResult): string {
 export function whereLeft(result: AuthorizeResult): string {
   if (result.via === 'session') return 'the replay of the IdP session ended elsewhere'
   if (result.via === 'form-post') return 'the sign-in by form post ended elsewhere'
-  return `page at ${result.outcome.page.url()}`
+  const at = `page at ${result.outcome.page.url()}`
+  const stop = result.outcome.stopped
+  if (stop?.kind === 'error-page')
+    return `${at}: an error page of the IdP${stop.status === undefined ? '' : ` (HTTP ${stop.status})`}, "${stop.title}": ${stop.text.slice(0, 160)}`
+  if (stop?.kind === 'login-again')
+    return `${at}: the IdP showed its login page again after the sign-in: ${stop.text.slice(0, 160)}`
+  return at
 }
 
 /** Redeems through openid-client, which checks state, nonce and the response's shape. */
 export async function redeemWithClient(
   result: AuthorizeResult,
 ): Promise<oidc.TokenEndpointResponse & oidc.TokenEndpointResponseHelpers> {
+  expectGotPast(result)
   expectThat(result.callback, `the IdP never redirected to ${result.redirectUri}`)
   return oidc.authorizationCodeGrant(result.config, result.callback, {
     pkceCodeVerifier: result.verifier,
@@ -464,6 +531,7 @@ export function otherClient(ctx: Pick<CheckContext, 'target' | 'skip'>): TargetC
 /** An access token for the credential checks: the service client's, else the main client's. */
 export async function someAccessToken(
   ctx: CheckContext,
+  options: Pick<AuthorizeOptions, 'ownSession'> = {},
 ): Promise<{ token: string; client: TargetClient }> {
   const service = ctx.target.clients.service
   if (service) {
@@ -471,7 +539,7 @@ export async function someAccessToken(
     expectStatus(res, 200, 'client_credentials token for the check')
     return { token: String(expectJsonObject(res, 'token').access_token), client: service }
   }
-  const set = await signIn(ctx, { scope: 'openid' })
+  const set = await signIn(ctx, { scope: 'openid', ...options })
   return { token: set.accessToken, client: ctx.target.clients.main }
 }
 
@@ -566,6 +634,17 @@ export async function refresh(
   return expectJsonObject(res, 'refresh_token token response')
 }
 
+/**
+ * The refresh token to present next after a refresh answered `body`: the new one when the
+ * server rotated it (RFC 6749 §6: the client MUST discard the old one then), else `current`.
+ * Presenting a rotated-out token again is a reuse a server may answer by revoking the grant and
+ * the session (RFC 9700 §4.14.2), which only a check about reuse may provoke.
+ */
+export function nextRefreshToken(body: unknown, current: string): string {
+  const issued = (body as { refresh_token?: unknown } | null | undefined)?.refresh_token
+  return typeof issued === 'string' && issued !== '' ? issued : current
+}
+
 /** 128 characters with the reserved characters, a space and UTF-8 (RFC 6749 App. A.5: VSCHAR). */
 export function awkwardState(): string {
   const head = 'a+b/c=d%20e&f g?h#i;j:k@l€ü漢😀'
@@ -600,6 +679,9 @@ export async function failedLogins(
       (r) => r.request().isNavigationRequest() && r.request().method() === 'POST',
       { timeout: 10_000 },
     )
+    // a submit that throws (the check stopped, the page closed) leaves this wait to reject
+    // unawaited: handled here, it cannot end the process as an unhandled rejection
+    posted.catch(() => undefined)
     await submitLogin(page, credentials(), ctx.target.login)
     const res = await posted
     const headers = await res.allHeaders()

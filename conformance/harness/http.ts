@@ -4,8 +4,18 @@ import nodeHttp, { type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'no
 import nodeHttps, { Agent as HttpsAgent } from 'node:https'
 import { createSecureContext, rootCertificates } from 'node:tls'
 import type { Target } from './target.ts'
+import { endpointNamed, endpointUrl } from './endpoints.ts'
 import type { Exchange } from './types.ts'
 import { redactBody, redactHeaders, redactUrl, rememberIssued } from './redact.ts'
+
+/**
+ * The exchange each response of `Http.request` was recorded as: an expectation that fails on a
+ * response names that exchange as its cause (expect.ts), not whichever the check made last.
+ */
+const recordedAs = new WeakMap<HttpResponse, Exchange>()
+
+/** The recorded exchange a response came from (undefined for one built by other means). */
+export const exchangeOf = (res: HttpResponse): Exchange | undefined => recordedAs.get(res)
 
 /** A response as the harness sees it: status, lower-cased headers, raw text and parsed JSON. */
 export interface HttpResponse {
@@ -158,17 +168,27 @@ function send(
  * requests in flight fail and new ones are refused.
  */
 export function createHttp(
-  target: Pick<Target, 'baseUrl' | 'ca'> & {
+  target: Pick<Target, 'baseUrl' | 'ca' | 'endpoints'> & {
     /** The local address to send from (a second source on loopback, SEC-01). */
     readonly localAddress?: string
   },
   signal?: AbortSignal,
 ): Http {
   const exchanges: Exchange[] = []
-  const resolve = (pathOrUrl: string): URL =>
-    /^[a-z][a-z0-9+.-]*:/i.test(pathOrUrl)
-      ? new URL(pathOrUrl)
-      : new URL(target.baseUrl + pathOrUrl)
+  const resolve = (pathOrUrl: string): URL => {
+    if (/^[a-z][a-z0-9+.-]*:/i.test(pathOrUrl)) return new URL(pathOrUrl)
+    // an endpoint's interface path stands for the URL discovery advertised for it (endpoints.ts)
+    const name = target.endpoints && endpointNamed(pathOrUrl)
+    if (!name) return new URL(target.baseUrl + pathOrUrl)
+    // the rest (a query, as the check wrote it) is appended as it is, byte for byte
+    const endpoint = endpointUrl(target, name)
+    const rest = pathOrUrl.slice(pathOrUrl.search(/[?#]|$/))
+    return new URL(
+      endpoint.includes('?') && rest.startsWith('?')
+        ? `${endpoint}&${rest.slice(1)}`
+        : endpoint + rest,
+    )
+  }
 
   const http: Http = {
     exchanges,
@@ -226,7 +246,7 @@ export function createHttp(
       // what the target hands out is remembered first, so that it is redacted wherever it
       // appears, in this exchange and in every later one
       rememberIssued(json, response.headers.get('location'), text)
-      exchanges.push({
+      const exchange: Exchange = {
         ...base,
         requestHeaders: redactHeaders(response.sent),
         status: response.status,
@@ -234,8 +254,17 @@ export function createHttp(
         responseBody: redactBody(text, response.headers.get('content-type') ?? undefined),
         error: undefined,
         durationMs: performance.now() - started,
-      })
-      return { status: response.status, headers: response.headers, text, json, url: url.toString() }
+      }
+      exchanges.push(exchange)
+      const res: HttpResponse = {
+        status: response.status,
+        headers: response.headers,
+        text,
+        json,
+        url: url.toString(),
+      }
+      recordedAs.set(res, exchange)
+      return res
     },
     get(pathOrUrl, query) {
       return http.request(pathOrUrl, query ? { query } : {})

@@ -75,6 +75,24 @@ describe('login steps and --login-dry-run', () => {
     expect(result.log.join('\n')).toMatch(/no login page was detected/)
   }, 60_000)
 
+  test('a page the suite cannot answer makes a check inconclusive, with the page and a screenshot', async () => {
+    const resources = createRunResources(embedded.target)
+    // the login page made unrecognisable: a detect selector it does not have
+    const target: Target = { ...embedded.target, login: { detect: '#not-a-login-form' } }
+    try {
+      const result = await runCheck('IDT-02', target, resources)
+      expect(result.verdict).toBe('error')
+      expect(result.message).toMatch(
+        /^inconclusive: the harness could not drive the target: the suite could not get past "[^"]+" at https:\/\/127\.0\.0\.1:\d+\/auth\/authorize: no configured interaction/,
+      )
+      expect(result.screenshots.map((s) => s.name)).toContainEqual(
+        expect.stringMatching(/^the page the suite could not get past: /),
+      )
+    } finally {
+      await resources.close()
+    }
+  }, 60_000)
+
   test('a failing browser check keeps a screenshot of the page it ended on', async () => {
     const resources = createRunResources(embedded.target)
     const target: Target = {

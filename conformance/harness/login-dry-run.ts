@@ -5,6 +5,7 @@ import { browse, describeStep, launchBrowser, loginDetector } from './browser.ts
 import { createHttp } from './http.ts'
 import { oidc, oidcConfig } from './oidc.ts'
 import { redactUrl } from './redact.ts'
+import { couldNotGetPast } from './flows.ts'
 import type { Target } from './target.ts'
 
 export interface DryRunResult {
@@ -69,6 +70,13 @@ export async function loginDryRun(
         : 'login steps: the usual username/password form (no login.steps in the configuration)',
     )
     note(`login page detected by: ${loginDetector(target.login)}`)
+    for (const i of target.interactions ?? [])
+      note(
+        `interaction "${i.name}" (${i.kind ?? 'other'}) recognised by ${[i.url ? `url ~ /${i.url}/` : '', i.detect ? `selector ${i.detect}` : ''].filter(Boolean).join(' and ')}: ${i.steps.map((st) => `${describeStep(st)}${st.optional ? ' (if shown)' : ''}`).join('; ')}`,
+      )
+    note(
+      'built in: a visible password form (login), an approve-like button (consent, continue), a control naming the user (account chooser)',
+    )
     const context = await browser.newContext()
     try {
       const outcome = await browse(context, target, url.toString(), http, {
@@ -76,6 +84,23 @@ export async function loginDryRun(
         onLoginPage: async (page) => {
           note(`login page shown at ${new URL(page.url()).pathname}`)
           await shoot('login-page', page)
+        },
+        onPage: async (event, page, kind) => {
+          const slug = (t: string): string =>
+            t
+              .replace(/[^a-z]+/gi, '-')
+              .replace(/^-|-$/g, '')
+              .slice(0, 40)
+              .toLowerCase()
+          // the login page has its own lines and screenshots: the page, then each step
+          if (event.startsWith('after ')) {
+            if (kind === 'login') return
+            note(`done: ${event.slice(6)}`)
+            await shoot(`after-${slug(event.slice(6))}`, page)
+            return
+          }
+          note(`page met: ${event}`)
+          if (kind !== 'login') await shoot(slug(event.replace(/ at \S+$/, '')), page)
         },
         onLoginStep: async (step, page) => {
           note(`done: ${step}`)
@@ -101,8 +126,11 @@ export async function loginDryRun(
               : `the IdP redirected to ${callback.origin}${callback.pathname} with error=${error ?? '(none)'} ${callback.searchParams.get('error_description') ?? ''}`.trimEnd(),
           )
         } else {
+          const stop = outcome.stopped
           note(
-            `the IdP never redirected to ${client.redirectUri}; the browser is at ${redactUrl(outcome.page.url())}`,
+            stop && stop.kind !== 'error-page' && stop.kind !== 'login-again'
+              ? `STUCK: ${couldNotGetPast(stop, url.toString())}`
+              : `the IdP never redirected to ${client.redirectUri}; the browser is at ${redactUrl(outcome.page.url())}${stop ? ` (${stop.kind === 'error-page' ? 'an error page' : 'the login page again after the sign-in'}: "${stop.title}": ${stop.text.slice(0, 160)})` : ''}`,
           )
           await shoot('final', outcome.page)
         }

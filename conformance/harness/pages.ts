@@ -1,6 +1,6 @@
 import type { BrowserContext } from '@playwright/test'
 import type { CheckContext } from './check.ts'
-import { expectEqual, expectStatus, expectThat } from './expect.ts'
+import { CheckFailure, expectEqual, expectStatus, expectThat } from './expect.ts'
 import type { HttpResponse } from './http.ts'
 import type { TargetClient } from './target.ts'
 
@@ -61,23 +61,105 @@ export async function followAtIdp(
   return res
 }
 
-const hasPasswordField = (html: string): boolean =>
+/** Whether the served HTML has a password field (evidence; a script may still render one). */
+export const hasPasswordField = (html: string): boolean =>
   /<input\b[^>]*\btype\s*=\s*["']?password\b/i.test(html)
+
+/**
+ * Whether the served HTML alone cannot say what the user sees: it has no password field but
+ * has scripts (or frames) that may render one, or move the page. Server-rendered pages (the
+ * reference server's) decide on their HTML and are never rendered: the suite stays fast.
+ */
+export const needsRendering = (res: HttpResponse): boolean =>
+  !hasPasswordField(res.text) &&
+  /^text\/html\b/i.test(res.headers.get('content-type') ?? 'text/html') &&
+  /<(script|iframe|frame|object|embed)\b|<meta\b[^>]*http-equiv\s*=\s*["']?refresh/i.test(res.text)
+
+/** What a page showed once rendered in the browser, its scripts run. */
+export interface RenderedPage {
+  /** A visible password field. */
+  readonly passwordField: boolean
+  /** The rendered text (its start). */
+  readonly text: string
+  readonly title: string
+  /** A client URI the page's scripts sent the browser to, if they did. */
+  readonly toClient: string | undefined
+}
+
+/**
+ * Renders a response as the user's browser would: the served document (status, headers and
+ * body as the harness received them) at its own URL, its scripts and subresources fetched from
+ * the IdP, until the network is quiet (at most 5 s). Navigation to a client URI is caught, never
+ * sent. A page the browser cannot render leaves the raw HTML's verdict (undefined).
+ */
+export async function renderPage(
+  ctx: Pick<CheckContext, 'target' | 'newBrowserContext'>,
+  res: HttpResponse,
+): Promise<RenderedPage | undefined> {
+  const context = await ctx.newBrowserContext()
+  const page = await context.newPage()
+  const clients = clientUris(ctx)
+  let toClient: string | undefined
+  const origins = [...new Set(clients.map((u) => new URL(u).origin))]
+  for (const origin of origins)
+    await context.route(`${origin}/**`, async (route) => {
+      if (route.request().isNavigationRequest()) toClient ??= route.request().url()
+      await route.fulfill({ status: 204, body: '' }).catch(() => undefined)
+    })
+  const headers: Record<string, string> = {}
+  res.headers.forEach((value, name) => {
+    if (!['content-length', 'content-encoding', 'transfer-encoding', 'set-cookie'].includes(name))
+      headers[name] = value
+  })
+  await page.route(
+    (u) => u.href === res.url,
+    (route) =>
+      route.fulfill({ status: res.status, headers, body: res.text }).catch(() => undefined),
+    { times: 1 },
+  )
+  try {
+    await page.goto(res.url, { timeout: 15_000 })
+    await page.waitForLoadState('networkidle', { timeout: 5000 }).catch(() => undefined)
+    const seen = await page.evaluate(() => ({
+      passwordField: Array.from(document.querySelectorAll('input[type=password]')).some(
+        (el) => el.getClientRects().length > 0,
+      ),
+      text: document.body.innerText.replace(/\s+/g, ' ').trim().slice(0, 300),
+      title: document.title,
+    }))
+    return { ...seen, toClient }
+  } catch {
+    // the page navigated away while read (to a client URI, caught above) or would not load
+    return toClient ? { passwordField: false, text: '', title: '', toClient } : undefined
+  } finally {
+    await page.close().catch(() => undefined)
+  }
+}
 
 /**
  * RFC 6749 §4.1.2.1, §3.1.2.4: the error is shown to the user at the IdP, never redirected.
  * The page must be an error (4xx), not the login form, which would redirect after sign-in.
  */
 export async function expectErrorPage(
-  ctx: Pick<CheckContext, 'target' | 'http' | 'note'>,
+  ctx: Pick<CheckContext, 'target' | 'http' | 'note' | 'newBrowserContext'>,
   res: HttpResponse,
   what: string,
 ): Promise<HttpResponse> {
   const final = await followAtIdp(ctx, res, what)
-  expectThat(
-    !hasPasswordField(final.text),
-    `${what}: the request was accepted: the IdP answered HTTP ${res.status}${isRedirect(res) ? ` to ${res.headers.get('location') ?? ''}` : ''} and showed its login form, which would redirect after sign-in, instead of an error`,
-  )
+  const accepted = `${what}: the request was accepted: the IdP answered HTTP ${res.status}${isRedirect(res) ? ` to ${res.headers.get('location') ?? ''}` : ''} and showed its login form, which would redirect after sign-in, instead of an error`
+  expectThat(!hasPasswordField(final.text), accepted)
+  // a page whose HTML leaves it open (scripts that may render a login form or leave the page)
+  // is judged as the user sees it
+  if (needsRendering(final)) {
+    const rendered = await renderPage(ctx, final)
+    if (rendered) {
+      expectThat(
+        !rendered.toClient,
+        `${what}: the page's script sent the browser to the client URI ${rendered.toClient ?? ''} (RFC 6749 §4.1.2.1: an invalid redirect URI or client is never redirected to)`,
+      )
+      expectThat(!rendered.passwordField, `${accepted} (rendered by its scripts)`)
+    } else ctx.note(`${what}: the page could not be rendered; judged on its HTML`)
+  }
   // the MUST is no redirect to the unverified URI (RFC 6749 §3.1.2.4, §4.1.2.1); no source
   // names the error page's status, so one that is not 4xx is noted
   const is4xx = final.status >= 400 && final.status < 500
@@ -87,7 +169,7 @@ export async function expectErrorPage(
 
 /** The login page (INTERFACE.md §4.1), possibly behind same-origin redirects. */
 export async function expectLoginPage(
-  ctx: Pick<CheckContext, 'target' | 'http'>,
+  ctx: Pick<CheckContext, 'target' | 'http' | 'newBrowserContext'>,
   res: HttpResponse,
   what: string,
 ): Promise<HttpResponse> {
@@ -101,8 +183,23 @@ export async function expectLoginPage(
     /^text\/html\b/i.test(final.headers.get('content-type') ?? ''),
     `${what}: the login page is not text/html (${final.headers.get('content-type') ?? 'none'})`,
   )
-  expectThat(hasPasswordField(final.text), `${what}: the page has no password field`)
-  return final
+  if (hasPasswordField(final.text)) return final
+  // no password field in the HTML: a page with scripts is rendered before it is called no
+  // login page (a single-page login renders its form); one the browser cannot render is the
+  // harness's limit, not the IdP's fault
+  if (needsRendering(final)) {
+    const rendered = await renderPage(ctx, final)
+    if (!rendered)
+      throw new Error(
+        `${what}: the page's HTML has no password field and the browser could not render it`,
+      )
+    expectThat(
+      rendered.passwordField,
+      `${what}: the page has no password field, neither in its HTML nor once its scripts ran ("${rendered.title}": ${rendered.text.slice(0, 160)})`,
+    )
+    return final
+  }
+  throw new CheckFailure(`${what}: the page has no password field`)
 }
 
 /** The text a reader would see in an HTML page (rough: tags, scripts and styles removed). */

@@ -1,34 +1,26 @@
 import type { CheckContext } from './check.ts'
 import type { HttpResponse } from './http.ts'
 import type { TargetClient } from './target.ts'
+import { DISCOVERY, DISCOVERY_ENDPOINTS, endpointUrl } from './endpoints.ts'
 
 /**
  * One raw request per endpoint of the interface (INTERFACE.md §4), for the negative cases a
  * good client library refuses to send, and the endpoint paths. Each returns the response
- * uninspected: the expectations are the caller's.
+ * uninspected: the expectations are the caller's. An endpoint's path stands for the URL the
+ * target's discovery document advertises for it: the check's HTTP client sends it there
+ * (endpoints.ts).
  */
 
-export const AUTHORIZE = '/auth/authorize'
-export const TOKEN = '/auth/token'
-export const USER_INFO = '/auth/user-info'
-export const INTROSPECT = '/auth/introspect'
-export const REVOKE = '/auth/revoke'
+export const AUTHORIZE = DISCOVERY_ENDPOINTS.authorization_endpoint
+export const TOKEN = DISCOVERY_ENDPOINTS.token_endpoint
+export const USER_INFO = DISCOVERY_ENDPOINTS.userinfo_endpoint
+export const INTROSPECT = DISCOVERY_ENDPOINTS.introspection_endpoint
+export const REVOKE = DISCOVERY_ENDPOINTS.revocation_endpoint
 /** INTERFACE.md §4.6 (the end_session_endpoint of §2.7). */
-export const LOGOUT = '/auth/logout'
+export const LOGOUT = DISCOVERY_ENDPOINTS.end_session_endpoint
 export const BRANDING = '/auth/branding'
-export const DISCOVERY = '/.well-known/openid-configuration'
-export const JWKS = '/.well-known/jwks.json'
-
-/** The discovery documents' endpoint members and the paths INTERFACE.md §1 gives them. */
-export const DISCOVERY_ENDPOINTS = {
-  authorization_endpoint: AUTHORIZE,
-  token_endpoint: TOKEN,
-  userinfo_endpoint: USER_INFO,
-  jwks_uri: JWKS,
-  end_session_endpoint: LOGOUT,
-  introspection_endpoint: INTROSPECT,
-  revocation_endpoint: REVOKE,
-} as const
+export const JWKS = DISCOVERY_ENDPOINTS.jwks_uri
+export { DISCOVERY, DISCOVERY_ENDPOINTS, endpointUrl }
 
 /** Client credentials in the form body (client_secret_post), the only method INTERFACE.md has. */
 export const credentials = (client: TargetClient): Record<string, string> => ({
@@ -151,7 +143,8 @@ export function authorizeUrl(
   ctx: Pick<CheckContext, 'target'>,
   params: [string, string][],
 ): string {
-  return `${ctx.target.baseUrl}${AUTHORIZE}?${new URLSearchParams(params).toString()}`
+  const endpoint = endpointUrl(ctx.target, 'authorization_endpoint')
+  return `${endpoint}${endpoint.includes('?') ? '&' : '?'}${new URLSearchParams(params).toString()}`
 }
 
 /** Requests that no endpoint takes, and the status each must get (ERR-01, ERR-02). */

@@ -1,6 +1,7 @@
 import { rootCertificates } from 'node:tls'
 import { Agent } from 'undici'
 import { rememberSecret } from './redact.ts'
+import type { Endpoints } from './endpoints.ts'
 
 /** A client the suite acts as. */
 export interface TargetClient {
@@ -32,7 +33,40 @@ export type LoginStep =
   | { readonly waitFor: string }
 
 /**
- * How to sign in at the target's login page. Each part defaults to the usual username/password
+ * A step of an interaction: a login step, optionally "if shown": an optional step whose
+ * selector is not on the page within `optionalWaitMs` (default 1000 ms) is skipped, not failed.
+ */
+export type InteractionStep = LoginStep & { readonly optional?: boolean | undefined }
+
+/** What an interaction does in the flow (how the driver and the dry run name and treat it). */
+export type InteractionKind = 'login' | 'consent' | 'continue' | 'account' | 'logout' | 'other'
+
+/**
+ * A page of the provider the browser may meet between the authorization request and the
+ * client's redirect URI (or a logout and its post-logout URI): recognised by its URL and/or a
+ * selector, answered by steps. The first configured interaction that matches the page wins;
+ * unconfigured pages fall back to the built-in recognisers (a visible password form, an
+ * approve-like button of a consent or "continue" page).
+ */
+export interface InteractionConfig {
+  /** A name for logs and reports ("consent", "mfa", "account chooser"). */
+  readonly name: string
+  /** What the page is (default other); a `login` interaction is signed in at like `login`. */
+  readonly kind?: InteractionKind | undefined
+  /** A regular expression (JavaScript syntax) the page's full URL must match. */
+  readonly url?: string | undefined
+  /** A Playwright selector that must be visible on the page. */
+  readonly detect?: string | undefined
+  /** Steps that answer the page, in order. */
+  readonly steps: readonly InteractionStep[]
+  /** How long one step may take, in ms (default 15000). */
+  readonly stepTimeoutMs?: number | undefined
+  /** How long an optional step's selector is waited for before the step is skipped (1000). */
+  readonly optionalWaitMs?: number | undefined
+}
+
+/**
+ * How to sign in at the target's login page (the login interaction). Each part defaults to the usual username/password
  * form: a page with a password field, filled and submitted.
  */
 export interface LoginConfig {
@@ -79,6 +113,11 @@ export interface TargetConfig {
   /** How to sign in (default: detect and fill the usual username/password form). */
   readonly login?: LoginConfig | undefined
   /**
+   * The provider's other pages (consent, "continue", account chooser, MFA, logout
+   * confirmation) and how to answer them; common ones are recognised without configuration.
+   */
+  readonly interactions?: readonly InteractionConfig[] | undefined
+  /**
    * A plain-HTTP URL at which to probe the deployment (TLS-01). Default: the base URL's own
    * host and port with the http scheme.
    */
@@ -107,6 +146,11 @@ export interface Target extends TargetConfig {
   readonly dispatcher: Agent
   /** Whether this is the in-process reference server. */
   readonly embedded: boolean
+  /**
+   * The endpoints' URLs as the target's discovery document advertises them, read once per run
+   * (endpoints.ts); absent, requests go to the interface's paths.
+   */
+  readonly endpoints?: Endpoints | undefined
   /**
    * Controls only the embedded server offers: moving its clock lets expiry checks run without
    * waiting. Checks that need them are skipped (with the reason) on other targets.

@@ -10,6 +10,9 @@ export type Verdict = 'pass' | 'fail' | 'warn' | 'info' | 'skip' | 'error'
 /** Every verdict, in the order reports show them. */
 export const VERDICTS: readonly Verdict[] = ['fail', 'error', 'warn', 'info', 'skip', 'pass']
 
+/** Why a failure says nothing about the check's subject (CheckResult.aside). */
+export type Aside = 'precondition' | 'refused'
+
 /** One HTTP exchange, secrets and tokens redacted. */
 export interface Exchange {
   readonly method: string
@@ -38,6 +41,14 @@ export interface CheckResult {
    * request answered the same way, the same failing control): reports group by it.
    */
   readonly cause?: string | undefined
+  /**
+   * Set when the headline failure is not about what the check is for: 'precondition' (a step the
+   * check needed first failed: a genuine token refused, a revocation answered in the wrong
+   * shape), or 'refused' (the target refused the request the check plays, only not with the
+   * status, code or page the standard names). The verdict stands; the threat table does not
+   * count such a failure as a threat left open (report/threats.ts).
+   */
+  readonly aside?: Aside | undefined
   /** Deviations found after the first (sub-cases independent of the headline). */
   readonly more?: readonly string[] | undefined
   /** Observations that do not change the verdict (SHOULD-level notes, measured values). */

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { causeOf, classify } from './check.ts'
+import { answered, asideOf, causeOf, classify } from './check.ts'
 import { CheckFailure, ControlFailure } from './expect.ts'
 
 describe('what a thrown error means for the verdict', () => {
@@ -61,10 +61,114 @@ describe('the cause a failure comes down to', () => {
     expect(b).toBe(a)
   })
 
-  test('the same assertion about the same answer is one cause, whatever request named it', () => {
-    const revoke = [{ method: 'POST', url: 'https://idp.example/auth/revoke', status: 200 }]
-    expect(causeOf('revocation of a garbage token: expected JSON, got text', revoke)).toBe(
-      causeOf('revocation of the refresh token: expected JSON, got text', revoke),
+  test("the exchange the failed expectation judged is the cause, not the check's last one", () => {
+    const revoke = {
+      method: 'POST',
+      url: 'https://idp.example/auth/revoke',
+      status: 200,
+      responseHeaders: { 'content-type': 'text/plain' },
+      responseBody: 'OK',
+    }
+    const after = [
+      revoke,
+      { method: 'POST', url: 'https://idp.example/auth/introspect', status: 200 },
+    ]
+    const message =
+      'revocation of the refresh token: revocation of the refresh token: expected Content-Type application/json, got "text/plain"'
+    expect(causeOf(message, after, revoke)).toBe(
+      'POST /auth/revoke answered HTTP 200: expected Content-Type application/json, got "text/plain"',
     )
+    // without the judged exchange, a status names its request among the exchanges until then
+    expect(
+      causeOf('revocation: expected HTTP 200, got 400 from https://idp.example/auth/revoke', [
+        { ...revoke, status: 400, responseBody: '{"error":"unsupported_token_type"}' },
+        { method: 'POST', url: 'https://idp.example/auth/introspect', status: 200 },
+      ]),
+    ).toBe('POST /auth/revoke answered HTTP 400 error=unsupported_token_type')
+  })
+
+  test('one request answered one way is one cause: method, path, status and error code', () => {
+    const token = {
+      method: 'POST',
+      url: 'https://idp.example/auth/token',
+      status: 400,
+      responseBody: '{"error":"invalid_scope","error_description":"x"}',
+    }
+    const raw = causeOf(
+      'access token: expected HTTP 200, got 400 from https://idp.example/auth/token',
+      [],
+      token,
+    )
+    const client = causeOf('the IdP answered HTTP 400 with error=invalid_scope (x)', [token])
+    const code = causeOf('refresh: error: expected invalid_grant, got "invalid_scope"', [], token)
+    expect(raw).toBe('POST /auth/token answered HTTP 400 error=invalid_scope')
+    expect(client).toBe(raw)
+    expect(code).toBe(raw)
+    // another error code is another answer
+    expect(
+      causeOf('the IdP answered HTTP 400 with error=invalid_grant', [
+        { ...token, responseBody: '{"error":"invalid_grant"}' },
+      ]),
+    ).toBe('POST /auth/token answered HTTP 400 error=invalid_grant')
+    // a Bearer challenge's error and an error redirect's error parameter are error codes too
+    expect(
+      answered({
+        method: 'GET',
+        url: 'https://idp.example/auth/user-info',
+        status: 401,
+        responseHeaders: { 'www-authenticate': 'Bearer error="invalid_token"' },
+      }),
+    ).toBe('GET /auth/user-info answered HTTP 401 error=invalid_token')
+    expect(
+      answered({
+        method: 'GET',
+        url: 'https://idp.example/auth/authorize?client_id=x',
+        status: 302,
+        responseHeaders: { location: 'https://client.example/cb?error=invalid_scope&state=s' },
+      }),
+    ).toBe('GET /auth/authorize answered HTTP 302 error=invalid_scope')
+  })
+
+  test('the same assertion about the same answer is one cause, whatever request named it', () => {
+    const revoke = { method: 'POST', url: 'https://idp.example/auth/revoke', status: 200 }
+    expect(causeOf('revocation of a garbage token: expected JSON, got text', [], revoke)).toBe(
+      causeOf('revocation of the refresh token: expected JSON, got text', [], revoke),
+    )
+  })
+
+  test('an assertion about no answer is not pinned on the latest exchange, another request', () => {
+    const userInfo = [{ method: 'GET', url: 'https://idp.example/auth/user-info', status: 401 }]
+    expect(
+      causeOf(
+        'access token scope claim: expected a space-separated string, got undefined',
+        userInfo,
+      ),
+    ).toBe('access token scope claim: expected a space-separated string, got undefined')
+  })
+
+  test('a refusal is a 4xx or an error code; a 5xx is the server failing, a missing 429 the throttle', () => {
+    const at = (status: number, responseBody?: string) => ({
+      method: 'POST',
+      url: 'https://idp.example/auth/token',
+      status,
+      ...(responseBody ? { responseBody } : {}),
+    })
+    expect(
+      asideOf('x: expected HTTP 400, got 401 from https://idp.example/auth/token', [], at(401)),
+    ).toBe('refused')
+    expect(
+      asideOf(
+        'x: expected HTTP 400, got 500 from https://idp.example/auth/token',
+        [],
+        at(500, '{"error":"server_error"}'),
+      ),
+    ).toBeUndefined()
+    expect(
+      asideOf('x: expected HTTP 429, got 401 from https://idp.example/auth/token', [], at(401)),
+    ).toBeUndefined()
+    expect(
+      asideOf('x: expected HTTP 400, got 200 from https://idp.example/auth/token', [], at(200)),
+    ).toBeUndefined()
+    expect(asideOf('a claim: expected a string, got undefined', [at(401)])).toBeUndefined()
   })
 })

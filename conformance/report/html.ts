@@ -1,7 +1,7 @@
 import type { Exchange } from '../harness/types.ts'
 import type { RunReport } from './json.ts'
 import { htmlThreats, THREAT_CSS } from './threats.ts'
-import { countsLine, groupByCause, timing } from './summary.ts'
+import { countsLine, groupByCause, groupChecks, timing } from './summary.ts'
 import { escapeHtml } from './escape.ts'
 
 /** Decodes the header and payload of anything that looks like a JWT in a text, for the reader. */
@@ -47,7 +47,7 @@ export function htmlReport(report: RunReport): string {
     ? `<section id="causes"><h2>Causes shared by several checks</h2><ul>${causes
         .map(
           (g) =>
-            `<li><span class="v ${g.verdict}">${g.verdict === 'error' ? 'ERROR' : g.verdict.toUpperCase()}</span> ${escapeHtml(g.cause)}: ${g.results.length} checks (${g.results.map((r) => escapeHtml(r.id)).join(', ')})</li>`,
+            `<li><span class="v ${g.verdict}">${g.verdict === 'error' ? 'ERROR' : g.verdict.toUpperCase()}</span> ${escapeHtml(g.cause)}: ${escapeHtml(groupChecks(g))}</li>`,
         )
         .join('')}</ul></section>`
     : ''

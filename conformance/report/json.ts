@@ -2,8 +2,11 @@ import type { CheckResult } from '../harness/types.ts'
 import { countVerdicts } from './summary.ts'
 import { threatTable, type ThreatRow } from './threats.ts'
 
-/** Bumped on any incompatible change of the report's shape. */
-export const REPORT_SCHEMA_VERSION = 1
+/**
+ * Bumped on any incompatible change of the report's shape. 2: a threat's status 'untested' is
+ * now 'not shown' (it also covers failures aside from a check's subject, `checks[].aside`).
+ */
+export const REPORT_SCHEMA_VERSION = 2
 
 export interface RunReport {
   readonly schemaVersion: typeof REPORT_SCHEMA_VERSION

@@ -1,6 +1,6 @@
 import type { CheckResult } from '../harness/types.ts'
 import type { GateVerdict } from '../gate.ts'
-import { countsLine, countVerdicts, groupByCause } from './summary.ts'
+import { countsLine, countVerdicts, groupByCause, groupChecks } from './summary.ts'
 import { markdownThreats, threatTable } from './threats.ts'
 import { markdownCell } from './escape.ts'
 
@@ -22,7 +22,7 @@ export function markdownSummary(
     lines.push('Causes shared by several checks:', '')
     for (const g of groups)
       lines.push(
-        `- ${g.verdict === 'error' ? 'inconclusive' : g.verdict}: ${markdownCell(g.cause)}: ${g.results.length} checks (${g.results.map((r) => r.id).join(', ')})`,
+        `- ${g.verdict === 'error' ? 'inconclusive' : g.verdict}: ${markdownCell(g.cause)}: ${markdownCell(groupChecks(g))}`,
       )
     lines.push('')
   }

@@ -15,30 +15,65 @@ export const countsLine = (c: Counts): string =>
 /** Checks that did not pass and share one cause. */
 export interface CauseGroup {
   readonly cause: string
+  /** The gravest verdict in the group (fail, then error, then warn). */
   readonly verdict: Verdict
+  /** How many of the group's checks have each verdict (a MUST failing and its SHOULD twin). */
+  readonly counts: Partial<Record<Verdict, number>>
   readonly results: readonly CheckResult[]
 }
 
+const GRAVITY: Partial<Record<Verdict, number>> = { fail: 0, error: 1, warn: 2 }
+
 /**
  * Failures, warnings and inconclusive checks grouped by what they come down to (the same
- * request answered the same way, the same failing control): largest group first, then in
- * run order. A check without a shared cause is a group of one, under its own message.
+ * request answered the same way, the same failing control), whatever their level: a MUST check
+ * that fails and a SHOULD check that warns on one answer are one group, counted per verdict.
+ * Gravest group first, then the largest, then in run order. A check without a shared cause is a
+ * group of one, under its own message.
  */
 export function groupByCause(results: readonly CheckResult[]): CauseGroup[] {
-  const groups = new Map<string, { cause: string; verdict: Verdict; results: CheckResult[] }>()
+  const groups = new Map<
+    string,
+    {
+      cause: string
+      verdict: Verdict
+      counts: Partial<Record<Verdict, number>>
+      results: CheckResult[]
+    }
+  >()
   for (const r of results) {
-    if (r.verdict !== 'fail' && r.verdict !== 'warn' && r.verdict !== 'error') continue
+    if (GRAVITY[r.verdict] === undefined) continue
     const cause = r.cause ?? r.message ?? r.id
-    const key = `${r.verdict}\u0000${cause}`
-    const group = groups.get(key) ?? { cause, verdict: r.verdict, results: [] }
+    const group = groups.get(cause) ?? { cause, verdict: r.verdict, counts: {}, results: [] }
     group.results.push(r)
-    groups.set(key, group)
+    group.counts[r.verdict] = (group.counts[r.verdict] ?? 0) + 1
+    if ((GRAVITY[r.verdict] ?? 9) < (GRAVITY[group.verdict] ?? 9)) group.verdict = r.verdict
+    groups.set(cause, group)
   }
-  const rank: Partial<Record<Verdict, number>> = { fail: 0, error: 1, warn: 2 }
   return [...groups.values()].sort(
     (a, b) =>
-      (rank[a.verdict] ?? 9) - (rank[b.verdict] ?? 9) || b.results.length - a.results.length,
+      (GRAVITY[a.verdict] ?? 9) - (GRAVITY[b.verdict] ?? 9) || b.results.length - a.results.length,
   )
+}
+
+const WORD: Partial<Record<Verdict, string>> = { fail: 'FAIL', error: 'ERROR', warn: 'WARN' }
+
+/**
+ * A group's checks by verdict, gravest first: "UI-01" for one check, "3 checks: 2 FAIL (UI-01,
+ * TOK-02), 1 WARN (UI-11)" for several.
+ */
+export function groupChecks(g: CauseGroup): string {
+  if (g.results.length === 1) return g.results[0]?.id ?? ''
+  const parts = (['fail', 'error', 'warn'] as const)
+    .filter((v) => g.counts[v])
+    .map(
+      (v) =>
+        `${g.counts[v]} ${WORD[v]} (${g.results
+          .filter((r) => r.verdict === v)
+          .map((r) => r.id)
+          .join(', ')})`,
+    )
+  return `${g.results.length} checks: ${parts.join(', ')}`
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { CheckResult, Verdict } from '../harness/types.ts'
-import { countsLine, countVerdicts, groupByCause, timing } from './summary.ts'
+import { countsLine, countVerdicts, groupByCause, groupChecks, timing } from './summary.ts'
 import { formatThreats, threatTable } from './threats.ts'
 
 const LABEL: Record<Verdict, string> = {
@@ -71,15 +71,12 @@ export function formatSummary(results: readonly CheckResult[], elapsedMs?: numbe
   const groups = groupByCause(results)
   if (groups.length > 0) {
     lines.push('Not passed, by cause:')
-    for (const g of groups) {
-      const label = LABEL[g.verdict]
-      const ids = g.results.map((r) => r.id).join(', ')
+    for (const g of groups)
       lines.push(
         g.results.length === 1
-          ? `  ${label} ${ids}: ${g.cause}`
-          : `  ${label} ${g.cause}: ${g.results.length} checks (${ids})`,
+          ? `  ${LABEL[g.verdict]} ${groupChecks(g)}: ${g.cause}`
+          : `  ${LABEL[g.verdict]} ${g.cause}: ${groupChecks(g)}`,
       )
-    }
   }
   const threats = threatTable(results)
   if (threats) lines.push(formatThreats(threats))

@@ -44,7 +44,7 @@ describe('threat table', () => {
     expect(rows?.find((r) => r.section === 'RFC 9700 §4.6')?.status).toBe('not applicable')
   })
 
-  test('a failed or warned check marks its threats not mitigated; a skipped one untested', () => {
+  test('a failed or warned check marks its threats not mitigated; a skipped one not shown', () => {
     const results = all('pass').map((r) =>
       r.id === 'SEC-03'
         ? result('SEC-03', 'warn')
@@ -54,9 +54,44 @@ describe('threat table', () => {
     )
     const rows = threatTable(results)
     expect(rows?.find((r) => r.section === 'RFC 9700 §4.4')?.status).toBe('not mitigated')
-    expect(rows?.find((r) => r.section === 'RFC 9700 §4.12')?.status).toBe('untested')
+    expect(rows?.find((r) => r.section === 'RFC 9700 §4.12')?.status).toBe('not shown')
     expect(markdownThreats(rows ?? [])).toMatch(/RFC 9700 §4\.4 Mix-up attacks \| not mitigated/)
-    expect(formatSummary(results)).toMatch(/UNTESTED RFC 9700 §4\.12 307 redirect: LOGIN-04 SKIP/)
+    expect(formatSummary(results)).toMatch(/NOT SHOWN RFC 9700 §4\.12 307 redirect: LOGIN-04 SKIP/)
+  })
+
+  test("a failure off the check's subject, or an inconclusive check, shows nothing about the threat", () => {
+    // PKCE-06 refused the wrong verifier with 401 instead of 400 invalid_grant; UI-07 and
+    // ROBUST-02 met user-info refusing the genuine token; AUTHZ-03 inconclusive
+    const off = (id: RequirementId, aside: 'refused' | 'precondition'): CheckResult => ({
+      ...result(id, 'fail'),
+      aside,
+    })
+    const results = all('pass').map((r) =>
+      r.id === 'PKCE-06'
+        ? off('PKCE-06', 'refused')
+        : r.id === 'UI-07' || r.id === 'ROBUST-02'
+          ? off(r.id, 'refused')
+          : r.id === 'REV-01'
+            ? off('REV-01', 'precondition')
+            : r.id === 'AUTHZ-03'
+              ? result('AUTHZ-03', 'error')
+              : r,
+    )
+    const rows = threatTable(results) ?? []
+    const status = (section: string) => rows.find((r) => r.section === section)?.status
+    expect(status('RFC 9700 §4.8')).toBe('not shown')
+    expect(status('RFC 6819 §4.6.3')).toBe('not shown')
+    expect(status('RFC 9700 §4.10')).toBe('not shown')
+    expect(status('RFC 9700 §4.11')).toBe('not shown')
+    expect(rows.some((r) => r.status === 'not mitigated')).toBe(false)
+    expect(markdownThreats(rows)).toMatch(
+      /RFC 9700 §4\.8 PKCE downgrade \| not shown \| .*PKCE-06 FAIL \(refused otherwise, not counted\)/,
+    )
+    // the same check failing on its own subject opens the threat
+    const open = results.map((r) => (r.id === 'PKCE-06' ? result('PKCE-06', 'fail') : r))
+    expect(threatTable(open)?.find((r) => r.section === 'RFC 9700 §4.8')?.status).toBe(
+      'not mitigated',
+    )
   })
 
   test('a run without any profile check has no threat table', () => {

@@ -1,15 +1,26 @@
-import type { CheckResult } from '../harness/types.ts'
+import type { Aside, CheckResult } from '../harness/types.ts'
 import { profileChecks, threats, type Threat } from '../threats.ts'
 import { escapeHtml } from './escape.ts'
 import { markdownCell } from './escape.ts'
 
 /**
- * mitigated: every check behind the threat ran and passed; not mitigated: one of them failed or
- * warned; untested: none failed but one was skipped, inconclusive or not run; not applicable and
+ * mitigated: every check behind the threat ran and passed; not mitigated: one of them failed,
+ * warned or noted a MAY on its own subject; not shown: none did, but one was inconclusive,
+ * skipped, not run, or failed on something other than its subject (a precondition, or the shape
+ * of a refusal: CheckResult.aside), which says nothing about the attack; not applicable and
  * unobservable (applies, but no black-box check can see it) come from the catalogue.
  */
 export type ThreatStatus =
-  'mitigated' | 'not mitigated' | 'untested' | 'unobservable' | 'not applicable'
+  'mitigated' | 'not mitigated' | 'not shown' | 'unobservable' | 'not applicable'
+
+/** One check behind a threat, as this run left it. */
+export interface ThreatCheck {
+  readonly id: string
+  /** Its verdict (undefined: not run). */
+  readonly verdict: string | undefined
+  /** Why its failure is not counted against the threat (CheckResult.aside). */
+  readonly aside?: Aside
+}
 
 export interface ThreatRow {
   readonly section: string
@@ -17,16 +28,22 @@ export interface ThreatRow {
   readonly attack: string
   readonly status: ThreatStatus
   /** The checks behind the row and their verdicts in this run (undefined: not run). */
-  readonly checks: readonly { readonly id: string; readonly verdict: string | undefined }[]
+  readonly checks: readonly ThreatCheck[]
   /** Why the threat does not apply or cannot be observed. */
   readonly reason?: string
 }
 
 const NOT_MET = new Set(['fail', 'warn', 'info'])
 
-function statusOf(verdicts: readonly (string | undefined)[]): ThreatStatus {
-  if (verdicts.some((v) => v !== undefined && NOT_MET.has(v))) return 'not mitigated'
-  return verdicts.every((v) => v === 'pass') ? 'mitigated' : 'untested'
+/**
+ * A threat is open only on a check that did not meet its own subject: a failure aside from it
+ * (a precondition, a refusal shaped otherwise), an inconclusive or a skipped check shows
+ * nothing either way.
+ */
+function statusOf(checks: readonly ThreatCheck[]): ThreatStatus {
+  if (checks.some((c) => c.verdict !== undefined && NOT_MET.has(c.verdict) && !c.aside))
+    return 'not mitigated'
+  return checks.every((c) => c.verdict === 'pass') ? 'mitigated' : 'not shown'
 }
 
 /**
@@ -37,19 +54,24 @@ export function threatTable(results: readonly CheckResult[]): ThreatRow[] | unde
   const profile = new Set<string>(profileChecks())
   if (!results.some((r) => profile.has(r.id) || r.area === 'Security')) return undefined
   const verdict = new Map(results.map((r) => [r.id, r.verdict as string]))
+  const asides = new Map(results.flatMap((r) => (r.aside ? [[r.id, r.aside] as const] : [])))
+  const behind = (id: string): ThreatCheck => {
+    const why = asides.get(id)
+    return { id, verdict: verdict.get(id), ...(why ? { aside: why } : {}) }
+  }
   return (threats as readonly Threat[]).map((t): ThreatRow => {
     const base = { section: t.section, title: t.title, attack: t.attack }
     if (t.applies === false)
       return {
         ...base,
         status: 'not applicable',
-        checks: (t.evidence ?? []).map((id) => ({ id, verdict: verdict.get(id) })),
+        checks: (t.evidence ?? []).map(behind),
         reason: t.reason,
       }
     if (t.applies === 'unobservable')
       return { ...base, status: 'unobservable', checks: [], reason: t.reason }
-    const checks = t.checks.map((id) => ({ id, verdict: verdict.get(id) }))
-    return { ...base, status: statusOf(checks.map((c) => c.verdict)), checks }
+    const checks = t.checks.map(behind)
+    return { ...base, status: statusOf(checks), checks }
   })
 }
 
@@ -58,7 +80,7 @@ export function countThreats(rows: readonly ThreatRow[]): Record<ThreatStatus, n
   const counts: Record<ThreatStatus, number> = {
     mitigated: 0,
     'not mitigated': 0,
-    untested: 0,
+    'not shown': 0,
     unobservable: 0,
     'not applicable': 0,
   }
@@ -66,18 +88,27 @@ export function countThreats(rows: readonly ThreatRow[]): Record<ThreatStatus, n
   return counts
 }
 
+const ASIDE: Record<Aside, string> = {
+  precondition: 'on a precondition, not counted',
+  refused: 'refused otherwise, not counted',
+}
+
+/** A check's verdict as the table shows it: "PKCE-06 FAIL (refused otherwise, not counted)". */
+const verdictOf = (c: ThreatCheck): string =>
+  `${c.verdict ? c.verdict.toUpperCase() : 'not run'}${c.aside ? ` (${ASIDE[c.aside]})` : ''}`
+
 const checkList = (row: ThreatRow): string =>
-  row.checks.map((c) => `${c.id} ${c.verdict ? c.verdict.toUpperCase() : 'not run'}`).join(', ')
+  row.checks.map((c) => `${c.id} ${verdictOf(c)}`).join(', ')
 
 /** The terminal's threat summary: totals, then every threat not shown mitigated. */
 export function formatThreats(rows: readonly ThreatRow[]): string {
   const c = countThreats(rows)
   const lines = [
     '',
-    `Threats (RFC 9700 §4, RFC 6819 §4): ${c.mitigated} mitigated, ${c['not mitigated']} not mitigated, ${c.untested} untested, ${c.unobservable} not observable from outside, ${c['not applicable']} not applicable`,
+    `Threats (RFC 9700 §4, RFC 6819 §4): ${c.mitigated} mitigated, ${c['not mitigated']} not mitigated, ${c['not shown']} not shown, ${c.unobservable} not observable from outside, ${c['not applicable']} not applicable`,
   ]
   for (const r of rows)
-    if (r.status === 'not mitigated' || r.status === 'untested')
+    if (r.status === 'not mitigated' || r.status === 'not shown')
       lines.push(`  ${r.status.toUpperCase()} ${r.section} ${r.title}: ${checkList(r)}`)
   return lines.join('\n')
 }
@@ -88,7 +119,7 @@ export function markdownThreats(rows: readonly ThreatRow[]): string {
   const lines = [
     '### Threats',
     '',
-    `${c.mitigated} mitigated, ${c['not mitigated']} not mitigated, ${c.untested} untested, ${c.unobservable} not observable from outside, ${c['not applicable']} not applicable.`,
+    `${c.mitigated} mitigated, ${c['not mitigated']} not mitigated, ${c['not shown']} not shown, ${c.unobservable} not observable from outside, ${c['not applicable']} not applicable.`,
     '',
     '| threat | status | checks or reason |',
     '|---|---|---|',
@@ -110,7 +141,7 @@ export function htmlThreats(rows: readonly ThreatRow[]): string {
       const links = r.checks
         .map(
           (x) =>
-            `<a href="#check-${escapeHtml(x.id)}">${escapeHtml(x.id)}</a> <span class="tv">${escapeHtml(x.verdict ?? 'not run')}</span>`,
+            `<a href="#check-${escapeHtml(x.id)}">${escapeHtml(x.id)}</a> <span class="tv">${escapeHtml(x.verdict ? verdictOf(x).toLowerCase() : 'not run')}</span>`,
         )
         .join(', ')
       const checks = r.reason ? `${escapeHtml(r.reason)}${links ? `<br>${links}` : ''}` : links
@@ -118,7 +149,7 @@ export function htmlThreats(rows: readonly ThreatRow[]): string {
     })
     .join('\n')
   return `<section id="threats"><h2>Threats (RFC 9700 §4, RFC 6819 §4)</h2>
-<p>${c.mitigated} mitigated, ${c['not mitigated']} not mitigated, ${c.untested} untested, ${c.unobservable} not observable from outside, ${c['not applicable']} not applicable.</p>
+<p>${c.mitigated} mitigated, ${c['not mitigated']} not mitigated, ${c['not shown']} not shown, ${c.unobservable} not observable from outside, ${c['not applicable']} not applicable.</p>
 <table><thead><tr><th>section</th><th>threat</th><th>status</th><th>checks or reason</th></tr></thead>
 <tbody>
 ${body}
@@ -127,4 +158,4 @@ ${body}
 
 /** The table's styles, for the report's stylesheet. */
 export const THREAT_CSS = `table{border-collapse:collapse;margin:.5rem 0 1rem}td,th{border:1px solid #ddd;padding:.25rem .5rem;vertical-align:top;text-align:left}
-.threat.mitigated .ts{color:#137333}.threat.not-mitigated .ts{color:#c5221f;font-weight:bold}.threat.untested .ts{color:#b06000}.threat.not-applicable .ts,.threat.unobservable .ts{color:#5f6368}.tv{color:#5f6368}`
+.threat.mitigated .ts{color:#137333}.threat.not-mitigated .ts{color:#c5221f;font-weight:bold}.threat.not-shown .ts{color:#b06000}.threat.not-applicable .ts,.threat.unobservable .ts{color:#5f6368}.tv{color:#5f6368}`

@@ -1,8 +1,22 @@
 import { createServer, type Server } from 'node:https'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { exportJWK, generateKeyPair } from 'jose'
-import Provider, { type Configuration, type KoaContextWithOIDC } from 'oidc-provider'
+import Provider, {
+  interactionPolicy,
+  type Configuration,
+  type KoaContextWithOIDC,
+} from 'oidc-provider'
 import { createDevCertificate } from '../../server/tls.ts'
+import {
+  consentPage,
+  continuePage,
+  esc,
+  html,
+  LOGIN_SCRIPT,
+  loginPage,
+  readBody,
+  scriptLoginPage,
+} from './pages.ts'
 
 /**
  * node-oidc-provider 8.8.1, a third-party OpenID-certified provider, configured as close to
@@ -12,6 +26,11 @@ import { createDevCertificate } from '../../server/tls.ts'
  * only way to issue JWT access tokens). The endpoints sit at INTERFACE.md's paths (`routes`).
  * The login page is ours (the provider leaves interactions to the deployment): a
  * username/password form at `/interaction/<uid>`, as its documentation's example has it.
+ *
+ * `ProviderFeatures` turns on, one at a time, what real deployments put in a client's way
+ * (examples/oidc-provider-spa runs them all): a consent page, a login page built by a script
+ * that signs in with fetch, a "continue" interstitial while a session is alive, and rotated
+ * refresh tokens whose reuse revokes the grant and the session that issued them.
  */
 
 export const CLIENT = {
@@ -63,93 +82,78 @@ const RESOURCE = 'https://api.example'
 const API_SCOPES = 'read:documents write:documents'
 const UPDATED_AT = 1767225600
 
-const esc = (s: string): string => s.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`)
-
-const loginPage = (uid: string, error?: string): string => `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Sign in</title>
-<meta name="viewport" content="width=device-width, initial-scale=1"></head>
-<body><main><h1>Sign in</h1>
-${error ? `<p role="alert">${esc(error)}</p>` : ''}
-<form method="post" action="/interaction/${esc(uid)}/login">
-<label>Username <input name="username" autocomplete="username" required></label>
-<label>Password <input name="password" type="password" autocomplete="current-password" required></label>
-<button type="submit">Sign in</button>
-</form>
-<form method="post" action="/interaction/${esc(uid)}/abort">
-<button type="submit" value="cancel">Cancel</button>
-</form></main></body></html>`
-
-async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (size > 64 * 1024) throw new Error('form too large')
-    chunks.push(chunk)
-  }
-  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'))
+/**
+ * What real deployments put between a client and its code, each on its own (all off: the
+ * plain example). examples/oidc-provider-spa turns every one on.
+ */
+export interface ProviderFeatures {
+  /** A consent page (Allow / Deny) whenever the grant lacks a scope asked for. */
+  readonly consent?: boolean
+  /**
+   * The login page is built by a script: the served HTML has no form, and the script signs in
+   * with a JSON POST (fetch) and then moves the window to where the answer says.
+   */
+  readonly scriptLogin?: boolean
+  /** "Continue as …?" on every authorization while a session is alive (not with prompt=none). */
+  readonly interstitial?: boolean
+  /**
+   * Refresh tokens rotate on every use, and a rotated one presented again revokes the grant
+   * (the provider's default revokeGrantPolicy) and ends the session it was issued in (RFC 9700
+   * §4.14.2: the server may revoke the active refresh token and the grant on reuse).
+   */
+  readonly revokeOnReuse?: boolean
 }
 
-/** The deployment's own interaction routes (login form, sign-in, cancel). */
+/** The deployment's own interaction routes (login, continue, consent, cancel). */
 async function interaction(
   provider: Provider,
   baseUrl: string,
+  features: ProviderFeatures,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
   const url = new URL(req.url ?? '/', 'https://localhost')
   const [, , uid, action] = url.pathname.split('/')
-  const html = (status: number, body: string): void => {
-    res.writeHead(status, {
-      'content-type': 'text/html; charset=utf-8',
-      'cache-control': 'no-store',
-      'x-frame-options': 'DENY',
-      // same-origin posts keep their Origin header (no-referrer would make it "null")
-      'referrer-policy': 'strict-origin',
-      'content-security-policy': "default-src 'self'; frame-ancestors 'none'",
-    })
-    res.end(body)
+  const page = (status: number, body: string): void => html(res, status, body)
+  const json = (status: number, body: Record<string, unknown>): void => {
+    res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' })
+    res.end(JSON.stringify(body))
   }
+  const login = (error?: string): string =>
+    features.scriptLogin ? scriptLoginPage(uid ?? '') : loginPage(uid ?? '', error)
   try {
     const details = await provider.interactionDetails(req, res)
-    if (!uid || details.uid !== uid) return html(400, '<p>unknown interaction</p>')
-    if (req.method === 'GET' && action === undefined && details.prompt.name === 'consent') {
-      // the first-party client's consent is given (as in the documentation's example of a
-      // consent interaction), including offline_access when prompt=consent asked for it
-      const { grantId, session, params } = details
-      const grant = grantId
-        ? await provider.Grant.find(grantId)
-        : new provider.Grant({
-            accountId: session?.accountId ?? '',
-            clientId: String(params.client_id),
-          })
-      if (!grant) return html(400, '<p>unknown grant</p>')
-      const missing = details.prompt.details as {
-        missingOIDCScope?: string[]
-        missingResourceScopes?: Record<string, string[]>
+    if (!uid || details.uid !== uid) return page(400, '<p>unknown interaction</p>')
+    const prompt = details.prompt.name
+    if (req.method === 'GET' && action === undefined) {
+      if (prompt === 'continue' && url.searchParams.get('switch') !== '1') {
+        const account = bySub.get(details.session?.accountId ?? '')
+        return page(200, continuePage(uid, account?.name ?? 'your account'))
       }
-      if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '))
-      for (const [resource, scopes] of Object.entries(missing.missingResourceScopes ?? {}))
-        grant.addResourceScope(resource, scopes.join(' '))
-      const id = await grant.save()
-      return await provider.interactionFinished(
-        req,
-        res,
-        { consent: { grantId: id } },
-        { mergeWithLastSubmission: true },
-      )
+      if (prompt === 'consent' && features.consent) {
+        const missing = details.prompt.details as {
+          missingOIDCScope?: string[]
+          missingResourceScopes?: Record<string, string[]>
+        }
+        const scopes = [
+          ...(missing.missingOIDCScope ?? []),
+          ...Object.values(missing.missingResourceScopes ?? {}).flat(),
+        ]
+        return page(200, consentPage(uid, String(details.params.client_id), scopes))
+      }
+      if (prompt === 'consent') return await giveConsent(provider, details, req, res)
+      return page(200, login())
     }
-    if (req.method === 'GET' && action === undefined) return html(200, loginPage(uid))
     // login CSRF: a cross-site post is refused (the cookies' SameSite=Lax keeps a browser
     // from sending them cross-site; a client that sends them anyway meets this)
     const origin = req.headers.origin
     if (req.method === 'POST' && origin !== undefined && origin !== new URL(baseUrl).origin)
-      return html(403, '<p>cross-origin sign-in refused</p>')
+      return page(403, '<p>cross-origin sign-in refused</p>')
     if (req.method === 'POST' && action === 'login') {
-      const form = await readForm(req)
+      const form = new URLSearchParams(await readBody(req))
       const account = ACCOUNTS[form.get('username') ?? '']
       if (!account || account.password !== form.get('password'))
-        return html(401, loginPage(uid, 'Wrong username or password.'))
+        return page(401, login('Wrong username or password.'))
       return await provider.interactionFinished(
         req,
         res,
@@ -157,6 +161,34 @@ async function interaction(
         { mergeWithLastSubmission: false },
       )
     }
+    if (req.method === 'POST' && action === 'login-json' && features.scriptLogin) {
+      let body: unknown
+      try {
+        body = JSON.parse(await readBody(req))
+      } catch {
+        return json(400, { error: 'the body is not JSON' })
+      }
+      const { username, password } = (body ?? {}) as { username?: unknown; password?: unknown }
+      const account = typeof username === 'string' ? ACCOUNTS[username] : undefined
+      if (!account || account.password !== password)
+        return json(401, { error: 'Wrong username or password.' })
+      const location = await provider.interactionResult(
+        req,
+        res,
+        { login: { accountId: account.sub } },
+        { mergeWithLastSubmission: false },
+      )
+      return json(200, { location })
+    }
+    if (req.method === 'POST' && action === 'continue' && prompt === 'continue')
+      return await provider.interactionFinished(
+        req,
+        res,
+        { continue: { confirmed: true } },
+        { mergeWithLastSubmission: true },
+      )
+    if (req.method === 'POST' && action === 'confirm' && prompt === 'consent')
+      return await giveConsent(provider, details, req, res)
     if (req.method === 'POST' && action === 'abort')
       return await provider.interactionFinished(
         req,
@@ -164,11 +196,103 @@ async function interaction(
         { error: 'access_denied', error_description: 'End-User aborted interaction' },
         { mergeWithLastSubmission: false },
       )
-    return html(405, '<p>method not allowed</p>')
+    return page(405, '<p>method not allowed</p>')
   } catch (err) {
     // an expired or unknown interaction (its cookie is gone): the provider's own words
-    return html(400, `<p>${esc((err as Error).message)}</p>`)
+    return page(400, `<p>${esc((err as Error).message)}</p>`)
   }
+}
+
+/**
+ * Gives the consent the interaction asks for (every missing scope, including offline_access
+ * when prompt=consent asked for it), as the documentation's example of a consent interaction.
+ */
+async function giveConsent(
+  provider: Provider,
+  details: Awaited<ReturnType<Provider['interactionDetails']>>,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const { grantId, session, params } = details
+  const grant = grantId
+    ? await provider.Grant.find(grantId)
+    : new provider.Grant({
+        accountId: session?.accountId ?? '',
+        clientId: String(params.client_id),
+      })
+  if (!grant) return html(res, 400, '<p>unknown grant</p>')
+  const missing = details.prompt.details as {
+    missingOIDCScope?: string[]
+    missingResourceScopes?: Record<string, string[]>
+  }
+  if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '))
+  for (const [resource, scopes] of Object.entries(missing.missingResourceScopes ?? {}))
+    grant.addResourceScope(resource, scopes.join(' '))
+  const id = await grant.save()
+  return provider.interactionFinished(
+    req,
+    res,
+    { consent: { grantId: id } },
+    { mergeWithLastSubmission: true },
+  )
+}
+
+/**
+ * The "continue" interstitial as a prompt of the provider's interaction policy, after login:
+ * asked on an authorization that found a session, unless this authorization signed the user in
+ * or already continued, or asked for no interaction (prompt=none).
+ */
+function continuePrompt(): InstanceType<typeof interactionPolicy.Prompt> {
+  const { Prompt, Check } = interactionPolicy
+  return new Prompt(
+    { name: 'continue', requestable: false },
+    new Check('continue_required', 'the End-User confirms the account to continue with', (ctx) => {
+      const { oidc } = ctx
+      if (oidc.prompts.has('none') || !oidc.session?.accountId) return Check.NO_NEED_TO_PROMPT
+      const result = oidc.result as { login?: unknown; continue?: unknown } | undefined
+      return result?.login || result?.continue ? Check.NO_NEED_TO_PROMPT : Check.REQUEST_PROMPT
+    }),
+  )
+}
+
+/** First-party consent: every scope asked for is granted with the session's grant. */
+async function loadExistingGrant(ctx: KoaContextWithOIDC) {
+  const { client, session, params } = ctx.oidc
+  if (!client || !session?.accountId) return undefined
+  const grantId = ctx.oidc.result?.consent?.grantId ?? session.grantIdFor(client.clientId)
+  const grant = grantId
+    ? await ctx.oidc.provider.Grant.find(grantId)
+    : new ctx.oidc.provider.Grant({ clientId: client.clientId, accountId: session.accountId })
+  if (!grant) return undefined
+  grant.addOIDCScope(typeof params?.scope === 'string' ? params.scope : 'openid')
+  grant.addResourceScope(RESOURCE, API_SCOPES)
+  await grant.save()
+  return grant
+}
+
+/** The provider's default interaction policy with the "continue" interstitial after login. */
+function withContinue(): ReturnType<typeof interactionPolicy.base> {
+  const policy = interactionPolicy.base()
+  policy.add(continuePrompt(), 1)
+  return policy
+}
+
+/**
+ * revokeOnReuse: when a rotated refresh token comes back (the provider has revoked its grant
+ * and answered invalid_grant "refresh token already used"), the session it was issued in ends
+ * too, as a provider that takes the reuse for a stolen token may do.
+ */
+async function endSessionOnReuse(ctx: KoaContextWithOIDC, next: () => Promise<void>) {
+  await next()
+  // the provider answers every invalid_grant with the same description; the refresh token it
+  // found tells the reuse apart (it is the consumed one only when the reuse check refused it)
+  const oidc = ctx.oidc as KoaContextWithOIDC['oidc'] | undefined
+  const token = oidc?.entities.RefreshToken
+  if (oidc?.route !== 'token' || ctx.status !== 400 || !token?.consumed) return
+  const session = token.sessionUid
+    ? await oidc.provider.Session.findByUid(token.sessionUid)
+    : undefined
+  await session?.destroy()
 }
 
 export interface ExampleProvider {
@@ -179,7 +303,10 @@ export interface ExampleProvider {
 }
 
 /** Starts the provider over HTTPS on 127.0.0.1 (port 0: any free port). */
-export async function startExampleProvider(port = 0): Promise<ExampleProvider> {
+export async function startExampleProvider(
+  port = 0,
+  features: ProviderFeatures = {},
+): Promise<ExampleProvider> {
   const tls = await createDevCertificate(['127.0.0.1'])
   const server: Server = createServer({ cert: tls.cert, key: tls.key })
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
@@ -224,8 +351,9 @@ export async function startExampleProvider(port = 0): Promise<ExampleProvider> {
     // OIDC Core §3.1.2.1 and INTERFACE.md §4.1: redirect_uri is required, even for a client
     // with one registered URI
     allowOmittingSingleRegisteredRedirectUri: false,
-    // INTERFACE.md §2.2: the refresh_token grant returns no new refresh token
-    rotateRefreshToken: false,
+    // INTERFACE.md §2.2: the refresh_token grant returns no new refresh token; revokeOnReuse
+    // rotates them, as RFC 9700 §4.14.2 recommends for public clients and many providers do
+    rotateRefreshToken: features.revokeOnReuse === true,
     clientAuthMethods: ['client_secret_post'],
     enabledJWA: { idTokenSigningAlgValues: ['RS256'] },
     pkce: { methods: ['S256'], required: () => true },
@@ -278,20 +406,10 @@ export async function startExampleProvider(port = 0): Promise<ExampleProvider> {
       },
     },
     // the example's only client is first-party: its consent is given, as the documentation's
-    // `loadExistingGrant` helper describes for first-party clients
-    async loadExistingGrant(ctx: KoaContextWithOIDC) {
-      const { client, session, params } = ctx.oidc
-      if (!client || !session?.accountId) return undefined
-      const grantId = ctx.oidc.result?.consent?.grantId ?? session.grantIdFor(client.clientId)
-      const grant = grantId
-        ? await ctx.oidc.provider.Grant.find(grantId)
-        : new ctx.oidc.provider.Grant({ clientId: client.clientId, accountId: session.accountId })
-      if (!grant) return undefined
-      grant.addOIDCScope(typeof params?.scope === 'string' ? params.scope : 'openid')
-      grant.addResourceScope(RESOURCE, API_SCOPES)
-      await grant.save()
-      return grant
-    },
+    // `loadExistingGrant` helper describes for first-party clients (with the consent page on,
+    // the grant holds what the user allowed: the provider's default)
+    ...(features.consent ? {} : { loadExistingGrant }),
+    ...(features.interstitial ? { interactions: { policy: withContinue() } } : {}),
     extraTokenClaims(_ctx, token) {
       const account = 'accountId' in token ? bySub.get(token.accountId) : undefined
       return Promise.resolve(
@@ -317,12 +435,20 @@ export async function startExampleProvider(port = 0): Promise<ExampleProvider> {
     },
   }
   const provider = new Provider(baseUrl, configuration)
+  if (features.revokeOnReuse) provider.use(endSessionOnReuse)
   const callback = provider.callback()
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     // what a deployment's TLS front usually adds (the provider leaves it to the deployment)
     res.setHeader('strict-transport-security', 'max-age=31536000; includeSubDomains')
-    if (req.url?.startsWith('/interaction/')) void interaction(provider, baseUrl, req, res)
-    else void callback(req, res)
+    if (req.url?.startsWith('/interaction/'))
+      void interaction(provider, baseUrl, features, req, res)
+    else if (req.url === '/interaction-assets/login.js' && features.scriptLogin) {
+      res.writeHead(200, {
+        'content-type': 'text/javascript; charset=utf-8',
+        'cache-control': 'no-store',
+      })
+      res.end(LOGIN_SCRIPT)
+    } else void callback(req, res)
   })
   return {
     baseUrl,

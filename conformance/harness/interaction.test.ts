@@ -1,0 +1,359 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { Browser } from '@playwright/test'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { browse, launchBrowser } from './browser.ts'
+import { couldNotGetPast, stuckAt, type AuthorizeResult } from './flows.ts'
+import { createHttp } from './http.ts'
+import { expectErrorPage, expectLoginPage } from './pages.ts'
+import type { InteractionConfig, Target, TargetUser } from './target.ts'
+import { CheckFailure } from './expect.ts'
+
+// The interaction driver against small pages of a throwaway local server, shaped like real
+// deployments: a login rendered by script that signs in with fetch, a consent page with deny
+// before allow, a "continue as" interstitial, an account chooser, an MFA page only a
+// configured interaction answers, an error page, and a page nobody recognises.
+
+const CALLBACK = 'https://client.example/callback'
+const user: TargetUser = { username: 'alice@example.com', password: 'wonderland' }
+
+const page = (title: string, body: string, status = 200) => ({ status, title, body })
+const pages: Record<string, { status: number; title: string; body: string }> = {
+  // no password field in the served HTML: the form appears 300 ms after load, and signs in with
+  // a JSON fetch whose answer names the next page
+  '/spa-login': page(
+    'Sign in',
+    `<div id="app">loading…</div><script src="/spa-login.js"></script>`,
+  ),
+  '/consent': page(
+    'Authorize Example App',
+    `<h1>Example App wants to access your account</h1>
+<form method="post" action="/consent-deny"><button>Deny</button></form>
+<form method="post" action="/consent-allow"><button>Allow access</button></form>`,
+  ),
+  '/continue': page(
+    'Welcome back',
+    `<p>You are signed in as alice.</p><form method="post" action="/continue-done"><button>Continue as alice</button></form>
+<p><a href="/spa-login">Not you? Sign out</a></p>`,
+  ),
+  '/choose': page(
+    'Choose an account',
+    `<ul><li><a href="/continue">alice@example.com</a></li><li><a href="/spa-login">Use another account</a></li></ul>`,
+  ),
+  '/mfa': page(
+    'Two-step verification',
+    `<form method="post" action="/mfa-done"><input id="otp" name="otp"><button id="verify">Verify</button></form>`,
+  ),
+  '/puzzle': page(
+    'Pick a colour',
+    `<form><select><option>red</option></select><button>Go</button></form>`,
+  ),
+  // node-oidc-provider's logout confirmation: "Yes" starts an approve-like label, but signs out
+  '/logout-confirm': page(
+    'Sign-out',
+    `<form method="post" action="/logged-out"><button name="logout" value="yes">Yes, sign me out</button><button>No, stay signed in</button></form>`,
+  ),
+  '/broken': page(
+    'Oops',
+    `<h1>invalid_request</h1><p>The request is missing a parameter.</p>`,
+    400,
+  ),
+  // a script page that stays put with nothing to answer
+  '/spinner': page('Please wait', `<p>Loading</p><script>window.x = 1</script>`),
+}
+
+/** The login page's script, served apart as bundles are: the HTML itself has no form. */
+const SPA_LOGIN_JS = `setTimeout(() => {
+  document.getElementById('app').innerHTML =
+    '<label>E-mail <input id="who" type="text"></label>' +
+    '<label>Password <input id="pw" type="password"></label>' +
+    '<button id="go">Sign in</button> <button id="no">Cancel</button>'
+  document.getElementById('go').addEventListener('click', async () => {
+    const res = await fetch('/api/login', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: document.getElementById('who').value,
+        password: document.getElementById('pw').value }),
+    })
+    const answer = await res.json()
+    if (answer.next) location.href = answer.next
+    else document.getElementById('app').insertAdjacentHTML('beforeend', '<p>Wrong password</p>')
+  })
+}, 300)
+`
+
+/** Where a POST or the start of a flow goes next. */
+const next: Record<string, string> = {
+  '/start-spa': '/spa-login',
+  '/consent-allow': '/continue',
+  '/consent-deny': `${CALLBACK}?error=access_denied`,
+  '/continue-done': `${CALLBACK}?code=the-code`,
+  '/mfa-done': '/consent',
+  // a redirect to a host that does not resolve: the browser's own error page
+  '/away': 'http://nowhere.invalid/',
+}
+
+function serve(req: IncomingMessage, res: ServerResponse): void {
+  const path = new URL(req.url ?? '/', 'http://x').pathname
+  if (path === '/api/login') {
+    let body = ''
+    req.on('data', (c: Buffer) => (body += c.toString()))
+    req.on('end', () => {
+      const sent = JSON.parse(body) as TargetUser
+      const ok = sent.username === user.username && sent.password === user.password
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end(JSON.stringify(ok ? { next: '/consent' } : {}))
+    })
+    return
+  }
+  if (path === '/spa-login.js') {
+    res.writeHead(200, { 'content-type': 'text/javascript' })
+    res.end(SPA_LOGIN_JS)
+    return
+  }
+  const to = next[path]
+  if (to) {
+    res.writeHead(303, { location: to })
+    res.end()
+    return
+  }
+  const known = pages[path]
+  if (!known) {
+    res.writeHead(404, { 'content-type': 'text/plain' })
+    res.end('not found')
+    return
+  }
+  res.writeHead(known.status, { 'content-type': 'text/html; charset=utf-8' })
+  res.end(
+    `<!doctype html><html><head><title>${known.title}</title></head><body>${known.body}</body></html>`,
+  )
+}
+
+describe('the interaction driver (browse) on local pages', () => {
+  let server: Server
+  let base: string
+  let browser: Browser
+  const target = (interactions?: InteractionConfig[]): Target =>
+    ({
+      baseUrl: base,
+      clients: {
+        main: {
+          id: 'c',
+          secret: 's',
+          redirectUri: CALLBACK,
+          postLogoutRedirectUri: undefined,
+        },
+      },
+      users: { primary: user },
+      interactions,
+    }) as unknown as Target
+
+  beforeAll(async () => {
+    server = createServer(serve)
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    browser = await launchBrowser({ baseUrl: 'https://127.0.0.1', ca: undefined })
+  }, 60_000)
+  afterAll(async () => {
+    await browser.close()
+    await new Promise((resolve) => server.close(resolve))
+  })
+
+  const run = async (path: string, t: Target, options: Parameters<typeof browse>[4] = {}) => {
+    const context = await browser.newContext()
+    const outcome = await browse(context, t, `${base}${path}`, createHttp(t), options)
+    const stopped = outcome.stopped
+    const interactions = outcome.interactions
+    await context.close()
+    return { ...outcome, stopped, interactions }
+  }
+
+  test('a login rendered by script that signs in with fetch, consent (never Deny), then "continue as"', async () => {
+    const outcome = await run('/start-spa', target(), { user })
+    expect(outcome.callback).toBe(`${CALLBACK}?code=the-code`)
+    expect(outcome.loginShown).toBe(true)
+    // the browser's own credential request: the script's fetch, not a form post
+    expect(outcome.loginPostStatus).toBeUndefined()
+    expect(outcome.loginRequest).toEqual({ via: 'script', url: `${base}/api/login`, status: 200 })
+    expect(outcome.interactions).toEqual([
+      expect.stringMatching(/^signed in at .*\/spa-login$/),
+      expect.stringMatching(/^consent \(built-in: "Allow access"\) at .*\/consent$/),
+      expect.stringMatching(/^continue \(built-in: "Continue as alice"\) at .*\/continue$/),
+    ])
+  }, 60_000)
+
+  test('without a user the flow stops at the rendered login page, not before it', async () => {
+    const outcome = await run('/start-spa', target())
+    expect(outcome.callback).toBeUndefined()
+    expect(outcome.loginShown).toBe(true)
+    expect(outcome.stopped).toBeUndefined()
+  }, 60_000)
+
+  test('a flow asked to cancel never approves a consent page', async () => {
+    const outcome = await run('/consent', target(), { user, cancel: true })
+    expect(outcome.callback).toBeUndefined()
+    expect(outcome.interactions).toEqual([])
+  }, 60_000)
+
+  test('an account chooser: the control naming the user, never "use another account"', async () => {
+    const outcome = await run('/choose', target(), { user })
+    expect(outcome.callback).toBe(`${CALLBACK}?code=the-code`)
+    expect(outcome.interactions?.[0]).toMatch(/^account chooser \(built-in: "alice@example.com"\)/)
+  }, 60_000)
+
+  test('a page no interaction recognises is where the suite got stuck, with title and address', async () => {
+    const outcome = await run('/puzzle', target(), { user })
+    expect(outcome.callback).toBeUndefined()
+    expect(outcome.stopped).toMatchObject({
+      kind: 'unrecognised',
+      title: 'Pick a colour',
+      url: `${base}/puzzle`,
+    })
+    const result = {
+      via: 'browser',
+      callback: undefined,
+      url: `${base}/puzzle?prompt=consent`,
+      outcome,
+    } as unknown as AuthorizeResult
+    const stop = stuckAt(result)
+    expect(stop).toBe(outcome.stopped)
+    if (!stop) return
+    expect(couldNotGetPast(stop, result.url)).toMatch(
+      new RegExp(
+        `^the suite could not get past "Pick a colour" at ${base}/puzzle: .*prompt=consent`,
+      ),
+    )
+  }, 60_000)
+
+  test('a script page that shows nothing to answer is stuck too, after a bounded wait', async () => {
+    const started = performance.now()
+    const outcome = await run('/spinner', target(), { user })
+    expect(outcome.stopped?.kind).toBe('unrecognised')
+    expect(performance.now() - started).toBeLessThan(20_000)
+  }, 60_000)
+
+  test('a logout confirmation is never answered by the built-in recognisers', async () => {
+    const outcome = await run('/logout-confirm', target(), { user })
+    expect(outcome.interactions).toEqual([])
+    expect(outcome.stopped?.kind).toBe('unrecognised')
+  }, 60_000)
+
+  test("the provider's error page is its verdict, not the suite's limit", async () => {
+    const outcome = await run('/broken', target(), { user })
+    expect(outcome.stopped).toMatchObject({ kind: 'error-page', status: 400, title: 'Oops' })
+    const result = { via: 'browser', callback: undefined, url: base, outcome }
+    expect(stuckAt(result as unknown as AuthorizeResult)).toBeUndefined()
+  }, 60_000)
+
+  test('a page the browser could not load (the provider sent it nowhere) is not the suite stuck', async () => {
+    const outcome = await run('/away', target(), { user })
+    expect(outcome.stopped?.kind).toBe('elsewhere')
+    const result = { via: 'browser', callback: undefined, url: base, outcome }
+    expect(stuckAt(result as unknown as AuthorizeResult)).toBeUndefined()
+  }, 60_000)
+
+  test('a configured interaction answers a page no built-in recogniser knows; optional steps may be absent', async () => {
+    const mfa: InteractionConfig = {
+      name: 'mfa',
+      url: '/mfa$',
+      steps: [
+        { click: '#remember-device', optional: true },
+        { fill: '#otp', value: '123456' },
+        { click: '#verify' },
+      ],
+      optionalWaitMs: 200,
+    }
+    const outcome = await run('/mfa', target([mfa]), { user })
+    expect(outcome.callback).toBe(`${CALLBACK}?code=the-code`)
+    expect(outcome.interactions?.[0]).toMatch(/^mfa \(configured\) at /)
+    // without it, the same page is where the suite got stuck
+    const unanswered = await run('/mfa', target(), { user })
+    expect(unanswered.stopped?.kind).toBe('unrecognised')
+  }, 60_000)
+})
+
+describe('pages judged as the user sees them (pages.ts)', () => {
+  let server: Server
+  let base: string
+  let browser: Browser
+  beforeAll(async () => {
+    server = createServer(serve)
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    browser = await launchBrowser({ baseUrl: 'https://127.0.0.1', ca: undefined })
+  }, 60_000)
+  afterAll(async () => {
+    await browser.close()
+    await new Promise((resolve) => server.close(resolve))
+  })
+
+  const ctx = () => {
+    const t = {
+      baseUrl: base,
+      clients: { main: { id: 'c', secret: 's', redirectUri: CALLBACK } },
+    } as unknown as Target
+    const contexts: Awaited<ReturnType<Browser['newContext']>>[] = []
+    return {
+      target: t,
+      http: createHttp(t),
+      notes: [] as string[],
+      note(m: string) {
+        this.notes.push(m)
+      },
+      newBrowserContext: async () => {
+        const c = await browser.newContext()
+        contexts.push(c)
+        return c
+      },
+      close: () => Promise.all(contexts.map((c) => c.close())),
+    }
+  }
+  const get = async (c: ReturnType<typeof ctx>, path: string) =>
+    c.http.request(`${base}${path}`, { headers: { accept: 'text/html' } })
+
+  test('a login page rendered by script is the login page; a script error page is not', async () => {
+    const c = ctx()
+    try {
+      await expectLoginPage(c, await get(c, '/spa-login'), 'script login')
+      await expect(expectLoginPage(c, await get(c, '/spinner'), 'spinner')).rejects.toThrow(
+        /no password field, neither in its HTML nor once its scripts ran/,
+      )
+    } finally {
+      await c.close()
+    }
+  }, 60_000)
+
+  test('a script-rendered login page is never taken for an error page', async () => {
+    const c = ctx()
+    try {
+      const failure = await expectErrorPage(c, await get(c, '/spa-login'), 'bad request').catch(
+        (err: unknown) => err,
+      )
+      expect(failure).toBeInstanceOf(CheckFailure)
+      expect((failure as Error).message).toMatch(/showed its login form.*rendered by its scripts/)
+    } finally {
+      await c.close()
+    }
+  }, 60_000)
+
+  test('a server-rendered page is judged on its HTML alone (no browser)', async () => {
+    const c = ctx()
+    let opened = 0
+    const counting = {
+      ...c,
+      newBrowserContext: () => {
+        opened++
+        return c.newBrowserContext()
+      },
+    }
+    try {
+      await expectErrorPage(counting, await get(c, '/broken'), 'error')
+      await expect(expectLoginPage(counting, await get(c, '/puzzle'), 'puzzle')).rejects.toThrow(
+        /has no password field$/,
+      )
+      expect(opened).toBe(0)
+    } finally {
+      await c.close()
+    }
+  }, 60_000)
+})
