@@ -4,7 +4,15 @@ import { exportJWK, generateKeyPair } from 'jose'
 import { type AreaChecks, check } from '../harness/check.ts'
 import type { robustness as catalogue } from '../catalogue/robustness.ts'
 import { expectInactive } from '../harness/expect.ts'
-import { BRANDING, credentials, INTROSPECT, REVOKE, TOKEN, USER_INFO } from '../harness/requests.ts'
+import {
+  BRANDING,
+  credentials,
+  endpointUrl,
+  INTROSPECT,
+  REVOKE,
+  TOKEN,
+  USER_INFO,
+} from '../harness/requests.ts'
 import { holds, propertyBudget } from '../harness/fuzz/property.ts'
 import { pkcePair } from '../harness/flows.ts'
 import {
@@ -161,7 +169,7 @@ const ROBUST_03 = check(async (ctx) => {
 
     // the login form's post: its action and fields from a real login page (a script-rendered
     // or multi-step login has none to read, and is not fuzzed)
-    const authorizeUrl = `${ctx.target.baseUrl}${AUTHORIZE}?${new URLSearchParams(valid.map(([k, v]) => [k, v])).toString()}`
+    const authorizeUrl = `${endpointUrl(ctx.target, 'authorization_endpoint')}?${new URLSearchParams(valid.map(([k, v]) => [k, v])).toString()}`
     const isClient = (url: URL) => url.origin !== idp
     const first = await loginFormOf(ctx, authorizeUrl, isClient)
     if (!first)

@@ -33,6 +33,7 @@ import {
   authorizeRaw,
   clientCredentialsRaw,
   credentials,
+  endpointUrl,
   INTROSPECT,
   introspectRaw,
   REVOKE,
@@ -649,7 +650,7 @@ async function silentRequest(
   jar: Jar,
 ): Promise<{ params: URLSearchParams; state: string } | { stopped: HttpResponse }> {
   const params = await validParams(ctx)
-  const url = new URL(`${ctx.target.baseUrl}/auth/authorize`)
+  const url = new URL(endpointUrl(ctx.target, 'authorization_endpoint'))
   for (const [k, v] of Object.entries({ ...params, prompt: 'none' })) url.searchParams.set(k, v)
   const cookies = await jar.clone()
   const cookie = await cookies.getCookieString(url.toString())
