@@ -59,3 +59,15 @@ describe('the interactions of a target configuration', () => {
     ).toThrow(/kind/)
   })
 })
+
+describe('sessionLifetime (SEC-11)', () => {
+  test('a whole number of seconds is read', () => {
+    expect(load({ sessionLifetime: 20 }).sessionLifetime).toBe(20)
+    expect(load({}).sessionLifetime).toBeUndefined()
+  })
+
+  test('zero, a fraction or a string is a usage error naming the key', () => {
+    for (const bad of [0, 1.5, '20'])
+      expect(() => load({ sessionLifetime: bad })).toThrow(/sessionLifetime/)
+  })
+})

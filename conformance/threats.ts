@@ -230,7 +230,7 @@ export const threats = [
     title: 'Open redirector',
     attack: 'uses the authorization endpoint as an open redirector',
     applies: true,
-    checks: ['AUTHZ-03', 'AUTHZ-04'],
+    checks: ['AUTHZ-03', 'AUTHZ-04', 'ROBUST-03'],
   },
   // §4.3: token endpoint
   {
@@ -312,7 +312,7 @@ export const threats = [
     title: 'User session impersonation',
     attack: "takes over the user's session with the client by a stolen code or session",
     applies: true,
-    checks: ['CODE-06', 'PKCE-06', 'SEC-07'],
+    checks: ['CODE-06', 'PKCE-06', 'SEC-07', 'SEC-11'],
   },
   {
     section: 'RFC 6819 §4.4.1.7',

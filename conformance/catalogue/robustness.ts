@@ -14,4 +14,11 @@ export const robustness = area('Robustness', {
     title:
       'generated mutations of a real access token are refused by user-info (401) and introspection ({"active":false})',
   },
+  'ROBUST-03': {
+    level: 'MUST',
+    source:
+      'RFC 6749 §4.1.2.1, §3.1.2.4; OIDC Core §3.1.2.1 (GET and POST); OIDC RP-Initiated Logout §2, §3; RFC 9110 §15.6; INTERFACE.md §4.1, §4.6, §7',
+    title:
+      'generated malformed requests to authorize, the login post (with and without a real interaction) and logout get no 5xx, an HTML page or the JSON error shape, and no redirect but to the IdP or a verified client URI (with an error for authorize)',
+  },
 })

@@ -64,6 +64,13 @@ export const security = area('Security', {
       'RFC 9700 §4.15.1 (SHOULD NOT allow confusion between a client and a genuine resource owner)',
     title: 'the sub of a client_credentials access token never equals the sub of a user',
   },
+  'SEC-11': {
+    level: 'SHOULD',
+    source:
+      'OWASP ASVS 4.0 V3.3.1 (expiration invalidates the session token), V3.3.2 (periodic re-authentication); OIDC Core §3.1.2.6 (login_required); README (SESSION_TTL)',
+    title:
+      'a login session past its lifetime no longer signs the user in: an authorization request shows the login page again and prompt=none answers login_required',
+  },
   // last in the run: against a deployment, a spraying probe that is throttled leaves the run's
   // own address throttled for the rest of the window, so no sign-in may come after it
   'SEC-02': {

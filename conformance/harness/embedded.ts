@@ -6,6 +6,9 @@ import type { Fault } from '../../server/deps.ts'
 import { freePort } from '../../server/test-helpers.ts'
 import { createDevCertificate, type TlsMaterial } from '../../server/tls.ts'
 import { TEST_SCRYPT } from '../../server/users/passwords.ts'
+import { createKnexStore, migrate, openDatabase } from '../../server/store/knex/index.ts'
+import { memoryRateLimits } from '../../server/store/memory-rate-limits.ts'
+import type { Store } from '../../server/store/store.ts'
 import { resolveTarget, type Target, type TargetClient } from './target.ts'
 
 const GENEROUS = { limit: 100_000, window: 60 }
@@ -31,6 +34,11 @@ export interface EmbeddedOptions {
    * broken targets the shared target's, so one browser, which pins that certificate, serves all.
    */
   readonly tls?: TlsMaterial
+  /**
+   * Wraps the server's store (the self-test's broken targets built from outside the server's
+   * code: a store that misbehaves, given to createServer as its `store` option).
+   */
+  readonly wrapStore?: (store: Store) => Store
 }
 
 export interface Embedded {
@@ -90,7 +98,15 @@ export async function startEmbedded(options: EmbeddedOptions = {}): Promise<Embe
   let offset = 0
   const clock = (): number => Math.floor(Date.now() / 1000) + offset
   let limits: Config['rateLimits'] = config.rateLimits
+  let store: Store | undefined
+  if (options.wrapStore) {
+    // the store createServer would open itself (SQLite in memory), wrapped
+    const knex = openDatabase(config.databaseUrl, config.databaseSchema)
+    await migrate(knex, config.databaseSchema)
+    store = options.wrapStore(createKnexStore(knex, { rateLimits: memoryRateLimits() }))
+  }
   const app = await createServer(config, {
+    ...(store ? { store } : {}),
     tls,
     clock,
     rateLimits: () => limits,
@@ -116,6 +132,7 @@ export async function startEmbedded(options: EmbeddedOptions = {}): Promise<Embe
       },
       plainHttpUrl: `http://127.0.0.1:${httpPort}`,
       refreshTokenLifetime: config.refreshTokenTtl,
+      sessionLifetime: config.sessionTtl,
     },
     true,
     {

@@ -17,6 +17,7 @@ const NEEDS: Partial<Record<RequirementId, readonly Need[]>> = {
   'REV-06': ['other'],
   'RATE-01': ['rateLimitBudget'],
   'RATE-03': ['rateLimitBudget'],
+  'SEC-11': ['sessionLifetime'],
 }
 
 /**
@@ -46,13 +47,15 @@ export const CHECK_TIMEOUT_MS = 60_000
  */
 export const BROWSER_CHECKS_AT_ONCE = 2
 
-type Need = 'other' | 'third' | 'rateLimitBudget'
+type Need = 'other' | 'third' | 'rateLimitBudget' | 'sessionLifetime'
 
 const WHY: Record<Need, string> = {
   other: 'the configuration names no second client (clients.other)',
   third: 'the configuration names no client with its own redirect URI (clients.third)',
   rateLimitBudget:
     'the configuration sets no rateLimitBudget (the most requests a 429 probe may send)',
+  sessionLifetime:
+    'the configuration sets no sessionLifetime (the login-session lifetime a session is aged past)',
 }
 
 const met = (need: Need, config: TargetConfig): boolean => {
@@ -63,6 +66,8 @@ const met = (need: Need, config: TargetConfig): boolean => {
       return Boolean(config.clients.third)
     case 'rateLimitBudget':
       return config.rateLimitBudget !== undefined
+    case 'sessionLifetime':
+      return config.sessionLifetime !== undefined
   }
 }
 

@@ -133,6 +133,12 @@ export interface TargetConfig {
    * it; on another deployment RT-11 waits it out when it is short enough, else is skipped.
    */
   readonly refreshTokenLifetime?: number | undefined
+  /**
+   * The login-session lifetime in seconds (SEC-11; the reference server's SESSION_TTL). The
+   * embedded server's clock is moved past it; on another deployment SEC-11 waits it out when it
+   * is short enough, else is skipped.
+   */
+  readonly sessionLifetime?: number | undefined
 }
 
 /** A resolved target: its config plus a dispatcher that trusts its CA with TLS checks on. */

@@ -85,6 +85,7 @@ export function sabotageTarget(): (id: RequirementId, s: BrokenTarget) => Promis
     const broken = await startEmbedded({
       faults: s.faults,
       ...(s.config ? { config: s.config } : {}),
+      ...(s.store ? { wrapStore: s.store } : {}),
       // a foreign certificate is served while the target still names the shared CA
       tls: foreign
         ? { cert: foreign.cert, key: foreign.key, ca: shared.tls.ca, caPath: undefined }

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import type { CheckContext } from '../check.ts'
-import { CheckFailure } from '../expect.ts'
+import { CheckFailure, ControlFailure } from '../expect.ts'
 
 /*
  * Property-based checks that are safe against a production deployment: a small, fixed number
@@ -34,7 +34,7 @@ export const SHRINK_BUDGET = 40
 
 /**
  * Runs a property against the target; fails with the shrunk counterexample and its seed. Past
- * `runs + SHRINK_BUDGET` cases the predicate stops sending (and holds), which ends shrinking.
+ * `runs + shrinkBudget` cases the predicate stops sending (and holds), which ends shrinking.
  */
 export async function holds<T>(
   what: string,
@@ -43,18 +43,27 @@ export async function holds<T>(
   runs: number,
   seed: number,
   show: (value: T) => string,
+  options: {
+    /** Cases run first, whatever the seed (counted in `runs`). */
+    readonly examples?: [T][]
+    /** Extra cases shrinking may send (default SHRINK_BUDGET): fewer where each case costs. */
+    readonly shrinkBudget?: number
+  } = {},
 ): Promise<void> {
   let sent = 0
+  const { examples = [], shrinkBudget = SHRINK_BUDGET } = options
   const details = await fc.check(
     fc.asyncProperty(arb, async (value) => {
-      if (++sent > runs + SHRINK_BUDGET) return
+      if (++sent > runs + shrinkBudget) return
       await predicate(value)
     }),
-    { numRuns: runs, seed },
+    { numRuns: runs, seed, examples },
   )
   if (!details.failed) return
   const [example] = details.counterexample ?? []
   const error = details.errorInstance
+  // a control that failed (the harness could not set a case up) is inconclusive, not a finding
+  if (error instanceof ControlFailure) throw error
   throw new CheckFailure(
     `${what}: ${error instanceof Error ? error.message : String(error)} — counterexample ` +
       `${example === undefined ? '?' : show(example)} (after ${String(details.numRuns)} cases, ` +

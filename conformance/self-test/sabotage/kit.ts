@@ -1,6 +1,7 @@
 import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
 import type { Config } from '../../../server/config.ts'
 import type { Fault } from '../../../server/deps.ts'
+import type { Store } from '../../../server/store/store.ts'
 import {
   CompactSign,
   compactVerify,
@@ -50,6 +51,11 @@ export type BrokenTarget =
        * the target names (default: the shared target's certificate, which the browser pins).
        */
       readonly certificate?: 'foreign'
+      /**
+       * Wraps the reference server's store: a server broken from outside its code (the store
+       * given to createServer misbehaves), instead of by a named fault.
+       */
+      readonly store?: (store: Store) => Store
     }
 
 /**
@@ -662,5 +668,18 @@ export function keepsFirstAnswer(path: string, revoked: (res: Response, body: Js
         return new HttpResponse(answer.body, answer)
       }),
     ]
+  }
+}
+
+/**
+ * A store whose sessions ignore the server's clock (they are looked up, and purged, at the
+ * wall-clock time): moving the server's clock past SESSION_TTL never ends one.
+ */
+export const sessionsOnWallClock = (store: Store): Store => {
+  const wall = (): number => Math.floor(Date.now() / 1000)
+  return {
+    ...store,
+    sessions: { ...store.sessions, get: (digest) => store.sessions.get(digest, wall()) },
+    purge: (_now, policy) => store.purge(wall(), policy),
   }
 }

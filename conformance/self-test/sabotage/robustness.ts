@@ -1,6 +1,14 @@
 import { bypass, http, HttpResponse } from 'msw'
 import type { robustness } from '../../catalogue/robustness.ts'
-import { fetchVia, onForm, plainHeaders, replaceJson, type Sabotages } from './kit.ts'
+import {
+  fetchVia,
+  onForm,
+  plainHeaders,
+  relay,
+  replaceJson,
+  type Sabotages,
+  type Target,
+} from './kit.ts'
 
 /** How to break the target for each ROBUST-* check. */
 export const robustnessSabotage: Record<keyof typeof robustness, Sabotages> = {
@@ -36,4 +44,84 @@ export const robustnessSabotage: Record<keyof typeof robustness, Sabotages> = {
       )
     }),
   },
+  // one sabotage per part: authorize, the login post (without and within an interaction), logout
+  'ROBUST-03': [
+    {
+      how: 'authorize answers a state longer than 2048 characters with an HTML 500 page',
+      expect: /^\/auth\/authorize: HTTP 500: a 5xx for a malformed request/,
+      handlers: (target) => [
+        http.all(`${target.baseUrl}/auth/authorize`, async ({ request }) => {
+          const states = (await paramsOf(request)).getAll('state')
+          if (!states.some((s) => s.length > 2048)) return undefined
+          return new HttpResponse('<!doctype html><title>Internal Server Error</title>', {
+            status: 500,
+            headers: { 'content-type': 'text/html' },
+          })
+        }),
+      ],
+    },
+    {
+      how: 'authorize redirects its errors to the redirect_uri it was given, client verified or not',
+      expect:
+        /^\/auth\/authorize: HTTP 302 redirected the browser to \S+, which the request did not verify/,
+      handlers: (target) => [
+        http.all(`${target.baseUrl}/auth/authorize`, async ({ request }) => {
+          const to = (await paramsOf(request)).get('redirect_uri') ?? ''
+          const real = await relay(target, request)
+          if (real.status < 400 || !URL.canParse(to)) return real
+          const error = new URL(to)
+          error.searchParams.set('error', 'invalid_request')
+          return new HttpResponse(null, { status: 302, headers: { location: error.toString() } })
+        }),
+      ],
+    },
+    {
+      how: 'the login post without its interaction cookie is refused with a plain-text 403',
+      expect:
+        /^\/auth\/login without the interaction: HTTP 403 answered with text\/plain \S+: neither an HTML page/,
+      handlers: (target) => [
+        http.post(`${target.baseUrl}/auth/login`, ({ request }) => {
+          if (request.headers.get('cookie')) return undefined
+          return new HttpResponse('Forbidden', {
+            status: 403,
+            headers: { 'content-type': 'text/plain' },
+          })
+        }),
+      ],
+    },
+    {
+      how: 'a failed sign-in within a real interaction answers 500 (the failure path crashes)',
+      expect: /^\/auth\/login within an interaction: HTTP 500: a 5xx for a malformed request/,
+      handlers: (target) => [
+        http.post(`${target.baseUrl}/auth/login`, async ({ request }) => {
+          if (!request.headers.get('cookie')) return undefined
+          const real = await relay(target, request)
+          if (real.status < 400) return real
+          return new HttpResponse('<!doctype html><title>Internal Server Error</title>', {
+            status: 500,
+            headers: { 'content-type': 'text/html' },
+          })
+        }),
+      ],
+    },
+    {
+      how: 'logout answers its refusals with an empty plain-text 400',
+      expect: /^\/auth\/logout: HTTP 400 answered with text\/plain \S+: neither an HTML page/,
+      handlers: (target: Target) => [
+        http.all(`${target.baseUrl}/auth/logout`, async ({ request }) => {
+          const real = await relay(target, request)
+          if (real.status !== 400) return real
+          return new HttpResponse('', { status: 400, headers: { 'content-type': 'text/plain' } })
+        }),
+      ],
+    },
+  ],
+}
+
+/** The query and, for a POSTed form, the body's parameters of a request. */
+async function paramsOf(request: Request): Promise<URLSearchParams> {
+  const params = new URLSearchParams(new URL(request.url).search)
+  if (request.method === 'POST')
+    for (const [k, v] of new URLSearchParams(await request.clone().text())) params.append(k, v)
+  return params
 }

@@ -9,9 +9,11 @@ import {
   fetchVia,
   headerPairs,
   INTROSPECT,
+  onAuthorize,
   perPart,
   relay,
   REVOKE,
+  sessionsOnWallClock,
   type Sabotage,
   type Sabotages,
   type Target,
@@ -378,5 +380,31 @@ export const securitySabotage: Record<keyof typeof security, Sabotages> = {
     how: "client_credentials tokens carry the first fixture user's sub",
     expect: /the sub of a user/,
     faults: ['client-credentials-sub-of-user'],
-  },
+  }, // one sabotage per part: the session honoured by the authorization request, and by prompt=none
+  'SEC-11': [
+    {
+      how: 'the session store ignores the server clock, so sessions outlive SESSION_TTL',
+      expect:
+        /^a session past its \d+ s lifetime \(\d+ s later\): the authorization request returned a code without a new sign-in/,
+      faults: [],
+      store: sessionsOnWallClock,
+    },
+    {
+      how: 'prompt=none with an expired session answers with a code instead of login_required',
+      expect:
+        /^a session past its \d+ s lifetime \(\d+ s later\): prompt=none with the session's cookies still returned a code/,
+      handlers: onAuthorize({
+        respond: (real, sent) => {
+          const location = real.headers.get('location')
+          if (sent.searchParams.get('prompt') !== 'none' || !location) return undefined
+          const to = new URL(location)
+          if (to.searchParams.get('error') !== 'login_required') return undefined
+          to.searchParams.delete('error')
+          to.searchParams.delete('error_description')
+          to.searchParams.set('code', 'expired-session-code')
+          return new HttpResponse(null, { status: 302, headers: { location: to.toString() } })
+        },
+      }),
+    },
+  ],
 }

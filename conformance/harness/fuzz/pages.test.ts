@@ -1,0 +1,170 @@
+import { describe, expect, test } from 'vitest'
+import type { Http, HttpResponse } from '../http.ts'
+import {
+  AUTHORIZE_ERRORS,
+  encoded,
+  expectPageAnswer,
+  LONG_MIN,
+  overLongEach,
+  type PageRequest,
+  pageRequest,
+  untouched,
+} from './pages.ts'
+
+const IDP = 'https://idp.example'
+const CLIENT = 'https://client.example/callback'
+
+const answer = (
+  status: number,
+  headers: Record<string, string> = {},
+  text = '',
+  url = `${IDP}/auth/authorize`,
+): HttpResponse => {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch {
+    json = undefined
+  }
+  return { status, headers: new Headers(headers), text, json, url }
+}
+
+/** An Http whose every request is answered with `next`, recording the URLs asked for. */
+const httpAnswering = (next: HttpResponse, asked: string[] = []): Http =>
+  ({
+    request: (url: string) => {
+      asked.push(url)
+      return Promise.resolve(next)
+    },
+  }) as unknown as Http
+
+const html = answer(200, { 'content-type': 'text/html; charset=utf-8' }, '<p>error</p>')
+const none = httpAnswering(html)
+const verified = { uri: CLIENT, errors: AUTHORIZE_ERRORS, why: 'test' }
+
+describe('the spoilt requests of ROBUST-03', () => {
+  const valid = [
+    ['client_id', 'c'],
+    ['state', 's'],
+  ] as const
+  const with_ = (spoils: PageRequest['spoils'], method = 'GET'): PageRequest => ({
+    method,
+    spoils,
+    noise: [],
+    body: 'form',
+  })
+
+  test('an over-long value is sent at its length, every other parameter as it was', () => {
+    const raw = encoded(valid, with_([['state', { kind: 'long', length: 3000 }]]))
+    const params = new URLSearchParams(raw)
+    expect(params.get('client_id')).toBe('c')
+    expect(params.get('state')?.length).toBe(3000)
+  })
+
+  test('repeated, dropped and empty parameters', () => {
+    const raw = encoded(
+      valid,
+      with_([
+        ['client_id', { kind: 'repeated', value: 'x' }],
+        ['state', { kind: 'dropped' }],
+      ]),
+    )
+    expect(new URLSearchParams(raw).getAll('client_id')).toEqual(['c', 'x'])
+    expect(raw).not.toContain('state')
+    expect(encoded(valid, with_([['state', { kind: 'empty' }]]))).toBe('client_id=c&state=')
+  })
+
+  test('an odd encoding is sent unescaped, without characters that would split it', () => {
+    const raw = encoded(valid, with_([['state', { kind: 'odd-encoded', raw: '%zz&x=1 #' }]]))
+    expect(raw).toBe('client_id=c&state=%zzx=1')
+  })
+
+  test('GET sends the query, POST a form body, and untouched tells a verified parameter', () => {
+    const r = with_([['state', { kind: 'empty' }]], 'POST')
+    const post = pageRequest('/auth/authorize', valid, r)
+    expect(post.url).toBe('/auth/authorize')
+    expect(post.options.body).toBe('client_id=c&state=')
+    expect(pageRequest('/auth/authorize', valid, { ...r, method: 'GET' }).url).toBe(
+      '/auth/authorize?client_id=c&state=',
+    )
+    expect(untouched(r, 'client_id')).toBe(true)
+    expect(untouched(r, 'state')).toBe(false)
+  })
+
+  test('every parameter gets one over-long case past 2048 characters', () => {
+    const cases = overLongEach(['a', 'b'], 'GET')
+    expect(cases.map(([c]) => c.spoils[0]?.[0])).toEqual(['a', 'b'])
+    for (const [c] of cases) {
+      const spoil = c.spoils[0]?.[1]
+      expect(spoil?.kind === 'long' && spoil.length > 2048 && spoil.length >= LONG_MIN).toBe(true)
+    }
+  })
+})
+
+describe('expectPageAnswer', () => {
+  test('a 5xx fails, whatever its body', async () => {
+    await expect(
+      expectPageAnswer(none, answer(500, { 'content-type': 'text/html' }), IDP, verified, true),
+    ).rejects.toThrow(/HTTP 500: a 5xx for a malformed request/)
+  })
+
+  test('an HTML page and the JSON error of INTERFACE.md §7 pass; a plain-text error does not', async () => {
+    await expectPageAnswer(none, html, IDP, undefined, true)
+    const json = answer(
+      400,
+      { 'content-type': 'application/json' },
+      JSON.stringify({ error: 'invalid_request', error_description: 'state is too long' }),
+    )
+    await expectPageAnswer(none, json, IDP, undefined, true)
+    await expect(
+      expectPageAnswer(
+        none,
+        answer(400, { 'content-type': 'text/plain' }, 'Bad'),
+        IDP,
+        undefined,
+        true,
+      ),
+    ).rejects.toThrow(/neither an HTML page for the user nor an error in the JSON shape/)
+    // no page is owed to a method a browser never sends
+    await expectPageAnswer(
+      none,
+      answer(404, { 'content-type': 'text/plain' }),
+      IDP,
+      undefined,
+      false,
+    )
+  })
+
+  test('the refusals before reading, and the throttle, pass as they come', async () => {
+    for (const status of [405, 413, 414, 415, 429, 431])
+      await expectPageAnswer(none, answer(status), IDP, undefined, true)
+  })
+
+  test('a redirect to an unverified client URI fails; to the verified one only with an error', async () => {
+    const to = (location: string) => answer(302, { location })
+    await expect(
+      expectPageAnswer(none, to(`${CLIENT}?error=invalid_request`), IDP, undefined, true),
+    ).rejects.toThrow(
+      /redirected the browser to https:\/\/client\.example\/callback, which the request did not verify/,
+    )
+    await expectPageAnswer(none, to(`${CLIENT}?error=invalid_request&state=s`), IDP, verified, true)
+    await expect(
+      expectPageAnswer(none, to(`${CLIENT}?error=server_error`), IDP, verified, true),
+    ).rejects.toThrow(/error="server_error", not one of/)
+    await expect(
+      expectPageAnswer(none, to(`${CLIENT}?code=abc`), IDP, verified, true),
+    ).rejects.toThrow(/answered with a code or token/)
+  })
+
+  test("the IdP's own redirects are followed, a bounded number of hops, each answer judged", async () => {
+    const asked: string[] = []
+    const broken = httpAnswering(answer(503, {}, '', `${IDP}/login`), asked)
+    await expect(
+      expectPageAnswer(broken, answer(302, { location: '/login' }), IDP, undefined, true),
+    ).rejects.toThrow(/HTTP 503/)
+    expect(asked).toEqual([`${IDP}/login`])
+    const loop = httpAnswering(answer(302, { location: '/again' }, '', `${IDP}/again`), asked)
+    await expectPageAnswer(loop, answer(302, { location: '/again' }), IDP, undefined, true)
+    expect(asked.length).toBe(3)
+  })
+})
