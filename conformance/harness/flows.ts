@@ -151,9 +151,12 @@ export async function authorize(
         url.toString(),
         clientOrigins(ctx.target),
         LOGIN_FORM,
+        ctx.target.interactions,
       )
       if (replayed.kind === 'callback') {
-        ctx.note(`sign-in: authorization code from ${user.username}'s IdP session (HTTP replay)`)
+        ctx.note(
+          `sign-in: authorization code from ${user.username}'s IdP session (HTTP replay${replayed.answered.length > 0 ? `, answering ${replayed.answered.join(', ')}` : ''})`,
+        )
         return {
           ...base,
           callback: new URL(replayed.callback),

@@ -1,8 +1,8 @@
 import type { BrowserContext } from '@playwright/test'
 import { CookieJar } from 'tough-cookie'
-import { followWithJar } from './form-sign-in.ts'
-import type { Http } from './http.ts'
-import type { TargetUser } from './target.ts'
+import { followWithJar, readApproveForm } from './form-sign-in.ts'
+import type { Http, HttpResponse } from './http.ts'
+import type { InteractionConfig, TargetUser } from './target.ts'
 
 /**
  * What one run counted, for the benchmark (`npm run bench -- --suite`) and the run's summary:
@@ -43,7 +43,12 @@ export function countSignIn(context: BrowserContext): void {
 
 /** Where a session replay ended. */
 export type ReplayOutcome =
-  | { readonly kind: 'callback'; readonly callback: string }
+  | {
+      readonly kind: 'callback'
+      readonly callback: string
+      /** The pages answered on the way (`continue (built-in: "Continue")`), in order. */
+      readonly answered: readonly string[]
+    }
   /** The IdP showed its login form again: the session is gone (or was never reusable). */
   | { readonly kind: 'login' }
   /** Anything else (an error or consent page, a self-submitting form): the browser decides. */
@@ -134,7 +139,11 @@ export class SharedSessions {
   /**
    * Sends the authorization request with the session's cookies and follows the IdP's redirects
    * (followWithJar: each hop recorded in the check's transcript) until the client's redirect
-   * URI, which is never fetched.
+   * URI, which is never fetched. On the way it answers, as the browser driver's built-in answers
+   * do, a server-rendered consent page or "continue" interstitial whose one form asks nothing
+   * and whose only submit approves (readApproveForm), at most `MAX_ANSWERS` of them; a page the
+   * target's configuration may describe (`interactions`), a script-rendered page or anything
+   * else is left to the browser.
    */
   async replay(
     http: Http,
@@ -142,36 +151,94 @@ export class SharedSessions {
     url: string,
     clientOrigins: readonly string[],
     loginDetect: RegExp,
+    interactions: readonly InteractionConfig[] = [],
   ): Promise<ReplayOutcome> {
     const cookies = await jar.clone()
     const idp = new URL(url).origin
-    const cookie = await cookies.getCookieString(url)
-    const first = await http.request(url, {
-      headers: { accept: 'text/html', ...(cookie ? { cookie } : {}) },
-    })
-    const end = await followWithJar(
-      http,
-      cookies,
-      first,
-      idp,
-      (next) => clientOrigins.includes(next.origin) && next.origin !== idp,
-    )
-    if ('client' in end) {
-      this.counters.sessionReplays++
-      ;(this.#lender ?? this).#worked.add(jar)
-      return { kind: 'callback', callback: end.client.toString() }
+    const send = async (
+      at: string,
+      init: { method?: 'POST'; form?: Record<string, string | string[]> } = {},
+    ): Promise<HttpResponse> => {
+      const cookie = await cookies.getCookieString(at)
+      return http.request(at, {
+        ...init,
+        headers: {
+          accept: 'text/html',
+          // a browser submitting a form at the IdP sends the IdP's Origin with the post
+          ...(init.method === 'POST' ? { origin: idp } : {}),
+          ...(cookie ? { cookie } : {}),
+        },
+      })
     }
-    const res = end.stopped
-    const location = res.headers.get('location')
-    if (res.status >= 300 && res.status < 400 && location) {
-      const next = new URL(location, res.url)
-      return next.origin !== idp
-        ? { kind: 'other', why: `redirected to ${next.origin}` }
-        : { kind: 'other', why: 'more than 10 redirects' }
+    const answered: string[] = []
+    let sent = await send(url)
+    for (;;) {
+      const end = await followWithJar(
+        http,
+        cookies,
+        sent,
+        idp,
+        (next) => clientOrigins.includes(next.origin) && next.origin !== idp,
+      )
+      if ('client' in end) {
+        this.counters.sessionReplays++
+        ;(this.#lender ?? this).#worked.add(jar)
+        return { kind: 'callback', callback: end.client.toString(), answered }
+      }
+      const res = end.stopped
+      const location = res.headers.get('location')
+      if (res.status >= 300 && res.status < 400 && location) {
+        const next = new URL(location, res.url)
+        return next.origin !== idp
+          ? { kind: 'other', why: `redirected to ${next.origin}` }
+          : { kind: 'other', why: 'more than 10 redirects' }
+      }
+      if (loginDetect.test(res.text)) return { kind: 'login' }
+      // the browser looks at configured interactions first; the replay cannot tell their
+      // selectors apart on served HTML, so a page one of them may describe is the browser's
+      const configured = interactions.some((i) => !i.url || matches(i.url, res.url))
+      const form =
+        res.status === 200 && !configured && new URL(res.url).origin === idp
+          ? readApproveForm(res.text, res.url)
+          : undefined
+      if (!form || new URL(form.action).origin !== idp)
+        return {
+          kind: 'other',
+          why: `the IdP answered HTTP ${res.status} without a redirect${answered.length > 0 ? ` after ${answered.join(', ')}` : ''}${res.status === 200 && !configured ? ' (no one-button consent or "continue" form in its HTML)' : ''}`,
+        }
+      if (answered.length >= MAX_ANSWERS)
+        return {
+          kind: 'other',
+          why: `after ${answered.join(', ')} the IdP showed yet another page to answer`,
+        }
+      answered.push(form.label)
+      const fields: Record<string, string[]> = {}
+      for (const [name, value] of form.fields) (fields[name] ??= []).push(value)
+      sent =
+        form.method === 'POST'
+          ? await send(form.action, { method: 'POST', form: fields })
+          : await send(formGet(form.action, form.fields))
     }
-    if (loginDetect.test(res.text)) return { kind: 'login' }
-    return { kind: 'other', why: `the IdP answered HTTP ${res.status} without a redirect` }
   }
+}
+
+/** How many consent / "continue" pages one replay answers before it leaves them to the browser. */
+export const MAX_ANSWERS = 3
+
+/** Whether a configured URL pattern matches; a pattern that is no regular expression may. */
+function matches(pattern: string, url: string): boolean {
+  try {
+    return new RegExp(pattern).test(url)
+  } catch {
+    return true
+  }
+}
+
+/** The URL a GET form goes to: its action with the query replaced by the fields, as a browser. */
+function formGet(action: string, fields: readonly (readonly [string, string])[]): string {
+  const to = new URL(action)
+  to.search = new URLSearchParams(fields.map(([k, v]) => [k, v])).toString()
+  return to.toString()
 }
 
 /** The cookies of a signed-in browser context, in a tough-cookie jar. */
