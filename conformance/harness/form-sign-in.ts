@@ -198,6 +198,12 @@ export function readApproveForm(html: string, pageUrl: string): ApproveForm | un
   return found.length === 1 ? found[0] : undefined
 }
 
+/** The page's title as a browser shows it (for messages), or undefined when it has none. */
+export function pageTitle(html: string): string | undefined {
+  const title = [...elements(parse(html))].find((e) => e.tagName === 'title')
+  return title ? textOf(title).slice(0, 120) || undefined : undefined
+}
+
 /** How a sign-in by form post ended. */
 export type FormSignIn =
   | {

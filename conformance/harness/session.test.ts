@@ -7,6 +7,7 @@ const IDP = 'https://idp.test'
 const CLIENT = 'https://client.test'
 const LOGIN = /<input\b[^>]*\btype\s*=\s*["']?password\b/i
 const user = { username: 'alice', password: 'pw' }
+const LOGIN_PAGE = '<form><input type="password"></form>'
 
 type Answer = { status: number; headers?: Record<string, string>; text?: string }
 
@@ -241,5 +242,37 @@ describe('SharedSessions.replay', () => {
     expect(out.kind === 'other' ? out.why : '').toMatch(/yet another page/)
     expect(http.urls.filter((_, i) => i % 2 === 1)).toHaveLength(MAX_ANSWERS)
     expect(sessions.counters.sessionReplays).toBe(0)
+  })
+
+  test('a session the IdP gives a new identifier when the interstitial is answered lives on in the new cookie, one replay at a time', async () => {
+    const sessions = new SharedSessions()
+    // like node-oidc-provider: answering an interaction rotates the session id, the old is gone
+    let live = 'abc'
+    let n = 0
+    const http = fakeHttp((url, cookie, sent): Answer => {
+      const sid = /sid=(\w+)/.exec(cookie ?? '')?.[1]
+      if (url.startsWith(`${IDP}/auth`))
+        return sid === live
+          ? { status: 303, headers: { location: '/interaction/u1' } }
+          : { status: 200, text: LOGIN_PAGE }
+      if (url === `${IDP}/interaction/u1` && sent.method === 'GET')
+        return { status: 200, text: CONTINUE_PAGE }
+      if (url === `${IDP}/interaction/u1/continue` && sid === live) {
+        live = `r${++n}`
+        return {
+          status: 303,
+          headers: { location: `${CLIENT}/cb?code=${live}`, 'set-cookie': `sid=${live}; Path=/` },
+        }
+      }
+      return { status: 400 }
+    })
+    const jar = await signedInJar()
+    const outs = await Promise.all(
+      [1, 2, 3].map(() => sessions.replay(http, jar, `${IDP}/auth?x=1`, [CLIENT], LOGIN)),
+    )
+    expect(outs.map((o) => o.kind)).toEqual(['callback', 'callback', 'callback'])
+    expect(sessions.counters.sessionReplays).toBe(3)
+    // the jar the caller holds is unchanged: the newest cookies are the session's, not the jar's
+    expect(await jar.getCookieString(`${IDP}/`)).toBe('sid=abc')
   })
 })
