@@ -667,7 +667,8 @@ export interface LoginAnswer {
 /**
  * Opens the login page once in `context` and returns a sender that posts the form with the
  * credentials `credentials()` gives (a new pair each time: the throttling and spraying probes)
- * and resolves with the answer to the post; the page is filled again after each refusal.
+ * and resolves with the answer to the post (the form's, or that of the request a script signs
+ * in with); the page is filled again after each refusal.
  */
 export async function failedLogins(
   ctx: CheckContext,
@@ -678,8 +679,17 @@ export async function failedLogins(
   expectThat(outcome.loginShown, 'the authorization request did not show the login page')
   const page = outcome.page
   return async () => {
+    // the answer to the sign-in: the form's post, or the POST a login page's script sends the
+    // credentials with (fetch/XHR) to the login page's origin
+    const origin = new URL(page.url()).origin
     const posted = page.waitForResponse(
-      (r) => r.request().isNavigationRequest() && r.request().method() === 'POST',
+      (r) => {
+        const req = r.request()
+        if (req.method() !== 'POST') return false
+        if (req.isNavigationRequest()) return true
+        const script = req.resourceType() === 'fetch' || req.resourceType() === 'xhr'
+        return script && URL.canParse(req.url()) && new URL(req.url()).origin === origin
+      },
       { timeout: 10_000 },
     )
     // a submit that throws (the check stopped, the page closed) leaves this wait to reject
