@@ -151,9 +151,12 @@ export async function authorize(
         url.toString(),
         clientOrigins(ctx.target),
         LOGIN_FORM,
+        ctx.target.interactions,
       )
       if (replayed.kind === 'callback') {
-        ctx.note(`sign-in: authorization code from ${user.username}'s IdP session (HTTP replay)`)
+        ctx.note(
+          `sign-in: authorization code from ${user.username}'s IdP session (HTTP replay${replayed.answered.length > 0 ? `, answering ${replayed.answered.join(', ')}` : ''})`,
+        )
         return {
           ...base,
           callback: new URL(replayed.callback),
@@ -664,7 +667,8 @@ export interface LoginAnswer {
 /**
  * Opens the login page once in `context` and returns a sender that posts the form with the
  * credentials `credentials()` gives (a new pair each time: the throttling and spraying probes)
- * and resolves with the answer to the post; the page is filled again after each refusal.
+ * and resolves with the answer to the post (the form's, or that of the request a script signs
+ * in with); the page is filled again after each refusal.
  */
 export async function failedLogins(
   ctx: CheckContext,
@@ -679,10 +683,19 @@ export async function failedLogins(
     // (a page closed, a timeout while the form is still being filled, a fill that throws) must
     // not reject unobserved and take the run down; it is rethrown here, for the check to judge.
     // Bounded by what is left of the check's time (at least 10 s), not by a fixed 10 s: a
-    // password hash on a loaded machine may take longer, and the check's limit ends it anyway
+    // password hash on a loaded machine may take longer, and the check's limit ends it anyway.
+    // The answer is the form's post, or the POST a login page's script sends the credentials
+    // with (fetch/XHR) to the login page's origin
+    const origin = new URL(page.url()).origin
     const posted = page
       .waitForResponse(
-        (r) => r.request().isNavigationRequest() && r.request().method() === 'POST',
+        (r) => {
+          const req = r.request()
+          if (req.method() !== 'POST') return false
+          if (req.isNavigationRequest()) return true
+          const script = req.resourceType() === 'fetch' || req.resourceType() === 'xhr'
+          return script && URL.canParse(req.url()) && new URL(req.url()).origin === origin
+        },
         { timeout: Math.max(10_000, ctx.timeLeftMs()) },
       )
       .then(

@@ -1,6 +1,6 @@
 import { CookieJar } from 'tough-cookie'
 import { describe, expect, test } from 'vitest'
-import { readLoginForm, signInByFormPost } from './form-sign-in.ts'
+import { readApproveForm, readLoginForm, signInByFormPost } from './form-sign-in.ts'
 import type { Http, HttpResponse, RequestOptions } from './http.ts'
 
 const IDP = 'https://idp.test'
@@ -16,6 +16,41 @@ const LOGIN_PAGE = `<!doctype html><html><body>
   <button type="submit" name="cancel" value="cancel">Cancel</button>
   <button type="submit" name="go" value="1">Sign in</button>
 </form></body></html>`
+
+describe('readApproveForm', () => {
+  test('reads a one-button form as a browser submits it: hidden and checked fields, the named submit, its own action', () => {
+    const page = `<html><body><p>App would like to access your profile</p>
+<form id=f method=get action="/consent?old=1"><input type=hidden name=uid value="u&amp;1">
+<input type=checkbox name=scope value=profile checked><input type=checkbox name=scope value=email>
+</form><button form=f name=ok value=yes>Allow access</button>
+<a href="/abort">Cancel</a></body></html>`
+    expect(readApproveForm(page, `${IDP}/i/u1`)).toEqual({
+      action: `${IDP}/consent?old=1`,
+      method: 'GET',
+      fields: [
+        ['uid', 'u&1'],
+        ['scope', 'profile'],
+        ['ok', 'yes'],
+      ],
+      label: 'consent (built-in: "Allow access")',
+    })
+  })
+
+  test('a control that is hidden or disabled is not pressed; "Not now" is never an approval', () => {
+    expect(
+      readApproveForm('<form method=post><button hidden>Continue</button></form>', IDP),
+    ).toBeUndefined()
+    expect(
+      readApproveForm('<form method=post><button>Not now, continue later</button></form>', IDP),
+    ).toBeUndefined()
+    expect(
+      readApproveForm(
+        '<form method=post><input type=submit value="Continue"></form><script type="application/ld+json">{}</script>',
+        `${IDP}/p`,
+      ),
+    ).toMatchObject({ action: `${IDP}/p`, method: 'POST', fields: [] })
+  })
+})
 
 describe('readLoginForm', () => {
   test('reads action, hidden fields, credential fields and the submit control as a browser would', () => {

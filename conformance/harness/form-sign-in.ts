@@ -2,6 +2,7 @@ import type { BrowserContext } from '@playwright/test'
 import { parse, type DefaultTreeAdapterTypes } from 'parse5'
 import { CookieJar } from 'tough-cookie'
 import type { Http, HttpResponse } from './http.ts'
+import { APPROVE_LABEL, CONSENT_WORDS, LOGOUT_LABEL, REFUSE_LABEL } from './interaction-words.ts'
 import type { TargetUser } from './target.ts'
 
 type Element = DefaultTreeAdapterTypes.Element
@@ -77,6 +78,130 @@ export function readLoginForm(html: string, pageUrl: string): LoginFormFields | 
     }
   }
   return undefined
+}
+
+/** A page's one form that approves or moves on (a consent page's Allow, a "Continue"). */
+export interface ApproveForm {
+  /** Where the form goes (absolute). */
+  readonly action: string
+  readonly method: 'GET' | 'POST'
+  /** What a browser submits: its hidden and checked fields, then the named submit control. */
+  readonly fields: readonly (readonly [string, string])[]
+  /** How the page reads to the logs: `continue (built-in: "Continue")`, as the browser's. */
+  readonly label: string
+}
+
+/** Script types a browser runs; any other type (application/ld+json, a template) is data. */
+const RUNNABLE_SCRIPT = /^(|text\/javascript|application\/javascript|module|text\/ecmascript)$/i
+
+/** The text of an element as it reads (whitespace collapsed), without scripts and styles. */
+function textOf(el: Element): string {
+  const parts: string[] = []
+  const walk = (node: Node): void => {
+    for (const child of 'childNodes' in node ? node.childNodes : []) {
+      if (child.nodeName === '#text' && 'value' in child) parts.push(child.value)
+      else if ('tagName' in child && child.tagName !== 'script' && child.tagName !== 'style')
+        walk(child)
+    }
+  }
+  walk(el)
+  return parts.join(' ').replace(/\s+/g, ' ').trim()
+}
+
+/**
+ * The server-rendered consent page or "continue" interstitial in `html`, as the browser
+ * driver's built-in answer reads it (browser.ts, the same words: interaction-words.ts): the
+ * page's only form that asks nothing of the user (hidden fields, checkboxes and radios as
+ * served) and whose only submit control approves or moves on ("Allow", "Continue") and never
+ * refuses, cancels or signs out. Undefined whenever the page is not such a plain form, so the
+ * browser decides: a page that runs scripts (what they do to the form is only known by running
+ * them), a refresh, a login form, a logout confirmation (any sign-out control on the page), a
+ * form with fields to fill or with more than one submit control, two approving forms, a
+ * multipart form. Parsed by parse5 (the WHATWG HTML parsing algorithm), never by pattern.
+ */
+export function readApproveForm(html: string, pageUrl: string): ApproveForm | undefined {
+  const document = parse(html)
+  const all = [...elements(document)]
+  const type = (e: Element) => (attr(e, 'type') ?? '').toLowerCase()
+  if (all.some((e) => e.tagName === 'script' && RUNNABLE_SCRIPT.test(type(e).trim())))
+    return undefined
+  if (all.some((e) => e.tagName === 'meta' && /refresh/i.test(attr(e, 'http-equiv') ?? '')))
+    return undefined
+  if (all.some((e) => e.tagName === 'input' && type(e) === 'password')) return undefined
+  const isSubmit = (e: Element): boolean =>
+    (e.tagName === 'button' && (type(e) || 'submit') === 'submit') ||
+    (e.tagName === 'input' && (type(e) === 'submit' || type(e) === 'image'))
+  const labelOf = (e: Element): string =>
+    e.tagName === 'input'
+      ? (attr(e, 'value') ?? attr(e, 'alt') ?? '').replace(/\s+/g, ' ').trim()
+      : textOf(e) || (attr(e, 'aria-label') ?? '')
+  const shown = (e: Element): boolean =>
+    attr(e, 'hidden') === undefined && attr(e, 'disabled') === undefined
+  const submits = all.filter((e) => isSubmit(e) && shown(e))
+  // a page with a sign-out control is a logout confirmation: the built-in answers never press
+  if (submits.some((e) => LOGOUT_LABEL.test(labelOf(e)))) return undefined
+  const base = all.find((e) => e.tagName === 'base' && attr(e, 'href') !== undefined)
+  const baseUrl = base ? new URL(attr(base, 'href') ?? '', pageUrl).href : pageUrl
+  const found: ApproveForm[] = []
+  for (const form of all.filter((e) => e.tagName === 'form')) {
+    const inside = [...elements(form)]
+    const id = attr(form, 'id')
+    // controls tied to the form by its id (form="…") belong to it wherever they stand
+    const own = (e: Element): boolean =>
+      attr(e, 'form') === undefined
+        ? inside.includes(e)
+        : id !== undefined && attr(e, 'form') === id
+    const controls = all.filter(
+      (e) => ['input', 'button', 'select', 'textarea'].includes(e.tagName) && own(e),
+    )
+    const buttons = submits.filter(own)
+    if (buttons.length !== 1) continue
+    const [button] = buttons
+    if (!button) continue
+    const label = labelOf(button)
+    if (!APPROVE_LABEL.test(label) || REFUSE_LABEL.test(label)) continue
+    // a field the user would fill (or choose in a list) is no one-button form
+    const fills = controls.some(
+      (e) =>
+        e.tagName === 'select' ||
+        e.tagName === 'textarea' ||
+        (e.tagName === 'input' &&
+          !['hidden', 'checkbox', 'radio', 'submit', 'image', 'button', 'reset'].includes(type(e))),
+    )
+    if (fills) continue
+    const method = (attr(form, 'method') ?? 'get').toLowerCase()
+    if (method !== 'get' && method !== 'post') continue
+    if (method === 'post' && /multipart/i.test(attr(form, 'enctype') ?? '')) continue
+    const fields: (readonly [string, string])[] = []
+    for (const e of controls) {
+      const name = attr(e, 'name')
+      if (!name || e.tagName !== 'input' || attr(e, 'disabled') !== undefined) continue
+      if (type(e) === 'hidden') fields.push([name, attr(e, 'value') ?? ''])
+      else if ((type(e) === 'checkbox' || type(e) === 'radio') && attr(e, 'checked') !== undefined)
+        fields.push([name, attr(e, 'value') ?? 'on'])
+    }
+    const submitName = attr(button, 'name')
+    if (submitName && type(button) !== 'image')
+      fields.push([submitName, attr(button, 'value') ?? ''])
+    const consent =
+      submits.some((e) => REFUSE_LABEL.test(labelOf(e))) ||
+      CONSENT_WORDS.test(textOf(all.find((e) => e.tagName === 'body') ?? form))
+    const action = attr(button, 'formaction') ?? attr(form, 'action') ?? ''
+    found.push({
+      action: new URL(action, baseUrl).href,
+      method: method === 'post' ? 'POST' : 'GET',
+      fields,
+      label: `${consent ? 'consent' : 'continue'} (built-in: "${label}")`,
+    })
+  }
+  // two forms that would each approve: which one the page means is not for the replay to guess
+  return found.length === 1 ? found[0] : undefined
+}
+
+/** The page's title as a browser shows it (for messages), or undefined when it has none. */
+export function pageTitle(html: string): string | undefined {
+  const title = [...elements(parse(html))].find((e) => e.tagName === 'title')
+  return title ? textOf(title).slice(0, 120) || undefined : undefined
 }
 
 /** How a sign-in by form post ended. */

@@ -1,29 +1,40 @@
 import { CookieJar } from 'tough-cookie'
 import { describe, expect, test } from 'vitest'
 import type { Http, HttpResponse, RequestOptions } from './http.ts'
-import { SharedSessions } from './session.ts'
+import { MAX_ANSWERS, SharedSessions } from './session.ts'
 
 const IDP = 'https://idp.test'
 const CLIENT = 'https://client.test'
 const LOGIN = /<input\b[^>]*\btype\s*=\s*["']?password\b/i
 const user = { username: 'alice', password: 'pw' }
+const LOGIN_PAGE = '<form><input type="password"></form>'
+
+type Answer = { status: number; headers?: Record<string, string>; text?: string }
 
 /** A fake client answering from a table of URL → response; records the Cookie headers sent. */
 function fakeHttp(
   answer: (
     url: string,
     cookie: string | undefined,
+    sent: { method: string; form: RequestOptions['form']; origin: string | undefined },
   ) => { status: number; headers?: Record<string, string>; text?: string },
-): Http & { cookies: (string | undefined)[] } {
+): Http & { cookies: (string | undefined)[]; urls: string[] } {
   const cookies: (string | undefined)[] = []
+  const urls: string[] = []
   const http = {
     exchanges: [],
     cookies,
+    urls,
     record: () => undefined,
     request(url: string, options: RequestOptions = {}): Promise<HttpResponse> {
       const cookie = options.headers?.cookie
       cookies.push(cookie)
-      const a = answer(url, cookie)
+      urls.push(url)
+      const a = answer(url, cookie, {
+        method: options.method ?? 'GET',
+        form: options.form,
+        origin: options.headers?.origin,
+      })
       const res: HttpResponse = {
         status: a.status,
         headers: new Headers(a.headers ?? {}),
@@ -60,7 +71,11 @@ describe('SharedSessions.replay', () => {
       [CLIENT],
       LOGIN,
     )
-    expect(out).toEqual({ kind: 'callback', callback: `${CLIENT}/cb?code=c1&state=s` })
+    expect(out).toEqual({
+      kind: 'callback',
+      callback: `${CLIENT}/cb?code=c1&state=s`,
+      answered: [],
+    })
     expect(http.cookies[0]).toBe('sid=abc')
     // a cookie set during the replay is sent on the next hop, but never kept in the shared jar
     expect(http.cookies[1]).toBe('sid=abc; step=1')
@@ -103,5 +118,161 @@ describe('SharedSessions.replay', () => {
     const http = fakeHttp(() => ({ status: 400, text: '<p>invalid_request</p>' }))
     const out = await sessions.replay(http, await signedInJar(), `${IDP}/a`, [CLIENT], LOGIN)
     expect(out.kind).toBe('other')
+  })
+
+  /** The interstitial of examples/oidc-provider's pages: Continue, a link, a Cancel form. */
+  const CONTINUE_PAGE = `<!doctype html><html><head><title>Continue</title></head><body>
+<h1>Welcome back</h1><p>You are signed in as <strong>alice</strong>.</p>
+<form method="post" action="/interaction/u1/continue"><input type="hidden" name="xsrf" value="t1">
+<button type="submit">Continue</button></form>
+<p><a href="/interaction/u1?switch=1">Use another account</a></p>
+<form method="post" action="/interaction/u1/abort"><button type="submit" value="cancel">Cancel</button></form>
+</body></html>`
+  const CONSENT_PAGE = `<!doctype html><html><body><h1>Allow app to access your account?</h1>
+<form method="post" action="/interaction/u1/confirm"><button type="submit" name="decision" value="allow">Allow</button></form>
+<form method="post" action="/interaction/u1/abort"><button type="submit">Deny</button></form></body></html>`
+
+  test('answers a "continue" interstitial and a consent page as the browser would, then reaches the client', async () => {
+    const sessions = new SharedSessions()
+    const posts: { url: string; form: unknown; origin: string | undefined }[] = []
+    const http = fakeHttp((url, _cookie, sent): Answer => {
+      if (sent.method === 'POST') posts.push({ url, form: sent.form, origin: sent.origin })
+      if (url.startsWith(`${IDP}/auth`))
+        return { status: 303, headers: { location: '/interaction/u1' } }
+      if (url === `${IDP}/interaction/u1` && posts.length === 0)
+        return { status: 200, text: CONTINUE_PAGE }
+      if (url === `${IDP}/interaction/u1/continue`)
+        return {
+          status: 303,
+          headers: { location: '/interaction/u1', 'set-cookie': 'i=2; Path=/' },
+        }
+      if (url === `${IDP}/interaction/u1` && posts.length === 1)
+        return { status: 200, text: CONSENT_PAGE }
+      if (url === `${IDP}/interaction/u1/confirm`)
+        return { status: 303, headers: { location: `${CLIENT}/cb?code=c2` } }
+      return { status: 500 }
+    })
+    const out = await sessions.replay(http, await signedInJar(), `${IDP}/auth?x=1`, [CLIENT], LOGIN)
+    expect(out).toEqual({
+      kind: 'callback',
+      callback: `${CLIENT}/cb?code=c2`,
+      // named as the browser names them: a page with a refusing control reads as consent
+      answered: ['consent (built-in: "Continue")', 'consent (built-in: "Allow")'],
+    })
+    // the hidden field and the named submit go with the post, with the IdP's Origin
+    expect(posts).toEqual([
+      { url: `${IDP}/interaction/u1/continue`, form: { xsrf: ['t1'] }, origin: IDP },
+      { url: `${IDP}/interaction/u1/confirm`, form: { decision: ['allow'] }, origin: IDP },
+    ])
+    // a cookie the IdP set while answering goes with the next hop
+    expect(http.cookies.at(-1)).toBe('sid=abc; i=2')
+    // the cancel and deny forms were never sent
+    expect(http.urls.some((u) => u.endsWith('/abort'))).toBe(false)
+    expect(sessions.counters.sessionReplays).toBe(1)
+  })
+
+  test.each([
+    [
+      'a script-rendered page (no form in its HTML)',
+      '<html><body><div id=app></div><script src="/app.js"></script></body></html>',
+    ],
+    [
+      'a page whose scripts may change its form',
+      `${CONTINUE_PAGE}<script>document.forms[0].action = '/elsewhere'</script>`,
+    ],
+    [
+      'a logout confirmation',
+      '<form method=post action=/logout><button name=logout value=yes>Yes, sign me out</button></form>',
+    ],
+    [
+      'a form with two submit controls',
+      '<form method=post action=/c><button name=d value=y>Allow</button><button name=d value=n>Deny</button></form>',
+    ],
+    [
+      'a form with a field to fill',
+      '<form method=post action=/c><input name=otp><button>Continue</button></form>',
+    ],
+    [
+      'a form whose only button refuses',
+      '<form method=post action=/c><button>Cancel</button></form>',
+    ],
+    [
+      'two forms that would each approve',
+      '<form method=post action=/a><button>Continue</button></form><form method=post action=/b><button>Allow</button></form>',
+    ],
+    [
+      'a form that posts to another origin',
+      '<form method=post action="https://evil.test/c"><button>Continue</button></form>',
+    ],
+  ])('leaves %s to the browser, posting nothing', async (_what, page) => {
+    const sessions = new SharedSessions()
+    const methods: string[] = []
+    const http = fakeHttp((_url, _cookie, sent) => {
+      methods.push(sent.method)
+      return { status: 200, text: page }
+    })
+    const out = await sessions.replay(http, await signedInJar(), `${IDP}/a`, [CLIENT], LOGIN)
+    expect(out.kind).toBe('other')
+    expect(methods).toEqual(['GET'])
+  })
+
+  test('a page the configured interactions may describe is left to the browser', async () => {
+    const sessions = new SharedSessions()
+    const http = fakeHttp(() => ({ status: 200, text: CONTINUE_PAGE }))
+    const out = await sessions.replay(http, await signedInJar(), `${IDP}/a`, [CLIENT], LOGIN, [
+      { name: 'continue', url: '/a$', steps: [] },
+    ])
+    expect(out.kind).toBe('other')
+    expect(http.urls).toHaveLength(1)
+    // one configured for another page leaves this one to the built-in answer
+    await sessions.replay(http, await signedInJar(), `${IDP}/a`, [CLIENT], LOGIN, [
+      { name: 'mfa', url: '/mfa$', steps: [] },
+    ])
+    expect(http.urls.length).toBeGreaterThan(2)
+  })
+
+  test('answers at most MAX_ANSWERS pages, then leaves the next one to the browser', async () => {
+    const sessions = new SharedSessions()
+    const http = fakeHttp((url, _cookie, sent) =>
+      sent.method === 'POST'
+        ? { status: 303, headers: { location: '/interaction/u1' } }
+        : { status: 200, text: CONTINUE_PAGE.replace('/interaction/u1/continue', url) },
+    )
+    const out = await sessions.replay(http, await signedInJar(), `${IDP}/a`, [CLIENT], LOGIN)
+    expect(out.kind === 'other' ? out.why : '').toMatch(/yet another page/)
+    expect(http.urls.filter((_, i) => i % 2 === 1)).toHaveLength(MAX_ANSWERS)
+    expect(sessions.counters.sessionReplays).toBe(0)
+  })
+
+  test('a session the IdP gives a new identifier when the interstitial is answered lives on in the new cookie, one replay at a time', async () => {
+    const sessions = new SharedSessions()
+    // like node-oidc-provider: answering an interaction rotates the session id, the old is gone
+    let live = 'abc'
+    let n = 0
+    const http = fakeHttp((url, cookie, sent): Answer => {
+      const sid = /sid=(\w+)/.exec(cookie ?? '')?.[1]
+      if (url.startsWith(`${IDP}/auth`))
+        return sid === live
+          ? { status: 303, headers: { location: '/interaction/u1' } }
+          : { status: 200, text: LOGIN_PAGE }
+      if (url === `${IDP}/interaction/u1` && sent.method === 'GET')
+        return { status: 200, text: CONTINUE_PAGE }
+      if (url === `${IDP}/interaction/u1/continue` && sid === live) {
+        live = `r${++n}`
+        return {
+          status: 303,
+          headers: { location: `${CLIENT}/cb?code=${live}`, 'set-cookie': `sid=${live}; Path=/` },
+        }
+      }
+      return { status: 400 }
+    })
+    const jar = await signedInJar()
+    const outs = await Promise.all(
+      [1, 2, 3].map(() => sessions.replay(http, jar, `${IDP}/auth?x=1`, [CLIENT], LOGIN)),
+    )
+    expect(outs.map((o) => o.kind)).toEqual(['callback', 'callback', 'callback'])
+    expect(sessions.counters.sessionReplays).toBe(3)
+    // the jar the caller holds is unchanged: the newest cookies are the session's, not the jar's
+    expect(await jar.getCookieString(`${IDP}/`)).toBe('sid=abc')
   })
 })

@@ -1,8 +1,8 @@
 import type { BrowserContext } from '@playwright/test'
 import { CookieJar } from 'tough-cookie'
-import { followWithJar } from './form-sign-in.ts'
-import type { Http } from './http.ts'
-import type { TargetUser } from './target.ts'
+import { followWithJar, pageTitle, readApproveForm } from './form-sign-in.ts'
+import type { Http, HttpResponse } from './http.ts'
+import type { InteractionConfig, TargetUser } from './target.ts'
 
 /**
  * What one run counted, for the benchmark (`npm run bench -- --suite`) and the run's summary:
@@ -43,7 +43,12 @@ export function countSignIn(context: BrowserContext): void {
 
 /** Where a session replay ended. */
 export type ReplayOutcome =
-  | { readonly kind: 'callback'; readonly callback: string }
+  | {
+      readonly kind: 'callback'
+      readonly callback: string
+      /** The pages answered on the way (`continue (built-in: "Continue")`), in order. */
+      readonly answered: readonly string[]
+    }
   /** The IdP showed its login form again: the session is gone (or was never reusable). */
   | { readonly kind: 'login' }
   /** Anything else (an error or consent page, a self-submitting form): the browser decides. */
@@ -57,13 +62,22 @@ export type ReplayOutcome =
  * the IdP redirects to the client without showing the form).
  *
  * Each replay works on a copy of the jar, so what the IdP sets during one replay never changes
- * the session another check replays beside it. Exclusive checks, and checks that log out or
+ * the session another check replays beside it, except for a replay that reaches the client:
+ * its cookies are the session from then on (an IdP may give the session a new identifier when
+ * an interaction is answered), and the replays of one session take turns for that reason. Exclusive checks, and checks that log out or
  * change the session, never get here: they drive their own browser contexts.
  */
 export class SharedSessions {
   readonly #jars = new Map<string, Promise<CookieJar | undefined>>()
   /** Jars a replay has signed a user in with at least once. */
   readonly #worked = new WeakSet<CookieJar>()
+  /**
+   * Each established session's line of cookie jars: the IdP may give the session a new
+   * identifier whenever an interaction is answered (node-oidc-provider's resume does, against
+   * session fixation), so the jar a replay ends with is the session from then on. Replays of
+   * one session take turns (`tail`), each with the newest jar (`latest`).
+   */
+  readonly #lines = new WeakMap<CookieJar, { tail: Promise<void>; latest: CookieJar }>()
   /** Set when a fresh session was not reusable: every later sign-in goes through the browser. */
   unusable: string | undefined
   readonly counters: RunCounters
@@ -134,7 +148,11 @@ export class SharedSessions {
   /**
    * Sends the authorization request with the session's cookies and follows the IdP's redirects
    * (followWithJar: each hop recorded in the check's transcript) until the client's redirect
-   * URI, which is never fetched.
+   * URI, which is never fetched. On the way it answers, as the browser driver's built-in answers
+   * do, a server-rendered consent page or "continue" interstitial whose one form asks nothing
+   * and whose only submit approves (readApproveForm), at most `MAX_ANSWERS` of them; a page the
+   * target's configuration may describe (`interactions`), a script-rendered page or anything
+   * else is left to the browser.
    */
   async replay(
     http: Http,
@@ -142,36 +160,157 @@ export class SharedSessions {
     url: string,
     clientOrigins: readonly string[],
     loginDetect: RegExp,
+    interactions: readonly InteractionConfig[] = [],
   ): Promise<ReplayOutcome> {
+    const root = this.#lender ?? this
+    let line = root.#lines.get(jar)
+    if (!line) {
+      line = { tail: Promise.resolve(), latest: jar }
+      root.#lines.set(jar, line)
+    }
+    const theLine = line
+    // one replay of a session at a time: another may be giving it a new identifier right now
+    let timer: NodeJS.Timeout | undefined
+    const waited = new Promise<'busy'>((resolve) => {
+      timer = setTimeout(() => resolve('busy'), TURN_WAIT_MS)
+    })
+    let abandoned = false
+    const turn = theLine.tail.then(() =>
+      abandoned
+        ? undefined
+        : this.#replayOnce(http, theLine.latest, url, clientOrigins, loginDetect, interactions),
+    )
+    theLine.tail = turn.then(
+      (done) => {
+        // the session lives on in the cookies the IdP gave on the way to the client
+        if (done?.outcome.kind === 'callback') {
+          theLine.latest = done.cookies
+          root.#lines.set(done.cookies, theLine)
+        }
+      },
+      () => undefined,
+    )
+    try {
+      const done = await Promise.race([turn, waited])
+      if (done === 'busy' || done === undefined) {
+        // its turn, when it comes, is skipped: no request of this check after it moved on
+        abandoned = true
+        return {
+          kind: 'other',
+          why: `other replays of this session took more than ${TURN_WAIT_MS / 1000} s`,
+        }
+      }
+      if (done.outcome.kind === 'callback') {
+        this.counters.sessionReplays++
+        root.#worked.add(jar)
+      }
+      return done.outcome
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  /** One replay with the session's newest cookies, on a copy of them (see `replay`). */
+  async #replayOnce(
+    http: Http,
+    jar: CookieJar,
+    url: string,
+    clientOrigins: readonly string[],
+    loginDetect: RegExp,
+    interactions: readonly InteractionConfig[],
+  ): Promise<{ outcome: ReplayOutcome; cookies: CookieJar }> {
     const cookies = await jar.clone()
     const idp = new URL(url).origin
-    const cookie = await cookies.getCookieString(url)
-    const first = await http.request(url, {
-      headers: { accept: 'text/html', ...(cookie ? { cookie } : {}) },
-    })
-    const end = await followWithJar(
-      http,
-      cookies,
-      first,
-      idp,
-      (next) => clientOrigins.includes(next.origin) && next.origin !== idp,
-    )
-    if ('client' in end) {
-      this.counters.sessionReplays++
-      ;(this.#lender ?? this).#worked.add(jar)
-      return { kind: 'callback', callback: end.client.toString() }
+    const send = async (
+      at: string,
+      init: { method?: 'POST'; form?: Record<string, string | string[]> } = {},
+    ): Promise<HttpResponse> => {
+      const cookie = await cookies.getCookieString(at)
+      return http.request(at, {
+        ...init,
+        headers: {
+          accept: 'text/html',
+          // a browser submitting a form at the IdP sends the IdP's Origin with the post
+          ...(init.method === 'POST' ? { origin: idp } : {}),
+          ...(cookie ? { cookie } : {}),
+        },
+      })
     }
-    const res = end.stopped
-    const location = res.headers.get('location')
-    if (res.status >= 300 && res.status < 400 && location) {
-      const next = new URL(location, res.url)
-      return next.origin !== idp
-        ? { kind: 'other', why: `redirected to ${next.origin}` }
-        : { kind: 'other', why: 'more than 10 redirects' }
+    const answered: string[] = []
+    let sent = await send(url)
+    for (;;) {
+      const end = await followWithJar(
+        http,
+        cookies,
+        sent,
+        idp,
+        (next) => clientOrigins.includes(next.origin) && next.origin !== idp,
+      )
+      if ('client' in end)
+        return {
+          outcome: { kind: 'callback', callback: end.client.toString(), answered },
+          cookies,
+        }
+      const res = end.stopped
+      const location = res.headers.get('location')
+      if (res.status >= 300 && res.status < 400 && location) {
+        const next = new URL(location, res.url)
+        const why = next.origin !== idp ? `redirected to ${next.origin}` : 'more than 10 redirects'
+        return { outcome: { kind: 'other', why }, cookies }
+      }
+      if (loginDetect.test(res.text)) return { outcome: { kind: 'login' }, cookies }
+      // the browser looks at configured interactions first; the replay cannot tell their
+      // selectors apart on served HTML, so a page one of them may describe is the browser's
+      const configured = interactions.some((i) => !i.url || matches(i.url, res.url))
+      const form =
+        res.status === 200 && !configured && new URL(res.url).origin === idp
+          ? readApproveForm(res.text, res.url)
+          : undefined
+      if (!form || new URL(form.action).origin !== idp) {
+        const title = res.status === 200 ? pageTitle(res.text) : undefined
+        const at = new URL(res.url)
+        const why = `the IdP answered HTTP ${res.status} without a redirect at ${at.origin}${at.pathname}${title ? ` ("${title}")` : ''}${answered.length > 0 ? ` after ${answered.join(', ')}` : ''}${res.status === 200 && !configured ? ': no one-button consent or "continue" form in its HTML' : ''}`
+        return { outcome: { kind: 'other', why }, cookies }
+      }
+      if (answered.length >= MAX_ANSWERS)
+        return {
+          outcome: {
+            kind: 'other',
+            why: `after ${answered.join(', ')} the IdP showed yet another page to answer`,
+          },
+          cookies,
+        }
+      answered.push(form.label)
+      const fields: Record<string, string[]> = {}
+      for (const [name, value] of form.fields) (fields[name] ??= []).push(value)
+      sent =
+        form.method === 'POST'
+          ? await send(form.action, { method: 'POST', form: fields })
+          : await send(formGet(form.action, form.fields))
     }
-    if (loginDetect.test(res.text)) return { kind: 'login' }
-    return { kind: 'other', why: `the IdP answered HTTP ${res.status} without a redirect` }
   }
+}
+
+/** How long a replay waits for the other replays of its session before the browser decides. */
+const TURN_WAIT_MS = 20_000
+
+/** How many consent / "continue" pages one replay answers before it leaves them to the browser. */
+export const MAX_ANSWERS = 3
+
+/** Whether a configured URL pattern matches; a pattern that is no regular expression may. */
+function matches(pattern: string, url: string): boolean {
+  try {
+    return new RegExp(pattern).test(url)
+  } catch {
+    return true
+  }
+}
+
+/** The URL a GET form goes to: its action with the query replaced by the fields, as a browser. */
+function formGet(action: string, fields: readonly (readonly [string, string])[]): string {
+  const to = new URL(action)
+  to.search = new URLSearchParams(fields.map(([k, v]) => [k, v])).toString()
+  return to.toString()
 }
 
 /** The cookies of a signed-in browser context, in a tough-cookie jar. */

@@ -1,0 +1,26 @@
+/**
+ * The words by which the harness recognises the pages between the login and the client: a
+ * consent page, a one-button "continue" interstitial, a logout confirmation. One list for the
+ * browser driver (browser.ts, on the rendered page) and the HTTP session replay
+ * (form-sign-in.ts `readApproveForm`, on the served HTML), so both answer the same pages.
+ */
+
+/**
+ * Words of a control that approves or moves on (a consent page's "Allow", an interstitial's
+ * "Continue as alice"), matched at the start of its visible label.
+ */
+export const APPROVE_LABEL =
+  /^\W*(allow|approve|accept|authori[sz]e|agree|grant|yes|continue|proceed|confirm|ok|okay|next)\b/i
+/** Words that make a control a refusal, a way out or a sign-out: never pressed by default. */
+export const REFUSE_LABEL =
+  /\b(deny|denied|cancel|reject|decline|refuse|don'?t|do not|not now|no|abort|back|switch|another|different)\b/i
+/**
+ * Labels of a sign-out control ("Yes, sign me out", "Log out", "End session"): a page that has
+ * one is a logout confirmation (or offers a way out), which the built-in answers never press
+ * through; a logout confirmation is answered only when the configuration says how.
+ */
+export const LOGOUT_LABEL =
+  /\b(sign|log)\W*(me\W*|you\W*)?(out|off)\b|\blogout\b|\bend (the |your |this )?session\b|\bstay signed in\b/i
+/** Page words that make a page with an approve control a consent page (for logs). */
+export const CONSENT_WORDS =
+  /consent|permission|access to|authori[sz]|wants to|would like to|scope/i
