@@ -71,3 +71,12 @@ describe('sessionLifetime (SEC-11)', () => {
       expect(() => load({ sessionLifetime: bad })).toThrow(/sessionLifetime/)
   })
 })
+
+describe('rateLimitBudget and refreshTokenLifetime', () => {
+  test('a string is a usage error naming the key, not a number read as text', () => {
+    for (const key of ['rateLimitBudget', 'refreshTokenLifetime']) {
+      expect(() => load({ [key]: '20' })).toThrow(new RegExp(key))
+      expect((load({ [key]: 20 }) as unknown as Record<string, unknown>)[key]).toBe(20)
+    }
+  })
+})

@@ -97,8 +97,8 @@ const fileSchema = Joi.object({
   plainHttpUrl: Joi.string()
     .uri({ scheme: ['http'] })
     .optional(),
-  rateLimitBudget: Joi.number().integer().min(1).optional(),
-  refreshTokenLifetime: Joi.number().integer().min(1).optional(),
+  rateLimitBudget: Joi.number().strict().integer().min(1).optional(),
+  refreshTokenLifetime: Joi.number().strict().integer().min(1).optional(),
   // strict: Joi would take "20" for 20 and leave the string in the file's value
   sessionLifetime: Joi.number().strict().integer().min(1).optional(),
   login: login.optional(),
