@@ -126,7 +126,7 @@ async function untilReachable(
     } catch (err) {
       const message = (err as Error).message
       if (!unreachable(err))
-        throw new Error(`the database at DATABASE_URL=${where} refused to start: ${message}`, {
+        throw new Error(`the database at DATABASE_URL=${where} could not be migrated: ${message}`, {
           cause: err,
         })
       const wait = Math.min(4000, 500 * 2 ** (attempt - 1))

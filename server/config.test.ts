@@ -36,6 +36,7 @@ describe('loadConfig', () => {
     expect(envNameOf('accessTokenTtl')).toBe('ACCESS_TOKEN_TTL')
     expect(envNameOf('scrypt.N')).toBe('SCRYPT_N')
     expect(envNameOf('rateLimits.loginaddress')).toBe('RATE_LIMIT_LOGINADDRESS')
+    expect(envNameOf('rateLimits.login.limit')).toBe('RATE_LIMIT_LOGIN')
     expect(envNameOf('maxConnectionsPerAddress')).toBe('MAX_CONNECTIONS_PER_ADDRESS')
   })
 

@@ -346,8 +346,10 @@ function parseRateLimit(
  * `scrypt.N` → `SCRYPT_N`, `rateLimits.login` → `RATE_LIMIT_LOGIN`).
  */
 export function envNameOf(key: string): string {
+  // a rate limit is one variable, LIMIT/WINDOW_SECONDS, whatever member of it is wrong
+  const group = /^rateLimits\.([A-Za-z]+)/.exec(key)?.[1]
+  if (group) return `RATE_LIMIT_${group.toUpperCase()}`
   return key
-    .replace(/^rateLimits\./, 'rateLimit.')
     .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
     .replace(/\./g, '_')
     .toUpperCase()
