@@ -23,6 +23,7 @@ import { checkName, requirementIds, requirements, type RequirementId } from './r
 import type { TargetFlags } from './target-config.ts'
 import { UsageError } from './usage-error.ts'
 import { runStop, type RunStop } from './stop.ts'
+import { settledWithin } from './harness/settled.ts'
 import type { CheckResult } from './harness/types.ts'
 
 /**
@@ -419,19 +420,9 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     stop?.dispose()
     // a stopped run may leave checks behind it: their server is not waited for without end
     const closing = embedded ? embedded.stop() : target.dispatcher.close()
-    if (stop?.stopped) await boundedBy(closing, STOP_GRACE_MS)
+    if (stop?.stopped) await settledWithin(closing, STOP_GRACE_MS)
     else await closing
   }
-}
-
-/** Waits for `promise` at most `ms` (its failure is not the run's: the reports are written). */
-async function boundedBy(promise: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined
-  await Promise.race([
-    promise.catch(() => undefined),
-    new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))),
-  ])
-  clearTimeout(timer)
 }
 
 /**

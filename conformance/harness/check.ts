@@ -12,6 +12,7 @@ import { CheckFailure, ControlFailure } from './expect.ts'
 import { inCheckScope } from './guard.ts'
 import type { Level } from '../catalogue/requirement.ts'
 import type { Aside, CheckResult, Exchange, Verdict } from './types.ts'
+import { settledWithin } from './settled.ts'
 
 /** What a check body receives. */
 export interface CheckContext {
@@ -540,16 +541,6 @@ const allAside = (failures: readonly { aside: Aside | undefined }[]): Aside | un
 
 /** How long the end of a check waits for its browser contexts to close. */
 const CLOSE_WITHIN_MS = 10_000
-
-/** Waits for `promise` (never rejecting) at most `ms`. */
-async function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined
-  await Promise.race([
-    promise.catch(() => undefined),
-    new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))),
-  ])
-  clearTimeout(timer)
-}
 
 /** Counts the requests a check's client sends (the benchmark's HTTP requests). */
 function countRequests(http: Http, counters: RunCounters): Http {
