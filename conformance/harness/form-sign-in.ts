@@ -217,6 +217,31 @@ export type FormSignIn =
   | { readonly kind: 'not-signed-in'; readonly why: string }
 
 /**
+ * Sends a request to the IdP as a browser would: HTML accepted, the jar's cookies for the URL,
+ * and on a POST the IdP's own Origin (a browser submitting a form at the IdP sends it).
+ */
+export function browserLike(
+  http: Http,
+  jar: CookieJar,
+  idp: string,
+): (
+  at: string,
+  init?: { method?: 'POST'; form?: Record<string, string | readonly string[]> },
+) => Promise<HttpResponse> {
+  return async (at, init = {}) => {
+    const cookie = await jar.getCookieString(at)
+    return http.request(at, {
+      ...init,
+      headers: {
+        accept: 'text/html',
+        ...(init.method === 'POST' ? { origin: idp } : {}),
+        ...(cookie ? { cookie } : {}),
+      },
+    })
+  }
+}
+
+/**
  * Signs `user` in without a browser: sends the authorization request, follows the IdP's
  * redirects to its login page, reads the form (readLoginForm), posts the credentials with the
  * cookies the IdP set and the IdP's Origin, as a browser submitting the form would, and follows
@@ -235,20 +260,7 @@ export async function signInByFormPost(
   jar: CookieJar = new CookieJar(),
 ): Promise<FormSignIn> {
   const idp = new URL(url).origin
-  const send = async (
-    at: string,
-    init: { method?: string; form?: Record<string, string> } = {},
-  ): Promise<HttpResponse> => {
-    const cookie = await jar.getCookieString(at)
-    return http.request(at, {
-      ...init,
-      headers: {
-        accept: 'text/html',
-        ...(init.method === 'POST' ? { origin: idp } : {}),
-        ...(cookie ? { cookie } : {}),
-      },
-    })
-  }
+  const send = browserLike(http, jar, idp)
   const isClient = (u: URL): boolean => u.origin !== idp && clientOrigins.includes(u.origin)
   const shown = await followWithJar(http, jar, await send(url), idp, isClient)
   if ('client' in shown)

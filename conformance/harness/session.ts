@@ -1,7 +1,7 @@
 import type { BrowserContext } from '@playwright/test'
 import { CookieJar } from 'tough-cookie'
-import { followWithJar, pageTitle, readApproveForm } from './form-sign-in.ts'
-import type { Http, HttpResponse } from './http.ts'
+import { browserLike, followWithJar, pageTitle, readApproveForm } from './form-sign-in.ts'
+import type { Http } from './http.ts'
 import type { InteractionConfig, TargetUser } from './target.ts'
 
 /**
@@ -221,21 +221,7 @@ export class SharedSessions {
   ): Promise<{ outcome: ReplayOutcome; cookies: CookieJar }> {
     const cookies = await jar.clone()
     const idp = new URL(url).origin
-    const send = async (
-      at: string,
-      init: { method?: 'POST'; form?: Record<string, string | string[]> } = {},
-    ): Promise<HttpResponse> => {
-      const cookie = await cookies.getCookieString(at)
-      return http.request(at, {
-        ...init,
-        headers: {
-          accept: 'text/html',
-          // a browser submitting a form at the IdP sends the IdP's Origin with the post
-          ...(init.method === 'POST' ? { origin: idp } : {}),
-          ...(cookie ? { cookie } : {}),
-        },
-      })
-    }
+    const send = browserLike(http, cookies, idp)
     const answered: string[] = []
     let sent = await send(url)
     for (;;) {
