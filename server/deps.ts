@@ -33,7 +33,6 @@ export type Fault =
   | 'authorize-truncates-state'
   | 'authorize-success-carries-token-type'
   | 'authorize-success-appends-fragment'
-  | 'authorize-success-adds-trailing-slash'
   | 'authorize-success-drops-code'
   | 'authorize-reads-pkce-method-after-challenge'
   | 'authorize-refuses-id-token-hint'

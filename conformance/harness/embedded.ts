@@ -39,6 +39,12 @@ export interface EmbeddedOptions {
    * code: a store that misbehaves, given to createServer as its `store` option).
    */
   readonly wrapStore?: (store: Store) => Store
+  /**
+   * Adds to the built server before it starts, through hapi's own composition points (request
+   * lifecycle extensions, decorations): the self-test's broken targets, built from outside the
+   * server's code.
+   */
+  readonly extend?: (app: App) => void | Promise<void>
 }
 
 export interface Embedded {
@@ -75,7 +81,24 @@ const fixtureClient = (id: (typeof clients)[number]['id']): TargetClient => {
  * HTTPS on a free loopback port and the plain listener on another, and returns it as a target.
  */
 export async function startEmbedded(options: EmbeddedOptions = {}): Promise<Embedded> {
-  const [port, httpPort] = [await freePort(), await freePort()]
+  // a free port is free when asked, not when listened on: another process (an outgoing
+  // connection's ephemeral port, a parallel test's server) can take it in between, which a
+  // loaded CI runner once showed as EADDRINUSE. Tried again on fresh ports, a bounded number
+  // of times.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(options, await freePort(), await freePort())
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt >= 5) throw err
+    }
+  }
+}
+
+async function startOnce(
+  options: EmbeddedOptions,
+  port: number,
+  httpPort: number,
+): Promise<Embedded> {
   const config = loadConfig(
     {},
     {
@@ -113,7 +136,13 @@ export async function startEmbedded(options: EmbeddedOptions = {}): Promise<Embe
     faults: options.faults ?? [],
     ...(options.logger ? { logger: options.logger } : { log: () => undefined }),
   })
-  await app.start()
+  await options.extend?.(app)
+  try {
+    await app.start()
+  } catch (err) {
+    await app.stop().catch(() => undefined)
+    throw err
+  }
   const [alice, bob] = users
   const target = resolveTarget(
     {

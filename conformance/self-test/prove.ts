@@ -83,9 +83,10 @@ export function sabotageTarget(): (id: RequirementId, s: BrokenTarget) => Promis
         ? await createDevCertificate(['127.0.0.1', 'localhost'])
         : undefined
     const broken = await startEmbedded({
-      faults: s.faults,
+      ...(s.faults ? { faults: s.faults } : {}),
       ...(s.config ? { config: s.config } : {}),
       ...(s.store ? { wrapStore: s.store } : {}),
+      ...(s.extend ? { extend: s.extend } : {}),
       // a foreign certificate is served while the target still names the shared CA
       tls: foreign
         ? { cert: foreign.cert, key: foreign.key, ca: shared.tls.ca, caPath: undefined }

@@ -339,12 +339,7 @@ export const login = (deps: Deps): ServerRoute => ({
         deps,
       )
       const status = deps.faults.has('login-redirect-307') ? 307 : 303
-      // AUTHZ-02's sabotage: the success redirect goes to the registered URI with a slash added
-      // (a normalisation of the URI), not to the exact URI the client sent
-      const to = deps.faults.has('authorize-success-adds-trailing-slash')
-        ? `${ar.redirectUri}/`
-        : ar.redirectUri
-      const response = redirectToClient(h, to, params, status)
+      const response = redirectToClient(h, ar.redirectUri, params, status)
       // AUTHZ-02's sabotage: a fragment after the success redirect's query (as some providers
       // append #_=_), which the client's server never sees
       if (deps.faults.has('authorize-success-appends-fragment'))

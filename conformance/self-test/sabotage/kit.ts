@@ -1,4 +1,5 @@
 import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
+import type { Extend } from '../broken-server.ts'
 import type { Config } from '../../../server/config.ts'
 import type { Fault } from '../../../server/deps.ts'
 import type { Store } from '../../../server/store/store.ts'
@@ -35,6 +36,8 @@ export {
 } from '../../harness/requests.ts'
 export { halfHash } from '../../harness/jwt.ts'
 export { redirectVariants } from '../../harness/pages.ts'
+// broken reference servers built from outside the server's code (hapi extensions)
+export * from '../broken-server.ts'
 
 /**
  * How to break the target so that one check must fail: msw handlers that corrupt the real
@@ -44,7 +47,8 @@ export { redirectVariants } from '../../harness/pages.ts'
 export type BrokenTarget =
   | { readonly handlers: (target: Target) => HttpHandler[] }
   | {
-      readonly faults: readonly Fault[]
+      /** Test-only faults of the reference server (issue 34: being replaced by `extend`/`store`). */
+      readonly faults?: readonly Fault[]
       readonly config?: Partial<Config>
       /**
        * 'foreign': the server presents a certificate that a CA of its own signed, not the CA
@@ -56,6 +60,12 @@ export type BrokenTarget =
        * given to createServer misbehaves), instead of by a named fault.
        */
       readonly store?: (store: Store) => Store
+      /**
+       * Adds to the built reference server before it starts, through hapi's composition points
+       * (request lifecycle extensions such as onPreHandler and onPreResponse): a server broken
+       * from outside its code.
+       */
+      readonly extend?: Extend
     }
 
 /**
