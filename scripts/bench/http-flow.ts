@@ -37,12 +37,13 @@ const authorizeQuery = (challenge: string, scope: string) =>
     code_challenge_method: 'S256',
   }).toString()
 
-/** A full sign-in over HTTP without a browser: authorize, login POST, token. Returns the tokens and the session cookie. */
-export async function signIn(
+/** Opens the login page of an authorization request and posts alice's sign-in with `password`. */
+async function postLogin(
   http: Http,
-  scope = 'openid profile email offline_access read:documents',
-) {
-  const { verifier, challenge } = pkce()
+  challenge: string,
+  scope: string,
+  password: string,
+): Promise<Response> {
   const page = await http(`/auth/authorize?${authorizeQuery(challenge, scope)}`)
   const html = await page.text()
   const field = (name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(html)?.[1] ?? ''
@@ -50,16 +51,36 @@ export async function signIn(
     .getSetCookie()
     .map((c) => c.split(';')[0])
     .join('; ')
-  const login = await http('/auth/login', {
+  return http('/auth/login', {
     ...form({
       interaction: field('interaction'),
       csrf: field('csrf'),
       username: 'alice',
-      password: 'wonderland',
+      password,
       action: 'login',
     }),
     headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
   })
+}
+
+/**
+ * A failed sign-in over HTTP (the login page, then a wrong password): its password hash is the
+ * sign-in flood's cost. Returns the login POST's status (401, or 503 when the hashing queue is
+ * full, or 429 when a limit refuses it).
+ */
+export async function failedSignIn(http: Http): Promise<number> {
+  const res = await postLogin(http, pkce().challenge, 'openid', 'not-the-password')
+  await res.arrayBuffer()
+  return res.status
+}
+
+/** A full sign-in over HTTP without a browser: authorize, login POST, token. Returns the tokens and the session cookie. */
+export async function signIn(
+  http: Http,
+  scope = 'openid profile email offline_access read:documents',
+) {
+  const { verifier, challenge } = pkce()
+  const login = await postLogin(http, challenge, scope, 'wonderland')
   await login.arrayBuffer()
   const location = login.headers.get('location') ?? ''
   const session =

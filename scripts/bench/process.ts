@@ -58,16 +58,23 @@ export function waitForLine(
       () => reject(new Error(`timed out waiting for ${ready}: ${out}`)),
       timeoutMs,
     )
+    let seen = false
+    // the listener stays on after the line was seen, so the child's output is drained (a full
+    // pipe would stall a child that logs every request), but it is no longer kept
     const onData = (chunk: Buffer) => {
+      if (seen) return
       out += chunk.toString()
       const m = ready.exec(out)
       if (m) {
+        seen = true
         clearTimeout(timer)
         resolve(m[0])
       }
     }
     child.stdout?.on('data', onData)
-    child.stderr?.on('data', (c: Buffer) => (out += c.toString()))
+    child.stderr?.on('data', (c: Buffer) => {
+      if (!seen) out += c.toString()
+    })
     child.once('exit', (code) => {
       clearTimeout(timer)
       reject(new Error(`exited with ${String(code)} before ready: ${out}`))
