@@ -118,6 +118,21 @@ describe('rp-test judge', () => {
       ).toBe('pass')
     }
   })
+  it('rp-scope-userinfo-claims without a user-info call is not exercised, not passed', () => {
+    const t = test('rp-scope-userinfo-claims')
+    const j = judge(t, SIGNED_IN, ev(['authorize'], ['token-issued']), true)
+    expect(j.verdict).toBe('skip')
+    expect(j.message).toMatch(/^not exercised: your client signed in without calling user-info/)
+    expect(
+      judge(t, SIGNED_IN, ev(['authorize'], ['token-issued'], ['userinfo']), true).verdict,
+    ).toBe('pass')
+  })
+  it('a refusal of the kid-absent multiple-key test is recorded (MAY), never failed', () => {
+    const t = test('rp-id_token-kid-absent-multiple-jwks')
+    expect(judge(t, REFUSED, ev(['authorize'], ['jwks'], ['token-issued']), true).verdict).toBe(
+      'info',
+    )
+  })
   it('states a use of the access token only when one was recorded (rp-token_type-missing)', () => {
     const t = test('rp-token_type-missing')
     const bare = judge(t, SIGNED_IN, delivered, true)

@@ -192,6 +192,11 @@ export function judge(
         verdict: 'skip',
         message: `not exercised: your client signed in without fetching this issuer's JWKS, so it never looked a key up (${test.title}); ${seen}`,
       }
+    if (test.exercisedBy === 'userinfo' && !kinds.has('userinfo'))
+      return {
+        verdict: 'skip',
+        message: `not exercised: your client signed in without calling user-info at this test issuer (${test.title}); ${seen}`,
+      }
     return { verdict: 'pass', message: `signed in: ${test.title}; ${seen}` }
   }
   if (!delivered) {

@@ -107,6 +107,17 @@ export const RP_TESTS = [
     fix: 'compare the ID token iss exactly with the issuer of the discovery document you started from',
   },
   {
+    id: 'rp-id_token-sub',
+    kind: 'negative',
+    level: 'MUST',
+    foundation: { id: 'rp-id_token-sub', relation: 'same test, same level (Basic RP: required)' },
+    stage: 'token-response',
+    title: 'ID token without sub',
+    accepted: 'an ID token without sub',
+    reference: 'OpenID Connect Core §2 (sub REQUIRED), §3.1.3.7',
+    fix: 'refuse an ID token without sub: the user is identified by iss and sub together',
+  },
+  {
     id: 'rp-id_token-aud',
     kind: 'negative',
     level: 'MUST',
@@ -272,6 +283,51 @@ export const RP_TESTS = [
     title: 'two keys in the JWKS; the ID token is signed by the second',
     reference: 'OpenID Connect Core §10.1; RFC 7517 §4.5',
     fix: 'pick the verification key by kid, not the first key of the set',
+  },
+  {
+    id: 'rp-id_token-kid-absent-single-jwks',
+    kind: 'positive',
+    level: 'MUST',
+    foundation: {
+      id: 'rp-id_token-kid-absent-single-jwks',
+      relation: 'same test (Basic RP: in the plan)',
+    },
+    stage: 'token-response',
+    exercisedBy: 'jwks',
+    title: 'ID token without kid, and one key in the JWKS (itself without kid)',
+    reference: 'OpenID Connect Core §10.1 (kid MAY be omitted when the JWKS holds one key)',
+    fix: 'when the ID token has no kid and the issuer publishes a single signing key, verify with that key',
+  },
+  {
+    id: 'rp-id_token-kid-absent-multiple-jwks',
+    kind: 'positive',
+    // the Foundation lets the client either try every key (and sign in) or refuse: recorded only
+    level: 'MAY',
+    foundation: {
+      id: 'rp-id_token-kid-absent-multiple-jwks',
+      relation:
+        'same test (Basic RP: in the plan), where the client may refuse or try every key; a refusal is recorded, never failed',
+    },
+    stage: 'token-response',
+    exercisedBy: 'jwks',
+    title: 'ID token without kid, and two keys in the JWKS without kid (the second signs)',
+    reference:
+      'OpenID Connect Core §10.1 (kid is required when the JWKS holds several keys, so the client may refuse or try each)',
+    fix: 'try each published RS256 key until one verifies, if it is to sign in at such issuers (refusing is allowed here)',
+  },
+  {
+    id: 'rp-scope-userinfo-claims',
+    kind: 'positive',
+    level: 'MUST',
+    foundation: {
+      id: 'rp-scope-userinfo-claims',
+      relation: 'same test (Basic RP: in the plan)',
+    },
+    stage: 'userinfo-response',
+    exercisedBy: 'userinfo',
+    title: 'the claims of the scopes asked for (profile, email), answered by user-info',
+    reference: 'OpenID Connect Core §5.4 (claims requested by scope values), §5.3.2',
+    fix: 'call user-info with the access token and accept the claims of the scopes you asked for',
   },
   {
     id: 'rp-token-response-extra-members',

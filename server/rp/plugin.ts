@@ -270,7 +270,7 @@ export const rpIssuers = (
       const now = deps.clock()
       const claims: JWTPayload = { ...decodeJwt(normal), iss: rpIssuerUrl(base, test.id) }
       let signer: RpKey = await keys.main()
-      let kid = signer.kid
+      let kid: string | undefined = signer.kid
       let applied = true
       let notApplicable: string | undefined
       switch (test.id) {
@@ -281,6 +281,9 @@ export const rpIssuers = (
           return { idToken: new UnsecuredJWT(claims).encode(), applied }
         case 'rp-id_token-issuer-mismatch':
           claims.iss = base
+          break
+        case 'rp-id_token-sub':
+          delete claims.sub
           break
         case 'rp-id_token-aud':
           claims.aud = FOREIGN_AUDIENCE
@@ -316,12 +319,18 @@ export const rpIssuers = (
           signer = await keys.rotate()
           kid = signer.kid
           break
+        case 'rp-id_token-kid-absent-single-jwks':
+        case 'rp-id_token-kid-absent-multiple-jwks':
+          // positive: a correct ID token, signed by the main key, whose header names no key
+          kid = undefined
+          applied = false
+          break
         default:
           // the positive tests and the faults of other stages: a correct ID token
           applied = false
       }
       const idToken = await new SignJWT(claims)
-        .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid })
+        .setProtectedHeader({ alg: 'RS256', typ: 'JWT', ...(kid === undefined ? {} : { kid }) })
         .sign(signer.privateKey)
       return { idToken, applied, ...(notApplicable !== undefined ? { notApplicable } : {}) }
     }
@@ -382,12 +391,21 @@ export const rpIssuers = (
             const set =
               test.id === 'rp-key-rotation-op-sign-key'
                 ? await keys.rotated()
-                : test.id === 'rp-jwks-two-keys'
+                : test.id === 'rp-jwks-two-keys' ||
+                    test.id === 'rp-id_token-kid-absent-multiple-jwks'
                   ? [await keys.decoy(), await keys.main()]
                   : [await keys.main()]
+            // the kid-absent tests publish their keys without kid, as the Foundation's do
+            const withoutKid = test.id.startsWith('rp-id_token-kid-absent-')
             observe(test, 'jwks')
             return h
-              .response({ keys: set.map((k) => k.publicJwk) })
+              .response({
+                keys: set.map((k) => {
+                  if (!withoutKid) return k.publicJwk
+                  const { kid: _kid, ...rest } = k.publicJwk
+                  return rest
+                }),
+              })
               .type('application/json')
               .header('cache-control', 'no-store')
           },

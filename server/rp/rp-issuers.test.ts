@@ -3,8 +3,10 @@ import {
   createLocalJWKSet,
   decodeJwt,
   decodeProtectedHeader,
+  importJWK,
   jwtVerify,
   type JSONWebKeySet,
+  type JWK,
 } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { App } from '../app.ts'
@@ -102,6 +104,17 @@ async function verify(test: string, idToken: unknown) {
   return payload
 }
 
+/** Verifies with one given key of the test issuer's JWKS. */
+async function verifyWith(test: string, idToken: unknown, key: JWK | undefined) {
+  if (!key) throw new Error('no such key')
+  const { payload } = await jwtVerify(String(idToken), await importJWK(key, 'RS256'), {
+    issuer: `${BASE}/rp/${test}`,
+    audience: 'conformance-client',
+    algorithms: ['RS256'],
+  })
+  return payload
+}
+
 async function events(test: string) {
   const res = await app.server.inject(`/rp/${test}/observations`)
   return (
@@ -166,6 +179,7 @@ describe('RP test issuers', () => {
     ['rp-id_token-expired', /"exp" claim timestamp check failed/],
     ['rp-id_token-iat', /missing required "iat" claim/],
     ['rp-id_token-kid-unknown', /no applicable key found/],
+    ['rp-id_token-sub', /missing required "sub" claim/],
   ]
   it.each(refused)('%s: a correct verifier refuses its ID token', async (test, reason) => {
     const { tokens } = await signIn(test, { state: 's', nonce: 'n' })
@@ -344,6 +358,30 @@ describe('RP test issuers', () => {
     expect(set.keys).toHaveLength(2)
     expect(decodeProtectedHeader(String(tokens.id_token)).kid).toBe(set.keys[1]?.kid)
     await verify(test, tokens.id_token)
+  })
+
+  it('rp-id_token-kid-absent-single-jwks: no kid anywhere, one key, and a correct verifier signs in', async () => {
+    const test = 'rp-id_token-kid-absent-single-jwks'
+    const { tokens } = await signIn(test, { nonce: 'n' })
+    const set = await jwksOf(test)
+    expect(set.keys).toHaveLength(1)
+    expect(set.keys[0]?.kid).toBeUndefined()
+    expect(decodeProtectedHeader(String(tokens.id_token)).kid).toBeUndefined()
+    await verify(test, tokens.id_token)
+  })
+
+  it('rp-id_token-kid-absent-multiple-jwks: no kid anywhere, two keys, the second signs', async () => {
+    const test = 'rp-id_token-kid-absent-multiple-jwks'
+    const { tokens } = await signIn(test, { nonce: 'n' })
+    const set = await jwksOf(test)
+    expect(set.keys.map((k) => k.kid)).toEqual([undefined, undefined])
+    expect(decodeProtectedHeader(String(tokens.id_token)).kid).toBeUndefined()
+    // a verifier that picks by kid alone cannot choose (jose refuses), one that tries each
+    // key in turn finds the second
+    await expect(verify(test, tokens.id_token)).rejects.toThrow(/multiple matching keys/)
+    const [first, second] = set.keys
+    await expect(verifyWith(test, tokens.id_token, first)).rejects.toThrow(/signature/)
+    await verifyWith(test, tokens.id_token, second)
   })
 
   it('the signed-in beacon of a negative test is recorded and raises its finding', async () => {
