@@ -6,6 +6,7 @@ import {
   AUTHORIZE,
   corruptTokenJson,
   escapeRegExp,
+  failedRedemptionsKeepCodes,
   forward,
   perPart,
   rewriteTokenForm,
@@ -248,7 +249,7 @@ export const pkceSabotage: Record<keyof typeof pkce, Sabotages> = {
       how: 'a code whose redemption failed on PKCE stays redeemable',
       expect:
         /^\d+ wrong verifiers on one code were all processed: the correct one then still redeemed it/,
-      faults: ['pkce-failure-keeps-code'],
+      store: failedRedemptionsKeepCodes(),
     },
     {
       how: 'a wrong code_verifier is not compared with the challenge',
