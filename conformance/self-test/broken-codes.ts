@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { Request } from '@hapi/hapi'
 import { sha256Hex } from '../../server/protocol/digest.ts'
+import { s256, VERIFIER, verifierMatches } from '../../server/protocol/pkce.ts'
 import type { StoredCode, Store } from '../../server/store/store.ts'
 import {
   extendAll,
@@ -172,3 +173,66 @@ export function failedRedemptionsKeepCodes(): (store: Store) => Store {
     },
   })
 }
+
+// ---------------------------------------------------------------------------------------------
+// PKCE at the token endpoint
+
+/** The verifier put in place of a waived one (43 unreserved characters). */
+const STAND_IN = randomBytes(32).toString('base64url')
+
+/**
+ * A token endpoint that redeems a code without its PKCE proof when `waived` says so (given the
+ * request's code_verifier and the challenge stored with the code): the request is sent on with
+ * a verifier of the saboteur's, and the store hands that code out with the matching challenge.
+ */
+function pkceWaivedWhen(
+  waived: (verifier: string | undefined, challenge: string) => boolean,
+): BrokenServer {
+  const ledger = codeLedger()
+  /** Digests of the codes whose next redemption is waived. */
+  const pending = new Set<string>()
+  return {
+    store: (store) => {
+      const recorded = ledger.store(store)
+      return {
+        ...recorded,
+        codes: {
+          ...recorded.codes,
+          async consume(digest, now, binding) {
+            const consumed = await recorded.codes.consume(digest, now, binding)
+            if (!consumed || !pending.delete(digest)) return consumed
+            return { ...consumed, code: { ...consumed.code, codeChallenge: s256(STAND_IN) } }
+          },
+        },
+      }
+    },
+    extend: onRequestOf(TOKEN_POST, (request) => {
+      const form = formOf(request)
+      const code = codeRedeemed(form)
+      const record = code === undefined ? undefined : ledger.of(code)
+      if (!form || !record) return
+      const verifier = typeof form.code_verifier === 'string' ? form.code_verifier : undefined
+      if (!waived(verifier, record.codeChallenge)) return
+      form.code_verifier = STAND_IN
+      pending.add(record.digest)
+    }),
+  }
+}
+
+/** PKCE-05's downgrade: a token request without code_verifier skips PKCE. */
+export const pkceVerifierOptional = (): BrokenServer =>
+  pkceWaivedWhen((verifier) => verifier === undefined || verifier === '')
+
+/** PKCE-06's plain fallback: the stored challenge itself is accepted as the verifier. */
+export const pkcePlainFallback = (): BrokenServer =>
+  pkceWaivedWhen((verifier, challenge) => verifier === challenge)
+
+/**
+ * PKCE-07's unchecked syntax: a verifier outside RFC 7636 §4.1's 43-128 unreserved characters
+ * is compared with the challenge like any other (instead of refused), and redeems when it matches.
+ */
+export const pkceVerifierSyntaxUnchecked = (): BrokenServer =>
+  pkceWaivedWhen(
+    (verifier, challenge) =>
+      verifier !== undefined && !VERIFIER.test(verifier) && verifierMatches(verifier, challenge),
+  )
