@@ -2,6 +2,7 @@ import { afterEach, expect, test } from 'vitest'
 import { createKnexStore, migrate, openDatabase } from '../../server/store/knex/index.ts'
 import type { Store } from '../../server/store/store.ts'
 import {
+  clientsOfEveryGrant,
   codesNeverExpire,
   codesSpentByAnyRequest,
   failedRedemptionsKeepCodes,
@@ -53,4 +54,29 @@ test('failedRedemptionsKeepCodes: a code stays redeemable until it has issued a 
   await store.codes.insert({ ...code, digest: 'other' })
   const wrong = { ...binding, clientId: 'other-client' }
   expect(await store.codes.consume('other', 1001, wrong)).toMatchObject({ unbound: true })
+})
+
+test('clientsOfEveryGrant: every client reads as registered for the three grants', async () => {
+  const store = await storeWrappedBy(clientsOfEveryGrant)
+  await store.clients.upsert(
+    {
+      id: 'code-only',
+      secretDigest: 'x',
+      name: 'Code only',
+      redirectUris: ['https://client.example/callback'],
+      postLogoutRedirectUris: [],
+      grantTypes: ['authorization_code'],
+      scopes: ['openid'],
+      defaultScopes: [],
+      roleDefinitions: {},
+      clientRoles: [],
+    },
+    undefined,
+  )
+  expect((await store.clients.get('code-only'))?.grantTypes).toEqual([
+    'authorization_code',
+    'refresh_token',
+    'client_credentials',
+  ])
+  expect(await store.clients.get('nobody')).toBeUndefined()
 })

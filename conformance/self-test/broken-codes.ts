@@ -2,10 +2,12 @@ import { randomBytes } from 'node:crypto'
 import type { Request } from '@hapi/hapi'
 import { sha256Hex } from '../../server/protocol/digest.ts'
 import { s256, VERIFIER, verifierMatches } from '../../server/protocol/pkce.ts'
+import { formatScope, parseScope } from '../../server/protocol/scope.ts'
 import type { StoredCode, Store } from '../../server/store/store.ts'
 import {
   extendAll,
   onRequestOf,
+  onResponseOf,
   rewriteLocation,
   type Extend,
   type Route,
@@ -236,3 +238,39 @@ export const pkceVerifierSyntaxUnchecked = (): BrokenServer =>
     (verifier, challenge) =>
       verifier !== undefined && !VERIFIER.test(verifier) && verifierMatches(verifier, challenge),
   )
+
+// ---------------------------------------------------------------------------------------------
+// The token endpoint
+
+/** The grant types the reference server supports (INTERFACE.md §1). */
+const GRANTS = ['authorization_code', 'refresh_token', 'client_credentials']
+
+/**
+ * TOK-06's sabotage: every client is handed out as registered for every grant type, so the
+ * token endpoint's check of the registered grant types lets every request through.
+ */
+export const clientsOfEveryGrant = (store: Store): Store => ({
+  ...store,
+  clients: {
+    ...store.clients,
+    async get(id) {
+      const client = await store.clients.get(id)
+      return client && { ...client, grantTypes: GRANTS }
+    },
+  },
+})
+
+/**
+ * AUTHZ-11's sabotage: the authorization_code grant's response reports only the scopes the
+ * client is registered for, while the access token carries every scope of the code.
+ */
+export const tokenResponseScopeAsRegistered: Extend = (app) =>
+  onResponseOf(TOKEN_POST, async (response, request) => {
+    const form = formOf(request)
+    const body = response.source as Record<string, unknown> | null
+    if (codeRedeemed(form) === undefined || typeof body?.scope !== 'string') return
+    const client = await app.deps.store.clients.get(String(form?.client_id))
+    if (!client) return
+    const granted = parseScope(body.scope) ?? []
+    body.scope = formatScope(granted.filter((s) => client.scopes.includes(s)))
+  })(app)

@@ -3,7 +3,7 @@ import { invalidGrant, invalidRequest } from '../errors.ts'
 import { sha256Hex } from '../protocol/digest.ts'
 import { required } from '../protocol/params.ts'
 import { VERIFIER, verifierMatches } from '../protocol/pkce.ts'
-import { formatScope, parseScope } from '../protocol/scope.ts'
+import { parseScope } from '../protocol/scope.ts'
 import { mintAccessToken } from '../tokens/access-token.ts'
 import { permissionsFor, userClaims } from '../tokens/claims.ts'
 import { mintIdToken } from '../tokens/id-token.ts'
@@ -126,11 +126,7 @@ export const authorizationCode = {
       expires_in: access.expiresIn,
       ...(refresh ? { refresh_token: refresh.token } : {}),
       ...(idToken ? { id_token: idToken } : {}),
-      // test-only fault (AUTHZ-11): the response reports the grant as the registration allows
-      // it while the access token carries every scope of the code
-      scope: deps.faults.has('token-response-scope-as-registered')
-        ? formatScope(scopes.filter((s) => client.scopes.includes(s)))
-        : stored.scope,
+      scope: stored.scope,
     }
   },
 } satisfies Grant
