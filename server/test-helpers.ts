@@ -3,6 +3,7 @@ import { createServer as createNetServer } from 'node:net'
 import type { ServerInjectResponse } from '@hapi/hapi'
 import { createServer, type App, type AppOptions } from './app.ts'
 import { loadConfig, type Config, type RateLimit } from './config.ts'
+import type { StoredCode, StoredToken } from './store/store.ts'
 import { createDevCertificate, type TlsMaterial } from './tls.ts'
 import { TEST_SCRYPT } from './users/passwords.ts'
 
@@ -171,3 +172,31 @@ export async function postgresAvailable(url = TEST_PG_URL): Promise<boolean> {
     throw new Error(`PostgreSQL is required but unreachable at ${url}`)
   return up
 }
+
+/** A stored code of the main client, for tests of store wrappers (issued at 1000, lives 60 s). */
+export const storedCode: StoredCode = {
+  digest: 'code-digest',
+  clientId: 'conformance-client',
+  userId: 'alice',
+  redirectUri: 'https://client.example/callback',
+  codeChallenge: 'challenge',
+  scope: 'openid',
+  nonce: null,
+  authTime: 1000,
+  expiresAt: 1060,
+}
+
+/** A stored access token of `storedCode`'s client and user, with `over` changed. */
+export const storedToken = (over: Partial<StoredToken>): StoredToken => ({
+  id: 'token-id',
+  kind: 'access',
+  clientId: storedCode.clientId,
+  subject: 'alice',
+  scope: 'openid',
+  issuedAt: 1000,
+  expiresAt: 1300,
+  revokedAt: null,
+  codeDigest: null,
+  parentId: null,
+  ...over,
+})

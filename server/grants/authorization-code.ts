@@ -3,7 +3,7 @@ import { invalidGrant, invalidRequest } from '../errors.ts'
 import { sha256Hex } from '../protocol/digest.ts'
 import { required } from '../protocol/params.ts'
 import { VERIFIER, verifierMatches } from '../protocol/pkce.ts'
-import { formatScope, parseScope } from '../protocol/scope.ts'
+import { parseScope } from '../protocol/scope.ts'
 import { mintAccessToken } from '../tokens/access-token.ts'
 import { permissionsFor, userClaims } from '../tokens/claims.ts'
 import { mintIdToken } from '../tokens/id-token.ts'
@@ -73,24 +73,17 @@ export const authorizationCode = {
         endpoint: TOKEN_ENDPOINT,
         detail: `${verifier.length} characters`,
       })
-    // test-only fault (PKCE-05): a missing verifier skips PKCE, the classic downgrade
-    const skipPkce = deps.faults.has('pkce-verifier-optional') && !verifier
-    if (!skipPkce) {
-      if (verifier === undefined || verifier === '')
-        throw invalidGrant('code_verifier is required (PKCE)')
-      // RFC 7636 §4.1: 43 to 128 unreserved characters
-      if (!VERIFIER.test(verifier) && !deps.faults.has('pkce-verifier-syntax-unchecked'))
-        throw invalidRequest(
-          `code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~ (RFC 7636 section 4.1); this one has ${verifier.length}`,
-        )
-      // test-only fault (PKCE-06): the challenge itself accepted as a plain verifier
-      const plain = deps.faults.has('pkce-plain-fallback') && verifier === stored.codeChallenge
-      if (!plain && !verifierMatches(verifier, stored.codeChallenge)) {
-        throw invalidGrant(
-          'code_verifier does not match the code_challenge: BASE64URL(SHA-256(code_verifier)) must equal the code_challenge of the authorize request (RFC 7636 section 4.6)',
-        )
-      }
-    }
+    if (verifier === undefined || verifier === '')
+      throw invalidGrant('code_verifier is required (PKCE)')
+    // RFC 7636 §4.1: 43 to 128 unreserved characters
+    if (!VERIFIER.test(verifier))
+      throw invalidRequest(
+        `code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~ (RFC 7636 section 4.1); this one has ${verifier.length}`,
+      )
+    if (!verifierMatches(verifier, stored.codeChallenge))
+      throw invalidGrant(
+        'code_verifier does not match the code_challenge: BASE64URL(SHA-256(code_verifier)) must equal the code_challenge of the authorize request (RFC 7636 section 4.6)',
+      )
     const user = await store.users.get(stored.userId)
     if (!user) throw invalidGrant('the user of this authorization code no longer exists')
 
@@ -133,11 +126,7 @@ export const authorizationCode = {
       expires_in: access.expiresIn,
       ...(refresh ? { refresh_token: refresh.token } : {}),
       ...(idToken ? { id_token: idToken } : {}),
-      // test-only fault (AUTHZ-11): the response reports the grant as the registration allows
-      // it while the access token carries every scope of the code
-      scope: deps.faults.has('token-response-scope-as-registered')
-        ? formatScope(scopes.filter((s) => client.scopes.includes(s)))
-        : stored.scope,
+      scope: stored.scope,
     }
   },
 } satisfies Grant

@@ -47,8 +47,7 @@ export const token = (deps: Deps): ServerRoute => ({
       if (!grantType) throw invalidRequest('missing required parameter grant_type')
       const grant = grants.get(grantType)
       if (!grant) throw unsupportedGrantType('the grant type is not supported')
-      // the self-test's TOK-06 sabotage: a client's registered grant types are not enforced
-      if (!client.grantTypes.includes(grantType) && !deps.faults.has('grant-types-unenforced'))
+      if (!client.grantTypes.includes(grantType))
         throw unauthorizedClient('the client may not use this grant type')
       const body = await grant.handle({ client, params }, deps)
       return h

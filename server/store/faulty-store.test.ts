@@ -2,7 +2,8 @@ import { afterEach, expect, test } from 'vitest'
 import type { Fault } from '../deps.ts'
 import { withStorageFaults } from './faulty-store.ts'
 import { createKnexStore, migrate, openDatabase } from './knex/index.ts'
-import type { Store, StoredCode, StoredToken } from './store.ts'
+import type { Store } from './store.ts'
+import { storedCode, storedToken } from '../test-helpers.ts'
 
 const opened: Store[] = []
 afterEach(async () => {
@@ -17,31 +18,9 @@ async function storeWith(...faults: Fault[]): Promise<Store> {
   return withStorageFaults(store, new Set(faults))
 }
 
-const code: StoredCode = {
-  digest: 'code-digest',
-  clientId: 'conformance-client',
-  userId: 'alice',
-  redirectUri: 'https://client.example/callback',
-  codeChallenge: 'challenge',
-  scope: 'openid',
-  nonce: null,
-  authTime: 1000,
-  expiresAt: 1060,
-}
+const code = storedCode
 const binding = { clientId: code.clientId, redirectUri: code.redirectUri }
-const token = (over: Partial<StoredToken>): StoredToken => ({
-  id: 'token-id',
-  kind: 'access',
-  clientId: code.clientId,
-  subject: 'alice',
-  scope: 'openid',
-  issuedAt: 1000,
-  expiresAt: 1300,
-  revokedAt: null,
-  codeDigest: null,
-  parentId: null,
-  ...over,
-})
+const token = storedToken
 
 test('without faults the wrapper passes every call through unchanged', async () => {
   const store = await storeWith()
@@ -58,38 +37,12 @@ test('without faults the wrapper passes every call through unchanged', async () 
   expect(await store.sessions.get('s', 1002)).toBeUndefined()
 })
 
-test('redirect-mismatch-spends-code: a request with another redirect_uri spends the code', async () => {
-  const store = await storeWith('redirect-mismatch-spends-code')
-  await store.codes.insert(code)
-  const wrong = { ...binding, redirectUri: 'https://client.example/other' }
-  expect(await store.codes.consume(code.digest, 1001, wrong)).toMatchObject({ firstUse: true })
-  expect(await store.codes.consume(code.digest, 1001, binding)).toMatchObject({ firstUse: false })
-})
-
-test('codes-repeat-per-sign-in: a code stored again keeps its first record', async () => {
-  const store = await storeWith('codes-repeat-per-sign-in')
-  await store.codes.insert(code)
-  await store.codes.insert({ ...code, nonce: 'second' })
-  expect((await store.codes.consume(code.digest, 1001, binding))?.code.nonce).toBeNull()
-})
-
-test('code-expiry-unchecked and refresh-expiry-unchecked: stored expiries read as never', async () => {
-  const store = await storeWith('code-expiry-unchecked', 'refresh-expiry-unchecked')
-  await store.codes.insert(code)
-  expect((await store.codes.consume(code.digest, 5000, binding))?.code.expiresAt).toBe(Infinity)
+test('refresh-expiry-unchecked: stored refresh token expiries read as never', async () => {
+  const store = await storeWith('refresh-expiry-unchecked')
   await store.tokens.insert(token({ kind: 'refresh', id: 'rt', expiresAt: 1100 }))
   await store.tokens.insert(token({ id: 'at', expiresAt: 1100 }))
   expect((await store.tokens.get('rt'))?.expiresAt).toBe(Infinity)
   expect((await store.tokens.get('at'))?.expiresAt).toBe(1100)
-})
-
-test('pkce-failure-keeps-code: a code stays redeemable until it has issued a token', async () => {
-  const store = await storeWith('pkce-failure-keeps-code')
-  await store.codes.insert(code)
-  expect(await store.codes.consume(code.digest, 1001, binding)).toMatchObject({ firstUse: true })
-  expect(await store.codes.consume(code.digest, 1001, binding)).toMatchObject({ firstUse: true })
-  await store.tokens.insert(token({ codeDigest: code.digest }))
-  expect(await store.codes.consume(code.digest, 1001, binding)).toMatchObject({ firstUse: false })
 })
 
 test('logout-keeps-session: ending a session leaves it live in the store', async () => {

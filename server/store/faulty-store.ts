@@ -8,7 +8,7 @@ import type { Store } from './store.ts'
  * which it refuses outside the test harness (config.ts faultsRefused).
  */
 export function withStorageFaults(store: Store, faults: ReadonlySet<Fault>): Store {
-  const { codes, tokens, sessions, rateLimits } = store
+  const { tokens, sessions, rateLimits } = store
   /**
    * The login throttle's counters (routes/login.ts keys them `login:…` per address and user
    * name, `loginaddress:…` per address) that a fault keeps from counting.
@@ -18,47 +18,10 @@ export function withStorageFaults(store: Store, faults: ReadonlySet<Fault>): Sto
     (faults.has('login-unthrottled') && /^login(address)?:/.test(key)) ||
     // SEC-02's sabotage: limited per user name only, never per address (password spraying)
     (faults.has('login-spraying-unthrottled') && key.startsWith('loginaddress:'))
-  /** Codes that have issued tokens: with `pkce-failure-keeps-code`, only these count as spent. */
-  const issuedFrom = new Set<string>()
-  /** Digests of the codes stored, for `codes-repeat-per-sign-in`. */
-  const stored = new Set<string>()
   return {
     ...store,
-    codes: {
-      insert(code) {
-        // CODE-10's sabotage: a code issued again (the same sign-in) keeps its first record
-        if (faults.has('codes-repeat-per-sign-in')) {
-          if (stored.has(code.digest)) return Promise.resolve()
-          stored.add(code.digest)
-        }
-        return codes.insert(code)
-      },
-      async consume(digest, now, binding) {
-        // CODE-11's sabotage: the code is spent by whoever presents it, before any comparison
-        const consumed = await codes.consume(
-          digest,
-          now,
-          faults.has('redirect-mismatch-spends-code') ? undefined : binding,
-        )
-        if (!consumed) return undefined
-        let { code, firstUse } = consumed
-        // CODE-07's sabotage: the store hands out codes as if they never expired
-        if (faults.has('code-expiry-unchecked'))
-          code = { ...code, expiresAt: Number.POSITIVE_INFINITY }
-        // PKCE-08's sabotage: a code counts as spent only once it has issued tokens, so a
-        // redemption that failed (on PKCE, say) leaves it redeemable
-        if (faults.has('pkce-failure-keeps-code') && !consumed.unbound && !issuedFrom.has(digest))
-          firstUse = true
-        return { ...consumed, code, firstUse }
-      },
-    },
     tokens: {
       ...tokens,
-      async insert(token) {
-        if (faults.has('pkce-failure-keeps-code') && token.codeDigest !== null)
-          issuedFrom.add(token.codeDigest)
-        await tokens.insert(token)
-      },
       async get(id) {
         const stored = await tokens.get(id)
         // RT-11's sabotage: the store hands out refresh tokens as if they never expired

@@ -1,6 +1,9 @@
 import { http, HttpResponse, type HttpHandler } from 'msw'
 import type { code } from '../../catalogue/code.ts'
 import {
+  codesNeverExpire,
+  codesRepeatPerSignIn,
+  codesSpentByAnyRequest,
   corruptTokenJson,
   escapeRegExp,
   forgeTokens,
@@ -12,6 +15,9 @@ import {
   perPart,
   rewriteTokenForm,
   type Sabotage,
+  shortCode,
+  showCodesAs,
+  weakCode,
   type Sabotages,
   type Target,
   TOKEN,
@@ -228,7 +234,7 @@ export const codeSabotage: Record<keyof typeof code, Sabotages> = {
     {
       how: 'the code expiry is not checked',
       expect: /^a code was still accepted 601 s after issue/,
-      faults: ['code-expiry-unchecked'],
+      store: codesNeverExpire,
     },
     {
       how: 'an expired code is refused invalid_request',
@@ -306,23 +312,23 @@ export const codeSabotage: Record<keyof typeof code, Sabotages> = {
     {
       how: 'codes carry 32 random bits behind a fixed prefix',
       expect: /^code entropy: codes carry an estimated \d+ bits of entropy \(< 96\)/,
-      faults: ['weak-codes'],
+      extend: showCodesAs(weakCode),
     },
     {
       how: 'codes are 15 characters (88 random bits)',
       expect: /^code length: a code of 15 characters \(at least 16 expected\)/,
-      faults: ['short-codes'],
+      extend: showCodesAs(shortCode),
     },
     {
       how: 'every authorization of one sign-in gets the same code',
       expect: /^distinct codes among 20: expected 20, got 1/,
-      faults: ['codes-repeat-per-sign-in'],
+      ...codesRepeatPerSignIn(),
     },
   ],
   'CODE-11': {
     how: 'a token request with a wrong redirect_uri spends the code',
     expect:
       /^after a token request with a wrong redirect_uri, the rightful redemption was refused \(HTTP 400, invalid_grant\): the refused request spent the code/,
-    faults: ['redirect-mismatch-spends-code'],
+    store: codesSpentByAnyRequest,
   },
 }

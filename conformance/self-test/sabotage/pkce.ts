@@ -6,8 +6,12 @@ import {
   AUTHORIZE,
   corruptTokenJson,
   escapeRegExp,
+  failedRedemptionsKeepCodes,
   forward,
   perPart,
+  pkcePlainFallback,
+  pkceVerifierOptional,
+  pkceVerifierSyntaxUnchecked,
   rewriteTokenForm,
   type Sabotage,
   type Sabotages,
@@ -182,7 +186,7 @@ export const pkceSabotage: Record<keyof typeof pkce, Sabotages> = {
     {
       how: 'a token request without code_verifier skips PKCE',
       expect: /^a token request without code_verifier redeemed the code/,
-      faults: ['pkce-verifier-optional'],
+      ...pkceVerifierOptional(),
     },
     {
       how: 'a token request without code_verifier crashes the token endpoint',
@@ -205,7 +209,7 @@ export const pkceSabotage: Record<keyof typeof pkce, Sabotages> = {
     {
       how: 'the code_challenge itself is accepted as a plain verifier',
       expect: /^the code_challenge sent as the verifier: redeemed the code/,
-      faults: ['pkce-plain-fallback'],
+      ...pkcePlainFallback(),
     },
   ],
   // one sabotage per verifier (each a sub-case): the whole rule unchecked, each malformed
@@ -214,7 +218,7 @@ export const pkceSabotage: Record<keyof typeof pkce, Sabotages> = {
     {
       how: 'the verifier syntax (43-128 unreserved characters) is not checked',
       expect: /^a 42-character verifier: accepted with its matching challenge/,
-      faults: ['pkce-verifier-syntax-unchecked'],
+      ...pkceVerifierSyntaxUnchecked(),
     },
     ...(
       [
@@ -248,7 +252,7 @@ export const pkceSabotage: Record<keyof typeof pkce, Sabotages> = {
       how: 'a code whose redemption failed on PKCE stays redeemable',
       expect:
         /^\d+ wrong verifiers on one code were all processed: the correct one then still redeemed it/,
-      faults: ['pkce-failure-keeps-code'],
+      store: failedRedemptionsKeepCodes(),
     },
     {
       how: 'a wrong code_verifier is not compared with the challenge',

@@ -14,11 +14,13 @@ import {
   relay,
   REVOKE,
   sessionsOnWallClock,
+  showCodesAs,
   type Sabotage,
   type Sabotages,
   type Target,
   TOKEN,
   USER_INFO,
+  weakCode,
 } from './kit.ts'
 
 /** Sends the URL's query parameters plus `body` on to the real server as a POSTed form. */
@@ -279,7 +281,7 @@ export const securitySabotage: Record<keyof typeof security, Sabotages> = {
       how: 'authorization codes carry 32 random bits behind a fixed prefix',
       expect:
         /^authorization codes: authorization codes carry an estimated \d+ bits of entropy, fewer than the 128/,
-      faults: ['weak-codes'],
+      extend: showCodesAs(weakCode),
     },
     {
       how: 'session identifiers carry 32 random bits behind a fixed prefix',

@@ -2,6 +2,7 @@ import { http, HttpResponse, type HttpHandler } from 'msw'
 import type { token } from '../../catalogue/token.ts'
 import {
   answerFrom,
+  clientsOfEveryGrant,
   corruptTokenJson,
   forward,
   headerPairs,
@@ -249,7 +250,7 @@ export const tokenSabotage: Record<keyof typeof token, Sabotages> = {
       how: "a client's registered grant types are not enforced",
       expect:
         /^client_credentials by third-client, which is not registered for it: tokens were issued/,
-      faults: ['grant-types-unenforced'],
+      store: clientsOfEveryGrant,
     },
   ],
   // one sabotage per property of the tokens: each one's characters, distinct, random
