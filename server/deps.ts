@@ -43,7 +43,6 @@ export type Fault =
   | 'authorize-post-reads-query'
   | 'authorize-ignores-prompt-login'
   | 'login-cancel-ignored'
-  | 'login-page-unbranded'
   | 'login-csrf-unchecked'
   | 'login-redirect-307'
   | 'login-reflects-username-raw'
@@ -66,7 +65,6 @@ export type Fault =
   | 'session-cookie-not-httponly'
   | 'weak-session-ids'
   | 'logout-keeps-cookie'
-  | 'authorize-dead-ends-ended-session'
   | 'logout-truncates-state'
   | 'logout-requires-redirect-uri'
   | 'logout-defaults-to-registered-uri'
@@ -79,13 +77,7 @@ export type Fault =
   | 'login-interaction-cookie-unchecked'
   | 'login-csrf-token-unchecked'
   | 'login-throttle-spares-right-password'
-  | 'login-page-loads-third-party-script'
   | 'logout-page-sends-user-on'
-  | 'login-page-reflects-hint-raw'
-  | 'login-page-evals-hint'
-  // not a deviation: a variant the checks must pass (the request as JSON in the login page)
-  | 'login-page-embeds-request-json'
-  | 'error-page-reflects-client-id-raw'
   | 'authorize-success-drops-iss'
 
 /** Unix seconds. The clock is a dependency so tests can move time. */

@@ -11,10 +11,9 @@ import {
 } from '../protocol/authorization-request.ts'
 import { randomToken, sha256Hex } from '../protocol/digest.ts'
 import { rawParams } from '../protocol/params.ts'
-import { currentSession, INTERACTION_COOKIE, sessionCookie } from '../sessions.ts'
+import { currentSession, INTERACTION_COOKIE } from '../sessions.ts'
 import type { Branding } from '../store/store.ts'
 import { errorPage } from '../views/error.ts'
-import { html, SafeHtml } from '../views/html.ts'
 import { loginPage } from '../views/login.ts'
 import { newNonce, page } from '../views/respond.ts'
 
@@ -73,16 +72,6 @@ export function errorPageResponse(
   )
 }
 
-/** The self-test's broken error page: the client_id it was given, shown as markup. */
-function reflectingErrorPage(h: ResponseToolkit, error: OAuthError, clientId: string) {
-  const nonce = newNonce()
-  const description = new SafeHtml(`The application ${clientId} is not registered.`)
-  return page(h, errorPage({ error: error.code, description, nonce }), {
-    nonce,
-    status: error.status,
-  })
-}
-
 /**
  * Issues a code for a signed-in user and returns the success redirect's parameters
  * (RFC 6749 §4.1.2: code and the state exactly as received; RFC 9207 §2: iss).
@@ -110,9 +99,7 @@ export async function issueCodeParams(
 export async function showLogin(
   h: ResponseToolkit,
   request: AuthorizationRequest,
-  deps: Pick<Deps, 'store' | 'clock' | 'faults'>,
-  /** Test-only (LOGIN-06's sabotage): the login_hint, put in the username field unescaped. */
-  hint?: SafeHtml,
+  deps: Pick<Deps, 'store' | 'clock'>,
 ): Promise<ResponseObject> {
   const interaction = randomToken()
   const csrf = randomToken()
@@ -123,56 +110,14 @@ export async function showLogin(
     expiresAt: deps.clock() + INTERACTION_TTL,
   })
   const nonce = newNonce()
-  const branding = deps.faults.has('login-page-unbranded')
-    ? undefined
-    : await deps.store.clients.branding(request.clientId)
-  const view = loginPage({ interaction, csrf, branding, nonce, username: hint })
-  const evalsHint = deps.faults.has('login-page-evals-hint')
-  // LOGIN-05's sabotage: the page that takes the password loads a script of another origin;
-  // LOGIN-06's: the page evaluates the login_hint (HINT_BY_EVAL); and a variant LOGIN-06 must
-  // pass: the request embedded as JSON (requestJson)
-  const body = deps.faults.has('login-page-loads-third-party-script')
-    ? html`${view}
-        <script src="https://analytics.example/track.js"></script>`
-    : evalsHint
-      ? html`${view}
-          <script nonce="${nonce}">
-            ${HINT_BY_EVAL}
-          </script>`
-      : deps.faults.has('login-page-embeds-request-json')
-        ? html`${view}
-            <script type="application/json" id="request">
-              ${requestJson(request)}
-            </script>`
-        : view
-  return page(h, body, {
-    nonce,
-    formTargets: [request.redirectUri],
-    scripts: evalsHint,
-  }).state(INTERACTION_COOKIE, interaction, { ttl: INTERACTION_TTL * 1000 })
-}
-
-/**
- * LOGIN-06's sabotage (DOM-based XSS): the login page's own script fills in the username from
- * the address's login_hint by building a statement around it and evaluating it. The markup the
- * server sent never holds the hint, so only the script running shows the injection.
- */
-const HINT_BY_EVAL = new SafeHtml(
-  "const hint = new URLSearchParams(location.search).get('login_hint'); if (hint) eval(\"document.querySelector('input[name=username]').value = '\" + hint + \"'\")",
-)
-
-/**
- * A variant, not a deviation (LOGIN-06 must pass it): the request embedded in the login page
- * as a page script would read it, JSON with every < encoded so that nothing in it ends the
- * script element.
- */
-const requestJson = (request: AuthorizationRequest): SafeHtml =>
-  new SafeHtml(
-    JSON.stringify({ client_id: request.clientId, state: request.state ?? null }).replace(
-      /</g,
-      '\\u003c',
-    ),
+  const branding = await deps.store.clients.branding(request.clientId)
+  const view = loginPage({ interaction, csrf, branding, nonce })
+  return page(h, view, { nonce, formTargets: [request.redirectUri] }).state(
+    INTERACTION_COOKIE,
+    interaction,
+    { ttl: INTERACTION_TTL * 1000 },
   )
+}
 
 /** Client-check mode: what the authorize request did that a careful client would not. */
 function explainAuthorize(
@@ -237,12 +182,7 @@ export const authorize = (deps: Deps): ServerRoute[] => {
       requireScope: deps.faults.has('authorize-requires-scope'),
     })
     if (deps.explain) explainAuthorize(deps.explain, request, raw, validation)
-    if (validation.kind === 'page') {
-      // LOGIN-06's sabotage: the error page names the client_id it was given, unescaped
-      if (deps.faults.has('error-page-reflects-client-id-raw') && typeof raw.client_id === 'string')
-        return reflectingErrorPage(h, validation.error, raw.client_id)
-      return errorPageResponse(h, validation.error, undefined)
-    }
+    if (validation.kind === 'page') return errorPageResponse(h, validation.error, undefined)
     if (validation.kind === 'redirect') return errorRedirect(h, validation, validation.error, deps)
     const ar = validation.request
     // AUTHZ-08's sabotage: a server that refuses the id_token_hint OIDC Core §3.1.2.1 defines
@@ -263,26 +203,7 @@ export const authorize = (deps: Deps): ServerRoute[] => {
       // OIDC Core §3.1.2.6: prompt=none never shows UI
       return errorRedirect(h, ar, loginRequired('the user is not signed in'), deps)
     }
-    // LOGOUT-01's sabotage: a browser whose session cookie names an ended session is told it
-    // signed out, a dead end with no login form, instead of being asked to sign in again
-    if (
-      deps.faults.has('authorize-dead-ends-ended-session') &&
-      sessionCookie(request, deps.faults) !== undefined
-    )
-      return page(
-        h,
-        html`<!doctype html><title>Signed out</title>
-          <p>You have signed out.</p>`,
-        {
-          nonce: newNonce(),
-        },
-      )
-    // LOGIN-06's sabotage: the login_hint fills in the username field, unescaped
-    const hint =
-      deps.faults.has('login-page-reflects-hint-raw') && typeof raw.login_hint === 'string'
-        ? new SafeHtml(raw.login_hint)
-        : undefined
-    return showLogin(h, ar, deps, hint)
+    return showLogin(h, ar, deps)
   }
   return [
     { method: 'GET', path: '/auth/authorize', options: { handler } },
