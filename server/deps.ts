@@ -29,17 +29,12 @@ export type Fault =
   | 'short-codes'
   | 'codes-repeat-per-sign-in'
   | 'code-expiry-unchecked'
-  | 'authorize-success-drops-state'
-  | 'authorize-truncates-state'
-  | 'authorize-success-carries-token-type'
   | 'authorize-success-appends-fragment'
-  | 'authorize-success-drops-code'
   | 'authorize-reads-pkce-method-after-challenge'
   | 'authorize-refuses-id-token-hint'
   | 'authorize-grants-unknown-scope'
   | 'authorize-grants-foreign-scope'
   | 'token-response-scope-as-registered'
-  | 'authorize-drops-nonce'
   | 'authorize-post-reads-query'
   | 'authorize-ignores-prompt-login'
   | 'login-cancel-ignored'
@@ -78,7 +73,6 @@ export type Fault =
   | 'login-csrf-token-unchecked'
   | 'login-throttle-spares-right-password'
   | 'logout-page-sends-user-on'
-  | 'authorize-success-drops-iss'
 
 /** Unix seconds. The clock is a dependency so tests can move time. */
 export type Clock = () => number

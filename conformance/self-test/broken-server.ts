@@ -94,6 +94,28 @@ export function paramsOf(request: Request): Record<string, unknown> {
     : request.query
 }
 
+/**
+ * The routes that send the browser back to the client with a code: the login form's post,
+ * and an authorization request answered from a live session.
+ */
+const SUCCESS_REDIRECTS: readonly Route[] = [{ path: '/auth/login', method: 'post' }, AUTHORIZE]
+
+/**
+ * Changes the parameters of every success redirect (a redirect to the client that carries a
+ * code), on every route that writes one.
+ */
+export const rewriteSuccessRedirect = (
+  change: (params: URLSearchParams, request: Request) => void,
+): Extend =>
+  extendAll(
+    ...SUCCESS_REDIRECTS.map((route) =>
+      rewriteLocation(route, (to, request) => {
+        if (to.searchParams.has('code')) change(to.searchParams, request)
+        return to
+      }),
+    ),
+  )
+
 /** The login form of the hosted login page (its post goes to /auth/login). */
 const LOGIN_FORM = /<form\b[^>]*\baction="\/auth\/login"/
 

@@ -79,20 +79,10 @@ export function errorPageResponse(
 export async function issueCodeParams(
   ar: AuthorizationRequest,
   user: { userId: string; authTime: number },
-  deps: Pick<Deps, 'store' | 'clock' | 'config' | 'faults'>,
+  deps: Parameters<typeof issueCode>[2],
 ): Promise<Record<string, string | undefined>> {
-  const bound = deps.faults.has('authorize-drops-nonce') ? { ...ar, nonce: undefined } : ar
-  // AUTHZ-02's sabotage: a code is issued but the success redirect leaves it out
-  const issued = await issueCode(bound, user, deps)
-  const code = deps.faults.has('authorize-success-drops-code') ? undefined : issued
-  let state = ar.state
-  if (deps.faults.has('authorize-success-drops-state')) state = undefined
-  else if (deps.faults.has('authorize-truncates-state')) state = state?.slice(0, 64)
-  // SEC-03's sabotage: the success response leaves out iss (RFC 9207 §2)
-  const iss = deps.faults.has('authorize-success-drops-iss') ? undefined : deps.config.baseUrl
-  // AUTHZ-02's sabotage: a hybrid-flow parameter in the code flow's success redirect
-  const leaked = deps.faults.has('authorize-success-carries-token-type') ? 'Bearer' : undefined
-  return { code, state, iss, token_type: leaked }
+  const code = await issueCode(ar, user, deps)
+  return { code, state: ar.state, iss: deps.config.baseUrl }
 }
 
 /** Renders the login page for a validated request, bound to this browser by a cookie. */

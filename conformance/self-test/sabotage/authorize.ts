@@ -12,6 +12,8 @@ import {
   type TargetClient,
   redirectVariants,
   rewriteLocation,
+  rewriteSuccessRedirect,
+  codesKeptAs,
 } from './kit.ts'
 
 const redirect = (location: string) =>
@@ -77,7 +79,8 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
     {
       how: 'the success redirect after login leaves the code out',
       expect: /^no code in the redirect to /,
-      faults: ['authorize-success-drops-code'],
+      // the code is issued and kept, and left out of the redirect on its way out
+      extend: rewriteSuccessRedirect((params) => params.delete('code')),
     },
     {
       how: 'the success redirect goes to the registered URI with a slash added',
@@ -91,12 +94,13 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
     {
       how: 'the success redirect after login leaves state out',
       expect: /^state in the redirect: expected .*, got null/,
-      faults: ['authorize-success-drops-state'],
+      extend: rewriteSuccessRedirect((params) => params.delete('state')),
     },
     {
       how: 'the success redirect carries token_type',
       expect: /^the success redirect carries token_type/,
-      faults: ['authorize-success-carries-token-type'],
+      // a hybrid-flow parameter in the code flow's success redirect
+      extend: rewriteSuccessRedirect((params) => params.set('token_type', 'Bearer')),
     },
     {
       how: 'the success redirect after login ends with a fragment',
@@ -268,7 +272,10 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
   'AUTHZ-09': {
     how: 'state is cut to 64 characters in the success redirect',
     expect: /^state after decoding: expected /,
-    faults: ['authorize-truncates-state'],
+    extend: rewriteSuccessRedirect((params) => {
+      const state = params.get('state')
+      if (state !== null) params.set('state', state.slice(0, 64))
+    }),
   },
   'AUTHZ-10': {
     how: 'the token response has an id_token although openid was not requested',
@@ -315,7 +322,7 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
   'AUTHZ-12': {
     how: 'the code is issued without the request nonce, so the ID token has none',
     expect: /^nonce in the ID token: expected .*, got null/,
-    faults: ['authorize-drops-nonce'],
+    store: codesKeptAs((code) => ({ ...code, nonce: null })),
   },
   'AUTHZ-13': {
     how: 'a POSTed authorization request is read from the (empty) query string',
