@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { Request, ResponseObject } from '@hapi/hapi'
+import { clients as fixtureClients } from '../../fixtures/clients.ts'
 import type { App } from '../../server/app.ts'
 import { sessionCookie } from '../../server/sessions.ts'
 
@@ -94,6 +95,11 @@ export function paramsOf(request: Request): Record<string, unknown> {
     : request.query
 }
 
+/** The authorization requests (GET or POST), changed before the server reads them. */
+export const onAuthorizationRequest = (
+  change: (params: Record<string, unknown>, request: Request) => void | Promise<void>,
+): Extend => onRequestOf(AUTHORIZE, (request) => change(paramsOf(request), request))
+
 /**
  * The routes that send the browser back to the client with a code: the login form's post,
  * and an authorization request answered from a live session.
@@ -157,3 +163,6 @@ export function allowInlineScripts(response: ResponseObject): string {
 /** Whether the browser sent a session cookie (of a live session or not). */
 export const carriesSessionCookie = (request: Request): boolean =>
   sessionCookie(request) !== undefined
+
+/** The scopes some client of the embedded server's fixtures is registered for. */
+export const FIXTURE_SCOPES: ReadonlySet<string> = new Set(fixtureClients.flatMap((c) => c.scopes))

@@ -1,4 +1,4 @@
-import type { Store, StoredCode } from '../../server/store/store.ts'
+import type { Client, Store, StoredCode } from '../../server/store/store.ts'
 
 /**
  * The self-test's broken stores (issue 34): wrappers of the reference server's store, given to
@@ -18,5 +18,21 @@ export const codesKeptAs =
     codes: {
       insert: (code) => store.codes.insert(change(code)),
       consume: (digest, now, binding) => store.codes.consume(digest, now, binding),
+    },
+  })
+
+/** A store whose client records are read changed (what the server is told is registered). */
+export const clientsReadAs =
+  (change: (client: Client) => Client) =>
+  (store: Store): Store => ({
+    ...store,
+    clients: {
+      get: async (id) => {
+        const client = await store.clients.get(id)
+        return client && change(client)
+      },
+      insertIfAbsent: (client, branding) => store.clients.insertIfAbsent(client, branding),
+      branding: (id) => store.clients.branding(id),
+      upsert: (client, branding) => store.clients.upsert(client, branding),
     },
   })

@@ -1,8 +1,7 @@
 import type { Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hapi/hapi'
-import { clients as fixtureClients } from '../../fixtures/clients.ts'
 import type { Deps } from '../deps.ts'
 import { endpointOf, type Explain } from '../explain/findings.ts'
-import { invalidRequest, loginRequired, type OAuthError } from '../errors.ts'
+import { loginRequired, type OAuthError } from '../errors.ts'
 import { issueCode } from '../grants/issue-code.ts'
 import {
   clientRedirect,
@@ -137,54 +136,24 @@ function explainAuthorize(
     explain.record('authorize.no-nonce', context)
 }
 
-/** Scopes some fixture client is registered for (what the test-only scope faults tell apart). */
-const FIXTURE_SCOPES: ReadonlySet<string> = new Set(fixtureClients.flatMap((c) => c.scopes))
-
-/**
- * Test-only (AUTHZ-11): the scopes a broken server grants beyond the client's registration,
- * scopes no client has (authorize-grants-unknown-scope) or another client's
- * (authorize-grants-foreign-scope); undefined for a sound server.
- */
-function scopesGrantedBeyond(faults: Deps['faults']): ((scope: string) => boolean) | undefined {
-  const unknown = faults.has('authorize-grants-unknown-scope')
-  const foreign = faults.has('authorize-grants-foreign-scope')
-  if (!unknown && !foreign) return undefined
-  return (scope) => (FIXTURE_SCOPES.has(scope) ? foreign : unknown)
-}
-
 /**
  * GET and POST /auth/authorize (OIDC Core §3.1.2.1 requires both): validate, then either issue
  * a code from a live session, answer prompt=none with login_required, or show the login page.
  */
 export const authorize = (deps: Deps): ServerRoute[] => {
   const handler = async (request: Request, h: ResponseToolkit) => {
-    const fromBody = request.method === 'post' && !deps.faults.has('authorize-post-reads-query')
-    let raw = rawParams(fromBody ? request.payload : request.query)
-    // AUTHZ-08's sabotage: a parser that reads the query in order and takes a
-    // code_challenge_method that comes before its code_challenge as absent
-    if (deps.faults.has('authorize-reads-pkce-method-after-challenge') && !fromBody) {
-      const names = [...request.url.searchParams.keys()]
-      if (names.indexOf('code_challenge_method') < names.indexOf('code_challenge'))
-        raw = { ...raw, code_challenge_method: undefined }
-    }
-    const validation = await validateAuthorizationRequest(raw, deps.store, {
-      grantsBeyond: scopesGrantedBeyond(deps.faults),
-      requireScope: deps.faults.has('authorize-requires-scope'),
-    })
+    const raw = rawParams(request.method === 'post' ? request.payload : request.query)
+    const validation = await validateAuthorizationRequest(raw, deps.store)
     if (deps.explain) explainAuthorize(deps.explain, request, raw, validation)
     if (validation.kind === 'page') return errorPageResponse(h, validation.error, undefined)
     if (validation.kind === 'redirect') return errorRedirect(h, validation, validation.error, deps)
     const ar = validation.request
-    // AUTHZ-08's sabotage: a server that refuses the id_token_hint OIDC Core §3.1.2.1 defines
-    if (deps.faults.has('authorize-refuses-id-token-hint') && raw.id_token_hint !== undefined)
-      return errorRedirect(h, ar, invalidRequest('id_token_hint is not supported'), deps)
     const session = await currentSession(request, deps)
     const now = deps.clock()
     // OIDC Core §3.1.2.1: prompt=login and an exceeded max_age both demand a new login
     const forceLogin =
-      !deps.faults.has('authorize-ignores-prompt-login') &&
-      (ar.prompt.includes('login') ||
-        (session !== undefined && ar.maxAge !== undefined && now - session.authTime > ar.maxAge))
+      ar.prompt.includes('login') ||
+      (session !== undefined && ar.maxAge !== undefined && now - session.authTime > ar.maxAge)
     if (session !== undefined && !forceLogin) {
       const user = { userId: session.userId, authTime: session.authTime }
       return redirectToClient(h, ar.redirectUri, await issueCodeParams(ar, user, deps), 302)
