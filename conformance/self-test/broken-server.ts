@@ -1,5 +1,8 @@
+import { randomBytes } from 'node:crypto'
 import type { Request, ResponseObject } from '@hapi/hapi'
+import { clients as fixtureClients } from '../../fixtures/clients.ts'
 import type { App } from '../../server/app.ts'
+import { sessionCookie } from '../../server/sessions.ts'
 
 /**
  * The self-test's broken reference servers, built from outside the server's code (issue 34):
@@ -77,3 +80,89 @@ export const rewriteHtml = (
     // hapi sends `source` as it stands when the response is transmitted
     ;(response as { source: unknown }).source = rewrite(response.source, request, response)
   })
+
+/** The authorization endpoint, which GET and POST both serve (OIDC Core §3.1.2.1). */
+const AUTHORIZE: Route = { path: '/auth/authorize' }
+
+/**
+ * The parameters of a request as its route reads them, to change in place: the form body of a
+ * POST, else the query.
+ */
+export function paramsOf(request: Request): Record<string, unknown> {
+  const body: unknown = request.payload
+  return request.method === 'post' && typeof body === 'object' && body !== null
+    ? (body as Record<string, unknown>)
+    : request.query
+}
+
+/** The authorization requests (GET or POST), changed before the server reads them. */
+export const onAuthorizationRequest = (
+  change: (params: Record<string, unknown>, request: Request) => void | Promise<void>,
+): Extend => onRequestOf(AUTHORIZE, (request) => change(paramsOf(request), request))
+
+/**
+ * The routes that send the browser back to the client with a code: the login form's post,
+ * and an authorization request answered from a live session.
+ */
+const SUCCESS_REDIRECTS: readonly Route[] = [{ path: '/auth/login', method: 'post' }, AUTHORIZE]
+
+/**
+ * Changes the parameters of every success redirect (a redirect to the client that carries a
+ * code), on every route that writes one.
+ */
+export const rewriteSuccessRedirect = (
+  change: (params: URLSearchParams, request: Request) => void,
+): Extend =>
+  extendAll(
+    ...SUCCESS_REDIRECTS.map((route) =>
+      rewriteLocation(route, (to, request) => {
+        if (to.searchParams.has('code')) change(to.searchParams, request)
+        return to
+      }),
+    ),
+  )
+
+/** The login form of the hosted login page (its post goes to /auth/login). */
+const LOGIN_FORM = /<form\b[^>]*\baction="\/auth\/login"/
+
+/** Rewrites the login page an authorization request shows (its other answers pass as they are). */
+export const rewriteLoginPage = (
+  rewrite: (html: string, request: Request, response: ResponseObject) => string,
+): Extend =>
+  rewriteHtml(AUTHORIZE, (html, request, response) =>
+    response.statusCode === 200 && LOGIN_FORM.test(html) ? rewrite(html, request, response) : html,
+  )
+
+/** Rewrites the error pages an authorization request shows (where a redirect would be unsafe). */
+export const rewriteAuthorizeErrorPage = (
+  rewrite: (html: string, request: Request, response: ResponseObject) => string,
+): Extend =>
+  rewriteHtml(AUTHORIZE, (html, request, response) =>
+    response.statusCode >= 400 ? rewrite(html, request, response) : html,
+  )
+
+/** Adds markup to a page at the end of its body. */
+export const appendToBody = (html: string, markup: string): string =>
+  html.includes('</body>') ? html.replace('</body>', () => `${markup}</body>`) : html + markup
+
+/**
+ * Lets a page run the inline scripts that carry the nonce returned (and eval from them): a
+ * script-src added to the page's Content-Security-Policy.
+ */
+export function allowInlineScripts(response: ResponseObject): string {
+  const nonce = randomBytes(16).toString('base64url')
+  const csp = response.headers['content-security-policy']
+  const allowed = `script-src 'nonce-${nonce}' 'unsafe-eval'`
+  response.header(
+    'content-security-policy',
+    typeof csp === 'string' ? `${csp}; ${allowed}` : allowed,
+  )
+  return nonce
+}
+
+/** Whether the browser sent a session cookie (of a live session or not). */
+export const carriesSessionCookie = (request: Request): boolean =>
+  sessionCookie(request) !== undefined
+
+/** The scopes some client of the embedded server's fixtures is registered for. */
+export const FIXTURE_SCOPES: ReadonlySet<string> = new Set(fixtureClients.flatMap((c) => c.scopes))

@@ -5,7 +5,15 @@ import { judge } from './judge.ts'
 import { proveSabotages } from './prove.ts'
 import { partsOf, sabotage } from './sabotage.ts'
 import { rotatingRefreshTokens } from './sabotage/refresh.ts'
-import { DISCOVERY, onAuthorize, USER_INFO, type BrokenTarget } from './sabotage/kit.ts'
+import {
+  appendToBody,
+  DISCOVERY,
+  onAuthorize,
+  paramsOf,
+  rewriteLoginPage,
+  USER_INFO,
+  type BrokenTarget,
+} from './sabotage/kit.ts'
 import { windowFromNow } from '../../server/test-helpers.ts'
 
 // half of the sabotages; self-test-2.test.ts, a process of its own, runs the other half beside
@@ -91,7 +99,17 @@ describe('self-test: a legitimate early throttle is not a deviation', () => {
 // became markup or ran, not where the payload's text appears.
 describe('self-test: a login page that embeds the request safely is no injection', () => {
   test('LOGIN-06 against a login page with the request as JSON in a script passes', async () => {
-    const result = await withSabotage('LOGIN-06', { faults: ['login-page-embeds-request-json'] })
+    // the request as a page script would read it: JSON with every < encoded, so that nothing
+    // in it ends the script element
+    const requestJson = rewriteLoginPage((html, request) => {
+      const { client_id: clientId, state } = paramsOf(request)
+      const json = JSON.stringify({ client_id: clientId, state: state ?? null })
+      return appendToBody(
+        html,
+        `<script type="application/json" id="request">${json.replace(/</g, '\\u003c')}</script>`,
+      )
+    })
+    const result = await withSabotage('LOGIN-06', { extend: requestJson })
     expect(result.verdict, result.message).toBe('pass')
   })
 })

@@ -46,14 +46,6 @@ const fail = (code: OAuthErrorCode, description: string) => new OAuthError(code,
 export async function validateAuthorizationRequest(
   raw: Readonly<Record<string, unknown>>,
   store: Pick<Store, 'clients'>,
-  /**
-   * Test-only: the self-test's broken servers that grant some scopes beyond the client's
-   * registration (`grantsBeyond` says which), or refuse a request without scope.
-   */
-  testFaults: {
-    readonly grantsBeyond?: (scope: string) => boolean
-    readonly requireScope?: boolean
-  } = {},
 ): Promise<AuthorizeValidation> {
   const page = (code: OAuthErrorCode, description: string): AuthorizeError => ({
     kind: 'page',
@@ -158,20 +150,15 @@ export async function validateAuthorizationRequest(
 
   const scopeParam = str('scope')
   // INTERFACE.md §4.1: scope is optional; RFC 6749 §3.3: without it, the client's pre-defined
-  // default scopes apply, and only a client without any is refused (the test-only fault
-  // refuses every request without scope)
-  if (!scopeParam && (testFaults.requireScope || client.defaultScopes.length === 0))
+  // default scopes apply, and only a client without any is refused
+  if (!scopeParam && client.defaultScopes.length === 0)
     return redirect(
       'invalid_scope',
-      testFaults.requireScope
-        ? 'scope is required'
-        : `no scope was requested and client '${safeName(client.id)}' has no default scope: send a scope parameter`,
+      `no scope was requested and client '${safeName(client.id)}' has no default scope: send a scope parameter`,
     )
   const scope = scopeParam ? parseScope(scopeParam) : [...client.defaultScopes]
   if (!scope || scope.length === 0) return redirect('invalid_scope', 'scope is malformed')
-  const beyond = testFaults.grantsBeyond
-  const allowed = beyond ? [...client.scopes, ...scope.filter(beyond)] : client.scopes
-  if (!withinScope(scope, allowed))
+  if (!withinScope(scope, client.scopes))
     return redirect(
       'invalid_scope',
       `the requested scope is unknown or not allowed for client '${safeName(client.id)}': request only scopes listed in its registration`,

@@ -1,5 +1,5 @@
 import type { Branding } from '../store/store.ts'
-import { html, type SafeHtml } from './html.ts'
+import { html } from './html.ts'
 import { layout } from './layout.ts'
 
 /**
@@ -8,8 +8,7 @@ import { layout } from './layout.ts'
  */
 export function errorPage(options: {
   error: string
-  /** Escaped when it is a string; SafeHtml only from the self-test's broken server. */
-  description: string | SafeHtml
+  description: string
   branding?: Branding | undefined
   nonce: string
   /** The page title: a sign-out's errors are not sign-in errors. */

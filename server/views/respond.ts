@@ -17,15 +17,12 @@ export function page(
     nonce: string
     status?: number
     formTargets?: readonly string[]
-    /** Test-only (LOGIN-06's sabotage): inline scripts with the nonce run, and eval with them. */
-    scripts?: boolean
   },
 ): ResponseObject {
   const formAction = ["'self'", ...(options.formTargets ?? []).map((u) => cspSource(u))].join(' ')
   const csp = [
     "default-src 'none'",
     `style-src 'self' 'nonce-${options.nonce}'`,
-    ...(options.scripts ? [`script-src 'nonce-${options.nonce}' 'unsafe-eval'`] : []),
     "img-src 'self' https:",
     `form-action ${formAction}`,
     "frame-ancestors 'none'",

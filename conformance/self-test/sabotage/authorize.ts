@@ -11,8 +11,18 @@ import {
   type Target,
   type TargetClient,
   redirectVariants,
+  onRequestOf,
+  paramsOf,
   rewriteLocation,
   tokenResponseScopeAsRegistered,
+  extendAll,
+  rewriteSuccessRedirect,
+  onAuthorizationRequest,
+  codesKeptAs,
+  clientsReadAs,
+  FIXTURE_SCOPES,
+  type Extend,
+  type StoreWrapper,
 } from './kit.ts'
 
 const redirect = (location: string) =>
@@ -59,6 +69,37 @@ const errorRedirectChanged = (
     },
   })
 
+/**
+ * AUTHZ-11's broken server: it grants the requested scopes `beyond` picks though the client is
+ * not registered for them. They are taken off the authorization request before the server
+ * validates it, and put back into the code it keeps (found by its code_challenge), so the
+ * code, and the tokens of it, carry them.
+ */
+function grantedBeyondRegistration(beyond: (scope: string) => boolean): {
+  extend: Extend
+  store: StoreWrapper
+} {
+  const taken = new Map<string, string[]>()
+  return {
+    extend: (app) =>
+      onAuthorizationRequest(async (params) => {
+        const { client_id: id, scope, code_challenge: challenge } = params
+        if (typeof id !== 'string' || typeof scope !== 'string' || typeof challenge !== 'string')
+          return
+        const registered = (await app.deps.store.clients.get(id))?.scopes ?? []
+        const requested = scope.split(' ')
+        const extra = requested.filter((s) => s !== '' && !registered.includes(s) && beyond(s))
+        if (extra.length === 0) return
+        taken.set(challenge, extra)
+        params.scope = requested.filter((s) => !extra.includes(s)).join(' ')
+      })(app),
+    store: codesKeptAs((code) => {
+      const extra = taken.get(code.codeChallenge)
+      return extra ? { ...code, scope: [code.scope, ...extra].join(' ') } : code
+    }),
+  }
+}
+
 /** How to break the target for each AUTHZ-* check. */
 export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
   'AUTHZ-01': {
@@ -78,7 +119,8 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
     {
       how: 'the success redirect after login leaves the code out',
       expect: /^no code in the redirect to /,
-      faults: ['authorize-success-drops-code'],
+      // the code is issued and kept, and left out of the redirect on its way out
+      extend: rewriteSuccessRedirect((params) => params.delete('code')),
     },
     {
       how: 'the success redirect goes to the registered URI with a slash added',
@@ -92,12 +134,13 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
     {
       how: 'the success redirect after login leaves state out',
       expect: /^state in the redirect: expected .*, got null/,
-      faults: ['authorize-success-drops-state'],
+      extend: rewriteSuccessRedirect((params) => params.delete('state')),
     },
     {
       how: 'the success redirect carries token_type',
       expect: /^the success redirect carries token_type/,
-      faults: ['authorize-success-carries-token-type'],
+      // a hybrid-flow parameter in the code flow's success redirect
+      extend: rewriteSuccessRedirect((params) => params.set('token_type', 'Bearer')),
     },
     {
       how: 'the success redirect after login ends with a fragment',
@@ -245,13 +288,32 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
     {
       how: 'a code_challenge_method before its code_challenge is read as absent',
       expect: /^the reversed-order request failed: error=invalid_request/,
-      faults: ['authorize-reads-pkce-method-after-challenge'],
+      // a parser that reads the query in order and takes a code_challenge_method that comes
+      // before its code_challenge as absent
+      extend: onRequestOf({ path: '/auth/authorize', method: 'get' }, (request) => {
+        const names = [...request.url.searchParams.keys()]
+        if (names.indexOf('code_challenge_method') < names.indexOf('code_challenge'))
+          delete request.query.code_challenge_method
+      }),
     },
     {
       how: 'prompt=none with an id_token_hint is refused invalid_request',
       expect:
         /^the authorization failed with error=invalid_request \(id_token_hint is not supported\)/,
-      faults: ['authorize-refuses-id-token-hint'],
+      // a server that refuses the id_token_hint OIDC Core §3.1.2.1 defines: whatever it answered
+      // a request with one becomes an invalid_request error redirect
+      extend: rewriteLocation({ path: '/auth/authorize' }, (to, request) => {
+        if (paramsOf(request).id_token_hint === undefined) return to
+        const state = to.searchParams.get('state')
+        const iss = to.searchParams.get('iss')
+        for (const name of ['code', 'state', 'iss', 'error', 'error_description'])
+          to.searchParams.delete(name)
+        to.searchParams.set('error', 'invalid_request')
+        to.searchParams.set('error_description', 'id_token_hint is not supported')
+        if (state !== null) to.searchParams.set('state', state)
+        if (iss !== null) to.searchParams.set('iss', iss)
+        return to
+      }),
     },
     {
       how: 'a repeated state is taken as its first value',
@@ -269,7 +331,10 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
   'AUTHZ-09': {
     how: 'state is cut to 64 characters in the success redirect',
     expect: /^state after decoding: expected /,
-    faults: ['authorize-truncates-state'],
+    extend: rewriteSuccessRedirect((params) => {
+      const state = params.get('state')
+      if (state !== null) params.set('state', state.slice(0, 64))
+    }),
   },
   'AUTHZ-10': {
     how: 'the token response has an id_token although openid was not requested',
@@ -287,19 +352,22 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
     {
       how: 'scopes no client is registered for are granted as requested',
       expect: /^scope="openid foo:bar": the token response grants foo:bar/,
-      faults: ['authorize-grants-unknown-scope'],
+      ...grantedBeyondRegistration((scope) => !FIXTURE_SCOPES.has(scope)),
     },
     {
       how: "another application's scopes are granted as requested",
       expect: /^scope="openid api:reports": the token response grants api:reports/,
-      faults: ['authorize-grants-foreign-scope'],
+      ...grantedBeyondRegistration((scope) => FIXTURE_SCOPES.has(scope)),
     },
     {
       how: 'the token response reports only registered scopes; the access token carries all',
       expect: /^scope="openid foo:bar": the access token's scope claim grants foo:bar/,
-      faults: ['authorize-grants-unknown-scope'],
-      // the token response's scope, rewritten on its way out of the reference server
-      extend: tokenResponseScopeAsRegistered,
+      // unknown scopes granted from outside, and the token response's scope rewritten on its
+      // way out of the reference server
+      ...(() => {
+        const granted = grantedBeyondRegistration((scope) => !FIXTURE_SCOPES.has(scope))
+        return { ...granted, extend: extendAll(granted.extend, tokenResponseScopeAsRegistered) }
+      })(),
     },
     {
       how: 'an unknown scope is refused with invalid_request instead of invalid_scope',
@@ -318,12 +386,19 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
   'AUTHZ-12': {
     how: 'the code is issued without the request nonce, so the ID token has none',
     expect: /^nonce in the ID token: expected .*, got null/,
-    faults: ['authorize-drops-nonce'],
+    store: codesKeptAs((code) => ({ ...code, nonce: null })),
   },
   'AUTHZ-13': {
     how: 'a POSTed authorization request is read from the (empty) query string',
     expect: /^the POSTed authorization request did not show the login page/,
-    faults: ['authorize-post-reads-query'],
+    // POST /auth/authorize served as GET, which reads the query (before routing: hapi's onRequest)
+    extend: (app) => {
+      app.server.ext('onRequest', (request, h) => {
+        if (request.path === '/auth/authorize' && request.method === 'post')
+          request.setMethod('GET')
+        return h.continue
+      })
+    },
   },
   'AUTHZ-14': {
     how: 'prompt=none is ignored and the login page is shown',
@@ -338,7 +413,14 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
   'AUTHZ-15': {
     how: 'prompt=login and max_age are ignored when a session exists',
     expect: /^prompt=login with a live session did not show the login page/,
-    faults: ['authorize-ignores-prompt-login'],
+    extend: onAuthorizationRequest((params) => {
+      if (typeof params.prompt === 'string')
+        params.prompt = params.prompt
+          .split(' ')
+          .filter((p) => p !== 'login')
+          .join(' ')
+      delete params.max_age
+    }),
   },
   'AUTHZ-16': {
     how: 'the cancel button is treated as a failed login',
@@ -436,7 +518,8 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
   'AUTHZ-19': {
     how: 'an authorization request without scope is refused with invalid_scope',
     expect: /^an authorization request without scope was refused with error=invalid_scope/,
-    faults: ['authorize-requires-scope'],
+    // every client registered without default scopes: a request without scope is refused
+    store: clientsReadAs((client) => ({ ...client, defaultScopes: [] })),
   },
   'AUTHZ-20': {
     how: 'unknown scopes are silently dropped',

@@ -40,6 +40,8 @@ export { redirectVariants } from '../../harness/pages.ts'
 export * from '../broken-server.ts'
 // codes, PKCE and the token endpoint, broken from outside the server's code
 export * from '../broken-codes.ts'
+// and broken stores: the server's store, wrapped
+export * from '../broken-store.ts'
 
 /**
  * How to break the target so that one check must fail: msw handlers that corrupt the real

@@ -1,11 +1,16 @@
 import { http, HttpResponse, type HttpHandler } from 'msw'
 import type { login } from '../../catalogue/login.ts'
 import {
+  allowInlineScripts,
+  appendToBody,
   BRANDING,
   corruptJson,
   onAuthorize,
   perPart,
+  paramsOf,
   relay,
+  rewriteAuthorizeErrorPage,
+  rewriteLoginPage,
   type Sabotage,
   type Sabotages,
   type Target,
@@ -38,6 +43,28 @@ const brandingElsewhere = (member: string, url: string): Sabotage => ({
   }),
 })
 
+/** The login page without its branding: no application name, logo or policy links. */
+const unbranded = (html: string): string =>
+  html
+    .replace(/<title>Sign in to [^<]*<\/title>/, '<title>Sign in</title>')
+    .replace(/ to <span class="app">[^<]*<\/span>/, '')
+    .replace(/<header class="brand">[\s\S]*?<\/header>/, '<header class="brand"></header>')
+    .replace(/<footer class="links">[\s\S]*?<\/footer>/, '')
+
+/** The value of the login page's username field, empty as the server sends it. */
+const USERNAME_VALUE = /(<input\s+id="username"[^>]*?\svalue=")"/
+
+/** The error page's description. */
+const ERROR_DESCRIPTION = /(<p class="error" role="alert">)[\s\S]*?(<\/p>)/
+
+/**
+ * LOGIN-06's DOM-based XSS: the login page's own script fills in the username from the
+ * address's login_hint by building a statement around it and evaluating it. The markup the
+ * server sent never holds the hint, so only the script running shows the injection.
+ */
+const HINT_BY_EVAL =
+  "const hint = new URLSearchParams(location.search).get('login_hint'); if (hint) eval(\"document.querySelector('input[name=username]').value = '\" + hint + \"'\")"
+
 /** How to break the target for each LOGIN-* check. */
 export const loginSabotage: Record<keyof typeof login, Sabotages> = {
   // one sabotage per part of the branding shown (each a sub-case): the page disagrees with the
@@ -46,7 +73,7 @@ export const loginSabotage: Record<keyof typeof login, Sabotages> = {
     {
       how: 'the login page is rendered without the branding record',
       expect: /^application name: the login page does not show the application name/,
-      faults: ['login-page-unbranded'],
+      extend: rewriteLoginPage(unbranded),
     },
     brandingElsewhere('logo_url', 'https://cdn.example/another-logo.png'),
     brandingElsewhere('privacy_policy_url', 'https://client.example/another-privacy'),
@@ -154,7 +181,9 @@ export const loginSabotage: Record<keyof typeof login, Sabotages> = {
     {
       how: 'the login page loads a script of another origin',
       expect: /^login page: loads a third-party script: https:\/\/analytics\.example\//,
-      faults: ['login-page-loads-third-party-script'],
+      extend: rewriteLoginPage((html) =>
+        appendToBody(html, '<script src="https://analytics.example/track.js"></script>'),
+      ),
     },
     {
       how: 'the session cookie is set without Secure',
@@ -177,12 +206,20 @@ export const loginSabotage: Record<keyof typeof login, Sabotages> = {
     {
       how: 'the login page fills in the login_hint unescaped',
       expect: /^login page: the payload became markup/,
-      faults: ['login-page-reflects-hint-raw'],
+      // the login_hint put in the username field as it came
+      extend: rewriteLoginPage((html, request) => {
+        const hint = paramsOf(request).login_hint
+        if (typeof hint !== 'string') return html
+        return html.replace(USERNAME_VALUE, (_, start: string) => `${start}${hint}"`)
+      }),
     },
     {
       how: "the login page's script fills in the login_hint by eval (DOM-based XSS)",
       expect: /^login page: injected script ran \(idp-xss-hint\)/,
-      faults: ['login-page-evals-hint'],
+      extend: rewriteLoginPage((html, _request, response) => {
+        const nonce = allowInlineScripts(response)
+        return appendToBody(html, `<script nonce="${nonce}">${HINT_BY_EVAL}</script>`)
+      }),
     },
     {
       how: 'the username is echoed unescaped after a failed login',
@@ -192,7 +229,16 @@ export const loginSabotage: Record<keyof typeof login, Sabotages> = {
     {
       how: 'the error page names the unknown client_id unescaped',
       expect: /^error page \(unknown client\): the payload became markup/,
-      faults: ['error-page-reflects-client-id-raw'],
+      // the error page names the client_id it was given, as markup
+      extend: rewriteAuthorizeErrorPage((html, request) => {
+        const id = paramsOf(request).client_id
+        if (typeof id !== 'string') return html
+        return html.replace(
+          ERROR_DESCRIPTION,
+          (_, start: string, end: string) =>
+            `${start}The application ${id} is not registered.${end}`,
+        )
+      }),
     },
   ],
   // one sabotage per part (each a sub-case): the status, the page, the timing, the throttle,

@@ -1,11 +1,13 @@
 import { http, HttpResponse, type HttpHandler } from 'msw'
 import type { logout } from '../../catalogue/logout.ts'
 import {
+  carriesSessionCookie,
   escapeRegExp,
   forgeryKind,
   type ForgeryKind,
   perPart,
   relay,
+  rewriteLoginPage,
   type Sabotage,
   type Sabotages,
   type Target,
@@ -69,6 +71,10 @@ const FORGED_HINTS: readonly [string, ForgeryKind][] = [
   ['a hint rewritten to alg none', 'alg none'],
 ]
 
+/** The dead end LOGOUT-01's broken server shows instead of a login form. */
+const SIGNED_OUT_PAGE = `<!doctype html><title>Signed out</title>
+<p>You have signed out.</p>`
+
 /** How to break the target for each LOGOUT-* check. */
 export const logoutSabotage: Record<keyof typeof logout, Sabotages> = {
   // one sabotage per part: the redirect, the session in this browser, the login page after it,
@@ -90,7 +96,12 @@ export const logoutSabotage: Record<keyof typeof logout, Sabotages> = {
       how: 'after logout, the ended session’s cookie stays and leads to a signed-out page, not a login',
       expect:
         /^after logout: a new authorization showed no login page \(page at \S+\/auth\/authorize/,
-      faults: ['logout-keeps-cookie', 'authorize-dead-ends-ended-session'],
+      faults: ['logout-keeps-cookie'],
+      // a browser whose session cookie names an ended session is told it signed out, a dead
+      // end with no login form, instead of being asked to sign in again
+      extend: rewriteLoginPage((html, request) =>
+        carriesSessionCookie(request) ? SIGNED_OUT_PAGE : html,
+      ),
     },
     {
       how: 'logout deletes the session cookie but leaves the session live at the server',

@@ -13,6 +13,7 @@ import {
   perPart,
   relay,
   REVOKE,
+  rewriteSuccessRedirect,
   sessionsOnWallClock,
   showCodesAs,
   type Sabotage,
@@ -194,11 +195,11 @@ export const securitySabotage: Record<keyof typeof security, Sabotages> = {
       }),
     },
     {
-      // a server fault: the code may come through the browser, which msw does not see
+      // at the server: the code may come through the browser, which msw does not see
       how: 'the authorization response leaves iss out',
       expect:
         /^mix-up defense: the authorization response must carry iss=\S+ \(RFC 9207 §2\), got null/,
-      faults: ['authorize-success-drops-iss'],
+      extend: rewriteSuccessRedirect((params) => params.delete('iss')),
     },
   ],
   // one sabotage per endpoint and way of putting credentials in the URL (each a sub-case), and
