@@ -29,8 +29,6 @@ export type Fault =
   | 'login-enumerates-users'
   | 'login-enumerates-users-by-status'
   | 'login-enumerates-users-by-timing'
-  | 'access-token-alg-none'
-  | 'hapi-errors-unrendered'
   | 'client-auth-failures-charged-to-client'
   | 'client-credentials-in-query-accepted'
   | 'login-spraying-unthrottled'

@@ -1,8 +1,7 @@
 import { afterEach, describe, expect, test, vi } from 'vitest'
 import { testApp } from './test-helpers.ts'
 
-// The self-test's faults (deps.ts) break the server on purpose, one accepts unsigned access
-// tokens: createServer must refuse them outside the test harness and in production.
+// The self-test's faults (deps.ts) break the server on purpose, one weakens TLS: createServer must refuse them outside the test harness and in production.
 afterEach(() => {
   vi.unstubAllEnvs()
 })
@@ -10,8 +9,8 @@ afterEach(() => {
 describe('test-only faults', () => {
   test('are refused outside the test harness', async () => {
     vi.stubEnv('VITEST', '')
-    await expect(testApp({}, { faults: ['access-token-alg-none'] })).rejects.toThrow(
-      /faults are refused outside the test harness.*access-token-alg-none/,
+    await expect(testApp({}, { faults: ['weak-tls'] })).rejects.toThrow(
+      /faults are refused outside the test harness.*weak-tls/,
     )
   })
 
@@ -21,8 +20,8 @@ describe('test-only faults', () => {
   })
 
   test('are accepted inside the harness, and a server without faults starts anywhere', async () => {
-    const broken = await testApp({}, { faults: ['access-token-alg-none'] })
-    expect(broken.deps.faults.has('access-token-alg-none')).toBe(true)
+    const broken = await testApp({}, { faults: ['weak-tls'] })
+    expect(broken.deps.faults.has('weak-tls')).toBe(true)
     await broken.stop()
     vi.stubEnv('VITEST', '')
     vi.stubEnv('NODE_ENV', 'production')

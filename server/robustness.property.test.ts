@@ -2,8 +2,7 @@ import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import type { App } from './app.ts'
 import { RATE_LIMIT_GROUPS, type Config } from './config.ts'
-import type { Fault } from './deps.ts'
-import { STATUS, type OAuthErrorCode } from './errors.ts'
+import { OAuthError, STATUS, type OAuthErrorCode } from './errors.ts'
 import { signInAndRedeem, testApp, windowFromNow } from './test-helpers.ts'
 
 // Property-based robustness of every endpoint (ARCHITECTURE.md: "never a 5xx for bad input"):
@@ -559,18 +558,36 @@ const wellFormed =
   }
 const requestsArb = fc.array(requestArb, { minLength: 1, maxLength: 3 })
 
+/**
+ * Breaks a server from outside its code so that hapi's own refusals (its 400s, 404s, 415s…)
+ * leave in hapi's shape: an extension that runs before the oauth-errors plugin's answers them
+ * as hapi would have.
+ */
+function hapiErrorsUnrendered(app: App): void {
+  app.server.ext(
+    'onPreResponse',
+    (request, h) => {
+      const response = request.response
+      if (!('isBoom' in response) || !response.isBoom || response instanceof OAuthError)
+        return h.continue
+      return h.response(response.output.payload).code(response.output.statusCode)
+    },
+    { before: ['oauth-errors'] },
+  )
+}
+
 async function targetWith(
   config: Partial<Config>,
   followUp: boolean,
-  faults: Fault[] = [],
+  extend: (app: App) => void = () => undefined,
 ): Promise<Target> {
   const errors: Record<string, unknown>[] = []
   const app = await testApp(config, {
-    faults,
     log: (event, detail) => {
       if (event === 'error') errors.push(detail ?? {})
     },
   })
+  extend(app)
   const alice = await signInAndRedeem(app, {
     username: 'alice',
     password: 'wonderland',
@@ -642,7 +659,7 @@ describe('every endpoint under generated requests (property-based)', () => {
   test(
     'the property fails against a server that leaves hapi’s own errors unrendered',
     async () => {
-      const broken = await targetWith({ rateLimits: limits(1e9) }, true, ['hapi-errors-unrendered'])
+      const broken = await targetWith({ rateLimits: limits(1e9) }, true, hapiErrorsUnrendered)
       try {
         await expectCaught(broken, healthy)
       } finally {

@@ -5,16 +5,13 @@ import type { Deps } from '../deps.ts'
 
 /** Renders every error as `{ error, error_description }` (INTERFACE.md §7); nowhere else does. */
 export const oauthErrors = (
-  deps: Pick<Deps, 'log'> & Partial<Pick<Deps, 'faults'>>,
+  deps: Pick<Deps, 'log'>,
 ): Plugin<undefined> => ({
   name: 'oauth-errors',
   register(server) {
     server.ext('onPreResponse', (request: Request, h: ResponseToolkit) => {
       const response = request.response
       if (!('isBoom' in response) || !response.isBoom) return h.continue
-      // the self-test's broken server lets hapi's own refusals out in hapi's shape
-      if (deps.faults?.has('hapi-errors-unrendered') && !(response instanceof OAuthError))
-        return h.continue
       const error = toOAuthError(response, request, deps)
       const res = h.response(error.toJSON()).code(error.status).type('application/json')
       for (const [name, value] of Object.entries(error.headers)) res.header(name, value)

@@ -1,4 +1,4 @@
-import { decodeProtectedHeader, jwtVerify, UnsecuredJWT, type JWTPayload } from 'jose'
+import { decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose'
 import type { Deps } from '../deps.ts'
 import { invalidToken } from '../errors.ts'
 import type { StoredToken } from '../store/store.ts'
@@ -22,11 +22,9 @@ export interface VerifiedAccessToken {
  */
 export async function verifyAccessToken(
   token: string,
-  deps: Pick<Deps, 'keys' | 'clock' | 'config' | 'store'> & Partial<Pick<Deps, 'faults'>>,
+  deps: Pick<Deps, 'keys' | 'clock' | 'config' | 'store'>,
 ): Promise<VerifiedAccessToken> {
-  // the self-test's broken server takes unsigned tokens (RFC 8725 §2.1's alg none)
-  const unsigned = deps.faults?.has('access-token-alg-none') === true && token.endsWith('.')
-  if (token.length > MAX_TOKEN_LENGTH || !(unsigned || COMPACT_JWS.test(token)))
+  if (token.length > MAX_TOKEN_LENGTH || !COMPACT_JWS.test(token))
     throw invalidToken('the access token is malformed')
   let header: ReturnType<typeof decodeProtectedHeader>
   try {
@@ -34,8 +32,7 @@ export async function verifyAccessToken(
   } catch {
     throw invalidToken('the access token is malformed')
   }
-  if (header.alg !== 'RS256' && !(unsigned && header.alg === 'none'))
-    throw invalidToken('the access token is not signed with RS256')
+  if (header.alg !== 'RS256') throw invalidToken('the access token is not signed with RS256')
   if (typeof header.kid !== 'string') throw invalidToken('the access token has no key id')
   const now = deps.clock()
   const key = await deps.keys.verificationKey(header.kid, now)
@@ -49,9 +46,7 @@ export async function verifyAccessToken(
     currentDate: new Date(now * 1000),
   }
   try {
-    ;({ payload } = unsigned
-      ? UnsecuredJWT.decode(token, claims)
-      : await jwtVerify(token, key, { ...claims, algorithms: ['RS256'] }))
+    ;({ payload } = await jwtVerify(token, key, { ...claims, algorithms: ['RS256'] }))
   } catch (err) {
     const code = (err as { code?: string }).code
     throw invalidToken(
