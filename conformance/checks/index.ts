@@ -1,6 +1,7 @@
 import type { RequirementId } from '../requirements.ts'
 import { type AreaChecks, joinParts, register, type Check } from '../harness/check.ts'
 import type { authorize } from '../catalogue/authorize.ts'
+import type { security } from '../catalogue/security.ts'
 import { discoveryChecks } from './discovery.ts'
 import { jwksChecks } from './jwks.ts'
 import { transportChecks } from './transport.ts'
@@ -24,7 +25,10 @@ import { brandingChecks } from './branding.ts'
 import { rateLimitChecks } from './rate-limit.ts'
 import { robustnessChecks } from './robustness.ts'
 import { resourceServerChecks } from './resource-server.ts'
-import { securityChecks } from './security.ts'
+import { securityThrottlingChecks } from './security-throttling.ts'
+import { securityTokenChecks } from './security-tokens.ts'
+import { securitySessionChecks } from './security-sessions.ts'
+import { securityLeakChecks } from './security-leaks.ts'
 
 // The areas too large for one file, split by concept: each typed by its catalogue, so a row
 // in no part, or in two, does not compile (joinParts)
@@ -32,6 +36,12 @@ const authorizeChecks: AreaChecks<typeof authorize> = joinParts(
   authorizeValidationChecks,
   authorizeSuccessChecks,
   authorizeSessionChecks,
+)
+const securityChecks: AreaChecks<typeof security> = joinParts(
+  securityThrottlingChecks,
+  securityTokenChecks,
+  securitySessionChecks,
+  securityLeakChecks,
 )
 
 // Every area's checks, registered for the run: a full Record, so a catalogue row without a
