@@ -1,6 +1,7 @@
 import type { RequirementId } from '../requirements.ts'
 import { type AreaChecks, joinParts, register, type Check } from '../harness/check.ts'
 import type { authorize } from '../catalogue/authorize.ts'
+import type { logout } from '../catalogue/logout.ts'
 import type { security } from '../catalogue/security.ts'
 import { discoveryChecks } from './discovery.ts'
 import { jwksChecks } from './jwks.ts'
@@ -20,7 +21,8 @@ import { clientCredentialsChecks } from './client-credentials.ts'
 import { userInfoChecks } from './user-info.ts'
 import { introspectionChecks } from './introspection.ts'
 import { revocationChecks } from './revocation.ts'
-import { logoutChecks } from './logout.ts'
+import { logoutRequestChecks } from './logout-requests.ts'
+import { logoutSessionChecks } from './logout-session.ts'
 import { brandingChecks } from './branding.ts'
 import { rateLimitChecks } from './rate-limit.ts'
 import { robustnessChecks } from './robustness.ts'
@@ -37,6 +39,7 @@ const authorizeChecks: AreaChecks<typeof authorize> = joinParts(
   authorizeSuccessChecks,
   authorizeSessionChecks,
 )
+const logoutChecks: AreaChecks<typeof logout> = joinParts(logoutRequestChecks, logoutSessionChecks)
 const securityChecks: AreaChecks<typeof security> = joinParts(
   securityThrottlingChecks,
   securityTokenChecks,
