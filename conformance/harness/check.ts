@@ -167,6 +167,35 @@ export interface Check {
  */
 export type AreaChecks<Rows> = { readonly [Id in keyof Rows]: Check }
 
+/** Every ID a part of `Parts` holds (`keyof` a union would keep only the IDs all parts share). */
+type IdsOf<Part> = Part extends unknown ? keyof Part : never
+
+/** The IDs more than one of `Parts` holds: never when each is in one part only. */
+type HeldTwice<Parts extends readonly object[], Seen = never> = Parts extends readonly [
+  infer First,
+  ...infer Rest extends readonly object[],
+]
+  ? Extract<keyof First, Seen> | HeldTwice<Rest, Seen | keyof First>
+  : never
+
+/** The parts joined, or, when a row is in two of them, a type no AreaChecks accepts. */
+type Joined<Parts extends readonly object[]> = [HeldTwice<Parts>] extends [never]
+  ? { readonly [Id in IdsOf<Parts[number]>]: Check }
+  : { readonly 'a row with a check in two parts': HeldTwice<Parts> }
+
+/**
+ * One area's checks from the files its rows are split into by concept (`security-sessions.ts`,
+ * …: each part typed `satisfies Partial<AreaChecks<typeof catalogue>>`), for a record typed
+ * `AreaChecks<typeof catalogue>`: a row in no part does not compile, as in one area file, and
+ * neither does a row in two parts (where one object literal would refuse the key twice, a
+ * spread of the parts would keep the last one silently).
+ */
+export function joinParts<const Parts extends readonly Readonly<Record<string, Check>>[]>(
+  ...parts: Parts
+): Joined<Parts> {
+  return Object.fromEntries(parts.flatMap((part) => Object.entries(part))) as Joined<Parts>
+}
+
 /**
  * The check for a catalogue row (title, level and source come from the catalogue);
  * `check({ exclusive: true }, body)` declares one that must run alone.

@@ -1,6 +1,7 @@
-import type { BrowserContext } from '@playwright/test'
+import type { BrowserContext, Cookie } from '@playwright/test'
 import { CookieJar } from 'tough-cookie'
 import { browserLike, followWithJar, pageTitle, readApproveForm } from './form-sign-in.ts'
+import type { CheckContext } from './check.ts'
 import type { Http } from './http.ts'
 import type { InteractionConfig, TargetUser } from './target.ts'
 
@@ -314,4 +315,9 @@ export async function jarOf(context: BrowserContext): Promise<CookieJar | undefi
       .catch(() => undefined)
   }
   return jar
+}
+
+/** Cookies of the target's origin. */
+export async function idpCookies(ctx: CheckContext, context: BrowserContext): Promise<Cookie[]> {
+  return context.cookies(ctx.target.baseUrl)
 }

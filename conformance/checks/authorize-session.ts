@@ -1,0 +1,106 @@
+import { type AreaChecks, check } from '../harness/check.ts'
+import type { authorize as catalogue } from '../catalogue/authorize.ts'
+import { expectEqual, expectThat } from '../harness/expect.ts'
+import {
+  authorize,
+  codeOf,
+  mainClient,
+  redeemCode,
+  tokensFor,
+  validParams,
+} from '../harness/flows.ts'
+import { authorizeRaw, endpointUrl } from '../harness/requests.ts'
+import { verifiedAuthTime } from '../harness/jwt.ts'
+import { CANCEL, expectErrorRedirect, NEEDS_UI_ERRORS } from '../harness/pages.ts'
+
+const AUTHZ_14 = check(async (ctx) => {
+  const base = await validParams(ctx)
+  // OIDC Core §3.1.2.6: without a session prompt=none answers with an error, never a page
+  const res = await authorizeRaw(ctx, { ...base, prompt: 'none' })
+  expectErrorRedirect(
+    res,
+    base.redirect_uri,
+    'prompt=none without a session',
+    NEEDS_UI_ERRORS,
+    base.state,
+  )
+
+  // its own browser: the subject is the session (prompt=none with and without one)
+  const context = await ctx.newBrowserContext()
+  codeOf(await authorize(ctx, { context }))
+  const statuses: number[] = []
+  context.on('response', (r) => {
+    if (r.url().startsWith(endpointUrl(ctx.target, 'authorization_endpoint')))
+      statuses.push(r.status())
+  })
+  const silent = await authorize(ctx, { context, params: { prompt: 'none' }, user: null })
+  expectThat(!silent.outcome.loginShown, 'prompt=none with a session showed the login page')
+  codeOf(silent)
+  expectThat(
+    statuses.length > 0 && statuses.every((s) => s >= 300 && s < 400),
+    `prompt=none with a session: the authorization endpoint answered ${statuses.join(', ')} instead of a redirect`,
+  )
+})
+
+const AUTHZ_15 = check({ exclusive: true }, async (ctx) => {
+  const context = await ctx.newBrowserContext()
+  const client = mainClient(ctx)
+  // OIDC Core §2: auth_time is REQUIRED only when max_age was sent (or auth_time requested as
+  // essential), so the first login sends a generous max_age
+  const first = await tokensFor(ctx, { context, params: { max_age: '86400' } })
+  const t1 = await verifiedAuthTime(ctx, first.body, 'first login (max_age=86400)')
+
+  // OIDC Core §3.1.2.1 prompt=login: reauthenticate even with a session
+  const again = await authorize(ctx, { context, params: { prompt: 'login' } })
+  expectThat(
+    again.outcome.loginShown,
+    'prompt=login with a live session did not show the login page',
+  )
+  codeOf(again)
+
+  if (ctx.target.controls) ctx.target.controls.advanceClock(2)
+  else await new Promise((r) => setTimeout(r, 2100))
+  // max_age=1 and a login older than that: reauthenticate
+  const aged = await authorize(ctx, { context, params: { max_age: '1' } })
+  expectThat(aged.outcome.loginShown, 'max_age=1, 2 s after the login, did not show the login page')
+  const agedBody = await redeemCode(ctx, codeOf(aged), aged.verifier, client, 'max_age=1')
+  const t3 = await verifiedAuthTime(ctx, agedBody, 'max_age=1')
+  expectThat(t3 > t1, `auth_time after the new login (${t3}) is not later than the first (${t1})`)
+
+  // a recent enough login is reused without UI
+  const recent = await authorize(ctx, { context, params: { max_age: '10000' }, user: null })
+  expectThat(!recent.outcome.loginShown, 'max_age=10000 right after a login showed the login page')
+  const recentBody = await redeemCode(ctx, codeOf(recent), recent.verifier, client, 'max_age=10000')
+  expectEqual(
+    await verifiedAuthTime(ctx, recentBody, 'max_age=10000'),
+    t3,
+    'auth_time (max_age=10000)',
+  )
+})
+
+const AUTHZ_16 = check(async (ctx) => {
+  // its own browser: the subject is the login page's cancel control
+  const context = await ctx.newBrowserContext()
+  const form = await authorize(ctx, { context, user: null })
+  expectThat(form.outcome.loginShown, 'no login page was shown')
+  if ((await form.outcome.page.locator(CANCEL).count()) === 0)
+    ctx.skip('the login page has no cancel control (INFO: the user cannot deny from it)')
+  const cancelled = await authorize(ctx, { context, cancel: true })
+  expectThat(cancelled.callback, 'cancelling did not send the browser back to the client')
+  const p = cancelled.callback.searchParams
+  // RFC 6749 §4.1.2.1: access_denied, with the state, and no code
+  expectEqual(p.get('error'), 'access_denied', 'error after cancel')
+  expectEqual(p.get('state'), cancelled.state, 'state after cancel')
+  expectThat(!p.has('code'), 'a code was issued although the user cancelled')
+})
+
+/**
+ * The authorize checks of the session and the user's say: prompt=none, prompt=login, max_age
+ * and the login page's cancel (the other rows of catalogue/authorize.ts:
+ * authorize-validation.ts, authorize-success.ts).
+ */
+export const authorizeSessionChecks = {
+  'AUTHZ-14': AUTHZ_14,
+  'AUTHZ-15': AUTHZ_15,
+  'AUTHZ-16': AUTHZ_16,
+} satisfies Partial<AreaChecks<typeof catalogue>>

@@ -1,0 +1,171 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
+import type { security as catalogue } from '../catalogue/security.ts'
+import type { HttpResponse } from '../harness/http.ts'
+import { expectControl, expectThat, show } from '../harness/expect.ts'
+import { clientOrigins } from '../harness/browser.ts'
+import { followWithJar } from '../harness/form-sign-in.ts'
+import { idpCookies, jarOf } from '../harness/session.ts'
+import { authorize, codeOf, validParams, whereLeft } from '../harness/flows.ts'
+import { endpointUrl } from '../harness/requests.ts'
+
+const SEC_07 = check(async (ctx) => {
+  // OWASP ASVS V3.2.1: a new session token on authentication. The attacker signs in, then plants
+  // their own session cookie in the victim's browser; the victim signs in (prompt=login)
+  const attacker = await ctx.newBrowserContext()
+  const before = new Set((await idpCookies(ctx, attacker)).map((c) => `${c.name}=${c.value}`))
+  codeOf(await authorize(ctx, { context: attacker }))
+  const session = (await idpCookies(ctx, attacker)).filter(
+    (c) => !before.has(`${c.name}=${c.value}`),
+  )
+  expectThat(session.length > 0, 'signing in set no cookie at the IdP: no session to examine')
+  // each attribute of each cookie, and the fixation below, are sub-cases: every one missing is
+  // reported, not only the first
+  for (const c of session) {
+    const cookie = `the session cookie ${c.name}`
+    await ctx.subcase(cookie, () => expectThat(c.secure, `${cookie}: not Secure`))
+    await ctx.subcase(cookie, () => expectThat(c.httpOnly, `${cookie}: not HttpOnly`))
+    // SameSite=None is a provider's legitimate choice (a session sent to prompt=none in a
+    // cross-site iframe, as node-oidc-provider does); CSRF then rests on LOGIN-03's form tokens
+    if (c.sameSite !== 'Lax' && c.sameSite !== 'Strict')
+      ctx.note(
+        `the session cookie ${c.name} has SameSite=${c.sameSite}: it is sent on cross-site requests`,
+      )
+  }
+  await ctx.subcase('session fixation', async () => {
+    const victim = await ctx.newBrowserContext()
+    await victim.addCookies(session)
+    const planted = new Map(session.map((c) => [c.name, c.value]))
+    codeOf(await authorize(ctx, { context: victim, params: { prompt: 'login' } }))
+    const after = await idpCookies(ctx, victim)
+    for (const c of after) {
+      expectThat(
+        planted.get(c.name) !== c.value,
+        `session fixation: after signing in, the victim's browser still holds the planted session cookie ${c.name}: the identifier was not replaced at sign-in`,
+      )
+    }
+  })
+})
+
+/** The longest SEC-11 waits for a login session to expire on a target whose clock it cannot move. */
+const MAX_SESSION_WAIT_S = 40
+/**
+ * The clock tolerance a provider may apply to an expiry (node-oidc-provider's clockTolerance
+ * defaults to 15 s): on a target whose clock it cannot move, SEC-11 waits this much past the
+ * lifetime, so a session within that tolerance is not taken for one that never ends.
+ */
+const EXPIRY_TOLERANCE_S = 15
+
+type Jar = NonNullable<Awaited<ReturnType<typeof jarOf>>>
+
+/**
+ * A prompt=none authorization request sent over HTTP with a copy of `jar`'s cookies, following
+ * the IdP's own redirects: the parameters of the redirect to the client, or the answer that
+ * stopped at the IdP.
+ */
+async function silentRequest(
+  ctx: CheckContext,
+  jar: Jar,
+): Promise<{ params: URLSearchParams; state: string } | { stopped: HttpResponse }> {
+  const params = await validParams(ctx)
+  const url = new URL(endpointUrl(ctx.target, 'authorization_endpoint'))
+  for (const [k, v] of Object.entries({ ...params, prompt: 'none' })) url.searchParams.set(k, v)
+  const cookies = await jar.clone()
+  const cookie = await cookies.getCookieString(url.toString())
+  const first = await ctx.http.request(url.toString(), {
+    headers: { accept: 'text/html', ...(cookie ? { cookie } : {}) },
+  })
+  const redirect = new URL(params.redirect_uri)
+  const end = await followWithJar(
+    ctx.http,
+    cookies,
+    first,
+    new URL(ctx.target.baseUrl).origin,
+    (next) =>
+      (next.origin === redirect.origin && next.pathname === redirect.pathname) ||
+      (clientOrigins(ctx.target).includes(next.origin) &&
+        next.origin !== new URL(ctx.target.baseUrl).origin),
+  )
+  if ('stopped' in end) return end
+  // an error for the fragment response mode may come back there (as expectErrorRedirect reads)
+  const query = end.client.searchParams
+  const fragment = new URLSearchParams(end.client.hash.slice(1))
+  return {
+    params: query.has('error') || query.has('code') || !fragment.has('error') ? query : fragment,
+    state: params.state,
+  }
+}
+
+const SEC_11 = check({ exclusive: true }, async (ctx) => {
+  const lifetime = ctx.target.sessionLifetime
+  if (lifetime === undefined)
+    return ctx.skip(
+      'the login-session lifetime is not in the target configuration (sessionLifetime), so no session can be presented expired',
+    )
+  const controls = ctx.target.controls
+  // past the lifetime: by a second on the embedded server's clock, by the tolerance elsewhere
+  const wait = controls ? lifetime + 1 : lifetime + EXPIRY_TOLERANCE_S
+  if (!controls && wait > MAX_SESSION_WAIT_S)
+    ctx.skip(
+      `login sessions live ${lifetime} s: with ${EXPIRY_TOLERANCE_S} s of clock tolerance longer than this check waits (${MAX_SESSION_WAIT_S} s), and only the embedded server's clock can be moved`,
+    )
+  // its own browser: the subject is this session
+  const context = await ctx.newBrowserContext()
+  codeOf(await authorize(ctx, { context, byFormPost: true }))
+  const jar = await jarOf(context)
+  expectControl(jar, 'the sign-in left no cookies in the browser: there is no session to age')
+  // the control: while the session lives, prompt=none with its cookies gets a code, so what
+  // changes below is the session's age alone
+  const live = await silentRequest(ctx, jar)
+  expectControl(
+    'params' in live && live.params.has('code') && !live.params.has('error'),
+    `control: prompt=none with the live session's cookies got no code (${
+      'params' in live
+        ? `error=${show(live.params.get('error'))}`
+        : `HTTP ${live.stopped.status} at the IdP`
+    }): the session cannot be observed`,
+  )
+  if (controls) controls.advanceClock(wait)
+  else await sleep(wait * 1000)
+  const what = `a session past its ${lifetime} s lifetime (${wait} s later)`
+
+  // OWASP ASVS 4.0 V3.3.1, V3.3.2: past its lifetime the session no longer authenticates: the user is
+  // asked to sign in again (INTERFACE.md §4.1: without a session the login page is shown)
+  const again = await authorize(ctx, { context, user: null })
+  expectThat(
+    !again.callback?.searchParams.has('code'),
+    `${what}: the authorization request returned a code without a new sign-in (the session never expired)`,
+  )
+  expectControl(
+    again.outcome.loginShown,
+    `${what}: the authorization request ended at ${whereLeft(again)}, not at a login page the harness recognises`,
+  )
+
+  // OIDC Core §3.1.2.6: prompt=none without a (live) session answers login_required
+  const silent = await silentRequest(ctx, jar)
+  expectThat(
+    'params' in silent,
+    `${what}: prompt=none with the session's cookies stayed at the IdP (HTTP ${'stopped' in silent ? silent.stopped.status : '?'}) instead of redirecting with login_required (OIDC Core §3.1.2.1: no user interface)`,
+  )
+  expectThat(
+    !silent.params.has('code'),
+    `${what}: prompt=none with the session's cookies still returned a code`,
+  )
+  expectThat(
+    silent.params.get('error') === 'login_required',
+    `${what}: prompt=none answered error=${show(silent.params.get('error'))}, expected login_required`,
+  )
+  expectThat(
+    silent.params.get('state') === silent.state,
+    `${what}: the login_required redirect lost the request's state`,
+  )
+})
+
+/**
+ * The security checks of the login session: its cookie's attributes, no fixation, and its end
+ * at its lifetime (the other rows of catalogue/security.ts: security-throttling.ts, security-tokens.ts, security-leaks.ts).
+ */
+export const securitySessionChecks = {
+  'SEC-07': SEC_07,
+  'SEC-11': SEC_11,
+} satisfies Partial<AreaChecks<typeof catalogue>>
