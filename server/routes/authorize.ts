@@ -267,7 +267,7 @@ export const authorize = (deps: Deps): ServerRoute[] => {
     // signed out, a dead end with no login form, instead of being asked to sign in again
     if (
       deps.faults.has('authorize-dead-ends-ended-session') &&
-      sessionCookie(request, deps.faults) !== undefined
+      sessionCookie(request) !== undefined
     )
       return page(
         h,

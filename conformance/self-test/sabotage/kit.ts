@@ -1,5 +1,6 @@
 import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
 import type { Extend } from '../broken-server.ts'
+import type { AppOptions } from '../../../server/app.ts'
 import type { Config } from '../../../server/config.ts'
 import type { Fault } from '../../../server/deps.ts'
 import type { Store } from '../../../server/store/store.ts'
@@ -38,6 +39,7 @@ export { halfHash } from '../../harness/jwt.ts'
 export { redirectVariants } from '../../harness/pages.ts'
 // broken reference servers built from outside the server's code (hapi extensions)
 export * from '../broken-server.ts'
+export * from '../broken-sign-in.ts'
 
 /**
  * How to break the target so that one check must fail: msw handlers that corrupt the real
@@ -66,6 +68,8 @@ export type BrokenTarget =
        * from outside its code.
        */
       readonly extend?: Extend
+      /** How the reference server checks a password against its stored hash. */
+      readonly verifyPassword?: AppOptions['verifyPassword']
     }
 
 /**

@@ -4,6 +4,7 @@ import {
   escapeRegExp,
   forgeryKind,
   type ForgeryKind,
+  logoutKeepsSessionCookie,
   perPart,
   relay,
   type Sabotage,
@@ -84,13 +85,15 @@ export const logoutSabotage: Record<keyof typeof logout, Sabotages> = {
       how: 'logout leaves both the session cookie and the session at the server',
       expect:
         /^after logout: the session survived the logout \(prompt=none still returned a code\)/,
-      faults: ['logout-keeps-session', 'logout-keeps-cookie'],
+      faults: ['logout-keeps-session'],
+      extend: logoutKeepsSessionCookie,
     },
     {
       how: 'after logout, the ended session’s cookie stays and leads to a signed-out page, not a login',
       expect:
         /^after logout: a new authorization showed no login page \(page at \S+\/auth\/authorize/,
-      faults: ['logout-keeps-cookie', 'authorize-dead-ends-ended-session'],
+      faults: ['authorize-dead-ends-ended-session'],
+      extend: logoutKeepsSessionCookie,
     },
     {
       how: 'logout deletes the session cookie but leaves the session live at the server',
@@ -200,7 +203,8 @@ export const logoutSabotage: Record<keyof typeof logout, Sabotages> = {
     {
       how: 'logout with a hint leaves both the session cookie and the session at the server',
       expect: /^logout without state: the session survived the logout/,
-      faults: ['logout-keeps-session', 'logout-keeps-cookie'],
+      faults: ['logout-keeps-session'],
+      extend: logoutKeepsSessionCookie,
     },
     {
       how: 'a hint without post_logout_redirect_uri is sent to the first registered URI',
@@ -235,7 +239,8 @@ export const logoutSabotage: Record<keyof typeof logout, Sabotages> = {
       how: 'logout leaves both the session cookie and the session at the server',
       expect:
         /^after the POST logout: the session survived the logout \(prompt=none still returned a code\)/,
-      faults: ['logout-keeps-session', 'logout-keeps-cookie'],
+      faults: ['logout-keeps-session'],
+      extend: logoutKeepsSessionCookie,
     },
     {
       how: 'logout deletes the session cookie but leaves the session live at the server',
