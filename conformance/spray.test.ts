@@ -3,6 +3,7 @@ import type { Config } from '../server/config.ts'
 import { startEmbedded, type Embedded } from './harness/embedded.ts'
 import type { Target } from './harness/target.ts'
 import { runChecks } from './runner.ts'
+import { sprayingUncounted } from './self-test/broken-sign-in.ts'
 
 // Issue #29, item 10: SEC-02 against a deployment sizes its spray from what the server says,
 // not from a fixed 100 that the reference server's own default (100 failed sign-ins per
@@ -47,7 +48,7 @@ describe('SEC-02 against a deployment', () => {
     throttled = await startEmbedded({ config: { rateLimits: limits(100) } })
     unthrottled = await startEmbedded({
       config: { rateLimits: limits(100) },
-      faults: ['login-spraying-unthrottled'],
+      wrapStore: sprayingUncounted,
     })
   }, 60_000)
   afterAll(async () => {

@@ -31,6 +31,7 @@ import type { PurgePolicy, Store } from './store/store.ts'
 import type { TlsMaterial } from './tls.ts'
 import { loadFixtures } from '../fixtures/index.ts'
 import { createHashingGate } from './users/hashing-gate.ts'
+import { verifyPasswordAtCost } from './users/passwords.ts'
 import { limitConnections } from './plugins/connections.ts'
 
 export interface AppOptions {
@@ -57,6 +58,8 @@ export interface AppOptions {
   readonly seed?: boolean
   /** Called with each client-check finding when `config.explain` is on (serve prints them). */
   readonly onFinding?: (finding: Finding) => void
+  /** How a password is checked against its stored hash (default: scrypt, users/passwords.ts). */
+  readonly verifyPassword?: Deps['verifyPassword']
 }
 
 export interface App {
@@ -264,6 +267,7 @@ export async function createServer(config: Config, options: AppOptions): Promise
       concurrency: config.passwordHashConcurrency,
       queue: config.passwordHashQueue,
     }),
+    verifyPassword: options.verifyPassword ?? verifyPasswordAtCost,
     explain: config.explain
       ? createExplain(options.onFinding ? { onFinding: options.onFinding } : {})
       : undefined,
@@ -307,7 +311,7 @@ export async function createServer(config: Config, options: AppOptions): Promise
   await server.register(rateLimit(deps))
   await server.register(Inert)
   if (deps.explain) await server.register(explainPlugin(deps.explain))
-  registerCookies(server, deps.faults)
+  registerCookies(server)
   server.route(routes(server, deps))
   // the RP test issuers under /rp/{test-id} (issue 23); they leave the normal issuer's answers alone
   if (config.rpTests) await server.register(rpIssuers(deps))

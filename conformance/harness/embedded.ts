@@ -1,6 +1,6 @@
 import type { Logger } from 'pino'
 import { clients, users } from '../../fixtures/index.ts'
-import { createServer, type App } from '../../server/app.ts'
+import { createServer, type App, type AppOptions } from '../../server/app.ts'
 import { loadConfig, type Config } from '../../server/config.ts'
 import type { Fault } from '../../server/deps.ts'
 import { freePort } from '../../server/test-helpers.ts'
@@ -45,6 +45,8 @@ export interface EmbeddedOptions {
    * server's code.
    */
   readonly extend?: (app: App) => void | Promise<void>
+  /** How the server checks a password against its stored hash (createServer's option). */
+  readonly verifyPassword?: AppOptions['verifyPassword']
 }
 
 export interface Embedded {
@@ -134,6 +136,7 @@ async function startOnce(
     clock,
     rateLimits: () => limits,
     faults: options.faults ?? [],
+    ...(options.verifyPassword ? { verifyPassword: options.verifyPassword } : {}),
     ...(options.logger ? { logger: options.logger } : { log: () => undefined }),
   })
   await options.extend?.(app)

@@ -87,6 +87,7 @@ export function sabotageTarget(): (id: RequirementId, s: BrokenTarget) => Promis
       ...(s.config ? { config: s.config } : {}),
       ...(s.store ? { wrapStore: s.store } : {}),
       ...(s.extend ? { extend: s.extend } : {}),
+      ...(s.verifyPassword ? { verifyPassword: s.verifyPassword } : {}),
       // a foreign certificate is served while the target still names the shared CA
       tls: foreign
         ? { cert: foreign.cert, key: foreign.key, ca: shared.tls.ca, caPath: undefined }

@@ -4,9 +4,7 @@ import { OAuthError } from '../errors.ts'
 import type { Deps } from '../deps.ts'
 
 /** Renders every error as `{ error, error_description }` (INTERFACE.md §7); nowhere else does. */
-export const oauthErrors = (
-  deps: Pick<Deps, 'log'>,
-): Plugin<undefined> => ({
+export const oauthErrors = (deps: Pick<Deps, 'log'>): Plugin<undefined> => ({
   name: 'oauth-errors',
   register(server) {
     server.ext('onPreResponse', (request: Request, h: ResponseToolkit) => {

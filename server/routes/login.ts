@@ -3,7 +3,7 @@ import type { Deps } from '../deps.ts'
 import { windowStart as startOf } from '../config.ts'
 import { accessDenied, invalidRequest, OAuthError } from '../errors.ts'
 import { rateLimitHeaders, tooManyRequests, type RateLimitState } from '../plugins/rate-limit.ts'
-import { type AuthorizationRequest, clientRedirect } from '../protocol/authorization-request.ts'
+import type { AuthorizationRequest } from '../protocol/authorization-request.ts'
 import { clientAddress } from '../protocol/client-address.ts'
 import { digestsEqual, sha256Hex } from '../protocol/digest.ts'
 import { formField, rawParams } from '../protocol/params.ts'
@@ -11,19 +11,11 @@ import {
   createSession,
   interactionCookie,
   INTERACTION_COOKIE,
-  sessionCookie,
   setSessionCookie,
 } from '../sessions.ts'
 import type { User } from '../store/store.ts'
 import { HashingBusy } from '../users/hashing-gate.ts'
-import {
-  dummyHash,
-  hashPassword,
-  needsRehash,
-  verificationWeight,
-  verifyPasswordAtCost,
-} from '../users/passwords.ts'
-import { SafeHtml } from '../views/html.ts'
+import { dummyHash, hashPassword, needsRehash, verificationWeight } from '../users/passwords.ts'
 import { loginPage } from '../views/login.ts'
 import { newNonce, page } from '../views/respond.ts'
 import { errorPageResponse, errorRedirect, issueCodeParams, redirectToClient } from './authorize.ts'
@@ -33,7 +25,7 @@ export const LOGIN_FAILED = 'Incorrect username or password.'
 
 type LoginDeps = Pick<
   Deps,
-  'store' | 'clock' | 'config' | 'faults' | 'rateLimits' | 'log' | 'hashing'
+  'store' | 'clock' | 'config' | 'rateLimits' | 'log' | 'hashing' | 'verifyPassword'
 >
 
 /**
@@ -187,17 +179,12 @@ export const login = (deps: Deps): ServerRoute => ({
     payload: { allow: 'application/x-www-form-urlencoded', maxBytes: 16 * 1024 },
     handler: async (request: Request, h: ResponseToolkit) => {
       const form = rawParams(request.payload)
-      const checkCsrf = !deps.faults.has('login-csrf-unchecked')
       const forbidden = (description: string) =>
         errorPageResponse(h, new OAuthError('access_denied', description), undefined, 403)
       // Referrer-Policy no-referrer makes browsers send Origin: null on the form post; any
       // other origin than ours is a cross-site post
       const origin = (request.headers as Record<string, string | undefined>).origin
-      // LOGIN-03's sabotages each skip one of the three defences (the Origin, the browser's
-      // interaction cookie, the form token) and keep the other two
       if (
-        checkCsrf &&
-        !deps.faults.has('login-origin-unchecked') &&
         origin !== undefined &&
         origin !== 'null' &&
         origin !== new URL(deps.config.baseUrl).origin
@@ -206,13 +193,9 @@ export const login = (deps: Deps): ServerRoute => ({
       }
       const id = formField(form, 'interaction')
       const csrf = formField(form, 'csrf') ?? ''
-      if (!id || (checkCsrf && !csrf))
+      if (!id || !csrf)
         return errorPageResponse(h, invalidRequest('the sign-in form is incomplete'), undefined)
-      if (
-        checkCsrf &&
-        !deps.faults.has('login-interaction-cookie-unchecked') &&
-        interactionCookie(request) !== id
-      )
+      if (interactionCookie(request) !== id)
         return forbidden('this sign-in was started in another browser or has expired')
       const interaction = await deps.store.interactions.get(id, deps.clock())
       if (!interaction)
@@ -221,15 +204,11 @@ export const login = (deps: Deps): ServerRoute => ({
           invalidRequest('this sign-in request has expired; start again from the application'),
           undefined,
         )
-      if (
-        checkCsrf &&
-        !deps.faults.has('login-csrf-token-unchecked') &&
-        !digestsEqual(sha256Hex(csrf), interaction.csrfDigest)
-      )
+      if (!digestsEqual(sha256Hex(csrf), interaction.csrfDigest))
         return forbidden('the sign-in form token is invalid')
       const ar = interaction.request as unknown as AuthorizationRequest
 
-      if (formField(form, 'action') === 'cancel' && !deps.faults.has('login-cancel-ignored')) {
+      if (formField(form, 'action') === 'cancel') {
         await deps.store.interactions.take(id)
         return errorRedirect(
           h,
@@ -245,32 +224,25 @@ export const login = (deps: Deps): ServerRoute => ({
       const byAddress = addressWindow(request, deps)
       const blocked =
         (await alreadyBlocked(byAddress, deps)) ?? (await alreadyBlocked(counted, deps))
-      // LOGIN-07's sabotage: the throttle holds back wrong passwords only, so a guesser who
-      // finds the right one while throttled signs in
-      const sparesRight = deps.faults.has('login-throttle-spares-right-password')
-      if (blocked && !sparesRight) return throttled(request, h, blocked, deps)
+      if (blocked) return throttled(request, h, blocked, deps)
       const user =
         username !== '' && username.length <= 255
           ? await deps.store.users.byUsername(username)
           : undefined
-      // the hash is checked even for an unknown user, so timing does not tell them apart (the
-      // self-test's LOGIN-07 sabotage refuses an unknown user before hashing anything)
-      const leaksByTiming = deps.faults.has('login-enumerates-users-by-timing')
+      // the hash is checked even for an unknown user, so timing does not tell them apart
       const stored = user?.passwordHash ?? dummyHash(deps.config.scrypt)
       let verified = false
-      if (!(leaksByTiming && !user)) {
-        try {
-          // bounded: a burst of sign-ins waits here (or is refused) instead of filling the
-          // thread pool the store's queries need
-          verified = await deps.hashing.run(
-            () => verifyPasswordAtCost(password.slice(0, 1024), stored, deps.config.scrypt),
-            verificationWeight(stored, deps.config.scrypt),
-          )
-        } catch (err) {
-          if (err instanceof HashingBusy)
-            return refused(request, h, err, 'The server is busy. Try again in a moment.')
-          throw err
-        }
+      try {
+        // bounded: a burst of sign-ins waits here (or is refused) instead of filling the
+        // thread pool the store's queries need
+        verified = await deps.hashing.run(
+          () => deps.verifyPassword(password.slice(0, 1024), stored, deps.config.scrypt),
+          verificationWeight(stored, deps.config.scrypt),
+        )
+      } catch (err) {
+        if (err instanceof HashingBusy)
+          return refused(request, h, err, 'The server is busy. Try again in a moment.')
+        throw err
       }
       const valid = verified && user !== undefined
       let limit: (RateLimitState & { blocked: boolean }) | undefined
@@ -280,7 +252,7 @@ export const login = (deps: Deps): ServerRoute => ({
         // as for the API limits: counters that cannot be written do not take sign-in down
         deps.log('rate-limit-unavailable', { error: (err as Error).message })
       }
-      if (limit?.blocked && !(sparesRight && valid)) return throttled(request, h, limit, deps)
+      if (limit?.blocked) return throttled(request, h, limit, deps)
       const sprayed = valid ? undefined : await countAddressFailure(byAddress, deps)
       if (sprayed) return throttled(request, h, sprayed, deps)
       const withLimit = (res: ResponseObject): ResponseObject => {
@@ -290,13 +262,8 @@ export const login = (deps: Deps): ServerRoute => ({
         return res
       }
       if (!valid) {
-        // the self-test's LOGIN-07 sabotage: only a known user pays for a slow password check,
-        // slow enough that a loaded machine (sabotages run beside each other) cannot hide it
-        if (leaksByTiming && user) await new Promise((resolve) => setTimeout(resolve, 4000))
         const nonce = newNonce()
         const branding = await deps.store.clients.branding(ar.clientId)
-        const message =
-          deps.faults.has('login-enumerates-users') && !user ? 'No such user.' : LOGIN_FAILED
         return withLimit(
           page(
             h,
@@ -305,15 +272,12 @@ export const login = (deps: Deps): ServerRoute => ({
               csrf,
               branding,
               nonce,
-              username: deps.faults.has('login-reflects-username-raw')
-                ? new SafeHtml(username.slice(0, 255))
-                : username.slice(0, 255),
-              error: message,
+              username: username.slice(0, 255),
+              error: LOGIN_FAILED,
             }),
             {
               nonce,
-              // the self-test's LOGIN-07 sabotage: an unknown user gets a status of its own
-              status: deps.faults.has('login-enumerates-users-by-status') && !user ? 400 : 401,
+              status: 401,
               formTargets: [ar.redirectUri],
             },
           ),
@@ -328,22 +292,13 @@ export const login = (deps: Deps): ServerRoute => ({
         )
       }
       if (needsRehash(user.passwordHash, deps.config.scrypt)) await rehash(user, password, deps)
-      // the self-test's broken server (SEC-07) keeps the identifier the browser brought
-      const planted = deps.faults.has('session-fixation')
-        ? sessionCookie(request, deps.faults)
-        : undefined
-      const { cookie, session } = await createSession(user.id, deps, planted)
+      const { cookie, session } = await createSession(user.id, deps)
       const params = await issueCodeParams(
         ar,
         { userId: user.id, authTime: session.authTime },
         deps,
       )
-      const status = deps.faults.has('login-redirect-307') ? 307 : 303
-      const response = redirectToClient(h, ar.redirectUri, params, status)
-      // AUTHZ-02's sabotage: a fragment after the success redirect's query (as some providers
-      // append #_=_), which the client's server never sees
-      if (deps.faults.has('authorize-success-appends-fragment'))
-        response.location(`${clientRedirect(ar.redirectUri, params)}#_=_`)
+      const response = redirectToClient(h, ar.redirectUri, params, 303)
       return withLimit(setSessionCookie(response, cookie, deps).unstate(INTERACTION_COOKIE))
     },
   },

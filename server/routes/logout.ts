@@ -5,12 +5,7 @@ import { invalidRequest, OAuthError } from '../errors.ts'
 import { randomToken, sha256Hex, digestsEqual } from '../protocol/digest.ts'
 import { rawParams, safeName, single } from '../protocol/params.ts'
 import { isRegisteredRedirectUri } from '../protocol/redirect-uri.ts'
-import {
-  endSession,
-  interactionCookie,
-  INTERACTION_COOKIE,
-  sessionCookieName,
-} from '../sessions.ts'
+import { endSession, interactionCookie, INTERACTION_COOKIE, SESSION_COOKIE } from '../sessions.ts'
 import type { Client } from '../store/store.ts'
 import { loggedOutPage, logoutConfirmPage } from '../views/logout.ts'
 import { newNonce, page } from '../views/respond.ts'
@@ -122,7 +117,7 @@ export const logout = (deps: Deps): ServerRoute[] => {
     )
     if (post && single(raw, 'action') === 'confirm') return confirm(request, h, raw)
     const hasSessionCookie = Boolean(
-      (request.state as Record<string, unknown> | null)?.[sessionCookieName(deps.faults)],
+      (request.state as Record<string, unknown> | null)?.[SESSION_COOKIE],
     )
     if (post && !hasSessionCookie) return bounceToGet(h, raw)
     const hint = single(raw, 'id_token_hint')

@@ -51,20 +51,3 @@ test('logout-keeps-session: ending a session leaves it live in the store', async
   await store.sessions.end('s', 1001)
   expect(await store.sessions.get('s', 1002)).toMatchObject({ userId: 'alice' })
 })
-
-test('login-unthrottled and login-spraying-unthrottled: the login counters never count', async () => {
-  const all = await storeWith('login-unthrottled')
-  const spraying = await storeWith('login-spraying-unthrottled')
-  for (let i = 0; i < 3; i++) {
-    expect(await all.rateLimits.hit('login:1.2.3.4:u:failures', 0, 60)).toBe(1)
-    expect(await all.rateLimits.hit('loginaddress:1.2.3.4:failures', 0, 60)).toBe(1)
-    expect(await spraying.rateLimits.hit('loginaddress:1.2.3.4:failures', 0, 60)).toBe(1)
-    await spraying.rateLimits.hit('login:1.2.3.4:u:failures', 0, 60)
-    await all.rateLimits.hit('token:client:app', 0, 60)
-  }
-  expect(await all.rateLimits.count('login:1.2.3.4:u:failures', 0)).toBe(0)
-  expect(await spraying.rateLimits.count('loginaddress:1.2.3.4:failures', 0)).toBe(0)
-  // the other counters count as ever
-  expect(await spraying.rateLimits.count('login:1.2.3.4:u:failures', 0)).toBe(3)
-  expect(await all.rateLimits.count('token:client:app', 0)).toBe(3)
-})

@@ -8,16 +8,7 @@ import type { Store } from './store.ts'
  * which it refuses outside the test harness (config.ts faultsRefused).
  */
 export function withStorageFaults(store: Store, faults: ReadonlySet<Fault>): Store {
-  const { tokens, sessions, rateLimits } = store
-  /**
-   * The login throttle's counters (routes/login.ts keys them `login:…` per address and user
-   * name, `loginaddress:…` per address) that a fault keeps from counting.
-   */
-  const uncounted = (key: string): boolean =>
-    // RATE-01's and LOGIN-07's sabotage: failed sign-ins are never throttled
-    (faults.has('login-unthrottled') && /^login(address)?:/.test(key)) ||
-    // SEC-02's sabotage: limited per user name only, never per address (password spraying)
-    (faults.has('login-spraying-unthrottled') && key.startsWith('loginaddress:'))
+  const { tokens, sessions } = store
   return {
     ...store,
     tokens: {
@@ -29,13 +20,6 @@ export function withStorageFaults(store: Store, faults: ReadonlySet<Fault>): Sto
           ? { ...stored, expiresAt: Number.POSITIVE_INFINITY }
           : stored
       },
-    },
-    rateLimits: {
-      // an uncounted hit is always the first of its window
-      hit: (key, windowStart, window) =>
-        uncounted(key) ? Promise.resolve(1) : rateLimits.hit(key, windowStart, window),
-      count: (key, windowStart) =>
-        uncounted(key) ? Promise.resolve(0) : rateLimits.count(key, windowStart),
     },
     sessions: {
       ...sessions,

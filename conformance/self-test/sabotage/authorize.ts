@@ -23,6 +23,7 @@ import {
   FIXTURE_SCOPES,
   type Extend,
   type StoreWrapper,
+  signInCancelIgnored,
 } from './kit.ts'
 
 const redirect = (location: string) =>
@@ -145,7 +146,10 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
     {
       how: 'the success redirect after login ends with a fragment',
       expect: /^the success redirect carries a fragment: \S+#_=_$/,
-      faults: ['authorize-success-appends-fragment'],
+      extend: rewriteLocation({ path: '/auth/login', method: 'post' }, (to) => {
+        if (to.searchParams.has('code')) to.hash = '_=_'
+        return to
+      }),
     },
   ],
   // one sabotage per client the server may take for the main one (each a sub-case)
@@ -425,7 +429,7 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
   'AUTHZ-16': {
     how: 'the cancel button is treated as a failed login',
     expect: /^cancelling did not send the browser back to the client/,
-    faults: ['login-cancel-ignored'],
+    extend: signInCancelIgnored,
   },
   // one sabotage per request of the check (each a sub-case) and per claim of discovery
   'AUTHZ-17': [

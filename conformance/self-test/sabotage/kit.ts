@@ -1,5 +1,6 @@
 import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
 import type { Extend } from '../broken-server.ts'
+import type { AppOptions } from '../../../server/app.ts'
 import type { Config } from '../../../server/config.ts'
 import type { Fault } from '../../../server/deps.ts'
 import type { Store } from '../../../server/store/store.ts'
@@ -42,6 +43,8 @@ export * from '../broken-server.ts'
 export * from '../broken-codes.ts'
 // and broken stores: the server's store, wrapped
 export * from '../broken-store.ts'
+// sign-in and the session cookie, broken from outside the server's code
+export * from '../broken-sign-in.ts'
 
 /**
  * How to break the target so that one check must fail: msw handlers that corrupt the real
@@ -70,6 +73,8 @@ export type BrokenTarget =
        * from outside its code.
        */
       readonly extend?: Extend
+      /** How the reference server checks a password against its stored hash. */
+      readonly verifyPassword?: AppOptions['verifyPassword']
     }
 
 /**

@@ -6,6 +6,7 @@ import {
   BRANDING,
   corruptJson,
   onAuthorize,
+  knownUserAnsweredLate,
   perPart,
   paramsOf,
   relay,
@@ -13,7 +14,16 @@ import {
   rewriteLoginPage,
   type Sabotage,
   type Sabotages,
+  sessionCookieRenamed,
+  sessionCookieWith,
+  signInRedirectStatus,
+  signInSkips,
+  signInsUncounted,
   type Target,
+  throttleSparesRightPassword,
+  unknownUserRefusedBeforeHashing,
+  unknownUserToldApart,
+  usernameEchoedRaw,
 } from './kit.ts'
 
 /** The headers that keep a page out of other sites' frames. */
@@ -127,18 +137,18 @@ export const loginSabotage: Record<keyof typeof login, Sabotages> = {
     {
       how: 'the credential POST checks neither the anti-CSRF token, the cookie, nor the Origin',
       expect: /^credentials without the anti-CSRF field: the sign-in went through/,
-      faults: ['login-csrf-unchecked'],
+      extend: signInSkips('origin', 'interaction cookie', 'form token', 'form token present'),
     },
     {
       how: "the credential POST takes any session's anti-CSRF token",
       expect: /^another session's anti-CSRF token: the sign-in went through/,
-      faults: ['login-csrf-token-unchecked'],
+      extend: signInSkips('form token'),
     },
     {
       how: 'the credential POST does not check that its sign-in is this browser’s (the cookie)',
       expect:
         /^another session's whole form posted with this browser's cookies: the sign-in went through/,
-      faults: ['login-interaction-cookie-unchecked'],
+      extend: signInSkips('interaction cookie'),
     },
     {
       // with the Origin alone unchecked, the SameSite=Lax interaction cookie a cross-site post
@@ -146,13 +156,13 @@ export const loginSabotage: Record<keyof typeof login, Sabotages> = {
       how: 'the credential POST checks neither its Origin nor that the sign-in is this browser’s',
       expect:
         /^a cross-site post from https:\/\/evil\.example of another session's form with the cookies a browser sends cross-site: the sign-in went through/,
-      faults: ['login-origin-unchecked', 'login-interaction-cookie-unchecked'],
+      extend: signInSkips('origin', 'interaction cookie'),
     },
   ]),
   'LOGIN-04': {
     how: 'the credential POST is answered with a 307 redirect',
     expect: /^the credential POST was answered with HTTP 307; expected 302 or 303/,
-    faults: ['login-redirect-307'],
+    extend: signInRedirectStatus(307),
   },
   // one sabotage per part (each a sub-case): the referrer policy, the caching, each attribute
   // of the session cookie
@@ -188,17 +198,17 @@ export const loginSabotage: Record<keyof typeof login, Sabotages> = {
     {
       how: 'the session cookie is set without Secure',
       expect: /^cookie idp_session: not Secure/,
-      faults: ['session-cookie-not-secure'],
+      extend: sessionCookieRenamed('idp_session', { isSecure: false }),
     },
     {
       how: 'the session cookie is set without HttpOnly',
       expect: /^cookie __Host-idp_session: not HttpOnly/,
-      faults: ['session-cookie-not-httponly'],
+      extend: sessionCookieWith({ isHttpOnly: false }),
     },
     {
       how: 'the session cookie is set with SameSite=None',
       expect: /^cookie __Host-idp_session: not SameSite=Lax or Strict/,
-      faults: ['session-cookie-samesite-none'],
+      extend: sessionCookieWith({ isSameSite: 'None' }),
     },
   ]),
   // one sabotage per page (each a sub-case)
@@ -224,7 +234,7 @@ export const loginSabotage: Record<keyof typeof login, Sabotages> = {
     {
       how: 'the username is echoed unescaped after a failed login',
       expect: /^page after a failed login: the payload became markup/,
-      faults: ['login-reflects-username-raw'],
+      extend: usernameEchoedRaw,
     },
     {
       how: 'the error page names the unknown client_id unescaped',
@@ -247,22 +257,24 @@ export const loginSabotage: Record<keyof typeof login, Sabotages> = {
     {
       how: 'an unknown username gets an HTTP status of its own (400, a wrong password 401)',
       expect: /^status: wrong password → HTTP 401, unknown user → HTTP 400/,
-      faults: ['login-enumerates-users-by-status'],
+      extend: unknownUserToldApart({ status: 400 }),
     },
     {
       how: 'an unknown username gets its own error message',
       expect: /^page: wrong password and unknown user get different pages/,
-      faults: ['login-enumerates-users'],
+      extend: unknownUserToldApart({ message: 'No such user.' }),
     },
     {
       how: 'a wrong password of a known user is answered 4 s later than an unknown user (refused before any hashing)',
       expect: /^timing: it tells an unknown user from a wrong password/,
-      faults: ['login-enumerates-users-by-timing'],
+      verifyPassword: unknownUserRefusedBeforeHashing,
+      // slow enough that a loaded machine (sabotages run beside each other) cannot hide it
+      extend: knownUserAnsweredLate(4000),
     },
     {
       how: 'failed sign-ins are never throttled',
       expect: /^5 failed logins in a row were never throttled \(no HTTP 429\)/,
-      faults: ['login-unthrottled'],
+      store: signInsUncounted,
     },
     {
       how: 'any password signs the primary user in',
@@ -290,7 +302,7 @@ export const loginSabotage: Record<keyof typeof login, Sabotages> = {
     {
       how: 'while throttled, the correct password still signs in',
       expect: /^while throttled: the correct password still signed in/,
-      faults: ['login-throttle-spares-right-password'],
+      ...throttleSparesRightPassword(),
     },
   ]),
 }

@@ -5,6 +5,8 @@ import {
   escapeRegExp,
   forgeryKind,
   type ForgeryKind,
+  extendAll,
+  logoutKeepsSessionCookie,
   perPart,
   relay,
   rewriteLoginPage,
@@ -90,17 +92,21 @@ export const logoutSabotage: Record<keyof typeof logout, Sabotages> = {
       how: 'logout leaves both the session cookie and the session at the server',
       expect:
         /^after logout: the session survived the logout \(prompt=none still returned a code\)/,
-      faults: ['logout-keeps-session', 'logout-keeps-cookie'],
+      faults: ['logout-keeps-session'],
+      extend: logoutKeepsSessionCookie,
     },
     {
       how: 'after logout, the ended session’s cookie stays and leads to a signed-out page, not a login',
       expect:
         /^after logout: a new authorization showed no login page \(page at \S+\/auth\/authorize/,
-      faults: ['logout-keeps-cookie'],
-      // a browser whose session cookie names an ended session is told it signed out, a dead
-      // end with no login form, instead of being asked to sign in again
-      extend: rewriteLoginPage((html, request) =>
-        carriesSessionCookie(request) ? SIGNED_OUT_PAGE : html,
+      // the browser keeps its cookie of the ended session, and a browser whose session cookie
+      // names an ended session is told it signed out, a dead end with no login form, instead of
+      // being asked to sign in again
+      extend: extendAll(
+        logoutKeepsSessionCookie,
+        rewriteLoginPage((html, request) =>
+          carriesSessionCookie(request) ? SIGNED_OUT_PAGE : html,
+        ),
       ),
     },
     {
@@ -211,7 +217,8 @@ export const logoutSabotage: Record<keyof typeof logout, Sabotages> = {
     {
       how: 'logout with a hint leaves both the session cookie and the session at the server',
       expect: /^logout without state: the session survived the logout/,
-      faults: ['logout-keeps-session', 'logout-keeps-cookie'],
+      faults: ['logout-keeps-session'],
+      extend: logoutKeepsSessionCookie,
     },
     {
       how: 'a hint without post_logout_redirect_uri is sent to the first registered URI',
@@ -246,7 +253,8 @@ export const logoutSabotage: Record<keyof typeof logout, Sabotages> = {
       how: 'logout leaves both the session cookie and the session at the server',
       expect:
         /^after the POST logout: the session survived the logout \(prompt=none still returned a code\)/,
-      faults: ['logout-keeps-session', 'logout-keeps-cookie'],
+      faults: ['logout-keeps-session'],
+      extend: logoutKeepsSessionCookie,
     },
     {
       how: 'logout deletes the session cookie but leaves the session live at the server',

@@ -11,6 +11,7 @@ import {
   REVOKE,
   type Sabotage,
   type Sabotages,
+  signInsUncounted,
   type Target,
   TOKEN,
   USER_INFO,
@@ -61,7 +62,7 @@ export const rateLimitSabotage: Record<keyof typeof rateLimit, Sabotages> = {
     {
       how: 'failed sign-ins on the login form are never throttled',
       expect: /^login form: no 429 after \d+ requests/,
-      faults: ['login-unthrottled'],
+      store: signInsUncounted,
     },
     {
       how: 'the 429 of the token endpoint says X-RateLimit-Remaining 1',
@@ -184,7 +185,7 @@ export const rateLimitSabotage: Record<keyof typeof rateLimit, Sabotages> = {
     {
       how: 'failed sign-ins on the login form are never throttled, while the endpoints are',
       expect: /^login form: no 429 after \d+ requests/,
-      faults: ['login-unthrottled'],
+      store: signInsUncounted,
     },
   ]),
   // one sabotage per endpoint whose successful answers lose the headers (each a sub-case)

@@ -16,12 +16,17 @@ import {
   rewriteSuccessRedirect,
   sessionsOnWallClock,
   showCodesAs,
+  sessionCookieRenamed,
+  sessionCookieWith,
+  sessionKeptAtSignIn,
+  sprayingUncounted,
   type Sabotage,
   type Sabotages,
   type Target,
   TOKEN,
   USER_INFO,
   weakCode,
+  weakSessionIds,
 } from './kit.ts'
 
 /** Sends the URL's query parameters plus `body` on to the real server as a POSTed form. */
@@ -183,7 +188,7 @@ export const securitySabotage: Record<keyof typeof security, Sabotages> = {
   'SEC-02': {
     how: 'failed sign-ins are limited per user name only, never per address',
     expect: /password spraying is not throttled/,
-    faults: ['login-spraying-unthrottled'],
+    store: sprayingUncounted,
   },
   // one sabotage per part: the metadata, and the iss of the authorization response
   'SEC-03': [
@@ -288,7 +293,7 @@ export const securitySabotage: Record<keyof typeof security, Sabotages> = {
       how: 'session identifiers carry 32 random bits behind a fixed prefix',
       expect:
         /^session cookie \S+: session cookie \S+ carry an estimated \d+ bits of entropy, fewer than the 128/,
-      faults: ['weak-session-ids'],
+      extend: weakSessionIds,
     },
     {
       how: 'every refresh token the token endpoint issues is the same',
@@ -320,17 +325,17 @@ export const securitySabotage: Record<keyof typeof security, Sabotages> = {
     {
       how: 'the session cookie is set without Secure',
       expect: /^the session cookie \S+: not Secure/,
-      faults: ['session-cookie-not-secure'],
+      extend: sessionCookieRenamed('idp_session', { isSecure: false }),
     },
     {
       how: 'the session cookie is set without HttpOnly',
       expect: /^the session cookie \S+: not HttpOnly/,
-      faults: ['session-cookie-not-httponly'],
+      extend: sessionCookieWith({ isHttpOnly: false }),
     },
     {
       how: 'signing in keeps the session identifier the browser already had',
       expect: /^session fixation: /,
-      faults: ['session-fixation'],
+      extend: sessionKeptAtSignIn,
     },
   ],
   // one sabotage per page (each a sub-case), and one for a server that serves none as HTML

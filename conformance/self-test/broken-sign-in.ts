@@ -1,0 +1,266 @@
+import { randomBytes } from 'node:crypto'
+import { setTimeout as delay } from 'node:timers/promises'
+import type { Request, ServerStateCookieOptions, ServerStateFormat } from '@hapi/hapi'
+import type { App, AppOptions } from '../../server/app.ts'
+import { clientAddress } from '../../server/protocol/client-address.ts'
+import { sha256Hex } from '../../server/protocol/digest.ts'
+import { rawParams } from '../../server/protocol/params.ts'
+import { LOGIN_FAILED } from '../../server/routes/login.ts'
+import { INTERACTION_COOKIE, SESSION_COOKIE, sessionCookie } from '../../server/sessions.ts'
+import type { Store, User } from '../../server/store/store.ts'
+import { dummyHash, verifyPassword, verifyPasswordAtCost } from '../../server/users/passwords.ts'
+import { escapeHtml } from '../../server/views/html.ts'
+import { type Extend, onRequestOf, onResponseOf, rewriteHtml, type Route } from './broken-server.ts'
+
+/*
+ * The self-test's broken sign-in and session cookie (issue 34), built from outside the server:
+ * hapi extensions around POST /auth/login and the logout route, the server's cookie
+ * definitions, and wrappers of its store. kit.ts re-exports them for the sabotages.
+ */
+
+const LOGIN: Route = { path: '/auth/login', method: 'post' }
+
+/** The login form as hapi parsed it (a field sent twice is an array); {} when there is none. */
+const formOf = (request: Request): Record<string, unknown> => rawParams(request.payload)
+
+const fieldOf = (request: Request, name: string): string | undefined => {
+  const value = formOf(request)[name]
+  return typeof value === 'string' ? value : undefined
+}
+
+/** The user the form names, looked up as the login route does (an over-long name is nobody). */
+async function userOf(app: App, request: Request): Promise<User | undefined> {
+  const username = fieldOf(request, 'username') ?? ''
+  return username !== '' && username.length <= 255
+    ? app.deps.store.users.byUsername(username)
+    : undefined
+}
+
+/** Whether the answer is the success redirect of a sign-in (to the client, with a code). */
+const isSuccessRedirect = (location: unknown): boolean =>
+  typeof location === 'string' &&
+  URL.canParse(location) &&
+  new URL(location).searchParams.has('code')
+
+/**
+ * One of the defences of the credential post against cross-site request forgery: its Origin,
+ * the browser's interaction cookie, the form token's value, and the form token being there.
+ */
+export type SignInDefence = 'origin' | 'interaction cookie' | 'form token' | 'form token present'
+
+/**
+ * A login route that skips the given defences (RFC 6749 §10.12) and keeps the others: what it
+ * reads is made to pass them before its handler runs. The Origin header is dropped; the
+ * browser's interaction cookie is taken to be the form's interaction; a form without a token is
+ * given one; the form's token is made the one the interaction's record expects, by storing the
+ * record again with the posted token's digest.
+ */
+export const signInSkips =
+  (...skipped: readonly [SignInDefence, ...SignInDefence[]]): Extend =>
+  (app) =>
+    onRequestOf(LOGIN, async (request) => {
+      if (skipped.includes('origin')) delete request.headers.origin
+      const id = fieldOf(request, 'interaction')
+      if (id === undefined) return
+      if (skipped.includes('interaction cookie')) request.state[INTERACTION_COOKIE] = id
+      if (skipped.includes('form token present') && !fieldOf(request, 'csrf'))
+        formOf(request).csrf = 'any token at all'
+      const csrf = fieldOf(request, 'csrf')
+      if (!skipped.includes('form token') || !csrf) return
+      const { interactions } = app.deps.store
+      const interaction = await interactions.get(id, app.deps.clock())
+      if (!interaction || interaction.csrfDigest === sha256Hex(csrf)) return
+      if (await interactions.take(id))
+        await interactions.insert({ ...interaction, csrfDigest: sha256Hex(csrf) })
+    })(app)
+
+/** The login route reads its Cancel button as a plain (failed) sign-in. */
+export const signInCancelIgnored: Extend = onRequestOf(LOGIN, (request) => {
+  if (fieldOf(request, 'action') === 'cancel') delete formOf(request).action
+})
+
+/**
+ * A failed sign-in of a known user is answered `ms` later than one of an unknown name, as if
+ * only a known user paid for a password check (bounded: one delay per answer).
+ */
+export const knownUserAnsweredLate =
+  (ms: number): Extend =>
+  (app) =>
+    onResponseOf(LOGIN, async (response, request) => {
+      if (response.statusCode === 401 && (await userOf(app, request))) await delay(ms)
+    })(app)
+
+/**
+ * A password verifier that refuses an unknown user (whose sign-in the login route checks
+ * against the dummy hash) before any hashing, and checks a known user's password as the server
+ * does: an unknown name is answered sooner.
+ */
+export const unknownUserRefusedBeforeHashing: NonNullable<AppOptions['verifyPassword']> = (
+  password,
+  stored,
+  current,
+) =>
+  stored === dummyHash(current)
+    ? Promise.resolve(false)
+    : verifyPasswordAtCost(password, stored, current)
+
+/** A failed sign-in of an unknown name gets its own answer: its own status, or its own message. */
+export const unknownUserToldApart =
+  (by: { readonly status: number } | { readonly message: string }): Extend =>
+  (app) =>
+    onResponseOf(LOGIN, async (response, request) => {
+      if (response.statusCode !== 401 || (await userOf(app, request))) return
+      if ('status' in by) response.code(by.status)
+      else if (typeof response.source === 'string')
+        (response as { source: unknown }).source = response.source.replace(
+          escapeHtml(LOGIN_FAILED),
+          escapeHtml(by.message),
+        )
+    })(app)
+
+/** The page after a failed sign-in fills the username back into its field unescaped. */
+export const usernameEchoedRaw: Extend = rewriteHtml(LOGIN, (html, request, response) => {
+  const username = (fieldOf(request, 'username') ?? '').slice(0, 255)
+  return response.statusCode === 401
+    ? html.replace(`value="${escapeHtml(username)}"`, () => `value="${username}"`)
+    : html
+})
+
+/** The success redirect of a sign-in is sent with this status instead of the server's own. */
+export const signInRedirectStatus = (status: number): Extend =>
+  onResponseOf(LOGIN, (response) => {
+    if (isSuccessRedirect(response.headers.location)) response.code(status)
+  })
+
+/** The session identifier the browser brought (a well-formed one) is kept at sign-in. */
+export const sessionKeptAtSignIn: Extend = (app) =>
+  onResponseOf(LOGIN, (response, request) => {
+    const planted = sessionCookie(request)
+    if (planted && isSuccessRedirect(response.headers.location))
+      response.state(SESSION_COOKIE, planted, { ttl: app.deps.config.sessionTtl * 1000 })
+  })(app)
+
+/**
+ * A sign-in's session is given an identifier of 32 random bits behind a fixed prefix, in the
+ * cookie's 43 characters: the session is stored under it, and the cookie carries it instead of
+ * the server's own (whose session is left unreachable).
+ */
+export const weakSessionIds: Extend = (app) =>
+  onResponseOf(LOGIN, async (response, request) => {
+    const user = await userOf(app, request)
+    if (!user || !isSuccessRedirect(response.headers.location)) return
+    const id = `session-${randomBytes(4).toString('hex')}`.padEnd(43, '0')
+    const now = app.deps.clock()
+    const ttl = app.deps.config.sessionTtl
+    await app.deps.store.sessions.insert({
+      digest: sha256Hex(id),
+      userId: user.id,
+      authTime: now,
+      expiresAt: now + ttl,
+    })
+    response.state(SESSION_COOKIE, id, { ttl: ttl * 1000 })
+  })(app)
+
+/** Signing out ends the session but leaves the browser its session cookie. */
+export const logoutKeepsSessionCookie: Extend = (app) =>
+  onResponseOf({ path: '/auth/logout' }, (response, request) => {
+    const brought = sessionCookie(request)
+    if (brought) response.state(SESSION_COOKIE, brought, { ttl: app.deps.config.sessionTtl * 1000 })
+  })(app)
+
+/** The session cookie is set with other attributes than the server declares (hapi's definition). */
+export const sessionCookieWith =
+  (attributes: Partial<ServerStateCookieOptions>): Extend =>
+  (app) => {
+    const definition = app.server.states.cookies[SESSION_COOKIE]
+    if (!definition) throw new Error(`the server declares no ${SESSION_COOKIE} cookie`)
+    Object.assign(definition, attributes)
+  }
+
+/**
+ * The session cookie is set under another name, with other attributes (a browser refuses a
+ * `__Host-` cookie that is not Secure, RFC 6265bis §4.1.3.2, so one without Secure needs
+ * another name), and read back under that name: hapi formats every Set-Cookie through
+ * `server.states.format`, which renames it on the way out; the parsed cookie is handed to
+ * the server under its own name before the route runs.
+ */
+export const sessionCookieRenamed =
+  (name: string, attributes: Partial<ServerStateCookieOptions>): Extend =>
+  (app) => {
+    const states = app.server.states
+    app.server.state(name, { ...states.cookies[SESSION_COOKIE], ...attributes })
+    type Format = (
+      cookies: ServerStateFormat | ServerStateFormat[],
+      ...rest: unknown[]
+    ) => Promise<string>
+    // hapi passes the request as a second argument, which the declared type leaves out
+    const format: Format = states.format.bind(states)
+    ;(states as { format: Format }).format = (cookies, ...rest) =>
+      format(
+        (Array.isArray(cookies) ? cookies : [cookies]).map((c) =>
+          c.name === SESSION_COOKIE ? { ...c, name } : c,
+        ),
+        ...rest,
+      )
+    app.server.ext('onPreAuth', (request, h) => {
+      if (name in request.state) request.state[SESSION_COOKIE] = request.state[name]
+      return h.continue
+    })
+  }
+
+/** The login throttle's counters (routes/login.ts keys them `login:…` and `loginaddress:…`). */
+const LOGIN_COUNTERS = /^login(address)?:/
+const ADDRESS_COUNTERS = /^loginaddress:/
+
+/** A store whose rate-limit counters named by `uncounted` never count: every hit is the first. */
+const uncounting =
+  (uncounted: (key: string) => boolean) =>
+  (store: Store): Store => ({
+    ...store,
+    rateLimits: {
+      hit: (key, windowStart, window) =>
+        uncounted(key) ? Promise.resolve(1) : store.rateLimits.hit(key, windowStart, window),
+      count: (key, windowStart) =>
+        uncounted(key) ? Promise.resolve(0) : store.rateLimits.count(key, windowStart),
+    },
+  })
+
+/** Failed sign-ins are never throttled: the store never counts the login counters. */
+export const signInsUncounted = uncounting((key) => LOGIN_COUNTERS.test(key))
+
+/** Failed sign-ins are limited per user name only, never per address (password spraying). */
+export const sprayingUncounted = uncounting((key) => ADDRESS_COUNTERS.test(key))
+
+/**
+ * The login throttle holds back wrong passwords only: while a post with the right password is
+ * handled, the store does not count its address's and user name's counters, so a guesser who
+ * finds the password while throttled signs in.
+ */
+export function throttleSparesRightPassword(): {
+  readonly store: (store: Store) => Store
+  readonly extend: Extend
+} {
+  /** The counters' prefixes of the posts with a right password now being handled. */
+  const spared = new Map<Request, readonly string[]>()
+  const isSpared = (key: string) =>
+    [...spared.values()].some((prefixes) => prefixes.some((p) => key.startsWith(p)))
+  return {
+    store: uncounting(isSpared),
+    extend: async (app) => {
+      await onRequestOf(LOGIN, async (request) => {
+        const user = await userOf(app, request)
+        const password = (fieldOf(request, 'password') ?? '').slice(0, 1024)
+        if (!user || !(await verifyPassword(password, user.passwordHash))) return
+        const address = clientAddress(request, app.deps.config.trustProxy)
+        spared.set(request, [
+          `login:${address}:${sha256Hex(fieldOf(request, 'username') ?? '')}:`,
+          `loginaddress:${address}:`,
+        ])
+      })(app)
+      app.server.ext('onPreResponse', (request, h) => {
+        spared.delete(request)
+        return h.continue
+      })
+    },
+  }
+}
