@@ -276,8 +276,7 @@ export async function createServer(config: Config, options: AppOptions): Promise
       cert: options.tls.cert,
       key: options.tls.key,
       // RFC 9325 §3.1.1: TLS 1.2 or newer only
-      minVersion: faults.has('weak-tls') ? 'TLSv1' : 'TLSv1.2',
-      ...(faults.has('weak-tls') ? { ciphers: 'DEFAULT:@SECLEVEL=0' } : {}),
+      minVersion: 'TLSv1.2',
       // hapi hands these options to https.createServer: a request whose headers or body do
       // not arrive within REQUEST_TIMEOUT is answered 408 and its socket closed (Node's
       // defaults are 60 s for headers and 300 s for the whole request)
@@ -312,7 +311,7 @@ export async function createServer(config: Config, options: AppOptions): Promise
   // the RP test issuers under /rp/{test-id} (issue 23); they leave the normal issuer's answers alone
   if (config.rpTests) await server.register(rpIssuers(deps))
 
-  const plain = config.httpPort !== undefined ? createPlainListener(deps) : undefined
+  const plain = config.httpPort !== undefined ? createPlainListener() : undefined
   if (plain) answerClientErrors(plain, deps)
   let purgeTimer: NodeJS.Timeout | undefined
   const purge = async (): Promise<Record<string, number>> => {

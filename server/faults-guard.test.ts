@@ -17,7 +17,9 @@ describe('test-only faults', () => {
 
   test('are refused with NODE_ENV=production, even inside the harness', async () => {
     vi.stubEnv('NODE_ENV', 'production')
-    await expect(testApp({}, { faults: ['weak-tls'] })).rejects.toThrow(/NODE_ENV=production/)
+    await expect(testApp({}, { faults: ['access-token-alg-none'] })).rejects.toThrow(
+      /NODE_ENV=production/,
+    )
   })
 
   test('are accepted inside the harness, and a server without faults starts anywhere', async () => {

@@ -73,14 +73,10 @@ test('codes-repeat-per-sign-in: a code stored again keeps its first record', asy
   expect((await store.codes.consume(code.digest, 1001, binding))?.code.nonce).toBeNull()
 })
 
-test('code-expiry-unchecked and refresh-expiry-unchecked: stored expiries read as never', async () => {
-  const store = await storeWith('code-expiry-unchecked', 'refresh-expiry-unchecked')
+test('code-expiry-unchecked: stored code expiries read as never', async () => {
+  const store = await storeWith('code-expiry-unchecked')
   await store.codes.insert(code)
   expect((await store.codes.consume(code.digest, 5000, binding))?.code.expiresAt).toBe(Infinity)
-  await store.tokens.insert(token({ kind: 'refresh', id: 'rt', expiresAt: 1100 }))
-  await store.tokens.insert(token({ id: 'at', expiresAt: 1100 }))
-  expect((await store.tokens.get('rt'))?.expiresAt).toBe(Infinity)
-  expect((await store.tokens.get('at'))?.expiresAt).toBe(1100)
 })
 
 test('pkce-failure-keeps-code: a code stays redeemable until it has issued a token', async () => {
@@ -90,13 +86,6 @@ test('pkce-failure-keeps-code: a code stays redeemable until it has issued a tok
   expect(await store.codes.consume(code.digest, 1001, binding)).toMatchObject({ firstUse: true })
   await store.tokens.insert(token({ codeDigest: code.digest }))
   expect(await store.codes.consume(code.digest, 1001, binding)).toMatchObject({ firstUse: false })
-})
-
-test('logout-keeps-session: ending a session leaves it live in the store', async () => {
-  const store = await storeWith('logout-keeps-session')
-  await store.sessions.insert({ digest: 's', userId: 'alice', authTime: 1000, expiresAt: 2000 })
-  await store.sessions.end('s', 1001)
-  expect(await store.sessions.get('s', 1002)).toMatchObject({ userId: 'alice' })
 })
 
 test('login-unthrottled and login-spraying-unthrottled: the login counters never count', async () => {

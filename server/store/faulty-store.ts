@@ -8,7 +8,7 @@ import type { Store } from './store.ts'
  * which it refuses outside the test harness (config.ts faultsRefused).
  */
 export function withStorageFaults(store: Store, faults: ReadonlySet<Fault>): Store {
-  const { codes, tokens, sessions, rateLimits } = store
+  const { codes, tokens, rateLimits } = store
   /**
    * The login throttle's counters (routes/login.ts keys them `login:…` per address and user
    * name, `loginaddress:…` per address) that a fault keeps from counting.
@@ -59,13 +59,6 @@ export function withStorageFaults(store: Store, faults: ReadonlySet<Fault>): Sto
           issuedFrom.add(token.codeDigest)
         await tokens.insert(token)
       },
-      async get(id) {
-        const stored = await tokens.get(id)
-        // RT-11's sabotage: the store hands out refresh tokens as if they never expired
-        return stored?.kind === 'refresh' && faults.has('refresh-expiry-unchecked')
-          ? { ...stored, expiresAt: Number.POSITIVE_INFINITY }
-          : stored
-      },
     },
     rateLimits: {
       // an uncounted hit is always the first of its window
@@ -73,12 +66,6 @@ export function withStorageFaults(store: Store, faults: ReadonlySet<Fault>): Sto
         uncounted(key) ? Promise.resolve(1) : rateLimits.hit(key, windowStart, window),
       count: (key, windowStart) =>
         uncounted(key) ? Promise.resolve(0) : rateLimits.count(key, windowStart),
-    },
-    sessions: {
-      ...sessions,
-      // LOGOUT-01's sabotage: logout clears the cookie but the session stays live in the store
-      end: (digest, now) =>
-        faults.has('logout-keeps-session') ? Promise.resolve() : sessions.end(digest, now),
     },
   }
 }

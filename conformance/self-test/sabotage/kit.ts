@@ -38,6 +38,8 @@ export { halfHash } from '../../harness/jwt.ts'
 export { redirectVariants } from '../../harness/pages.ts'
 // broken reference servers built from outside the server's code (hapi extensions)
 export * from '../broken-server.ts'
+// and from stores that misbehave (a sabotage's `store:`)
+export * from '../broken-store.ts'
 
 /**
  * How to break the target so that one check must fail: msw handlers that corrupt the real

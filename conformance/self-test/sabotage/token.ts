@@ -3,6 +3,7 @@ import type { token } from '../../catalogue/token.ts'
 import {
   answerFrom,
   corruptTokenJson,
+  credentialsFromQuery,
   forward,
   headerPairs,
   perPart,
@@ -190,7 +191,7 @@ export const tokenSabotage: Record<keyof typeof token, Sabotages> = {
     {
       how: 'client credentials in the query string are accepted',
       expect: /^client_id and client_secret in the query string: tokens were issued/,
-      faults: ['client-credentials-in-query-accepted'],
+      extend: credentialsFromQuery,
     },
     {
       how: 'GET /auth/token is served like a POST',
