@@ -10,6 +10,7 @@ import {
   type RateLimitState,
 } from '../../server/plugins/rate-limit.ts'
 import { clientAddress } from '../../server/protocol/client-address.ts'
+import { endSession } from '../../server/sessions.ts'
 
 /**
  * The self-test's broken reference servers, built from outside the server's code (issue 34):
@@ -129,6 +130,16 @@ export const withApp =
   (make: (app: App) => Extend): Extend =>
   (app) =>
     make(app)(app)
+
+/**
+ * Ends the browser's session at the server and in its cookie, as the server's logout does
+ * (sessions.ts endSession): a broken server that ends it where it should not.
+ */
+export const endSessionOf = (app: App, request: Request, response: ResponseObject) =>
+  endSession(request, response, app.deps)
+
+/** The session cookie's name, for a sabotage that keeps or drops it. */
+export { SESSION_COOKIE } from '../../server/sessions.ts'
 
 /**
  * Counts the token, introspection and revocation requests per source address before their
