@@ -138,19 +138,24 @@ const postReadsQuery = onRequestOf(LOGOUT_POST, (request) => {
   ;(request as { payload: unknown }).payload = { ...(request.query as Record<string, unknown>) }
 })
 
+/** The client a hint names (its aud), read without verifying it; undefined if it names none. */
+const audOf = (hint: string): string | undefined => {
+  try {
+    const { aud } = decodeJwt(hint)
+    return typeof aud === 'string' ? aud : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /** A hint without post_logout_redirect_uri sent to the client's first registered URI. */
 const defaultsToRegisteredUri = withApp((app) =>
   onRequestOf(LOGOUT, async (request) => {
     const params = paramsOf(request)
     const hint = param(params, 'id_token_hint')
     if (confirming(params) || !hint || param(params, 'post_logout_redirect_uri')) return
-    let aud: unknown
-    try {
-      ;({ aud } = decodeJwt(hint))
-    } catch {
-      return
-    }
-    if (typeof aud !== 'string') return
+    const aud = audOf(hint)
+    if (aud === undefined) return
     const first = (await app.deps.store.clients.get(aud))?.postLogoutRedirectUris[0]
     if (first !== undefined) params.post_logout_redirect_uri = first
   }),
@@ -164,14 +169,8 @@ const hintSignatureUnchecked = withApp((app) =>
   onRequestOf(LOGOUT, async (request) => {
     const params = paramsOf(request)
     const hint = param(params, 'id_token_hint')
-    if (!hint) return
-    let aud: unknown
-    try {
-      ;({ aud } = decodeJwt(hint))
-    } catch {
-      return
-    }
-    if (typeof aud !== 'string') return
+    const aud = hint === undefined ? undefined : audOf(hint)
+    if (aud === undefined) return
     const now = app.deps.clock()
     params.id_token_hint = await signAsServer(app, {
       aud,
