@@ -89,6 +89,12 @@ export const rewriteHtml = (
     ;(response as { source: unknown }).source = rewrite(response.source, request, response)
   })
 
+/** An extension that needs the built app (its store, keys, configuration) to decide. */
+export const withApp =
+  (make: (app: App) => Extend): Extend =>
+  (app) =>
+    make(app)(app)
+
 /**
  * Signs `payload` as the reference server signs its tokens: RS256 with its own current signing
  * key, under that key's kid (jose). What a broken server would have written, re-signed from
@@ -124,12 +130,6 @@ export const editAccessToken = (
       body.access_token = await signAsServer(app, claims, typ === undefined ? {} : { typ })
     }),
   )
-
-/** An extension that needs the built app (its store, keys, configuration) to decide. */
-export const withApp =
-  (make: (app: App) => Extend): Extend =>
-  (app) =>
-    make(app)(app)
 
 /**
  * Ends the browser's session at the server and in its cookie, as the server's logout does
