@@ -6,9 +6,8 @@ import { dirname } from 'node:path'
 import Hapi from '@hapi/hapi'
 import Inert from '@hapi/inert'
 import type { Logger } from 'pino'
-import { ConfigError, faultsRefused, type Config } from './config.ts'
-import { withStorageFaults } from './store/faulty-store.ts'
-import { systemClock, type Clock, type Deps, type Fault } from './deps.ts'
+import type { Config } from './config.ts'
+import { systemClock, type Clock, type Deps } from './deps.ts'
 import { createExplain, type Finding } from './explain/findings.ts'
 import { explainPlugin } from './explain/plugin.ts'
 import { createKeystore, ensureSigningKey, type Keystore } from './keys/keystore.ts'
@@ -40,8 +39,6 @@ export interface AppOptions {
   /** A store to use instead of opening `config.databaseUrl`. */
   readonly store?: Store
   readonly clock?: Clock
-  /** Test-only faults (see deps.ts). */
-  readonly faults?: Iterable<Fault>
   /** Server events; default: `logger`'s, else errors on stderr. */
   readonly log?: Deps['log']
   /**
@@ -174,9 +171,6 @@ export function purgePolicy(config: Config, limits: Config['rateLimits']): Purge
  * signing key exists, and wires every plugin and route. The only place things are wired.
  */
 export async function createServer(config: Config, options: AppOptions): Promise<App> {
-  const faults = new Set(options.faults ?? [])
-  const refused = faults.size > 0 ? faultsRefused() : undefined
-  if (refused) throw new ConfigError([`${refused} (asked for: ${[...faults].join(', ')})`])
   let store = options.store
   let releaseLock = (): void => undefined
   if (!store) {
@@ -257,11 +251,9 @@ export async function createServer(config: Config, options: AppOptions): Promise
   const deps: Deps = {
     rateLimits: options.rateLimits ?? (() => config.rateLimits),
     config,
-    // the self-test's faults about storage are played by the store itself
-    store: faults.size > 0 ? withStorageFaults(opened, faults) : opened,
+    store: opened,
     keys,
     clock,
-    faults,
     log,
     hashing: createHashingGate({
       concurrency: config.passwordHashConcurrency,
@@ -280,8 +272,7 @@ export async function createServer(config: Config, options: AppOptions): Promise
       cert: options.tls.cert,
       key: options.tls.key,
       // RFC 9325 §3.1.1: TLS 1.2 or newer only
-      minVersion: faults.has('weak-tls') ? 'TLSv1' : 'TLSv1.2',
-      ...(faults.has('weak-tls') ? { ciphers: 'DEFAULT:@SECLEVEL=0' } : {}),
+      minVersion: 'TLSv1.2',
       // hapi hands these options to https.createServer: a request whose headers or body do
       // not arrive within REQUEST_TIMEOUT is answered 408 and its socket closed (Node's
       // defaults are 60 s for headers and 300 s for the whole request)
@@ -316,7 +307,7 @@ export async function createServer(config: Config, options: AppOptions): Promise
   // the RP test issuers under /rp/{test-id} (issue 23); they leave the normal issuer's answers alone
   if (config.rpTests) await server.register(rpIssuers(deps))
 
-  const plain = config.httpPort !== undefined ? createPlainListener(deps) : undefined
+  const plain = config.httpPort !== undefined ? createPlainListener() : undefined
   if (plain) answerClientErrors(plain, deps)
   let purgeTimer: NodeJS.Timeout | undefined
   const purge = async (): Promise<Record<string, number>> => {

@@ -505,20 +505,8 @@ export function loadConfig(
     )
   if (candidate.rpTests === true && env.NODE_ENV === 'production')
     problems.push(
-      'RP_TESTS cannot be on when NODE_ENV=production: the RP test issuers answer sign-ins with deliberate faults',
+      'RP_TESTS cannot be on when NODE_ENV=production: the RP test issuers answer sign-ins with deliberate errors',
     )
   if (problems.length > 0) throw new ConfigError(problems)
   return result.value as Config
-}
-
-/**
- * Why test-only faults (deps.ts) may not be switched on here, or undefined when they may: only
- * inside the test harness (vitest sets `VITEST` in its workers, where the self-test runs), and
- * never with `NODE_ENV=production`. A fault such as `access-token-alg-none` accepts unsigned
- * tokens; no server that anyone can reach may run with one.
- */
-export function faultsRefused(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  if (env.NODE_ENV === 'production') return 'test-only faults are refused when NODE_ENV=production'
-  if (!env.VITEST) return 'test-only faults are refused outside the test harness (vitest)'
-  return undefined
 }

@@ -1,5 +1,4 @@
 import { createServer, type Server } from 'node:http'
-import type { Deps } from './deps.ts'
 import { HSTS } from './plugins/transport.ts'
 
 /**
@@ -7,16 +6,8 @@ import { HSTS } from './plugins/transport.ts'
  * error and nothing else, never a document, a token or a redirect. The body of the request is
  * not read, so a credential sent over plain HTTP is never processed.
  */
-export function createPlainListener(deps: Pick<Deps, 'faults'>): Server {
+export function createPlainListener(): Server {
   return createServer((req, res) => {
-    if (deps.faults.has('plain-http-serves-documents')) {
-      res.writeHead(200, {
-        'content-type': 'application/json',
-        'x-content-type-options': 'nosniff',
-      })
-      res.end(JSON.stringify({ issuer: 'served over plain http' }))
-      return
-    }
     const body = JSON.stringify({
       error: 'invalid_request',
       error_description: 'plain HTTP is not served; use https',

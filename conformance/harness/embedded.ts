@@ -2,7 +2,6 @@ import type { Logger } from 'pino'
 import { clients, users } from '../../fixtures/index.ts'
 import { createServer, type App, type AppOptions } from '../../server/app.ts'
 import { loadConfig, type Config } from '../../server/config.ts'
-import type { Fault } from '../../server/deps.ts'
 import { freePort } from '../../server/test-helpers.ts'
 import { createDevCertificate, type TlsMaterial } from '../../server/tls.ts'
 import { TEST_SCRYPT } from '../../server/users/passwords.ts'
@@ -23,8 +22,6 @@ const GENEROUS_LIMITS: Config['rateLimits'] = {
 }
 
 export interface EmbeddedOptions {
-  /** Test-only faults of the reference server (the self-test's broken targets). */
-  readonly faults?: readonly Fault[]
   /** Configuration overrides (short lifetimes, small rate limits). */
   readonly config?: Partial<Config>
   /** The server's JSON logger (server/logging.ts); default: no log at all. */
@@ -135,7 +132,6 @@ async function startOnce(
     tls,
     clock,
     rateLimits: () => limits,
-    faults: options.faults ?? [],
     ...(options.verifyPassword ? { verifyPassword: options.verifyPassword } : {}),
     ...(options.logger ? { logger: options.logger } : { log: () => undefined }),
   })

@@ -2,7 +2,17 @@ import { randomBytes } from 'node:crypto'
 import type { Request, ResponseObject } from '@hapi/hapi'
 import { clients as fixtureClients } from '../../fixtures/clients.ts'
 import type { App } from '../../server/app.ts'
-import { sessionCookie } from '../../server/sessions.ts'
+import { endSession, sessionCookie } from '../../server/sessions.ts'
+import { decodeJwt, decodeProtectedHeader, SignJWT, type JWTPayload } from 'jose'
+import {
+  CLIENT_GROUPS,
+  countRequest,
+  groupOf,
+  rateLimitHeaders,
+  tooManyRequests,
+  type RateLimitState,
+} from '../../server/plugins/rate-limit.ts'
+import { clientAddress } from '../../server/protocol/client-address.ts'
 
 /**
  * The self-test's broken reference servers, built from outside the server's code (issue 34):
@@ -166,3 +176,104 @@ export const carriesSessionCookie = (request: Request): boolean =>
 
 /** The scopes some client of the embedded server's fixtures is registered for. */
 export const FIXTURE_SCOPES: ReadonlySet<string> = new Set(fixtureClients.flatMap((c) => c.scopes))
+
+/** An extension that needs the built app (its store, keys, configuration) to decide. */
+export const withApp =
+  (make: (app: App) => Extend): Extend =>
+  (app) =>
+    make(app)(app)
+
+/**
+ * Signs `payload` as the reference server signs its tokens: RS256 with its own current signing
+ * key, under that key's kid (jose). What a broken server would have written, re-signed from
+ * outside with the keys it publishes.
+ */
+export async function signAsServer(
+  app: App,
+  payload: JWTPayload,
+  header: { readonly typ?: string } = {},
+): Promise<string> {
+  const { kid, key } = await app.deps.keys.signingKey(app.deps.clock())
+  return new SignJWT(payload).setProtectedHeader({ ...header, alg: 'RS256', kid }).sign(key)
+}
+
+/**
+ * Edits the access token of the token endpoint's successful answers to the grants `grantType`
+ * names, and re-signs it with the server's own key (signAsServer): the token a server that
+ * wrote those claims would issue.
+ */
+export const editAccessToken = (
+  grantType: string,
+  edit: (claims: JWTPayload, app: App) => void | Promise<void>,
+): Extend =>
+  withApp((app) =>
+    onResponseOf({ path: '/auth/token', method: 'post' }, async (response, request) => {
+      const form = request.payload as Record<string, unknown> | null
+      const body = response.source as Record<string, unknown> | null
+      if (form?.grant_type !== grantType || typeof body?.access_token !== 'string') return
+      const token = body.access_token
+      const claims = decodeJwt(token)
+      await edit(claims, app)
+      const { typ } = decodeProtectedHeader(token)
+      body.access_token = await signAsServer(app, claims, typ === undefined ? {} : { typ })
+    }),
+  )
+
+/**
+ * Ends the browser's session at the server and in its cookie, as the server's logout does
+ * (sessions.ts endSession): a broken server that ends it where it should not.
+ */
+export const endSessionOf = (app: App, request: Request, response: ResponseObject) =>
+  endSession(request, response, app.deps)
+
+/** The session cookie's name, for a sabotage that keeps or drops it. */
+export { SESSION_COOKIE } from '../../server/sessions.ts'
+
+/**
+ * Counts the token, introspection and revocation requests per source address before their
+ * handler runs, as the server counts user-info and the public documents (with the group's own
+ * limit). With a store whose per-client counters never count (broken-store.ts
+ * clientCountersUncounted), those endpoints are limited per address only.
+ */
+export const ipLimitOnClientEndpoints: Extend = (app) => {
+  const { deps } = app
+  const byAddress = new WeakMap<Request, RateLimitState>()
+  app.server.ext('onPreHandler', async (request, h) => {
+    const group = groupOf(request)
+    if (!group || !CLIENT_GROUPS.has(group)) return h.continue
+    const address = clientAddress(request, deps.config.trustProxy)
+    const state = await countRequest(group, `ip:${address}`, deps)
+    byAddress.set(request, state)
+    ;(request.app as { rateLimit?: RateLimitState }).rateLimit = state
+    if (state.exceeded) throw tooManyRequests(state, deps.clock())
+    return h.continue
+  })
+  // the headers say this count, not the (uncounted) per-client one the handler left behind
+  app.server.ext('onPreResponse', (request, h) => {
+    const state = byAddress.get(request)
+    const response = request.response
+    if (state)
+      for (const [name, value] of Object.entries(rateLimitHeaders(state)))
+        if ('isBoom' in response) response.output.headers[name] = value
+        else response.header(name, value)
+    return h.continue
+  })
+}
+
+/**
+ * Takes client credentials from the URL query of token, introspection and revocation requests
+ * as if they had come in the form body (the form wins where both name one), instead of refusing
+ * them (RFC 6749 §2.3.1): the server reads the merged parameters and no longer sees a
+ * client_secret in the URL.
+ */
+export const credentialsFromQuery: Extend = extendAll(
+  ...['/auth/token', '/auth/introspect', '/auth/revoke'].map((path) =>
+    onRequestOf({ path, method: 'post' }, (request) => {
+      const query = request.query as Record<string, unknown>
+      if (!('client_secret' in query)) return
+      const form = request.payload as Record<string, unknown> | null
+      ;(request as { payload: unknown }).payload = { ...query, ...form }
+      delete query.client_secret
+    }),
+  ),
+)

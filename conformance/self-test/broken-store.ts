@@ -1,3 +1,4 @@
+import { isIP } from 'node:net'
 import type { Client, Store, StoredCode } from '../../server/store/store.ts'
 
 /**
@@ -36,3 +37,97 @@ export const clientsReadAs =
       upsert: (client, branding) => store.clients.upsert(client, branding),
     },
   })
+
+/** A store that hands out refresh tokens as if they never expired (RT-11). */
+export const refreshTokensNeverExpire = (store: Store): Store => ({
+  ...store,
+  tokens: {
+    ...store.tokens,
+    async get(id) {
+      const stored = await store.tokens.get(id)
+      return stored?.kind === 'refresh' ? { ...stored, expiresAt: Infinity } : stored
+    },
+  },
+})
+
+/** A store in which ending a session leaves it live: logout clears nothing at the server. */
+export const sessionsOutliveLogout = (store: Store): Store => ({
+  ...store,
+  sessions: { ...store.sessions, end: () => Promise.resolve() },
+})
+
+/**
+ * A store that forgets which refresh token an access token was minted from, for every access
+ * token but the first of each refresh token (the one the authorization code issued beside it):
+ * revoking the refresh token leaves the tokens minted from it live (REV-03).
+ */
+export const refreshMintsOrphans = (store: Store): Store => {
+  const firstChildSeen = new Set<string>()
+  return {
+    ...store,
+    tokens: {
+      ...store.tokens,
+      insert(token) {
+        const parent = token.kind === 'access' ? token.parentId : null
+        if (parent === null) return store.tokens.insert(token)
+        if (!firstChildSeen.has(parent)) {
+          firstChildSeen.add(parent)
+          return store.tokens.insert(token)
+        }
+        return store.tokens.insert({ ...token, parentId: null })
+      },
+    },
+  }
+}
+
+/** A store whose rate-limit counters are renamed (or, for undefined, never count). */
+const renamedCounters = (store: Store, rename: (key: string) => string | undefined): Store => ({
+  ...store,
+  rateLimits: {
+    // an uncounted hit is always the first of its window
+    hit(key, windowStart, window) {
+      const to = rename(key)
+      return to === undefined ? Promise.resolve(1) : store.rateLimits.hit(to, windowStart, window)
+    },
+    count(key, windowStart) {
+      const to = rename(key)
+      return to === undefined ? Promise.resolve(0) : store.rateLimits.count(to, windowStart)
+    },
+  },
+})
+
+/**
+ * The server's counter of failed client authentications, `<group>:authfail:<address>:<client_id>`,
+ * split into its parts; `clientId` undefined for the per-address total `<group>:authfail:<address>`.
+ */
+function failureCounter(key: string): { group: string; clientId: string | undefined } | undefined {
+  const m = /^(\w+):authfail:(.*)$/.exec(key)
+  if (!m) return undefined
+  const [, group = '', rest = ''] = m
+  if (isIP(rest)) return { group, clientId: undefined }
+  // the address is the longest prefix before a colon that is an IP address (IPv6 has colons)
+  for (let at = rest.lastIndexOf(':'); at > 0; at = rest.lastIndexOf(':', at - 1))
+    if (isIP(rest.slice(0, at))) return { group, clientId: rest.slice(at + 1) }
+  return undefined
+}
+
+/**
+ * A store that charges failed client authentications to the client_id they name, whatever
+ * their source, and keeps no per-address total: anyone can lock a client out (SEC-01).
+ */
+export const failuresChargedToClient = (store: Store): Store =>
+  renamedCounters(store, (key) => {
+    const counter = failureCounter(key)
+    if (!counter) return key
+    return counter.clientId === undefined
+      ? undefined
+      : `${counter.group}:client:${counter.clientId}:failures`
+  })
+
+/**
+ * A store in which the per-client counters of the token, introspection and revocation
+ * endpoints (`<group>:client:…` and `<group>:authfail:…`) never count: what is left to limit
+ * those endpoints is what a sabotage adds (rate-limit.ts's ipLimitOnClientEndpoints).
+ */
+export const clientCountersUncounted = (store: Store): Store =>
+  renamedCounters(store, (key) => (/^\w+:(client|authfail):/.test(key) ? undefined : key))

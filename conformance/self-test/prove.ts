@@ -83,7 +83,6 @@ export function sabotageTarget(): (id: RequirementId, s: BrokenTarget) => Promis
         ? await createDevCertificate(['127.0.0.1', 'localhost'])
         : undefined
     const broken = await startEmbedded({
-      ...(s.faults ? { faults: s.faults } : {}),
       ...(s.config ? { config: s.config } : {}),
       ...(s.store ? { wrapStore: s.store } : {}),
       ...(s.extend ? { extend: s.extend } : {}),

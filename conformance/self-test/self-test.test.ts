@@ -76,7 +76,6 @@ describe('self-test: a legitimate early throttle is not a deviation', () => {
   const generous = { limit: 100_000, window: 60 }
   test('LOGIN-07 against a login form that throttles at the third failure is no warning', async () => {
     const result = await withSabotage('LOGIN-07', {
-      faults: [],
       config: {
         rateLimits: {
           token: generous,

@@ -21,10 +21,7 @@ function basicUser(authorization: string): string | undefined {
 /** Compared against when the client is unknown, so timing does not reveal which ids exist. */
 const NO_CLIENT_DIGEST = sha256Hex('no such client')
 
-type AuthDeps = Pick<
-  Deps,
-  'store' | 'explain' | 'clock' | 'config' | 'log' | 'rateLimits' | 'faults'
->
+type AuthDeps = Pick<Deps, 'store' | 'explain' | 'clock' | 'config' | 'log' | 'rateLimits'>
 
 /**
  * Authenticates the client and counts the request against the rate limit: an authenticated
@@ -64,12 +61,8 @@ async function checkCredentials(
   deps: AuthDeps,
 ): Promise<Client> {
   const query = request.query as Record<string, unknown>
-  if ('client_secret' in query) {
-    if (!deps.faults.has('client-credentials-in-query-accepted'))
-      throw invalidRequest('client credentials must not be sent in the URL')
-    // the self-test's broken server (SEC-04) takes them from the URL
-    params = { ...(query as Record<string, string>), ...params }
-  }
+  if ('client_secret' in query)
+    throw invalidRequest('client credentials must not be sent in the URL')
   const authorization = (request.headers as Record<string, string | undefined>).authorization
   const inBody = params.client_id !== undefined || params.client_secret !== undefined
   if (authorization !== undefined) {

@@ -28,13 +28,7 @@ export const clientCredentials = {
     const scope = formatScope(scopes)
     const access = await mintAccessToken(
       {
-        // the self-test's CC-04 sabotage: a subject that is not the client
-        subject: deps.faults.has('client-credentials-user-subject')
-          ? 'service-user'
-          : deps.faults.has('client-credentials-sub-of-user')
-            ? // the self-test's SEC-10 sabotage: the subject of a real user
-              ((await deps.store.users.byUsername('alice'))?.id ?? client.id)
-            : client.id,
+        subject: client.id,
         clientId: client.id,
         scope,
         roles: client.clientRoles,

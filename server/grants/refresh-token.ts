@@ -54,8 +54,7 @@ export const refreshToken = {
         permissions: permissionsFor(client, roles),
         orgId: user.orgId,
         codeDigest: stored.codeDigest,
-        // the self-test's REV-03 sabotage: a minted token not linked to its refresh token
-        parentId: deps.faults.has('refresh-orphans-access-tokens') ? null : stored.id,
+        parentId: stored.id,
       },
       deps,
     )

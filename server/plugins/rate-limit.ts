@@ -82,7 +82,7 @@ export function tooManyRequests(state: RateLimitState, now: number): OAuthError 
 /** The groups of the endpoints that authenticate a client (client_secret_post). */
 export const CLIENT_GROUPS: ReadonlySet<RateLimitGroup> = new Set(['token', 'introspect', 'revoke'])
 
-type ClientLimitDeps = Pick<Deps, 'store' | 'clock' | 'config' | 'log' | 'rateLimits' | 'faults'>
+type ClientLimitDeps = Pick<Deps, 'store' | 'clock' | 'config' | 'log' | 'rateLimits'>
 
 /**
  * The counter a failed client authentication is charged to: its source address and the
@@ -91,9 +91,6 @@ type ClientLimitDeps = Pick<Deps, 'store' | 'clock' | 'config' | 'log' | 'rateLi
  * own address are counted apart (`client:`), once authenticated.
  */
 function failureKey(request: Request, clientId: string | undefined, deps: ClientLimitDeps): string {
-  // the self-test's broken server (SEC-01) charges failures to the client they name
-  if (deps.faults.has('client-auth-failures-charged-to-client'))
-    return `client:${clientId ?? ''}:failures`
   return `authfail:${clientAddress(request, deps.config.trustProxy)}:${clientId ?? ''}`
 }
 
@@ -104,9 +101,8 @@ function failureKey(request: Request, clientId: string | undefined, deps: Client
  */
 export const SOURCE_FAILURES_FACTOR = 10
 
-/** The per-source total beside the per-source-and-client counter (not under the SEC-01 fault). */
-function sourceKey(request: Request, deps: ClientLimitDeps): string | undefined {
-  if (deps.faults.has('client-auth-failures-charged-to-client')) return undefined
+/** The per-source total beside the per-source-and-client counter. */
+function sourceKey(request: Request, deps: ClientLimitDeps): string {
   return `authfail:${clientAddress(request, deps.config.trustProxy)}`
 }
 
@@ -129,7 +125,6 @@ async function failuresUsedUp(
     )
     if (failures >= limit) return used
     const total = sourceKey(request, deps)
-    if (total === undefined) return undefined
     const all = await deps.store.rateLimits.count(`${group}:${total}`, windowStart)
     return all >= limit * SOURCE_FAILURES_FACTOR ? used : undefined
   } catch (err) {
@@ -150,7 +145,7 @@ export async function countClientAuthentication(
   deps: ClientLimitDeps & Pick<Deps, 'explain'>,
 ): Promise<void> {
   const group = groupOf(request)
-  if (!group || !CLIENT_GROUPS.has(group) || deps.faults.has('rate-limit-keyed-by-ip')) return
+  if (!group || !CLIENT_GROUPS.has(group)) return
   const id = clientId?.slice(0, 255)
   const key = authenticated ? `client:${id ?? ''}` : failureKey(request, id, deps)
   let state
@@ -193,7 +188,7 @@ export async function countClientAuthentication(
  * (countClientAuthentication); user-info and the public documents per IP. X-RateLimit-Limit, -Remaining and -Reset go on every response of those endpoints.
  */
 export const rateLimit = (
-  deps: Pick<Deps, 'store' | 'clock' | 'config' | 'log' | 'rateLimits' | 'faults' | 'explain'>,
+  deps: Pick<Deps, 'store' | 'clock' | 'config' | 'log' | 'rateLimits' | 'explain'>,
 ): Plugin<undefined> => ({
   name: 'rate-limit',
   register(server) {
@@ -203,8 +198,7 @@ export const rateLimit = (
       const payload = request.payload as Record<string, unknown> | null
       const clientId =
         typeof payload?.client_id === 'string' ? payload.client_id.slice(0, 255) : undefined
-      // the self-test's broken server counts everyone behind one address together
-      if (CLIENT_GROUPS.has(group) && !deps.faults.has('rate-limit-keyed-by-ip')) {
+      if (CLIENT_GROUPS.has(group)) {
         // counted once the client is authenticated or not (countClientAuthentication); here
         // only a source whose failures for this client_id are used up is refused, before its
         // secret is checked

@@ -34,15 +34,10 @@ const MAX_HINT = 8192
  */
 async function verifyHint(
   hint: string,
-  deps: Pick<Deps, 'keys' | 'clock' | 'config' | 'faults'>,
+  deps: Pick<Deps, 'keys' | 'clock' | 'config'>,
 ): Promise<string | undefined> {
   if (hint.length > MAX_HINT) return undefined
   try {
-    // LOGOUT-07's sabotage: the hint's claims are read, its signature never verified
-    if (deps.faults.has('logout-hint-signature-unchecked')) {
-      const { aud } = decodeJwt(hint)
-      return typeof aud === 'string' ? aud : undefined
-    }
     const header = decodeProtectedHeader(hint)
     if (header.alg !== 'RS256' || typeof header.kid !== 'string' || header.typ === 'at+jwt')
       return undefined
@@ -73,21 +68,14 @@ export const logout = (deps: Deps): ServerRoute[] => {
     h: ResponseToolkit,
     lr: LogoutRequest,
     status: 302 | 303,
-    confirmed = false,
   ) => {
     const nonce = newNonce()
     const end = async (response: ResponseObject) => {
-      // LOGOUT-05's and LOGOUT-07's sabotage: a logout the user confirmed ends nothing
-      if (confirmed && deps.faults.has('logout-confirmation-ends-nothing')) return response
       await endSession(request, response, deps)
       return response
     }
-    if (lr.client && lr.postLogoutRedirectUri) {
-      let state = lr.state ?? (deps.faults.has('logout-empty-state') ? '' : undefined)
-      // LOGOUT-01's sabotage: a long state comes back cut to 64 characters
-      if (deps.faults.has('logout-truncates-state')) state = state?.slice(0, 64)
-      return end(redirectToClient(h, lr.postLogoutRedirectUri, { state }, status))
-    }
+    if (lr.client && lr.postLogoutRedirectUri)
+      return end(redirectToClient(h, lr.postLogoutRedirectUri, { state: lr.state }, status))
     const branding = lr.client ? await deps.store.clients.branding(lr.client.id) : undefined
     return end(page(h, loggedOutPage({ branding, nonce }), { nonce }))
   }
@@ -112,9 +100,7 @@ export const logout = (deps: Deps): ServerRoute[] => {
 
   const start = async (request: Request, h: ResponseToolkit) => {
     const post = request.method === 'post'
-    const raw = rawParams(
-      post && !deps.faults.has('logout-post-reads-query') ? request.payload : request.query,
-    )
+    const raw = rawParams(post ? request.payload : request.query)
     if (post && single(raw, 'action') === 'confirm') return confirm(request, h, raw)
     const hasSessionCookie = Boolean(
       (request.state as Record<string, unknown> | null)?.[SESSION_COOKIE],
@@ -158,32 +144,8 @@ export const logout = (deps: Deps): ServerRoute[] => {
         branding,
       )
     }
-    // LOGOUT-05's sabotages: a hint without a URI, or a state without a client, is refused
-    if (hint && !postLogoutRedirectUri && deps.faults.has('logout-requires-redirect-uri'))
-      return errorPageResponse(
-        h,
-        invalidRequest('post_logout_redirect_uri is required with id_token_hint'),
-        undefined,
-      )
-    if (state && !client && deps.faults.has('logout-refuses-state-without-client'))
-      return errorPageResponse(h, invalidRequest('state needs a client'), undefined)
-    // LOGOUT-05's sabotage: a hint without a URI sends the user to the client's first registered
-    // one, where INTERFACE.md §4.6 says the default logout page
-    const fallback =
-      hint && !postLogoutRedirectUri && deps.faults.has('logout-defaults-to-registered-uri')
-        ? client?.postLogoutRedirectUris[0]
-        : undefined
-    const lr: LogoutRequest = {
-      client,
-      postLogoutRedirectUri: postLogoutRedirectUri ?? fallback,
-      state,
-    }
+    const lr: LogoutRequest = { client, postLogoutRedirectUri, state }
     if (hint) return finish(request, h, lr, post ? 303 : 302)
-    // the self-test's broken server ends the session of a cross-site request silently
-    if (deps.faults.has('logout-without-confirmation')) return finish(request, h, lr, 302)
-    // LOGOUT-07's sabotage: a logout without a hint is refused outright, with nothing to confirm
-    if (deps.faults.has('logout-without-hint-refused'))
-      return errorPageResponse(h, invalidRequest('id_token_hint is required'), undefined)
     // no hint: the user confirms, so a cross-site request cannot end the session silently
     const interaction = randomToken()
     const csrf = randomToken()
@@ -235,43 +197,17 @@ export const logout = (deps: Deps): ServerRoute[] => {
         state: saved.state ?? undefined,
       },
       303,
-      true,
     )
     return response.unstate(INTERACTION_COOKIE)
   }
 
-  /**
-   * LOGOUT-02's, -03's and -04's sabotage: a page that refuses (or asks) sends the browser on
-   * to the post_logout_redirect_uri by script, which no status or Location header shows.
-   */
-  const handle = async (request: Request, h: ResponseToolkit) => {
-    const response = await start(request, h)
-    const raw = rawParams(request.method === 'post' ? request.payload : request.query)
-    const uri = single(raw, 'post_logout_redirect_uri')
-    const { source } = response
-    if (
-      !deps.faults.has('logout-page-sends-user-on') ||
-      !uri ||
-      (response.statusCode >= 300 && response.statusCode < 400) ||
-      typeof source !== 'string'
-    )
-      return response
-    const nonce = newNonce()
-    const target = JSON.stringify(uri).replace(/</g, '\\u003c')
-    // hapi marshals the source when it sends the response, so the page can still be added to
-    const script = `<script nonce="${nonce}">location.href = ${target}</script>`
-    Object.assign(response, { source: `${source}${script}` })
-    const csp = String(response.headers['content-security-policy'] ?? '')
-    return response.header('content-security-policy', `${csp}; script-src 'nonce-${nonce}'`)
-  }
-
   return [
-    { method: 'GET', path: '/auth/logout', options: { handler: handle } },
+    { method: 'GET', path: '/auth/logout', options: { handler: start } },
     {
       method: 'POST',
       path: '/auth/logout',
       options: {
-        handler: handle,
+        handler: start,
         payload: { allow: 'application/x-www-form-urlencoded', maxBytes: 16 * 1024 },
       },
     },

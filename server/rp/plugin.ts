@@ -326,7 +326,7 @@ export const rpIssuers = (
           applied = false
           break
         default:
-          // the positive tests and the faults of other stages: a correct ID token
+          // the positive tests and the tests of other stages: a correct ID token
           applied = false
       }
       const idToken = await new SignJWT(claims)

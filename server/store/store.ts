@@ -1,6 +1,6 @@
 /**
  * The storage contracts. One implementation (knex: SQLite by default, PostgreSQL by URL); the
- * interfaces document what each method promises and let tests switch on a storage fault.
+ * interfaces document what each method promises and let tests give the server a store that misbehaves.
  * Times are Unix seconds.
  */
 

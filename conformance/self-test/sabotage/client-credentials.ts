@@ -2,6 +2,7 @@ import type { clientCredentials } from '../../catalogue/client-credentials.ts'
 import { decodeJwt } from 'jose'
 import { HttpResponse } from 'msw'
 import {
+  editAccessToken,
   forgeTokens,
   INTROSPECT,
   type Json,
@@ -220,7 +221,10 @@ export const clientCredentialsSabotage: Record<keyof typeof clientCredentials, S
       how: 'the client_credentials token names a subject other than the client',
       expect:
         /^sub of a client_credentials access token: expected "service-client", got "service-user"/,
-      faults: ['client-credentials-user-subject'],
+      // the token re-signed with the server's own key, its sub no longer the client's
+      extend: editAccessToken('client_credentials', (claims) => {
+        claims.sub = 'service-user'
+      }),
     },
     {
       how: 'the client_credentials token names a resource server in aud besides the client',

@@ -2,7 +2,6 @@ import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
 import type { Extend } from '../broken-server.ts'
 import type { AppOptions } from '../../../server/app.ts'
 import type { Config } from '../../../server/config.ts'
-import type { Fault } from '../../../server/deps.ts'
 import type { Store } from '../../../server/store/store.ts'
 import {
   CompactSign,
@@ -48,14 +47,13 @@ export * from '../broken-sign-in.ts'
 
 /**
  * How to break the target so that one check must fail: msw handlers that corrupt the real
- * server's answers (seen by the harness's fetch), or faults of the reference server for what
- * msw cannot reach (TLS, the plain listener, the browser, server-side state).
+ * server's answers (seen by the harness's fetch), or, for what msw cannot reach (TLS, the plain
+ * listener, the browser, server-side state), a reference server broken from outside its code:
+ * its configuration, its store wrapped, hapi extensions on the built server.
  */
 export type BrokenTarget =
   | { readonly handlers: (target: Target) => HttpHandler[] }
   | {
-      /** Test-only faults of the reference server (issue 34: being replaced by `extend`/`store`). */
-      readonly faults?: readonly Fault[]
       readonly config?: Partial<Config>
       /**
        * 'foreign': the server presents a certificate that a CA of its own signed, not the CA

@@ -2,9 +2,11 @@ import { http, HttpResponse, type HttpHandler } from 'msw'
 import type { rateLimit } from '../../catalogue/rate-limit.ts'
 import {
   BRANDING,
+  clientCountersUncounted,
   DISCOVERY,
   escapeRegExp,
   INTROSPECT,
+  ipLimitOnClientEndpoints,
   JWKS,
   perPart,
   relay,
@@ -157,7 +159,9 @@ export const rateLimitSabotage: Record<keyof typeof rateLimit, Sabotages> = {
     {
       how: 'token, introspection and revocation limits counted per address, not per client_id',
       expect: /^token endpoint \(invalid_client\): .*the limit is not counted per client_id/,
-      faults: ['rate-limit-keyed-by-ip'],
+      // the per-client counters never count; a limit per address takes their place
+      store: clientCountersUncounted,
+      extend: ipLimitOnClientEndpoints,
     },
     ...(
       [

@@ -9,6 +9,7 @@ import {
   onForm,
   perPart,
   plainHeaders,
+  refreshTokensNeverExpire,
   replaced,
   REVOKE,
   type Sabotage,
@@ -489,7 +490,7 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
       how: 'refresh tokens never expire',
       expect:
         /^refresh with a refresh token past its \d+ s lifetime: 200, the expired refresh token still works/,
-      faults: ['refresh-expiry-unchecked'],
+      store: refreshTokensNeverExpire,
     },
     {
       how: 'an expired refresh token is refused invalid_request',

@@ -15,6 +15,7 @@ import {
   letsThrough,
   onForm,
   perPart,
+  refreshMintsOrphans,
   replaced,
   REVOKE,
   type Sabotage,
@@ -81,7 +82,7 @@ export const revocationSabotage: Record<keyof typeof revocation, Sabotages> = {
       how: 'access tokens minted by a refresh are not linked to their refresh token',
       expect:
         /^introspection of an access token minted from the refresh token, after revoking it: expected active false/,
-      faults: ['refresh-orphans-access-tokens'],
+      store: refreshMintsOrphans,
     },
     {
       how: 'introspection keeps calling the access tokens of a revoked grant active',

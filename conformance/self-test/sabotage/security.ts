@@ -4,8 +4,11 @@ import type { security } from '../../catalogue/security.ts'
 import {
   corruptHeaders,
   corruptJson,
+  credentialsFromQuery,
   DISCOVERY,
+  editAccessToken,
   escapeRegExp,
+  failuresChargedToClient,
   fetchVia,
   headerPairs,
   INTROSPECT,
@@ -183,7 +186,7 @@ export const securitySabotage: Record<keyof typeof security, Sabotages> = {
   'SEC-01': {
     how: 'failed client authentications are charged to the client_id they name',
     expect: /client lock-out/,
-    faults: ['client-auth-failures-charged-to-client'],
+    store: failuresChargedToClient,
   },
   'SEC-02': {
     how: 'failed sign-ins are limited per user name only, never per address',
@@ -213,7 +216,7 @@ export const securitySabotage: Record<keyof typeof security, Sabotages> = {
     {
       how: 'client credentials in the URL query are accepted',
       expect: /credentials in the URL query of POST \/auth\/token: expected a 4xx refusal/,
-      faults: ['client-credentials-in-query-accepted'],
+      extend: credentialsFromQuery,
     },
     ...([INTROSPECT, REVOKE] as const).map((path): Sabotage => ({
       how: `POST ${path} reads client credentials from the URL query`,
@@ -387,14 +390,16 @@ export const securitySabotage: Record<keyof typeof security, Sabotages> = {
   'SEC-10': {
     how: "client_credentials tokens carry the first fixture user's sub",
     expect: /the sub of a user/,
-    faults: ['client-credentials-sub-of-user'],
+    // the token re-signed with the server's own key, its sub the first fixture user's
+    extend: editAccessToken('client_credentials', async (claims, app) => {
+      claims.sub = (await app.deps.store.users.byUsername('alice'))?.id ?? claims.sub
+    }),
   }, // one sabotage per part: the session honoured by the authorization request, and by prompt=none
   'SEC-11': [
     {
       how: 'the session store ignores the server clock, so sessions outlive SESSION_TTL',
       expect:
         /^a session past its \d+ s lifetime \(\d+ s later\): the authorization request returned a code without a new sign-in/,
-      faults: [],
       store: sessionsOnWallClock,
     },
     {

@@ -4,6 +4,7 @@ import {
   answerFrom,
   clientsOfEveryGrant,
   corruptTokenJson,
+  credentialsFromQuery,
   forward,
   headerPairs,
   perPart,
@@ -191,7 +192,7 @@ export const tokenSabotage: Record<keyof typeof token, Sabotages> = {
     {
       how: 'client credentials in the query string are accepted',
       expect: /^client_id and client_secret in the query string: tokens were issued/,
-      faults: ['client-credentials-in-query-accepted'],
+      extend: credentialsFromQuery,
     },
     {
       how: 'GET /auth/token is served like a POST',

@@ -1,3 +1,5 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { Server as TlsServer } from 'node:tls'
 import type { transport } from '../../catalogue/transport.ts'
 import { corruptHeaders, corruptJson, DISCOVERY, JWKS, type Sabotages } from './kit.ts'
 
@@ -8,7 +10,19 @@ export const transportSabotage: Record<keyof typeof transport, Sabotages> = {
     {
       how: 'the plain listener serves documents',
       expect: /^plain HTTP \S+ answered 200; expected a 4xx error or no answer/,
-      faults: ['plain-http-serves-documents'],
+      // the plain listener's answer replaced from outside: a document, 200
+      extend: (app) => {
+        const plain = app.plain
+        if (!plain) throw new Error('the target has no plain-HTTP listener to break')
+        plain.removeAllListeners('request')
+        plain.on('request', (_req: IncomingMessage, res: ServerResponse) => {
+          res.writeHead(200, {
+            'content-type': 'application/json',
+            'x-content-type-options': 'nosniff',
+          })
+          res.end(JSON.stringify({ issuer: 'served over plain http' }))
+        })
+      },
     },
     {
       how: 'discovery names an http jwks_uri',
@@ -24,13 +38,22 @@ export const transportSabotage: Record<keyof typeof transport, Sabotages> = {
     {
       how: 'the listener accepts TLS 1.0 and 1.1',
       expect: /a TLSv1(\.1)? handshake succeeded/,
-      faults: ['weak-tls'],
+      // the listener's TLS context replaced from outside: TLS 1.0 up, any cipher
+      extend: (app) => {
+        const { listener } = app.server
+        if (!(listener instanceof TlsServer)) throw new Error('the target does not listen on TLS')
+        const tls = app.server.settings.tls
+        listener.setSecureContext({
+          ...(typeof tls === 'object' ? tls : {}),
+          minVersion: 'TLSv1',
+          ciphers: 'DEFAULT:@SECLEVEL=0',
+        })
+      },
     },
     {
       how: 'the listener presents a certificate the target CA did not sign',
       expect:
         /^TLS 1\.2\+ handshake with certificate verification failed: (unable to (verify|get local issuer)|self[- ]signed)/,
-      faults: [],
       certificate: 'foreign',
     },
   ],
