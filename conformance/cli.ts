@@ -396,6 +396,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     })
     const summary = markdownSummary(results, verdict, target.baseUrl)
     const { writeReportDir } = await import('./report/all-formats.ts')
+    const { configNames } = await import('./report/cause-detail.ts')
     if (values['report-dir'])
       writeReportDir(values['report-dir'], results, {
         target: { baseUrl: target.baseUrl, embedded: target.embedded },
@@ -404,6 +405,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         finishedAt,
         verdict,
         stopped: stopped?.why,
+        names: configNames(target),
       })
     // GitHub Actions shows this file as the job summary
     if (io.env.GITHUB_STEP_SUMMARY) appendFileSync(io.env.GITHUB_STEP_SUMMARY, `${summary}\n`)
