@@ -86,6 +86,12 @@ describe('the progress line', () => {
     )
     w.tick()
     expect(screen).toBe('[0/4] 0 failed · estima')
+    let unsized = ''
+    progressWriter(
+      { write: (s) => (unsized += s), columns: 0 },
+      new Progress(IDS, undefined, 0),
+    ).tick()
+    expect(unsized).toBe('[0/4] 0 failed · estimating the time left')
   })
 
   test('only on a terminal, and never in CI', () => {

@@ -87,7 +87,8 @@ export function progressWriter(
   let ended = false
   const draw = (): void => {
     const line = progress.line(now())
-    const max = Math.max(20, (out.columns ?? 80) - 1)
+    // a terminal of unknown width (0: a pseudo-terminal nobody sized) is taken as 80 columns
+    const max = Math.max(20, (out.columns || 80) - 1)
     out.write(line.length > max ? line.slice(0, max) : line)
     shown = true
   }
