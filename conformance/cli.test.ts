@@ -10,13 +10,14 @@ import {
   parseParallel,
   parseShuffle,
   selectChecks,
+  withRerunDefault,
 } from './cli.ts'
 
-function run(argv: string[], env: NodeJS.ProcessEnv = {}) {
+function run(argv: string[], env: NodeJS.ProcessEnv = {}, isTTY = false) {
   let out = ''
   let err = ''
   const io = {
-    out: { write: (s: string) => (out += s), isTTY: false },
+    out: { write: (s: string) => (out += s), isTTY },
     err: { write: (s: string) => (err += s) },
     env,
   }
@@ -77,6 +78,78 @@ describe('idp-conformance CLI', () => {
     }
     const login = await run(['--base-url', 'https://idp.example', '--config', badLogin])
     expect(login.err).toMatch(/"login\.steps\[0\]" must be one step/)
+  })
+
+  test('--help lists every exit code with its meaning', async () => {
+    const help = (await run(['--help'])).out
+    const codes = /exit codes:([^]*)$/.exec(help)?.[1] ?? ''
+    for (const code of [...Object.values(EXIT), 130, 143])
+      expect(codes, `exit code ${code}`).toMatch(new RegExp(`(^|\\s)${code}[ ,]`, 'm'))
+  })
+
+  test('--rerun-failed runs the checks that failed or were inconclusive in a report', async () => {
+    const report = join(dir, 'report.json')
+    writeFileSync(
+      report,
+      JSON.stringify({
+        checks: [
+          { id: 'DISC-01', verdict: 'pass' },
+          { id: 'DISC-02', verdict: 'fail' },
+          { id: 'DISC-03', verdict: 'warn' },
+          { id: 'DISC-04', verdict: 'error' },
+          { id: 'DISC-05', verdict: 'skip' },
+        ],
+      }),
+    )
+    const names = (out: string): string[] =>
+      out
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.split(' ')[0] ?? '')
+    const all = await run(['--rerun-failed', report, '--list'])
+    expect(all.code).toBe(EXIT.ok)
+    expect(names(all.out)).toEqual(['DISC-02', 'DISC-04'])
+    // within --only
+    expect(
+      names((await run(['--list', '--rerun-failed', report, '--only', 'DISC-04'])).out),
+    ).toEqual(['DISC-04'])
+    const none = await run(['--rerun-failed', report, '--only', 'DISC-01', '--list'])
+    expect(none.code).toBe(EXIT.ok)
+    expect(none.out).toMatch(/has no failed or inconclusive check to run again/)
+    // a report that cannot be read, or is not one, is a usage error
+    for (const bad of [join(dir, 'missing.json'), config]) {
+      const r = await run(['--rerun-failed', bad, '--list'])
+      expect(r.code, bad).toBe(EXIT.usage)
+      expect(r.err).toMatch(/^idp-conformance: /)
+    }
+  })
+
+  test('--rerun-failed without a file reads reports/report.json', () => {
+    expect(withRerunDefault(['--rerun-failed'])).toEqual(['--rerun-failed=reports/report.json'])
+    expect(withRerunDefault(['--rerun-failed', '--list'])).toEqual([
+      '--rerun-failed=reports/report.json',
+      '--list',
+    ])
+    expect(withRerunDefault(['--rerun-failed', 'old.json', '--list'])).toEqual([
+      '--rerun-failed',
+      'old.json',
+      '--list',
+    ])
+  })
+
+  test('one check is "1 check"; on a terminal a progress line follows the results, piped none', async () => {
+    const piped = await run(['--only', 'DISC-01'])
+    expect(piped.code).toBe(EXIT.ok)
+    expect(piped.out).toMatch(/^Running 1 check against /m)
+    expect(piped.out).toMatch(/^1 check in [\d.]+ s: 1 passed/m)
+    expect(piped.out).not.toContain('\x1b[2K')
+    expect(piped.out).not.toMatch(/\[1\/1\]/)
+    const tty = await run(['--only', 'DISC-01,DISC-02'], {}, true)
+    expect(tty.code).toBe(EXIT.ok)
+    expect(tty.out).toMatch(/\n\[0\/2\] 0 failed · estimating the time left/)
+    expect(tty.out).toMatch(/\[1\/2\] 0 failed · (under 5 s|about [\w ]+) left/)
+    // the line is erased before the summary, which is not drawn over
+    expect(tty.out).toContain('\r\x1b[2K\nSummary by area:')
   })
 
   test('--parallel takes a whole number from 1 to 16', () => {

@@ -19,6 +19,9 @@ import { profileChecks } from './threats.ts'
 import { markdownSummary } from './report/markdown.ts'
 import { gate, loadKnownFailures, type KnownFailure } from './gate.ts'
 import { formatResultLine, formatSummary, useColor } from './report/terminal.ts'
+import { plural } from './report/words.ts'
+import { Progress, progressWriter, showProgress } from './report/progress.ts'
+import { DEFAULT_RERUN_REPORT, failedChecks, recordedDurations } from './previous-run.ts'
 import { checkName, requirementIds, requirements, type RequirementId } from './requirements.ts'
 import type { TargetFlags } from './target-config.ts'
 import { UsageError } from './usage-error.ts'
@@ -106,6 +109,8 @@ const USAGE = `usage: idp-conformance [run] [options]
                          line per login step and screenshots in the report dir (default
                          reports/login-dry-run); exit 0 when the IdP redirected with a code
   --print-config         print the resolved target configuration (secrets redacted) and exit
+  --rerun-failed [FILE]  run only the checks that failed or were inconclusive in that
+                         report.json (default ${DEFAULT_RERUN_REPORT}), within --only/--skip
   --list                 list the checks and exit; with --config, also the checks the
                          configuration will skip and why, and the embedded-only ones
   -h, --help             this text
@@ -113,6 +118,15 @@ const USAGE = `usage: idp-conformance [run] [options]
   environment: IDP_BASE_URL, IDP_CONFIG, IDP_CA (as the flags); IDP_PROPERTY_RUNS (cases per
   property check, default 25); IDP_PROPERTY_SEED (their seed: fixed by default, so every run
   sends the same cases; set another to vary them, or the noted one to replay a run)
+
+  exit codes: ${EXIT.ok} every MUST check passed, and nothing the flags do not allow was left
+              (skipped or inconclusive checks, stale known failures); --login-dry-run signed in
+              ${EXIT.failures} the run failed (what fails it is listed at its end)
+              ${EXIT.usage} usage or configuration error: nothing was run
+              ${EXIT.unreachable} the target is unreachable, or the embedded server did not start
+              ${EXIT.incomplete} stopped by --run-timeout (or an error of the harness): reports written,
+                the rest of the checks not run
+              130, 143 stopped by SIGINT, SIGTERM: reports written, the rest not run
 `
 
 const suiteVersion = (): string => {
@@ -219,8 +233,21 @@ export function plannedSkips(ids: readonly RequirementId[], config: TargetConfig
       `Embedded only (not run against a deployment, not counted): ${embeddedOnly.length}`,
       ...embeddedOnly,
     )
-  if (skips.length) lines.push(`The configuration will skip ${skips.length} checks:`, ...skips)
+  if (skips.length)
+    lines.push(`The configuration will skip ${plural(skips.length, 'check')}:`, ...skips)
   return lines.length ? `${lines.join('\n')}\n` : ''
+}
+
+/**
+ * `--rerun-failed` takes its report's path as an optional value: alone, or before another
+ * option, it means the default report (parseArgs wants a value for a string option).
+ */
+export function withRerunDefault(argv: readonly string[]): string[] {
+  return argv.map((arg, i) =>
+    arg === '--rerun-failed' && (i + 1 >= argv.length || argv[i + 1]?.startsWith('-'))
+      ? `--rerun-failed=${DEFAULT_RERUN_REPORT}`
+      : arg,
+  )
 }
 
 /** Runs the CLI; returns the exit code. Never throws for usage, configuration or network problems. */
@@ -228,7 +255,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   let values
   try {
     const parsed = parseArgs({
-      args: argv[0] === 'run' ? argv.slice(1) : [...argv],
+      args: withRerunDefault(argv[0] === 'run' ? argv.slice(1) : argv),
       options: {
         'base-url': { type: 'string' },
         config: { type: 'string' },
@@ -246,6 +273,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         shuffle: { type: 'string' },
         'print-config': { type: 'boolean' },
         'login-dry-run': { type: 'boolean' },
+        'rerun-failed': { type: 'string' },
         list: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -272,6 +300,15 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   try {
     const skipped = values.skip ? new Set(selectChecks(values.skip)) : new Set<RequirementId>()
     ids = selectChecks(values.only).filter((id) => !skipped.has(id))
+    const rerun = values['rerun-failed']
+    if (rerun !== undefined) {
+      const again = new Set(failedChecks(rerun))
+      ids = ids.filter((id) => again.has(id))
+      if (ids.length === 0) {
+        io.out.write(`${rerun} has no failed or inconclusive check to run again\n`)
+        return EXIT.ok
+      }
+    }
     if (ids.length === 0) throw new UsageError('--only/--skip leave no check to run')
     knownFailures = values['known-failures'] ? loadKnownFailures(values['known-failures']) : []
     const remote = values['base-url'] ?? values.config ?? io.env.IDP_BASE_URL
@@ -315,6 +352,10 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   }
 
   let stop: RunStop | undefined
+  // the progress line under the results, on a terminal only (report/progress.ts)
+  let progress: Progress | undefined
+  let live: ReturnType<typeof progressWriter> | undefined
+  let ticking: NodeJS.Timeout | undefined
   try {
     const reachable = await probe(target)
     if (reachable !== true) {
@@ -343,9 +384,22 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       }
     }
     io.out.write(
-      `Running ${ids.length} checks against ${target.baseUrl}${target.embedded ? ' (embedded reference server)' : ''}${shuffle === undefined ? '' : `, in an order shuffled with seed ${shuffle}`}\n`,
+      `Running ${plural(ids.length, 'check')} against ${target.baseUrl}${target.embedded ? ' (embedded reference server)' : ''}${shuffle === undefined ? '' : `, in an order shuffled with seed ${shuffle}`}\n`,
     )
     const startedAt = new Date()
+    if (showProgress(io.out, io.env)) {
+      // the time left from the durations the last report of this target recorded, if any
+      const previous =
+        values['rerun-failed'] ??
+        (values['report-dir'] ? join(values['report-dir'], 'report.json') : undefined)
+      const recorded = previous === undefined ? undefined : recordedDurations(previous, target)
+      progress = new Progress(ids, recorded, startedAt.getTime())
+      live = progressWriter(io.out, progress)
+      const drawn = live
+      drawn.tick()
+      ticking = setInterval(() => drawn.tick(), 1000).unref()
+    }
+    const say = (s: string): unknown => (live ? live.write(s) : io.out.write(s))
     let info: RunInfo | undefined
     const started = embedded
     const twin = started && ((): Promise<Embedded> => started.twin())
@@ -355,7 +409,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       graceMs: STOP_GRACE_MS,
       incompleteCode: EXIT.incomplete,
       signalCodes: SIGNAL_CODES,
-      tell: (line) => io.out.write(`${line}\n`),
+      tell: (line) => say(`${line}\n`),
     })
     const finished = new Map<string, CheckResult>()
     const run = await stop.settle(
@@ -365,16 +419,19 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         checkTimeoutMs,
         onResult: (r) => {
           finished.set(r.id, r)
-          io.out.write(`${formatResultLine(r, color)}\n`)
+          progress?.done(r)
+          say(`${formatResultLine(r, color)}\n`)
         },
         onFinished: (i) => (info = i),
-        onNotice: (message) => io.out.write(`Note: ${message}\n`),
+        onNotice: (message) => say(`Note: ${message}\n`),
         ...(shuffle === undefined ? {} : { shuffle }),
         // the exclusive checks run on a second embedded server beside the rest (runner.ts)
         ...(twin ? { twin } : {}),
         stop: stop.signal,
       }),
     )
+    clearInterval(ticking)
+    live?.end()
     const stopped = stop.stopped
     // a run that did not come back in time (or failed) reports what finished, the rest not run
     const results =
@@ -396,6 +453,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     })
     const summary = markdownSummary(results, verdict, target.baseUrl)
     const { writeReportDir } = await import('./report/all-formats.ts')
+    const { configNames } = await import('./report/cause-detail.ts')
     if (values['report-dir'])
       writeReportDir(values['report-dir'], results, {
         target: { baseUrl: target.baseUrl, embedded: target.embedded },
@@ -404,6 +462,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         finishedAt,
         verdict,
         stopped: stopped?.why,
+        names: configNames(target),
       })
     // GitHub Actions shows this file as the job summary
     if (io.env.GITHUB_STEP_SUMMARY) appendFileSync(io.env.GITHUB_STEP_SUMMARY, `${summary}\n`)
@@ -417,6 +476,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     io.out.write(verdict.passed ? 'Result: PASSED\n' : 'Result: FAILED\n')
     return verdict.passed ? EXIT.ok : EXIT.failures
   } finally {
+    clearInterval(ticking)
+    live?.end()
     stop?.dispose()
     // a stopped run may leave checks behind it: their server is not waited for without end
     const closing = embedded ? embedded.stop() : target.dispatcher.close()
@@ -432,7 +493,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
 export function formatRunInfo(info: RunInfo): string {
   const c = info.counters
   const lines = [
-    `Harness: ${c.browserSignIns} browser sign-ins, ${c.browserChecks} checks drove the browser, ${c.sessionReplays} codes from a replayed IdP session, ${c.browserContexts} browser contexts, ${c.httpRequests} HTTP requests`,
+    `Harness: ${plural(c.browserSignIns, 'browser sign-in')}, ${plural(c.browserChecks, 'check')} drove the browser, ${plural(c.sessionReplays, 'code')} from a replayed IdP session, ${plural(c.browserContexts, 'browser context')}, ${plural(c.httpRequests, 'HTTP request')}`,
   ]
   return lines.join('\n')
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import type { CheckResult } from './harness/types.ts'
 import { UsageError } from './usage-error.ts'
+import { plural } from './report/words.ts'
 
 /** An accepted failure: the check may fail until `expires` without failing the run. */
 export interface KnownFailure {
@@ -105,7 +106,9 @@ export function gate(results: readonly CheckResult[], options: GateOptions): Gat
   })
   problems.unshift(...causeLines)
   for (const [why, ids] of notRun)
-    problems.push(`${ids.length} checks ${why} (${ids.join(', ')}): the run is incomplete`)
+    problems.push(
+      `${plural(ids.length, 'check')} ${why} (${ids.join(', ')}): the run is incomplete`,
+    )
   return { passed: problems.length === 0, problems, excused, unused }
 }
 

@@ -10,6 +10,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { terminalOutput, writeReportDir } from './report/all-formats.ts'
+import { readableText } from './report/html.ts'
 import { gate } from './gate.ts'
 import { knownSecrets } from './harness/redact.ts'
 import type { TargetClient, TargetUser } from './harness/target.ts'
@@ -87,6 +88,8 @@ describe('conformance suite against the embedded reference server', () => {
     })
     const formats: Record<string, string> = { terminal: terminalOutput(all) }
     for (const name of readdirSync(dir)) formats[name] = readFileSync(join(dir, name), 'utf8')
+    // report.html's transcripts are compressed: read as its reader sees them, opened
+    formats['report.html'] = readableText(formats['report.html'] ?? '')
     rmSync(dir, { recursive: true })
     expect(Object.keys(formats).sort()).toEqual([
       'junit.xml',

@@ -2,6 +2,8 @@
 // keys and rp-test. scripts/idp-conformance.js (the bin) runs this file through tsx in a checkout and
 // its compiled form (dist/) in an installed package.
 
+import { pipeSafe } from './stdout.ts'
+
 export const SUBCOMMANDS = `usage: idp-conformance [OPTIONS]                 run the conformance suite (options below)
        idp-conformance serve [OPTIONS]           run the reference server (serve --help)
        idp-conformance clients add [OPTIONS]     add a client to a clients file (clients --help)
@@ -12,7 +14,9 @@ export const SUBCOMMANDS = `usage: idp-conformance [OPTIONS]                 run
 `
 
 export async function run(args: readonly string[]): Promise<number | undefined> {
-  const out = (line: string): void => console.log(line)
+  // `idp-conformance --list | head`: the closed pipe ends the output, not the process
+  const stdout = pipeSafe(process.stdout)
+  const out = (line: string): void => void stdout.write(`${line}\n`)
   const err = (line: string): void => console.error(line)
   if (args[0] === 'serve') {
     await import('./serve.ts')
@@ -32,5 +36,5 @@ export async function run(args: readonly string[]): Promise<number | undefined> 
   }
   if (args.includes('--help') || args.includes('-h')) out(SUBCOMMANDS)
   const { main } = await import('../conformance/cli.ts')
-  return main([...args], { out: process.stdout, err: process.stderr, env: process.env })
+  return main([...args], { out: stdout, err: process.stderr, env: process.env })
 }

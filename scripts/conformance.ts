@@ -1,8 +1,10 @@
 import { main, stoppedEarly } from '../conformance/cli.ts'
+import { pipeSafe } from './stdout.ts'
 
 // npm run conformance [-- --base-url URL --config FILE --ca FILE --report-dir DIR]
 const code = await main(process.argv.slice(2), {
-  out: process.stdout,
+  // `npm run conformance -- --list | head`: the closed pipe ends the output, not the process
+  out: pipeSafe(process.stdout),
   err: process.stderr,
   env: process.env,
 })

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { reportFiles, terminalOutput } from '../report/all-formats.ts'
+import { readableText } from '../report/html.ts'
 import { requirements, type RequirementId } from '../requirements.ts'
 import { createHttp } from './http.ts'
 import {
@@ -48,9 +49,8 @@ const resultWith = (exchanges: readonly Exchange[], message?: string, notes: str
     durationMs: 1,
   } satisfies CheckResult)
 
-const reports = (result: CheckResult): Record<string, string> => ({
-  terminal: terminalOutput([result]),
-  ...reportFiles([result], {
+const reports = (result: CheckResult): Record<string, string> => {
+  const files = reportFiles([result], {
     target: { baseUrl: 'https://idp.test', embedded: false },
     version: 'test',
     startedAt: new Date(),
@@ -61,8 +61,14 @@ const reports = (result: CheckResult): Record<string, string> => ({
       excused: [],
       unused: [],
     },
-  }),
-})
+  })
+  // report.html's transcripts are compressed: read as its reader sees them, opened
+  return {
+    terminal: terminalOutput([result]),
+    ...files,
+    'report.html': readableText(files['report.html']),
+  }
+}
 
 /** Secrets as real deployments make them: long, from a token alphabet or any printable ASCII. */
 const secretArb = fc.oneof(

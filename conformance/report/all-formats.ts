@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { GateVerdict } from '../gate.ts'
 import type { CheckResult } from '../harness/types.ts'
+import type { ConfigNames } from './cause-detail.ts'
 import { htmlReport } from './html.ts'
 import { buildReport } from './json.ts'
 import { junitReport } from './junit.ts'
@@ -16,6 +17,8 @@ export interface RunInfo {
   readonly verdict: GateVerdict
   /** Why the run was stopped before its end (a signal, --run-timeout), when it was. */
   readonly stopped?: string | undefined
+  /** The target configuration's names of its clients and users, for the settings causes name. */
+  readonly names?: ConfigNames | undefined
 }
 
 /** The files of a report directory (`--report-dir`), by name. */
@@ -34,8 +37,10 @@ export function reportFiles(
   })
   return {
     'report.json': `${JSON.stringify(report, null, 2)}\n`,
-    'junit.xml': junitReport(results),
-    'report.html': htmlReport(report),
+    'junit.xml': junitReport(results, {
+      wallMs: run.finishedAt.getTime() - run.startedAt.getTime(),
+    }),
+    'report.html': htmlReport(report, run.names),
     'summary.md': markdownSummary(results, run.verdict, run.target.baseUrl),
   }
 }

@@ -15,19 +15,28 @@ const result = (id: RequirementId, verdict: Verdict, message?: string): CheckRes
 })
 
 describe('JUnit report', () => {
-  const xml = junitReport([
-    result('DISC-01', 'pass'),
-    result('TOK-01', 'fail', 'expected HTTP 200, got 500 <html> & "quotes"\u0007'),
-    result('TOK-02', 'skip', 'no service client configured'),
-    result('DISC-02', 'warn', 'a SHOULD not met'),
-    result('TOK-03', 'error', 'timed out after 60000 ms'),
-  ])
+  const xml = junitReport(
+    [
+      result('DISC-01', 'pass'),
+      result('TOK-01', 'fail', 'expected HTTP 200, got 500 <html> & "quotes"\u0007'),
+      result('TOK-02', 'skip', 'no service client configured'),
+      result('DISC-02', 'warn', 'a SHOULD not met'),
+      result('TOK-03', 'error', 'timed out after 60000 ms'),
+    ],
+    // five checks of 1.5 s each, run side by side in 3.2 s
+    { wallMs: 3200 },
+  )
 
   test('totals count failures and skips, warnings are not failures', () => {
     expect(xml).toMatch(
-      /<testsuites name="idp-conformance" tests="5" failures="1" errors="1" skipped="1" time="7\.500">/,
+      /<testsuites name="idp-conformance" tests="5" failures="1" errors="1" skipped="1" time="3\.200">/,
     )
     expect(xml.match(/<testcase /g)).toHaveLength(5)
+  })
+
+  test("the suite's time is the run's wall time, each testcase's the check's own", () => {
+    expect(xml).toMatch(/<testsuite name="idp-conformance" [^>]* time="3\.200">/)
+    expect(xml.match(/<testcase [^>]* time="1\.500">/g)).toHaveLength(5)
   })
 
   test('a failure carries its message and source, escaped for XML', () => {
@@ -49,10 +58,10 @@ describe('JUnit report', () => {
   })
 
   test('a check a stopped run did not finish is skipped, typed notrun, never passed or failed', () => {
-    const stopped = junitReport([
-      result('DISC-01', 'pass'),
-      result('TOK-01', 'notrun', 'not run: interrupted by SIGTERM'),
-    ])
+    const stopped = junitReport(
+      [result('DISC-01', 'pass'), result('TOK-01', 'notrun', 'not run: interrupted by SIGTERM')],
+      { wallMs: 2000 },
+    )
     expect(stopped).toMatch(/tests="2" failures="0" errors="0" skipped="1"/)
     expect(stopped).toContain('<skipped message="not run: interrupted by SIGTERM" type="notrun"/>')
   })

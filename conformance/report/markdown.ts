@@ -3,6 +3,7 @@ import type { GateVerdict } from '../gate.ts'
 import { countsLine, countVerdicts, groupByCause, groupChecks } from './summary.ts'
 import { markdownThreats, threatTable } from './threats.ts'
 import { markdownCell } from './escape.ts'
+import { plural } from './words.ts'
 
 /** A Markdown summary for a CI job summary: totals, verdict, and every check that did not pass. */
 export function markdownSummary(
@@ -14,7 +15,7 @@ export function markdownSummary(
   const lines = [
     `## Conformance: ${verdict.passed ? 'passed' : 'FAILED'}`,
     '',
-    `Target \`${target}\`: ${results.length} checks, ${countsLine(c)}.`,
+    `Target \`${target}\`: ${plural(results.length, 'check')}, ${countsLine(c)}.`,
     '',
   ]
   const groups = groupByCause(results).filter((g) => g.results.length > 1)

@@ -53,7 +53,8 @@ test.describe('report.html', () => {
         '--config',
         join(dir, 'target.json'),
         '--only',
-        'DISC-01,CC-01,IDT-02',
+        // AUTHZ-17's authorization request is a 700-character URL: the page must wrap it
+        'DISC-01,CC-01,IDT-02,AUTHZ-17',
         '--report-dir',
         dir,
       ],
@@ -72,20 +73,23 @@ test.describe('report.html', () => {
     await page.goto(reportUrl)
     const summary = page.locator('#summary')
     await expect(summary).toContainText('FAILED')
-    await expect(summary).toContainText('2 passed')
+    await expect(summary).toContainText('3 passed')
     await expect(summary).toContainText('1 failed')
-    await expect(page.locator('details.check')).toHaveCount(3)
+    await expect(page.locator('details.check')).toHaveCount(4)
   })
 
-  test('a failing check is open with its message and its redacted HTTP transcript', async ({
+  test('a failing check is one line and its message until opened, then shows its redacted HTTP transcript', async ({
     page,
   }) => {
     await page.goto(reportUrl)
     const failed = page.locator('details.check[data-verdict="fail"]')
     await expect(failed).toHaveCount(1)
-    await expect(failed).toHaveAttribute('open', '')
+    // collapsed by default: the reader opens the checks they want
+    await expect(failed).not.toHaveAttribute('open')
     await expect(failed.locator('summary')).toContainText('CC-01')
     await expect(failed.locator('.msg')).toBeVisible()
+    await expect(failed.locator('.x')).toHaveCount(0)
+    await failed.locator('summary').click()
     const exchange = failed
       .locator('.x')
       .filter({ has: page.locator('.line', { hasText: /^POST \S+\/auth\/token / }) })
@@ -96,6 +100,30 @@ test.describe('report.html', () => {
     await expect(exchange).not.toContainText('client_secret=wron')
     await expect(exchange).toContainText('invalid_client')
     await expect(page.locator('body')).not.toContainText(WRONG_SECRET)
+  })
+
+  test('the page fits a 1,280 px window with every check open: no horizontal scroll', async ({
+    page,
+  }) => {
+    await page.setViewportSize({ width: 1280, height: 800 })
+    await page.goto(reportUrl)
+    const checks = page.locator('details.check')
+    const n = await checks.count()
+    for (let i = 0; i < n; i++) await checks.nth(i).locator('summary').click()
+    // every transcript opened (each check of this run made requests)
+    for (let i = 0; i < n; i++) await expect(checks.nth(i).locator('.x').first()).toBeVisible()
+    const width = await page.evaluate(() => ({
+      scroll: document.documentElement.scrollWidth,
+      client: document.documentElement.clientWidth,
+    }))
+    expect(width.scroll).toBeLessThanOrEqual(width.client)
+    await page.screenshot({ path: 'reports/pages/report-1280.png', fullPage: true })
+  })
+
+  test('a link to a check opens it', async ({ page }) => {
+    await page.goto(`${reportUrl}#check-IDT-02`)
+    await expect(page.locator('#check-IDT-02')).toHaveAttribute('open', '')
+    await expect(page.locator('#check-IDT-02 .x').first()).toBeVisible()
   })
 
   test('a passing check shows the decoded JWT it received, signature redacted', async ({

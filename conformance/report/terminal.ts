@@ -1,6 +1,7 @@
 import type { CheckResult, Verdict } from '../harness/types.ts'
 import { countsLine, countVerdicts, groupByCause, groupChecks, timing } from './summary.ts'
 import { formatThreats, threatTable } from './threats.ts'
+import { plural } from './words.ts'
 
 const LABEL: Record<Verdict, string> = {
   pass: 'PASS',
@@ -46,7 +47,9 @@ export function formatTiming(results: readonly CheckResult[]): string {
     'Slowest checks:',
     ...t.slowest.map((s) => `  ${s.id.padEnd(20)} ${seconds(s.durationMs)}`),
     'Time per area (sum of check durations; parallel checks overlap):',
-    ...t.areas.map((a) => `  ${a.area.padEnd(20)} ${seconds(a.durationMs)} in ${a.checks} checks`),
+    ...t.areas.map(
+      (a) => `  ${a.area.padEnd(20)} ${seconds(a.durationMs)} in ${plural(a.checks, 'check')}`,
+    ),
   ].join('\n')
 }
 
@@ -85,6 +88,6 @@ export function formatSummary(results: readonly CheckResult[], elapsedMs?: numbe
   lines.push(formatTiming(results))
   const c = countVerdicts(results)
   const elapsed = elapsedMs === undefined ? '' : ` in ${(elapsedMs / 1000).toFixed(1)} s`
-  lines.push('', `${results.length} checks${elapsed}: ${countsLine(c)}`)
+  lines.push('', `${plural(results.length, 'check')}${elapsed}: ${countsLine(c)}`)
   return lines.join('\n')
 }

@@ -234,7 +234,10 @@ export async function rpTestMain(argv: readonly string[], io: RpIo): Promise<num
       mkdirSync(values['report-dir'], { recursive: true })
       writeFileSync(
         join(values['report-dir'], 'junit.xml'),
-        junitReport(results, 'idp-conformance rp-test'),
+        junitReport(results, {
+          suiteName: 'idp-conformance rp-test',
+          wallMs: Date.now() - startedAt.getTime(),
+        }),
       )
       writeFileSync(
         join(values['report-dir'], 'report.json'),

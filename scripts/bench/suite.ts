@@ -51,7 +51,7 @@ export async function benchSuite(argv: readonly string[]): Promise<void> {
     }
     rmSync(dir, { recursive: true, force: true })
     const harness = /^Harness: (.*)$/m.exec(out)?.[1] ?? '(no harness line)'
-    const verdicts = /^\d+ checks in .*$/m.exec(out)?.[0] ?? ''
+    const verdicts = /^\d+ checks? in .*$/m.exec(out)?.[0] ?? ''
     measured.push({ wallMs, exit, harness, areas: timing(report.checks).areas, verdicts })
     process.stdout.write(
       `run ${run}/${runs}: ${(wallMs / 1000).toFixed(1)} s wall, exit ${String(exit)}\n  ${verdicts}\n  ${harness}\n`,
