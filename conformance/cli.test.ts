@@ -79,6 +79,25 @@ describe('idp-conformance CLI', () => {
     expect(login.err).toMatch(/"login\.steps\[0\]" must be one step/)
   })
 
+  test('a known-failures typo is a usage error before the run, printed once', async () => {
+    const typo = join(dir, 'typo.json')
+    writeFileSync(typo, JSON.stringify([{ id: 'DISC-1', reason: 'r', expires: '2099-01-01' }]))
+    const r = await run(['--known-failures', typo, '--only', 'DISC-01'])
+    expect(r.code).toBe(EXIT.usage)
+    expect(r.err).toBe(
+      `idp-conformance: known-failures file ${typo}: entry 0 (DISC-1): no check has this ID; --list shows them\n`,
+    )
+    // nothing started: not even the first line of a run
+    expect(r.out).toBe('')
+  })
+
+  test('--help lists the exit codes and --no-preflight', async () => {
+    const help = (await run(['--help'])).out
+    expect(help).toMatch(/exit codes: 0 .*; 1 .*; 2 usage or configuration error/s)
+    expect(help).toMatch(/3 target unreachable; 4 /)
+    expect(help).toMatch(/--no-preflight/)
+  })
+
   test('--parallel takes a whole number from 1 to 16', () => {
     expect(parseParallel(undefined)).toBe(DEFAULT_PARALLEL)
     expect(parseParallel(undefined, true)).toBe(DEFAULT_PARALLEL_REMOTE)

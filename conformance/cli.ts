@@ -17,11 +17,12 @@ import {
 import type { Target, TargetConfig } from './harness/target.ts'
 import { profileChecks } from './threats.ts'
 import { markdownSummary } from './report/markdown.ts'
-import { gate, loadKnownFailures, type KnownFailure } from './gate.ts'
+import { checkKnownFailures, gate, loadKnownFailures, type KnownFailure } from './gate.ts'
 import { formatResultLine, formatSummary, useColor } from './report/terminal.ts'
 import { checkName, requirementIds, requirements, type RequirementId } from './requirements.ts'
 import type { TargetFlags } from './target-config.ts'
 import { UsageError } from './usage-error.ts'
+import { idGlob } from './id-glob.ts'
 import { runStop, type RunStop } from './stop.ts'
 import { settledWithin } from './harness/settled.ts'
 import type { CheckResult } from './harness/types.ts'
@@ -82,7 +83,9 @@ const USAGE = `usage: idp-conformance [run] [options]
   --skip PATTERNS        the same, to leave out
   --strict               SHOULD-level warnings fail the run too
   --known-failures FILE  JSON [{id, reason, expires}]: listed failures do not fail the run
-                         until they expire; a listed check that passes is a stale entry (fails)
+                         until they expire; a listed check that passes is a stale entry (fails).
+                         Read before the run: an ID no check has, a pattern or an expired
+                         entry is a usage error (exit 2)
   --allow-skips          skipped checks do not fail the run (by default they do)
   --allow-errors         inconclusive (ERROR) checks, which the harness could not drive, do
                          not fail the run (by default they do; they are never failures)
@@ -105,10 +108,20 @@ const USAGE = `usage: idp-conformance [run] [options]
   --login-dry-run        only sign the primary user in, once, and show what happened: a log
                          line per login step and screenshots in the report dir (default
                          reports/login-dry-run); exit 0 when the IdP redirected with a code
+  --no-preflight         run the checks without trying the settings first. By default, before
+                         any check, discovery and the JWKS are fetched, the main client
+                         authenticates and the primary user signs in; a wrong secret, password
+                         or CA (or an unreachable target) stops the run in seconds, naming
+                         the setting, and no check runs
   --print-config         print the resolved target configuration (secrets redacted) and exit
   --list                 list the checks and exit; with --config, also the checks the
                          configuration will skip and why, and the embedded-only ones
   -h, --help             this text
+
+  exit codes: 0 every MUST check passed; 1 conformance failures (or skipped or inconclusive
+  checks, unless allowed); 2 usage or configuration error (a bad flag or known-failures file,
+  or a setting the preflight found wrong: clients.main.secret, users.primary.password, --ca);
+  3 target unreachable; 4 the run was stopped by --run-timeout; 130/143 by SIGINT/SIGTERM
 
   environment: IDP_BASE_URL, IDP_CONFIG, IDP_CA (as the flags); IDP_PROPERTY_RUNS (cases per
   property check, default 25); IDP_PROPERTY_SEED (their seed: fixed by default, so every run
@@ -141,13 +154,7 @@ export function selectChecks(patterns: string | undefined): RequirementId[] {
     .filter(Boolean)
   const matches = (id: RequirementId, p: string): boolean => {
     const req = requirements[id]
-    const glob = new RegExp(
-      `^${p
-        .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-        .replace(/\*/g, '.*')
-        .replace(/\?/g, '.')}$`,
-      'i',
-    )
+    const glob = idGlob(p)
     return (
       glob.test(id) ||
       // an ID's prefix names its area too: DISC is DISC-*
@@ -246,6 +253,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         shuffle: { type: 'string' },
         'print-config': { type: 'boolean' },
         'login-dry-run': { type: 'boolean' },
+        'no-preflight': { type: 'boolean' },
         list: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -273,7 +281,14 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     const skipped = values.skip ? new Set(selectChecks(values.skip)) : new Set<RequirementId>()
     ids = selectChecks(values.only).filter((id) => !skipped.has(id))
     if (ids.length === 0) throw new UsageError('--only/--skip leave no check to run')
-    knownFailures = values['known-failures'] ? loadKnownFailures(values['known-failures']) : []
+    // a typo, a pattern or an expired entry is found now, not after the run (issue 32)
+    knownFailures = values['known-failures']
+      ? checkKnownFailures(loadKnownFailures(values['known-failures']), {
+          path: values['known-failures'],
+          knownIds: requirementIds,
+          today: new Date(),
+        })
+      : []
     const remote = values['base-url'] ?? values.config ?? io.env.IDP_BASE_URL
     concurrency = parseParallel(values.parallel, Boolean(remote))
     checkTimeoutMs = parseCheckTimeout(values['check-timeout'])
@@ -316,10 +331,29 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
 
   let stop: RunStop | undefined
   try {
-    const reachable = await probe(target)
-    if (reachable !== true) {
-      io.err.write(`idp-conformance: target ${target.baseUrl} is unreachable: ${reachable}\n`)
-      return EXIT.unreachable
+    if (values['no-preflight'] || values['login-dry-run']) {
+      // the dry run is the sign-in's own diagnosis: it needs only a target that answers
+      const reachable = await probe(target)
+      if (!reachable.ok) {
+        io.err.write(`idp-conformance: target ${target.baseUrl}: ${reachable.message}\n`)
+        return reachable.exit === 'usage' ? EXIT.usage : EXIT.unreachable
+      }
+    } else {
+      // the settings the run stands on, tried before any check (preflight.ts)
+      const { preflight } = await import('./preflight.ts')
+      const checked = await preflight(target, {
+        configFile: values.config ?? io.env.IDP_CONFIG,
+      })
+      for (const note of checked.notes) io.out.write(`Note (preflight): ${note}\n`)
+      if (!checked.ok) {
+        io.err.write(
+          `idp-conformance: preflight: ${checked.message}\nNo check was run (--no-preflight runs them anyway).\n`,
+        )
+        return checked.exit === 'usage' ? EXIT.usage : EXIT.unreachable
+      }
+      io.out.write(
+        `Preflight: ${checked.confirmed.join('; ')} (${(checked.durationMs / 1000).toFixed(1)} s)\n`,
+      )
     }
     if (values['login-dry-run']) {
       const dir = values['report-dir'] ?? join('reports', 'login-dry-run')
@@ -443,9 +477,16 @@ async function targetConfig(flags: TargetFlags, env: NodeJS.ProcessEnv): Promise
   return loadTargetConfig(flags, env)
 }
 
-/** true when the discovery document can be fetched over verified TLS, else the reason. */
-async function probe(target: Target): Promise<true | string> {
+/**
+ * Whether the discovery document can be fetched over verified TLS (--no-preflight and the
+ * login dry run), else why: a certificate not trusted is a setting to fix (exit 2), anything
+ * else the target unreachable (exit 3).
+ */
+async function probe(
+  target: Target,
+): Promise<{ ok: true } | { ok: false; exit: 'usage' | 'unreachable'; message: string }> {
   const { fetchVia } = await import('./harness/target.ts')
+  const { transportProblem } = await import('./harness/transport.ts')
   try {
     const res = await fetchVia(
       target.dispatcher,
@@ -455,10 +496,14 @@ async function probe(target: Target): Promise<true | string> {
       },
     )
     await res.arrayBuffer()
-    return true
+    return { ok: true }
   } catch (err) {
+    const problem = transportProblem(err)
+    if (problem?.kind === 'tls') return { ok: false, exit: 'usage', message: problem.message }
+    if (problem) return { ok: false, exit: 'unreachable', message: problem.message }
     const cause = (err as Error & { cause?: Error & { code?: string } }).cause
-    return cause ? `${cause.code ?? cause.name}: ${cause.message}` : (err as Error).message
+    const why = cause ? `${cause.code ?? cause.name}: ${cause.message}` : (err as Error).message
+    return { ok: false, exit: 'unreachable', message: `the target is unreachable (${why})` }
   }
 }
 
