@@ -61,6 +61,9 @@ class Stop extends Error {
   }
 }
 
+/** How long the browser sign-in waits for each page or navigation. */
+const BROWSER_WAIT_MS = 8_000
+
 /** Words with which a login page says the credentials were refused. */
 const REFUSED = /\b(incorrect|invalid|wrong|failed|error|not recogni[sz]ed|unknown|denied)\b/i
 
@@ -277,9 +280,11 @@ async function userSignsIn(
   try {
     browser = await launchBrowser(target)
     const context = await browser.newContext()
+    // a script login that refuses the password shows it in place: no navigation comes, and
+    // each wait for one lasts this long (a slower provider gets a note, never a stop)
     const outcome = await browse(context, target, url, createHttp(target), {
       user,
-      timeoutMs: ms,
+      timeoutMs: Math.min(ms, BROWSER_WAIT_MS),
     })
     if (outcome.callback) return signedIn(outcome.callback, 'browser')
     const stop = outcome.stopped
