@@ -42,6 +42,7 @@ const configFile = (name: string, change: (c: TargetConfig) => TargetConfig = (c
   writeFileSync(file, JSON.stringify(change({ baseUrl: server.target.baseUrl, clients, users })))
   return file
 }
+/** The CLI's arguments for the running server, trusting `ca` (default: the server's CA). */
 const against = (config: string, ...more: string[]): string[] => [
   '--base-url',
   server.target.baseUrl,
@@ -51,6 +52,9 @@ const against = (config: string, ...more: string[]): string[] => [
   config,
   ...more,
 ]
+/** The same, trusting another CA than the one that issued the server's certificate. */
+const untrusting = (config: string, ...more: string[]): string[] =>
+  against(config, ...more).map((arg) => (arg === caFile ? otherCaFile : arg))
 
 beforeAll(async () => {
   server = await startEmbedded()
@@ -136,26 +140,11 @@ describe('preflight', () => {
   })
 
   test('a CA that did not issue the certificate exits 2: TLS verification, with --ca', async () => {
-    const r = await run([
-      '--base-url',
-      server.target.baseUrl,
-      '--ca',
-      otherCaFile,
-      '--config',
-      configFile('good'),
-    ])
+    const r = await run(untrusting(configFile('good')))
     expectStopped(r, EXIT.usage, /TLS verification failed \([A-Z_]+: .*--ca FILE/)
     expect(r.err).not.toMatch(/unreachable/)
     // without the preflight the reachability probe says the same
-    const old = await run([
-      '--base-url',
-      server.target.baseUrl,
-      '--ca',
-      otherCaFile,
-      '--config',
-      configFile('good'),
-      '--no-preflight',
-    ])
+    const old = await run(untrusting(configFile('good'), '--no-preflight'))
     expect(old.code).toBe(EXIT.usage)
     expect(old.err).toMatch(/TLS verification failed .*--ca FILE/)
   })
