@@ -190,6 +190,36 @@ describe('preflight', () => {
     }
   })
 
+  test('what the IdP echoes of a credential is redacted from the message', async () => {
+    const echoing = await startEmbedded({
+      tls: server.tls,
+      extend: (app) => {
+        app.server.ext('onPreHandler', (request, h) => {
+          const form = request.payload as Record<string, string> | null
+          return request.path === '/auth/token'
+            ? h
+                .response({
+                  error: 'invalid_client',
+                  error_description: `no client has the secret ${form?.client_secret ?? ''}`,
+                })
+                .code(401)
+                .takeover()
+            : h.continue
+        })
+      },
+    })
+    try {
+      const checked = await preflight(echoing.target)
+      expect(checked.ok).toBe(false)
+      if (!checked.ok) {
+        expect(checked.message).toMatch(/no client has the secret \[redacted\]/)
+        expect(checked.message).not.toContain(echoing.target.clients.main.secret)
+      }
+    } finally {
+      await echoing.stop()
+    }
+  })
+
   test("a check's ERROR says TLS verification failed, or unreachable, not a bare fetch failure", async () => {
     const untrusted = resolveTarget({
       ...server.target,

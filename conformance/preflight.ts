@@ -4,7 +4,7 @@ import { signInByFormPost, textMatching } from './harness/form-sign-in.ts'
 import { createHttp, type Http, type HttpResponse } from './harness/http.ts'
 import { oidc } from './harness/oidc.ts'
 import { authorizeUrl, clientCredentialsRaw, JWKS, redeemRaw } from './harness/requests.ts'
-import { redactUrl } from './harness/redact.ts'
+import { redactKnown, redactUrl } from './harness/redact.ts'
 import { settledWithin } from './harness/settled.ts'
 import type { Target } from './harness/target.ts'
 import { transportProblem } from './harness/transport.ts'
@@ -136,19 +136,20 @@ export async function preflight(
     await clientAuthenticates(at, bounded, where, confirmed, notes)
     await userSignsIn(at, bounded, where, confirmed, notes, ms, options.browser ?? true)
   } catch (err) {
+    // an IdP's error_description or page text could echo a credential: none is printed
     if (err instanceof Stop)
       return {
         ok: false,
         exit: err.exit,
-        message: err.message,
+        message: redactKnown(err.message),
         confirmed,
-        notes,
+        notes: notes.map(redactKnown),
         durationMs: elapsed(),
       }
     // a fault of the preflight itself decides nothing about the target: the run goes on
     notes.push(`the preflight could not finish (${(err as Error).message}); the run goes on`)
   }
-  return { ok: true, confirmed, notes, durationMs: elapsed() }
+  return { ok: true, confirmed, notes: notes.map(redactKnown), durationMs: elapsed() }
 }
 
 type Bounded = <T>(what: string, send: (http: Http) => Promise<T>) => Promise<T>
