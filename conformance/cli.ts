@@ -352,7 +352,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         return checked.exit === 'usage' ? EXIT.usage : EXIT.unreachable
       }
       io.out.write(
-        `Preflight: ${checked.confirmed.join('; ')} (${(checked.durationMs / 1000).toFixed(1)} s)\n`,
+        `Preflight: ${checked.confirmed.join('; ') || 'nothing could be confirmed (see the notes); the run goes on'} (${(checked.durationMs / 1000).toFixed(1)} s)\n`,
       )
     }
     if (values['login-dry-run']) {

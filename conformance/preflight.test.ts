@@ -190,6 +190,36 @@ describe('preflight', () => {
     }
   })
 
+  test('no answer to discovery stops the run as unreachable; a slow later step is a note', async () => {
+    // answers the given path 1.5 s late (bounded: the server does answer)
+    const late = (path: string) =>
+      startEmbedded({
+        tls: server.tls,
+        extend: (app) => {
+          app.server.ext('onRequest', async (request, h) => {
+            if (request.path === path) await new Promise((resolve) => setTimeout(resolve, 1500))
+            return h.continue
+          })
+        },
+      })
+    const [slowDiscovery, slowToken] = await Promise.all([
+      late('/.well-known/openid-configuration'),
+      late('/auth/token'),
+    ])
+    try {
+      const hung = await preflight(slowDiscovery.target, { stepTimeoutMs: 1000 })
+      expect(hung).toMatchObject({ ok: false, exit: 'unreachable' })
+      if (!hung.ok) expect(hung.message).toMatch(/the target did not answer within 1 s$/)
+      const slow = await preflight(slowToken.target, { stepTimeoutMs: 1000 })
+      expect(slow.ok).toBe(true)
+      expect(slow.notes).toEqual([
+        'the preflight could not finish (the client_credentials request: no answer within 1 s); the run goes on',
+      ])
+    } finally {
+      await Promise.all([slowDiscovery.stop(), slowToken.stop()])
+    }
+  })
+
   test('what the IdP echoes of a credential is redacted from the message', async () => {
     const echoing = await startEmbedded({
       tls: server.tls,

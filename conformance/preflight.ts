@@ -92,8 +92,16 @@ export async function preflight(
   const notes: string[] = []
   const elapsed = (): number => Math.round(performance.now() - started)
 
-  /** One bounded request (or exchange) with the target; a failed connection stops the run. */
-  const bounded = async <T>(what: string, send: (http: Http) => Promise<T>): Promise<T> => {
+  /**
+   * One bounded request (or exchange) with the target; a failed connection stops the run, and
+   * so does no answer at all to the first request. Once the target has answered, a slow step
+   * is no verdict on a setting (a loaded machine, a slow login): the preflight ends with a note.
+   */
+  const bounded = async <T>(
+    what: string,
+    send: (http: Http) => Promise<T>,
+    first = false,
+  ): Promise<T> => {
     const signal = AbortSignal.timeout(ms)
     try {
       return await send(createHttp(at, signal))
@@ -104,16 +112,19 @@ export async function preflight(
           problem.kind === 'tls' ? 'usage' : 'unreachable',
           `${what}: ${problem.message}`,
         )
-      if (signal.aborted)
+      if (signal.aborted && first)
         throw new Stop('unreachable', `${what}: the target did not answer within ${ms / 1000} s`)
+      if (signal.aborted) throw new Error(`${what}: no answer within ${ms / 1000} s`)
       throw err
     }
   }
 
   let at: Target = target
   try {
-    const discovery = await bounded(`GET ${target.baseUrl}${DISCOVERY}`, (http) =>
-      http.get(DISCOVERY),
+    const discovery = await bounded(
+      `GET ${target.baseUrl}${DISCOVERY}`,
+      (http) => http.get(DISCOVERY),
+      true,
     )
     const doc = discovery.json
     if (discovery.status === 200 && doc !== null && typeof doc === 'object' && !Array.isArray(doc))
@@ -152,7 +163,7 @@ export async function preflight(
   return { ok: true, confirmed, notes: notes.map(redactKnown), durationMs: elapsed() }
 }
 
-type Bounded = <T>(what: string, send: (http: Http) => Promise<T>) => Promise<T>
+type Bounded = <T>(what: string, send: (http: Http) => Promise<T>, first?: boolean) => Promise<T>
 
 /**
  * The main client authenticates: a client_credentials token (the main client has the grant,
