@@ -152,6 +152,27 @@ describe('idp-conformance CLI', () => {
     expect(tty.out).toContain('\r\x1b[2K\nSummary by area:')
   })
 
+  test('a known-failures typo is a usage error before the run, printed once', async () => {
+    const typo = join(dir, 'typo.json')
+    writeFileSync(typo, JSON.stringify([{ id: 'DISC-1', reason: 'r', expires: '2099-01-01' }]))
+    const r = await run(['--known-failures', typo, '--only', 'DISC-01'])
+    expect(r.code).toBe(EXIT.usage)
+    expect(r.err).toBe(
+      `idp-conformance: known-failures file ${typo}: entry 0 (DISC-1): no check has this ID; --list shows them\n`,
+    )
+    // nothing started: not even the first line of a run
+    expect(r.out).toBe('')
+  })
+
+  test('--help lists the exit codes and --no-preflight', async () => {
+    const help = (await run(['--help'])).out
+    expect(help).toMatch(
+      /2 usage or configuration error: nothing was run \(a bad flag or known-failures\s+file, or a setting the preflight found wrong/,
+    )
+    expect(help).toMatch(/3 the target is unreachable/)
+    expect(help).toMatch(/--no-preflight/)
+  })
+
   test('--parallel takes a whole number from 1 to 16', () => {
     expect(parseParallel(undefined)).toBe(DEFAULT_PARALLEL)
     expect(parseParallel(undefined, true)).toBe(DEFAULT_PARALLEL_REMOTE)

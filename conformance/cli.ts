@@ -17,7 +17,7 @@ import {
 import type { Target, TargetConfig } from './harness/target.ts'
 import { profileChecks } from './threats.ts'
 import { markdownSummary } from './report/markdown.ts'
-import { gate, loadKnownFailures, type KnownFailure } from './gate.ts'
+import { checkKnownFailures, gate, loadKnownFailures, type KnownFailure } from './gate.ts'
 import { formatResultLine, formatSummary, useColor } from './report/terminal.ts'
 import { plural } from './report/words.ts'
 import { Progress, progressWriter, showProgress } from './report/progress.ts'
@@ -25,6 +25,7 @@ import { DEFAULT_RERUN_REPORT, failedChecks, recordedDurations } from './previou
 import { checkName, requirementIds, requirements, type RequirementId } from './requirements.ts'
 import type { TargetFlags } from './target-config.ts'
 import { UsageError } from './usage-error.ts'
+import { idGlob } from './id-glob.ts'
 import { runStop, type RunStop } from './stop.ts'
 import { settledWithin } from './harness/settled.ts'
 import type { CheckResult } from './harness/types.ts'
@@ -85,7 +86,9 @@ const USAGE = `usage: idp-conformance [run] [options]
   --skip PATTERNS        the same, to leave out
   --strict               SHOULD-level warnings fail the run too
   --known-failures FILE  JSON [{id, reason, expires}]: listed failures do not fail the run
-                         until they expire; a listed check that passes is a stale entry (fails)
+                         until they expire; a listed check that passes is a stale entry (fails).
+                         Read before the run: an ID no check has, a pattern or an expired
+                         entry is a usage error (exit 2)
   --allow-skips          skipped checks do not fail the run (by default they do)
   --allow-errors         inconclusive (ERROR) checks, which the harness could not drive, do
                          not fail the run (by default they do; they are never failures)
@@ -108,6 +111,11 @@ const USAGE = `usage: idp-conformance [run] [options]
   --login-dry-run        only sign the primary user in, once, and show what happened: a log
                          line per login step and screenshots in the report dir (default
                          reports/login-dry-run); exit 0 when the IdP redirected with a code
+  --no-preflight         run the checks without trying the settings first. By default, before
+                         any check, discovery and the JWKS are fetched, the main client
+                         authenticates and the primary user signs in; a wrong secret, password
+                         or CA (or an unreachable target) stops the run in seconds, naming
+                         the setting, and no check runs
   --print-config         print the resolved target configuration (secrets redacted) and exit
   --rerun-failed [FILE]  run only the checks that failed or were inconclusive in that
                          report.json (default ${DEFAULT_RERUN_REPORT}), within --only/--skip
@@ -122,7 +130,9 @@ const USAGE = `usage: idp-conformance [run] [options]
   exit codes: ${EXIT.ok} every MUST check passed, and nothing the flags do not allow was left
               (skipped or inconclusive checks, stale known failures); --login-dry-run signed in
               ${EXIT.failures} the run failed (what fails it is listed at its end)
-              ${EXIT.usage} usage or configuration error: nothing was run
+              ${EXIT.usage} usage or configuration error: nothing was run (a bad flag or known-failures
+                file, or a setting the preflight found wrong: clients.main.secret,
+                users.primary.password, --ca)
               ${EXIT.unreachable} the target is unreachable, or the embedded server did not start
               ${EXIT.incomplete} stopped by --run-timeout (or an error of the harness): reports written,
                 the rest of the checks not run
@@ -155,13 +165,7 @@ export function selectChecks(patterns: string | undefined): RequirementId[] {
     .filter(Boolean)
   const matches = (id: RequirementId, p: string): boolean => {
     const req = requirements[id]
-    const glob = new RegExp(
-      `^${p
-        .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-        .replace(/\*/g, '.*')
-        .replace(/\?/g, '.')}$`,
-      'i',
-    )
+    const glob = idGlob(p)
     return (
       glob.test(id) ||
       // an ID's prefix names its area too: DISC is DISC-*
@@ -274,6 +278,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         'print-config': { type: 'boolean' },
         'login-dry-run': { type: 'boolean' },
         'rerun-failed': { type: 'string' },
+        'no-preflight': { type: 'boolean' },
         list: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -310,7 +315,14 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       }
     }
     if (ids.length === 0) throw new UsageError('--only/--skip leave no check to run')
-    knownFailures = values['known-failures'] ? loadKnownFailures(values['known-failures']) : []
+    // a typo, a pattern or an expired entry is found now, not after the run (issue 32)
+    knownFailures = values['known-failures']
+      ? checkKnownFailures(loadKnownFailures(values['known-failures']), {
+          path: values['known-failures'],
+          knownIds: requirementIds,
+          today: new Date(),
+        })
+      : []
     const remote = values['base-url'] ?? values.config ?? io.env.IDP_BASE_URL
     concurrency = parseParallel(values.parallel, Boolean(remote))
     checkTimeoutMs = parseCheckTimeout(values['check-timeout'])
@@ -357,10 +369,29 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   let live: ReturnType<typeof progressWriter> | undefined
   let ticking: NodeJS.Timeout | undefined
   try {
-    const reachable = await probe(target)
-    if (reachable !== true) {
-      io.err.write(`idp-conformance: target ${target.baseUrl} is unreachable: ${reachable}\n`)
-      return EXIT.unreachable
+    if (values['no-preflight'] || values['login-dry-run']) {
+      // the dry run is the sign-in's own diagnosis: it needs only a target that answers
+      const reachable = await probe(target)
+      if (!reachable.ok) {
+        io.err.write(`idp-conformance: target ${target.baseUrl}: ${reachable.message}\n`)
+        return reachable.exit === 'usage' ? EXIT.usage : EXIT.unreachable
+      }
+    } else {
+      // the settings the run stands on, tried before any check (preflight.ts)
+      const { preflight } = await import('./preflight.ts')
+      const checked = await preflight(target, {
+        configFile: values.config ?? io.env.IDP_CONFIG,
+      })
+      for (const note of checked.notes) io.out.write(`Note (preflight): ${note}\n`)
+      if (!checked.ok) {
+        io.err.write(
+          `idp-conformance: preflight: ${checked.message}\nNo check was run (--no-preflight runs them anyway).\n`,
+        )
+        return checked.exit === 'usage' ? EXIT.usage : EXIT.unreachable
+      }
+      io.out.write(
+        `Preflight: ${checked.confirmed.join('; ') || 'nothing could be confirmed (see the notes); the run goes on'} (${(checked.durationMs / 1000).toFixed(1)} s)\n`,
+      )
     }
     if (values['login-dry-run']) {
       const dir = values['report-dir'] ?? join('reports', 'login-dry-run')
@@ -504,9 +535,16 @@ async function targetConfig(flags: TargetFlags, env: NodeJS.ProcessEnv): Promise
   return loadTargetConfig(flags, env)
 }
 
-/** true when the discovery document can be fetched over verified TLS, else the reason. */
-async function probe(target: Target): Promise<true | string> {
+/**
+ * Whether the discovery document can be fetched over verified TLS (--no-preflight and the
+ * login dry run), else why: a certificate not trusted is a setting to fix (exit 2), anything
+ * else the target unreachable (exit 3).
+ */
+async function probe(
+  target: Target,
+): Promise<{ ok: true } | { ok: false; exit: 'usage' | 'unreachable'; message: string }> {
   const { fetchVia } = await import('./harness/target.ts')
+  const { transportProblem } = await import('./harness/transport.ts')
   try {
     const res = await fetchVia(
       target.dispatcher,
@@ -516,10 +554,14 @@ async function probe(target: Target): Promise<true | string> {
       },
     )
     await res.arrayBuffer()
-    return true
+    return { ok: true }
   } catch (err) {
+    const problem = transportProblem(err)
+    if (problem?.kind === 'tls') return { ok: false, exit: 'usage', message: problem.message }
+    if (problem) return { ok: false, exit: 'unreachable', message: problem.message }
     const cause = (err as Error & { cause?: Error & { code?: string } }).cause
-    return cause ? `${cause.code ?? cause.name}: ${cause.message}` : (err as Error).message
+    const why = cause ? `${cause.code ?? cause.name}: ${cause.message}` : (err as Error).message
+    return { ok: false, exit: 'unreachable', message: `the target is unreachable (${why})` }
   }
 }
 

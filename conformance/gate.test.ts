@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { gate, loadKnownFailures } from './gate.ts'
+import { checkKnownFailures, gate, loadKnownFailures } from './gate.ts'
 import type { Level } from './catalogue/requirement.ts'
 import type { CheckResult, Verdict } from './harness/types.ts'
 import { markdownSummary } from './report/markdown.ts'
@@ -137,6 +137,42 @@ describe('gate', () => {
     const bad = join(dir, 'bad.json')
     writeFileSync(bad, JSON.stringify([{ id: 'A-01', reason: '', expires: 'soon' }]))
     expect(() => loadKnownFailures(bad)).toThrow(/entry 0/)
+  })
+
+  test('known-failures entries are checked against the catalogue before the run, every problem in one error', () => {
+    const check = (entries: { id: string; expires: string }[]) => () =>
+      checkKnownFailures(
+        entries.map((e) => ({ ...e, reason: 'bug 9' })),
+        { path: 'kf.json', knownIds: ['A-01', 'A-02', 'B-01'], today: new Date('2026-11-22') },
+      )
+    expect(check([{ id: 'A-01', expires: '2026-11-22' }])()).toEqual([
+      { id: 'A-01', reason: 'bug 9', expires: '2026-11-22' },
+    ])
+    expect(check([{ id: 'A-1', expires: '2027-01-01' }])).toThrow(
+      'known-failures file kf.json: entry 0 (A-1): no check has this ID; --list shows them',
+    )
+    expect(check([{ id: 'a-01', expires: '2027-01-01' }])).toThrow(/IDs are upper case: A-01/)
+    expect(check([{ id: 'A-*', expires: '2027-01-01' }])).toThrow(
+      /entry 0 \(A-\*\): a pattern, not a check ID; an entry names one check \(it would match A-01, A-02\)/,
+    )
+    expect(check([{ id: 'A-01', expires: '2026-11-21' }])).toThrow(
+      /entry 0 \(A-01\): expired on 2026-11-21 \(bug 9\)/,
+    )
+    expect(check([{ id: 'A-01', expires: '2026-02-30' }])).toThrow(/is not a calendar date/)
+    expect(
+      check([
+        { id: 'A-01', expires: '2027-01-01' },
+        { id: 'A-01', expires: '2027-01-01' },
+        { id: 'C-01', expires: '2020-01-01' },
+      ]),
+    ).toThrow(
+      [
+        'known-failures file kf.json: 3 problems:',
+        '  entry 1 (A-01): listed twice',
+        '  entry 2 (C-01): no check has this ID; --list shows them',
+        "  entry 2 (C-01): expired on 2020-01-01 (bug 9); fix the check's failure, or renew the entry with a later date",
+      ].join('\n'),
+    )
   })
 
   test('the markdown summary lists what did not pass and why the run failed', () => {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import type { CheckResult } from './harness/types.ts'
 import { UsageError } from './usage-error.ts'
 import { plural } from './report/words.ts'
+import { idGlob } from './id-glob.ts'
 
 /** An accepted failure: the check may fail until `expires` without failing the run. */
 export interface KnownFailure {
@@ -140,4 +141,48 @@ export function loadKnownFailures(path: string): KnownFailure[] {
       expires: entry.expires as string,
     }
   })
+}
+
+/**
+ * The entries of a known-failures file, checked against the catalogue before the run (issue
+ * 32): each names one check that exists (a typo would excuse nothing; a pattern is not an
+ * ID), once, with a real calendar date that has not passed. Every problem is one line of one
+ * usage error, so a broken file is reported once, whole, and no check runs.
+ */
+export function checkKnownFailures(
+  entries: readonly KnownFailure[],
+  options: { path: string; knownIds: readonly string[]; today: Date },
+): KnownFailure[] {
+  const known = new Set(options.knownIds)
+  const day = options.today.toISOString().slice(0, 10)
+  const problems: string[] = []
+  const seen = new Set<string>()
+  entries.forEach((entry, i) => {
+    const at = `entry ${i} (${entry.id})`
+    if (/[*?]/.test(entry.id)) {
+      const glob = idGlob(entry.id)
+      const matched = options.knownIds.filter((id) => glob.test(id))
+      problems.push(
+        `${at}: a pattern, not a check ID; an entry names one check${matched.length ? ` (it would match ${matched.slice(0, 8).join(', ')}${matched.length > 8 ? ', …' : ''})` : ' (it matches no check either)'}`,
+      )
+    } else if (!known.has(entry.id)) {
+      const upper = entry.id.toUpperCase()
+      problems.push(
+        `${at}: no check has this ID${known.has(upper) ? ` (IDs are upper case: ${upper})` : ''}; --list shows them`,
+      )
+    } else if (seen.has(entry.id)) problems.push(`${at}: listed twice`)
+    seen.add(entry.id)
+    const date = new Date(`${entry.expires}T00:00:00Z`)
+    if (Number.isNaN(date.getTime()) || date.toISOString().slice(0, 10) !== entry.expires)
+      problems.push(`${at}: expires ${entry.expires} is not a calendar date`)
+    else if (entry.expires < day)
+      problems.push(
+        `${at}: expired on ${entry.expires} (${entry.reason}); fix the check's failure, or renew the entry with a later date`,
+      )
+  })
+  if (problems.length > 0)
+    throw new UsageError(
+      `known-failures file ${options.path}: ${problems.length === 1 ? problems[0] : `${problems.length} problems:\n  ${problems.join('\n  ')}`}`,
+    )
+  return [...entries]
 }

@@ -13,6 +13,7 @@ import { inCheckScope } from './guard.ts'
 import type { Level } from '../catalogue/requirement.ts'
 import type { Aside, CheckResult, Exchange, Verdict } from './types.ts'
 import { settledWithin } from './settled.ts'
+import { transportProblem } from './transport.ts'
 
 /** What a check body receives. */
 export interface CheckContext {
@@ -520,7 +521,12 @@ export async function runCheck(
           fullPage: true,
         })
     const judged = classify(err)
-    const message = err instanceof Skip ? err.message : (judged.message ?? describe(err))
+    // a connection that failed says which way: a certificate not trusted (--ca) or a target
+    // that cannot be reached, never a bare "fetch failed"
+    const message =
+      err instanceof Skip
+        ? err.message
+        : (judged.message ?? transportProblem(err)?.message ?? describe(err))
     // the exchanges until the failure (a check's clean-up may add more before this point)
     const judgedAt = judgedNow(message, err)
     // deviations already found by sub-cases stand: the end of the check is reported after them

@@ -198,6 +198,22 @@ export function readApproveForm(html: string, pageUrl: string): ApproveForm | un
   return found.length === 1 ? found[0] : undefined
 }
 
+/**
+ * The text of the page's first element whose own words match `words` (a login page's error
+ * message, as it reads), or undefined when none does. Scripts and styles are not text.
+ */
+export function textMatching(html: string, words: RegExp): string | undefined {
+  const own = (el: Element): string =>
+    el.childNodes
+      .map((c) => (c.nodeName === '#text' && 'value' in c ? c.value : ''))
+      .join(' ')
+      .replace(/\s+/g, ' ')
+  const found = [...elements(parse(html))].find(
+    (e) => e.tagName !== 'script' && e.tagName !== 'style' && words.test(own(e)),
+  )
+  return found ? textOf(found).slice(0, 200) : undefined
+}
+
 /** The page's title as a browser shows it (for messages), or undefined when it has none. */
 export function pageTitle(html: string): string | undefined {
   const title = [...elements(parse(html))].find((e) => e.tagName === 'title')
@@ -214,7 +230,15 @@ export type FormSignIn =
       readonly jar: CookieJar
     }
   /** Not signed in this way (no plain login form, a refusal, a script-driven step): why. */
-  | { readonly kind: 'not-signed-in'; readonly why: string }
+  | {
+      readonly kind: 'not-signed-in'
+      readonly why: string
+      /**
+       * The IdP's answer to the credential post when it was its login form again (the page a
+       * refused password gets; the preflight reads it for an error).
+       */
+      readonly loginAgain?: HttpResponse | undefined
+    }
 
 /**
  * Sends a request to the IdP as a browser would: HTML accepted, the jar's cookies for the URL,
@@ -283,9 +307,11 @@ export async function signInByFormPost(
   })
   const end = await followWithJar(http, jar, posted, idp, isClient)
   if ('client' in end) return { kind: 'signed-in', callback: end.client.toString(), jar }
+  const again = readLoginForm(end.stopped.text, end.stopped.url) ? end.stopped : undefined
   return {
     kind: 'not-signed-in',
-    why: `the credential post ended at the IdP (HTTP ${end.stopped.status}) instead of the client`,
+    why: `the credential post ended at the IdP (HTTP ${end.stopped.status}${again ? ', its login form again' : ''}) instead of the client`,
+    ...(again ? { loginAgain: again } : {}),
   }
 }
 
