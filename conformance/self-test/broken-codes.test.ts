@@ -1,6 +1,5 @@
-import { afterEach, expect, test } from 'vitest'
-import { createKnexStore, migrate, openDatabase } from '../../server/store/knex/index.ts'
-import type { Store } from '../../server/store/store.ts'
+import { expect, test } from 'vitest'
+import { wrappedStores } from './wrapped-stores.ts'
 import {
   clientsOfEveryGrant,
   codesNeverExpire,
@@ -12,18 +11,7 @@ import { storedCode, storedToken } from '../../server/test-helpers.ts'
 // The store wrappers of the self-test's broken servers (issue 34: moved out of the server's
 // store/faulty-store.ts). The hapi extensions are proven by the sabotages that use them.
 
-const opened: Store[] = []
-afterEach(async () => {
-  for (const store of opened.splice(0)) await store.close()
-})
-
-async function storeWrappedBy(wrap: (store: Store) => Store): Promise<Store> {
-  const knex = openDatabase('sqlite::memory:')
-  await migrate(knex)
-  const store = createKnexStore(knex)
-  opened.push(store)
-  return wrap(store)
-}
+const storeWrappedBy = wrappedStores()
 
 const code = storedCode
 const binding = { clientId: code.clientId, redirectUri: code.redirectUri }

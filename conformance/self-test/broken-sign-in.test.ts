@@ -1,8 +1,7 @@
 import type { ServerInjectResponse } from '@hapi/hapi'
-import { afterEach, describe, expect, test } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import type { App } from '../../server/app.ts'
-import { createKnexStore, migrate, openDatabase } from '../../server/store/knex/index.ts'
-import type { Store } from '../../server/store/store.ts'
+import { wrappedStores } from './wrapped-stores.ts'
 import { authorizeQuery, postLoginForm, testApp } from '../../server/test-helpers.ts'
 import type { Extend } from './broken-server.ts'
 import {
@@ -84,18 +83,7 @@ describe('broken session cookies', () => {
   )
 })
 
-const opened: Store[] = []
-afterEach(async () => {
-  for (const store of opened.splice(0)) await store.close()
-})
-
-async function wrapped(wrap: (store: Store) => Store): Promise<Store> {
-  const knex = openDatabase('sqlite::memory:')
-  await migrate(knex)
-  const store = createKnexStore(knex)
-  opened.push(store)
-  return wrap(store)
-}
+const wrapped = wrappedStores()
 
 test('the unthrottled stores never count the login counters, and count the others', async () => {
   const all = await wrapped(signInsUncounted)

@@ -1,6 +1,6 @@
-import { afterEach, expect, test } from 'vitest'
-import { createKnexStore, migrate, openDatabase } from '../../server/store/knex/index.ts'
-import type { Store, StoredToken } from '../../server/store/store.ts'
+import { expect, test } from 'vitest'
+import { wrappedStores } from './wrapped-stores.ts'
+import { storedToken } from '../../server/test-helpers.ts'
 import {
   clientCountersUncounted,
   failuresChargedToClient,
@@ -9,37 +9,12 @@ import {
   sessionsOutliveLogout,
 } from './broken-store.ts'
 
-const opened: Store[] = []
-afterEach(async () => {
-  for (const store of opened.splice(0)) await store.close()
-})
-
-async function broken(wrap: (store: Store) => Store): Promise<Store> {
-  const knex = openDatabase('sqlite::memory:')
-  await migrate(knex)
-  const store = createKnexStore(knex)
-  opened.push(store)
-  return wrap(store)
-}
-
-const token = (over: Partial<StoredToken>): StoredToken => ({
-  id: 'token-id',
-  kind: 'access',
-  clientId: 'conformance-client',
-  subject: 'alice',
-  scope: 'openid',
-  issuedAt: 1000,
-  expiresAt: 1300,
-  revokedAt: null,
-  codeDigest: null,
-  parentId: null,
-  ...over,
-})
+const broken = wrappedStores()
 
 test('refreshTokensNeverExpire: a refresh token reads as never expiring, an access token as stored', async () => {
   const store = await broken(refreshTokensNeverExpire)
-  await store.tokens.insert(token({ kind: 'refresh', id: 'rt', expiresAt: 1100 }))
-  await store.tokens.insert(token({ id: 'at', expiresAt: 1100 }))
+  await store.tokens.insert(storedToken({ kind: 'refresh', id: 'rt', expiresAt: 1100 }))
+  await store.tokens.insert(storedToken({ id: 'at', expiresAt: 1100 }))
   expect((await store.tokens.get('rt'))?.expiresAt).toBe(Infinity)
   expect((await store.tokens.get('at'))?.expiresAt).toBe(1100)
 })
@@ -53,9 +28,9 @@ test('sessionsOutliveLogout: ending a session leaves it live in the store', asyn
 
 test('refreshMintsOrphans: only the first access token of a refresh token stays linked to it', async () => {
   const store = await broken(refreshMintsOrphans)
-  await store.tokens.insert(token({ kind: 'refresh', id: 'rt', expiresAt: 5000 }))
-  await store.tokens.insert(token({ id: 'with-code', parentId: 'rt' }))
-  await store.tokens.insert(token({ id: 'minted', parentId: 'rt' }))
+  await store.tokens.insert(storedToken({ kind: 'refresh', id: 'rt', expiresAt: 5000 }))
+  await store.tokens.insert(storedToken({ id: 'with-code', parentId: 'rt' }))
+  await store.tokens.insert(storedToken({ id: 'minted', parentId: 'rt' }))
   await store.tokens.revoke('rt', 1001)
   expect((await store.tokens.get('with-code'))?.revokedAt).not.toBeNull()
   expect((await store.tokens.get('minted'))?.revokedAt).toBeNull()
