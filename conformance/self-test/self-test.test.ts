@@ -5,7 +5,13 @@ import { judge } from './judge.ts'
 import { proveSabotages } from './prove.ts'
 import { partsOf, sabotage } from './sabotage.ts'
 import { rotatingRefreshTokens } from './sabotage/refresh.ts'
-import { DISCOVERY, onAuthorize, USER_INFO, type BrokenTarget } from './sabotage/kit.ts'
+import {
+  DISCOVERY,
+  onAuthorize,
+  scriptSignIn,
+  USER_INFO,
+  type BrokenTarget,
+} from './sabotage/kit.ts'
 import { windowFromNow } from '../../server/test-helpers.ts'
 
 // half of the sabotages; self-test-2.test.ts, a process of its own, runs the other half beside
@@ -85,6 +91,23 @@ describe('self-test: a legitimate early throttle is not a deviation', () => {
     expect(result.verdict, result.message).toBe('pass')
     expect(result.notes.join('\n')).toMatch(/timing not judged: the IdP throttled \(HTTP 429\)/)
   })
+})
+
+// A login page that signs in by script (a JSON fetch) is judged on that request, replayed and
+// tampered with as the browser sent it (issue 29): against a sound server behind it, the
+// checks pass, and say they replayed the script's call, so the sabotages with a script sign-in
+// prove the script's path and not the form's.
+describe('self-test: a login page that signs in by script is judged on its own request', () => {
+  const scriptCall =
+    /the script's fetch\/XHR call to \/auth\/login-json|script's call to \S+\/auth\/login-json, answered HTTP 200/
+  test.each(['LOGIN-03', 'LOGIN-04', 'LOGIN-05', 'LOGIN-07'] as const)(
+    "%s against a sound server behind a script sign-in passes, on the script's request",
+    async (id) => {
+      const result = await withSabotage(id, { faults: [], extend: scriptSignIn() })
+      expect(result.verdict, result.message).toBe('pass')
+      expect(result.notes.join('\n')).toMatch(scriptCall)
+    },
+  )
 })
 
 // A script of the page that holds the request, encoded, is no injection: LOGIN-06 judges what

@@ -6,6 +6,7 @@ import {
   onAuthorize,
   perPart,
   relay,
+  scriptSignIn,
   type Sabotage,
   type Sabotages,
   type Target,
@@ -103,6 +104,13 @@ export const loginSabotage: Record<keyof typeof login, Sabotages> = {
       faults: ['login-csrf-unchecked'],
     },
     {
+      // the replay is the browser's own request, a script's fetch too (issue 29)
+      how: 'the login page signs in by script (JSON fetch), and the sign-in checks neither the anti-CSRF token, the cookie, nor the Origin',
+      expect: /^credentials without the anti-CSRF field: the sign-in went through/,
+      faults: ['login-csrf-unchecked'],
+      extend: scriptSignIn(),
+    },
+    {
       how: "the credential POST takes any session's anti-CSRF token",
       expect: /^another session's anti-CSRF token: the sign-in went through/,
       faults: ['login-csrf-token-unchecked'],
@@ -122,11 +130,19 @@ export const loginSabotage: Record<keyof typeof login, Sabotages> = {
       faults: ['login-origin-unchecked', 'login-interaction-cookie-unchecked'],
     },
   ]),
-  'LOGIN-04': {
-    how: 'the credential POST is answered with a 307 redirect',
-    expect: /^the credential POST was answered with HTTP 307; expected 302 or 303/,
-    faults: ['login-redirect-307'],
-  },
+  'LOGIN-04': perPart([
+    {
+      how: 'the credential POST is answered with a 307 redirect',
+      expect: /^the credential POST was answered with HTTP 307; expected 302 or 303/,
+      faults: ['login-redirect-307'],
+    },
+    {
+      how: "the login page signs in by script (JSON fetch), and the script's request is answered with a 307 redirect",
+      expect:
+        /^the script's credential request to \S+ was answered with HTTP 307, which re-sends the credentials/,
+      extend: scriptSignIn({ resend307: true }),
+    },
+  ]),
   // one sabotage per part (each a sub-case): the referrer policy, the caching, each attribute
   // of the session cookie
   'LOGIN-05': perPart([
@@ -160,6 +176,12 @@ export const loginSabotage: Record<keyof typeof login, Sabotages> = {
       how: 'the session cookie is set without Secure',
       expect: /^cookie idp_session: not Secure/,
       faults: ['session-cookie-not-secure'],
+    },
+    {
+      how: 'the login page signs in by script (JSON fetch), and the session cookie is set without Secure',
+      expect: /^cookie idp_session: not Secure/,
+      faults: ['session-cookie-not-secure'],
+      extend: scriptSignIn(),
     },
     {
       how: 'the session cookie is set without HttpOnly',
@@ -202,6 +224,12 @@ export const loginSabotage: Record<keyof typeof login, Sabotages> = {
       how: 'an unknown username gets an HTTP status of its own (400, a wrong password 401)',
       expect: /^status: wrong password → HTTP 401, unknown user → HTTP 400/,
       faults: ['login-enumerates-users-by-status'],
+    },
+    {
+      how: 'the login page signs in by script (JSON fetch), and an unknown username gets an HTTP status of its own',
+      expect: /^status: wrong password → HTTP 401, unknown user → HTTP 400/,
+      faults: ['login-enumerates-users-by-status'],
+      extend: scriptSignIn(),
     },
     {
       how: 'an unknown username gets its own error message',
