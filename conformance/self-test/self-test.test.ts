@@ -110,6 +110,39 @@ describe('self-test: a login page that signs in by script is judged on its own r
   )
 })
 
+// The harness asks for no interaction it does not need (issue 29, item 2): prompt=consent only
+// where a check needs offline_access honoured (OIDC Core §11), and a consent page it then cannot
+// answer leaves that check inconclusive, saying the suite asked for it.
+describe('self-test: the harness sends prompt=consent only where a check needs it', () => {
+  // a page no interaction answers, shown for every authorization request with prompt=consent
+  const unanswerableConsent: BrokenTarget = {
+    faults: [],
+    extend: (app) => {
+      app.server.ext('onPreHandler', (request, h) =>
+        request.path === '/auth/authorize' &&
+        typeof request.query.prompt === 'string' &&
+        /\bconsent\b/.test(request.query.prompt)
+          ? h
+              .response('<!doctype html><title>Pick a colour</title><p>Which colour?</p>')
+              .type('text/html')
+              .takeover()
+          : h.continue,
+      )
+    },
+  }
+  test('CODE-01, which asks offline_access among other scopes, sends no prompt and passes', async () => {
+    const result = await withSabotage('CODE-01', unanswerableConsent)
+    expect(result.verdict, result.message).toBe('pass')
+  })
+  test('RT-01, which needs a refresh token, asks prompt=consent and is inconclusive at a page it cannot answer, saying why', async () => {
+    const result = await withSabotage('RT-01', unanswerableConsent)
+    expect(result.verdict, result.message).toBe('error')
+    expect(result.message).toMatch(
+      /could not get past "Pick a colour" .*prompt=consent, which offline_access needs \(OIDC Core §11\)/,
+    )
+  })
+})
+
 // A script of the page that holds the request, encoded, is no injection: LOGIN-06 judges what
 // became markup or ran, not where the payload's text appears.
 describe('self-test: a login page that embeds the request safely is no injection', () => {
