@@ -1,3 +1,4 @@
+import type { CookieJar } from 'tough-cookie'
 import type { Page } from '@playwright/test'
 import type { CheckContext } from './check.ts'
 import {
@@ -152,6 +153,8 @@ export async function authorize(
   }
   const sessions = replayable(ctx, options) && user ? ctx.sessions : undefined
   let establish: ((context: BrowserContext | undefined) => Promise<void>) | undefined
+  /** The session whose replay stopped at a page it could not read (maybe a script's login). */
+  let unread: CookieJar | undefined
   if (sessions && user) {
     // one wait for a sign-in in flight, one replay; anything else goes to the browser
     const jar = await sessions.current(user)
@@ -183,9 +186,12 @@ export async function authorize(
         }
       }
       if (replayed.kind === 'login') {
-        sessions.forget(user, jar)
+        await sessions.forget(user, jar)
         ctx.note(`sign-in: ${user.username}'s IdP session was gone; signing in again`)
-      } else ctx.note(`sign-in: the session replay did not reach the client (${replayed.why})`)
+      } else {
+        ctx.note(`sign-in: the session replay did not reach the client (${replayed.why})`)
+        if (replayed.atPage && !options.context) unread = jar
+      }
     }
     establish = sessions.claim(user)
   }
@@ -226,6 +232,9 @@ export async function authorize(
   // place in it may be waiting for this session
   const context =
     options.context ?? (await ctx.newBrowserContext(establish ? { outsidePool: true } : undefined))
+  // the browser goes on with the session's cookies, as the user's browser would: a login page
+  // there (one a script renders, which the replay cannot see) means the session has ended
+  if (unread && sessions) await giveSession(context, sessions.newest(unread))
   const outcome = await browse(context, ctx.target, url.toString(), ctx.http, {
     ...(user ? { user } : {}),
     ...(options.cancel ? { cancel: true } : {}),
@@ -241,6 +250,14 @@ export async function authorize(
         fullPage: true,
       },
     )
+  if (unread && sessions && user && outcome.loginShown && outcome.callback) {
+    // dropped, and this sign-in is the user's session from now on: once, in this request
+    await sessions.forget(user, unread)
+    establish = sessions.claim(user)
+    ctx.note(
+      `sign-in: ${user.username}'s IdP session had ended (given its cookies, the browser met the login page); dropped and signed in again`,
+    )
+  }
   if (establish) {
     // the session is shared only when this sign-in went through the login page to the client
     await establish(outcome.loginShown && outcome.callback ? context : undefined)

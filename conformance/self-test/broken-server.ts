@@ -80,6 +80,8 @@ export const rewriteHtml = (
 
 /** The script scriptSignIn puts on the login page (served from the IdP's own origin). */
 const SIGN_IN_SCRIPT = `'use strict'
+// a password field served as text (scriptSignIn's scriptRendered) becomes one only now
+for (const field of document.querySelectorAll('input[data-secret]')) field.type = 'password'
 document.addEventListener('submit', function (event) {
   var form = event.target
   var submitter = event.submitter
@@ -112,11 +114,13 @@ document.addEventListener('submit', function (event) {
  * the refusal's status with an error; the Set-Cookie of the sign-in and a throttle's headers
  * (Retry-After, X-RateLimit-*) are passed on. With
  * `resend307`, the fetch is first answered 307 to the same route, so the browser sends the
- * credentials again where it points (RFC 9700 §4.12). Joined with a fault of /auth/login, a
+ * credentials again where it points (RFC 9700 §4.12). With `scriptRendered`, the served HTML
+ * has no password field (it is served as a text field the script turns into one), as a page
+ * that a script renders: only a browser sees a login page there. Joined with a fault of /auth/login, a
  * check's replay of the script's request meets that fault.
  */
 export const scriptSignIn =
-  (options: { readonly resend307?: boolean } = {}): Extend =>
+  (options: { readonly resend307?: boolean; readonly scriptRendered?: boolean } = {}): Extend =>
   (app) => {
     app.server.route({
       method: 'GET',
@@ -174,7 +178,10 @@ export const scriptSignIn =
       const page = response as ResponseObject
       const html = page.source as string
       if (!/<input\b[^>]*type="?password/i.test(html)) return h.continue
-      ;(page as { source: unknown }).source = html.replace(
+      const served = options.scriptRendered
+        ? html.replace(/type="password"/g, 'type="text" data-secret')
+        : html
+      ;(page as { source: unknown }).source = served.replace(
         '</body>',
         '<script src="/auth/script-sign-in.js" defer></script></body>',
       )
