@@ -282,7 +282,7 @@ const AT_06 = check(async (ctx) => {
   const { main } = ctx.target.clients
   const { primary, secondary } = ctx.target.users
   const secrets = [primary.password, main.secret, ...(secondary ? [secondary.password] : [])]
-  const { body } = await tokensFor(ctx, { scope: 'openid offline_access' })
+  const { body } = await tokensFor(ctx, { scope: 'openid offline_access', offline: true })
   const mine = `access token of ${primary.username}`
   const first = (await verifySignature(ctx, body.access_token, 'access token')).payload
   // the first token's claims are what the refreshed one is compared with
@@ -343,7 +343,7 @@ const AT_07 = check(async (ctx) => {
   }
   let refreshToken: unknown
   for (let i = 1; i <= 3; i++) {
-    const { body } = await tokensFor(ctx, { scope: 'openid offline_access' })
+    const { body } = await tokensFor(ctx, { scope: 'openid offline_access', offline: true })
     await add(body.access_token, main, `access token #${seen.size + 1} (authorization_code)`)
     refreshToken ??= body.refresh_token
   }

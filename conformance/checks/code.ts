@@ -98,7 +98,11 @@ function jsonAnswer(res: HttpResponse): Record<string, unknown> | undefined {
 
 const CODE_03 = check(async (ctx) => {
   // a replayed code: its own session, since the revocation it asks for may reach the session
-  const { body, auth } = await tokensFor(ctx, { scope: 'openid offline_access', ownSession: true })
+  const { body, auth } = await tokensFor(ctx, {
+    scope: 'openid offline_access',
+    offline: true,
+    ownSession: true,
+  })
   const client = auth.client
   const code = codeOf(auth)
   const accessToken = String(body.access_token)

@@ -3,6 +3,7 @@ import { type AreaChecks, joinParts, register, type Check } from '../harness/che
 import type { authorize } from '../catalogue/authorize.ts'
 import type { logout } from '../catalogue/logout.ts'
 import type { security } from '../catalogue/security.ts'
+import type { login } from '../catalogue/login.ts'
 import { discoveryChecks } from './discovery.ts'
 import { jwksChecks } from './jwks.ts'
 import { transportChecks } from './transport.ts'
@@ -10,7 +11,8 @@ import { errorsChecks } from './errors.ts'
 import { authorizeValidationChecks } from './authorize-validation.ts'
 import { authorizeSuccessChecks } from './authorize-success.ts'
 import { authorizeSessionChecks } from './authorize-session.ts'
-import { loginChecks } from './login.ts'
+import { loginPageChecks } from './login.ts'
+import { loginCredentialChecks } from './login-credentials.ts'
 import { pkceChecks } from './pkce.ts'
 import { codeChecks } from './code.ts'
 import { tokenChecks } from './token.ts'
@@ -46,6 +48,7 @@ const securityChecks: AreaChecks<typeof security> = joinParts(
   securitySessionChecks,
   securityLeakChecks,
 )
+const loginChecks: AreaChecks<typeof login> = joinParts(loginPageChecks, loginCredentialChecks)
 
 // Every area's checks, registered for the run: a full Record, so a catalogue row without a
 // check does not compile (the run still orders them by the catalogue: SEC-02 last).

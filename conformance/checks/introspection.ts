@@ -76,7 +76,7 @@ const INTRO_01 = check(async (ctx) => {
 
 const INTRO_02 = check(async (ctx) => {
   const main = ctx.target.clients.main
-  const set = await signIn(ctx, { scope: 'openid profile offline_access' })
+  const set = await signIn(ctx, { scope: 'openid profile offline_access', offline: true })
   const sub = (await verifyJwt(ctx, set.accessToken, { audience: main.id })).payload.sub
   // INTERFACE.md §4.5 accepts both kinds, so introspection knows refresh tokens too (RFC 7662 §2.1)
   const body = expectActive(
@@ -130,7 +130,11 @@ const INTRO_03 = check({ exclusive: true }, async (ctx) => {
   await inactive('the ID token', idTokenOf(set))
 
   // revoked on purpose: a session of its own
-  const revoked = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
+  const revoked = await signIn(ctx, {
+    scope: 'openid offline_access',
+    offline: true,
+    ownSession: true,
+  })
   expectRevoked(await revokeRaw(ctx, revoked.accessToken), 'an access token')
   await inactive('a revoked access token', revoked.accessToken)
   expectRevoked(await revokeRaw(ctx, refreshTokenOf(revoked)), 'a refresh token')
@@ -188,7 +192,7 @@ const INTRO_05 = check(async (ctx) => {
     wrongMethod(ctx, get, wrong)
   })
 
-  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  const set = await signIn(ctx, { scope: 'openid offline_access', offline: true })
   const rt = refreshTokenOf(set)
   // RFC 7662 §2.1: a wrong hint must not stop the server from finding the token. A token that
   // is inactive even without a hint proves nothing about hints (INTRO-01/02 judge that)
@@ -224,7 +228,7 @@ const INTRO_05 = check(async (ctx) => {
 
 const INTRO_06 = check(async (ctx) => {
   const other = otherClient(ctx)
-  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  const set = await signIn(ctx, { scope: 'openid offline_access', offline: true })
   const rt = refreshTokenOf(set)
   for (const [what, token] of [
     ['the access token', set.accessToken],
@@ -238,7 +242,7 @@ const INTRO_06 = check(async (ctx) => {
 
 const INTRO_07 = check(async (ctx) => {
   // revoked on purpose: a session of its own
-  const set = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
+  const set = await signIn(ctx, { scope: 'openid offline_access', offline: true, ownSession: true })
   const rt = refreshTokenOf(set)
   for (const token of [set.accessToken, set.accessToken, rt]) {
     const res = await introspectRaw(ctx, token)

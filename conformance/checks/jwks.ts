@@ -75,7 +75,7 @@ const JWKS_03 = check(async (ctx) => {
 
 const JWKS_04 = check(async (ctx) => {
   const { main } = ctx.target.clients
-  const { body } = await tokensFor(ctx, { scope: 'openid offline_access' })
+  const { body } = await tokensFor(ctx, { scope: 'openid offline_access', offline: true })
   const tokens: [string, unknown][] = [
     ['access token (authorization_code)', body.access_token],
     ['ID token (authorization_code)', body.id_token],

@@ -1,212 +1,25 @@
-import type { BrowserContext, Page, Response } from '@playwright/test'
+import type { Page } from '@playwright/test'
 import { loginFormVisible, submitLogin } from '../harness/browser.ts'
 import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
 import type { login as catalogue } from '../catalogue/login.ts'
-import { CookieJar } from 'tough-cookie'
 import type { HttpResponse } from '../harness/http.ts'
-import { newWindowBegan, rateWindowOf, type RateWindow } from '../harness/rate-window.ts'
 import { oidc } from '../harness/oidc.ts'
-import { followWithJar } from '../harness/form-sign-in.ts'
-import { jarOf } from '../harness/session.ts'
-import type { TargetUser } from '../harness/target.ts'
-import { expectControl, expectJsonObject, expectStatus, expectThat } from '../harness/expect.ts'
-import {
-  authorize,
-  type AuthorizeResult,
-  mainClient,
-  redirectUriOf,
-  unknownUsername,
-  validParams,
-} from '../harness/flows.ts'
+import { expectJsonObject, expectStatus, expectThat, expectControl } from '../harness/expect.ts'
+import { authorize, mainClient, redirectUriOf, validParams } from '../harness/flows.ts'
 import { authorizeRaw } from '../harness/requests.ts'
-import { expectErrorPage, expectLoginPage, visibleText } from '../harness/pages.ts'
+import { expectErrorPage, expectLoginPage } from '../harness/pages.ts'
+import {
+  captureSignIn,
+  cookiesSet,
+  followToClient,
+  describeSignIn,
+  replaySignIn,
+  wrongPassword,
+} from '../harness/credential-replay.ts'
 
-/** The hosted login form as a browser got it: where it posts, and what it carries. */
-interface LoginForm {
-  /** Absolute URL the form posts to. */
-  readonly action: string
-  /** The hidden fields (interaction, anti-CSRF token, …). */
-  readonly fields: Readonly<Record<string, string>>
-  readonly usernameField: string
-  readonly passwordField: string
-  /** The sign-in button's own name and value, when it has them. */
-  readonly submit: Readonly<Record<string, string>>
-  /**
-   * Cookie header for the form's action URL: the cookies the browser holds for that URL when
-   * the form was shown (providers scope interaction cookies to a path such as
-   * `/interaction/<uid>`, so the cookies for `/` are not the ones a browser would send).
-   */
-  readonly cookie: string
-  /**
-   * The names of the cookies set with an explicit SameSite=Lax or Strict on the way to the form
-   * (the browser reports a cookie set without the attribute as Lax too, see crossSiteCookie).
-   */
-  readonly declaredSameSite: ReadonlySet<string>
-  /** The browser the form was shown in: its cookie jar seeds the replay's redirect chain. */
-  readonly context: BrowserContext
-  readonly auth: AuthorizeResult
-}
-
-/** A response's Set-Cookie lines as the browser received them; none if unreadable within 5 s. */
-function setCookieLines(response: Response): Promise<string[]> {
-  let timer: NodeJS.Timeout | undefined
-  return Promise.race([
-    response.headerValues('set-cookie').catch(() => []),
-    new Promise<string[]>((resolve) => {
-      timer = setTimeout(() => resolve([]), 5000)
-    }),
-  ]).finally(() => clearTimeout(timer))
-}
-
-/**
- * Opens the login page in a fresh browser and reads its form and cookies, so that the raw
- * client can replay and tamper with the credential POST (no login steps beyond username and
- * password are assumed).
- */
-async function captureLoginForm(ctx: CheckContext, context?: BrowserContext): Promise<LoginForm> {
-  const browser = context ?? (await ctx.newBrowserContext())
-  // the names of cookies set with an explicit SameSite=Lax or Strict on the way to the form:
-  // the browser reports a cookie without the attribute as Lax too, but may send it cross-site
-  const pending: Promise<string[]>[] = []
-  const onResponse = (response: Response): void => {
-    pending.push(setCookieLines(response))
-  }
-  browser.on('response', onResponse)
-  let auth: AuthorizeResult
-  try {
-    auth = await authorize(ctx, { context: browser, user: null })
-  } finally {
-    browser.off('response', onResponse)
-    await Promise.all(pending)
-  }
-  const declaredSameSite = new Set(
-    (await Promise.all(pending))
-      .flat()
-      .flatMap((line) => line.split('\n'))
-      .filter((line) => /;\s*samesite\s*=\s*(lax|strict)\b/i.test(line))
-      .map((line) => line.split('=')[0]?.trim() ?? ''),
-  )
-  expectThat(auth.outcome.loginShown, 'the authorization request showed no login form')
-  const form = await auth.outcome.page
-    .locator('form:has(input[type=password])')
-    .first()
-    // no helper functions in here: the bundler would wrap them in a __name() the page lacks
-    .evaluate((el) => {
-      const f = el as HTMLFormElement
-      const hidden = Array.from(f.querySelectorAll<HTMLInputElement>('input[type=hidden]'))
-      const submit = f.querySelector<HTMLButtonElement>(
-        'button[type=submit]:not([value=cancel]), input[type=submit]',
-      )
-      const username = f.querySelector<HTMLInputElement>(
-        'input[autocomplete=username], input[name=username], input[type=email], input[name=login]',
-      )
-      return {
-        // not f.action: a control named "action" shadows the property
-        action: new URL(f.getAttribute('action') ?? '', document.baseURI).href,
-        hidden: hidden.filter((i) => i.name).map((i) => [i.name, i.value] as const),
-        username: username?.name ?? '',
-        password: f.querySelector<HTMLInputElement>('input[type=password]')?.name ?? '',
-        submit: submit?.name ? [[submit.name, submit.value] as const] : [],
-      }
-    })
-  expectThat(form.username && form.password, 'the login form has no named username or password')
-  const cookies = await browser.cookies(form.action)
-  return {
-    context: browser,
-    action: form.action,
-    fields: Object.fromEntries(form.hidden),
-    usernameField: form.username,
-    passwordField: form.password,
-    submit: Object.fromEntries(form.submit),
-    cookie: cookies.map((c) => `${c.name}=${c.value}`).join('; '),
-    declaredSameSite,
-    auth,
-  }
-}
-
-/**
- * The Cookie header the browser of `form` would send with a cross-site POST to `url` (RFC
- * 6265bis, the SameSite check of the cookie retrieval algorithm): its SameSite=None cookies,
- * and those set without a SameSite attribute, which a browser may enforce as
- * "Lax-allowing-unsafe" (sent on a cross-site top-level POST). Strict and declared Lax cookies
- * stay home. Empty when none would be sent.
- */
-async function crossSiteCookie(form: LoginForm, url: string): Promise<string> {
-  return (await form.context.cookies(url))
-    .filter(
-      (c) => c.sameSite === 'None' || (c.sameSite === 'Lax' && !form.declaredSameSite.has(c.name)),
-    )
-    .map((c) => `${c.name}=${c.value}`)
-    .join('; ')
-}
-
-interface PostOptions {
-  /** Hidden fields to send instead of the form's own. */
-  readonly fields?: Readonly<Record<string, string>>
-  /** Cookie header instead of the form's; null for none. */
-  readonly cookie?: string | null
-  /** Origin header instead of the IdP's own origin. */
-  readonly origin?: string
-  /** Where to post instead of the form's own action (another session's form). */
-  readonly action?: string
-}
-
-/** Replays the credential POST of `form` with the raw client (no redirect is followed). */
-function postLogin(
-  ctx: CheckContext,
-  form: LoginForm,
-  user: TargetUser,
-  options: PostOptions = {},
-): Promise<HttpResponse> {
-  const cookie = options.cookie === undefined ? form.cookie : options.cookie
-  return ctx.http.request(options.action ?? form.action, {
-    method: 'POST',
-    form: {
-      ...(options.fields ?? form.fields),
-      ...form.submit,
-      [form.usernameField]: user.username,
-      [form.passwordField]: user.password,
-    },
-    headers: {
-      accept: 'text/html',
-      origin: options.origin ?? new URL(ctx.target.baseUrl).origin,
-      ...(cookie ? { cookie } : {}),
-    },
-  })
-}
-
-const wrongPassword = (user: TargetUser): TargetUser => ({
-  username: user.username,
-  password: `${user.password}-wrong-${oidc.randomState().slice(0, 6)}`,
-})
-
-/**
- * Follows the IdP's redirect chain after a credential post the way a browser would: each hop
- * at the IdP gets the cookies the browser held plus those the chain set (a cookie jar, path
- * and expiry rules included), until a redirect leaves for `redirectUri` (returned) or the
- * chain stops at the IdP (undefined). Providers pass through intermediate redirects, such as
- * node-oidc-provider's `/auth/authorize/<uid>` resume, before redirecting to the client.
- */
-async function followToClient(
-  ctx: CheckContext,
-  form: LoginForm,
-  first: HttpResponse,
-  redirectUri: string,
-  /** Collects every response of the chain after the first (their Set-Cookie, for LOGIN-05). */
-  hops: HttpResponse[] = [],
-): Promise<URL | undefined> {
-  const jar = (await jarOf(form.context)) ?? new CookieJar()
-  const idp = new URL(ctx.target.baseUrl).origin
-  const isClient = (u: URL): boolean => u.toString().startsWith(redirectUri)
-  const end = await followWithJar(ctx.http, jar, first, idp, isClient, hops)
-  return 'client' in end ? end.client : undefined
-}
-
-/** Every Set-Cookie of a response that sets a value (clearing ones are left out). */
-const cookiesSet = (res: HttpResponse): string[] =>
-  res.headers
-    .getSetCookie()
-    .filter((c) => !/^[^=]+=\s*(;|$)/.test(c) && !/;\s*max-age=0\b/i.test(c))
+// The login page as a user sees it: its branding, its framing, its headers, sub-resources and
+// cookies, and what it does with reflected input. The credential request's defences (forgery,
+// the redirect after it, enumeration and throttling) are in login-credentials.ts.
 
 const LOGIN_01 = check(async (ctx) => {
   const client = mainClient(ctx)
@@ -282,15 +95,20 @@ const LOGIN_02 = check(async (ctx) => {
   const loginPage = 'login page (GET /auth/authorize)'
   await ctx.subcase(loginPage, () => expectUnframeable(ctx, login, loginPage))
 
-  const form = await captureLoginForm(ctx)
-  const failed = await postLogin(ctx, form, wrongPassword(ctx.target.users.primary))
+  const form = await captureSignIn(ctx)
+  const failed = await replaySignIn(ctx, form, wrongPassword(ctx.target.users.primary))
   const failedPage = 'page after a failed login'
   await ctx.subcase(failedPage, () => {
     expectThat(
       failed.status < 300 || failed.status >= 400,
       `a wrong password was answered with HTTP ${failed.status}`,
     )
-    expectUnframeable(ctx, failed, failedPage)
+    // a script's sign-in gets data, not a page: its page stays the login page, judged above
+    if (form.via === 'script' && !/html/i.test(failed.headers.get('content-type') ?? ''))
+      ctx.note(
+        `${failedPage}: none, ${describeSignIn(form)} was answered HTTP ${failed.status} (${failed.headers.get('content-type') ?? 'no content type'}) and the login page stays shown`,
+      )
+    else expectUnframeable(ctx, failed, failedPage)
   })
 
   const unknown = { ...params, client_id: `unknown-${oidc.randomState().slice(0, 8)}` }
@@ -305,165 +123,6 @@ const LOGIN_02 = check(async (ctx) => {
     await ctx.subcase('logout page', () => expectUnframeable(ctx, logout, 'logout page'))
   else ctx.note(`GET /auth/logout answered HTTP ${logout.status}: no logout page to examine`)
   ctx.note('no consent page appears in these flows, so none was examined')
-})
-
-/** The hidden field that looks like the anti-CSRF token, if one does. */
-const csrfField = (form: LoginForm): string | undefined =>
-  Object.keys(form.fields).find((k) => /csrf|xsrf|authenticity|request.?token/i.test(k))
-
-/**
- * A forged credential post is refused (REQUIREMENTS.md LOGIN-03: 4xx, no redirect to R):
- * answered 4xx, and the redirect chain, followed as a browser would, never reaches the client.
- */
-async function expectRefused(
-  ctx: CheckContext,
-  form: LoginForm,
-  res: HttpResponse,
-  redirectUri: string,
-  what: string,
-): Promise<void> {
-  const reached = await followToClient(ctx, form, res, redirectUri)
-  expectThat(
-    !reached,
-    `${what}: the sign-in went through to the client (${reached?.origin ?? ''}${reached?.pathname ?? ''})`,
-  )
-  // RFC 6749 §10.12: a forged credential post is refused outright
-  expectThat(
-    res.status >= 400 && res.status < 500,
-    `${what}: expected the post to be refused with HTTP 4xx, got ${res.status}`,
-  )
-}
-
-/**
- * When a replay of the page's form did not sign in: whether the browser's own sign-in is a
- * script's fetch/XHR call rather than a form post. Then the replay was built from the wrong
- * request, and the part is inconclusive with why (an Error), never a failure of the IdP.
- */
-async function notByScript(ctx: CheckContext, what: string): Promise<void> {
-  const auth = await authorize(ctx, { context: await ctx.newBrowserContext() })
-  const request = auth.via === 'browser' ? auth.outcome.loginRequest : undefined
-  if (request?.via === 'script')
-    throw new Error(
-      `${what}: the login page signs in with a script's call to ${request.url} (fetch/XHR), not a form post, so a replay of its form proves nothing: the credential replay was not run`,
-    )
-}
-
-/** The positive control: an untampered credential post, followed, reaches the client with a code. */
-async function expectSignsIn(
-  ctx: CheckContext,
-  form: LoginForm,
-  user: TargetUser,
-  redirectUri: string,
-  what: string,
-): Promise<void> {
-  const res = await postLogin(ctx, form, user)
-  const reached = await followToClient(ctx, form, res, redirectUri)
-  if (!reached) await notByScript(ctx, what)
-  expectControl(
-    reached,
-    `${what}: the untampered credential post, replayed with the browser's cookies for ${form.action} and followed through the IdP's redirects, never reached ${redirectUri} (first answer HTTP ${res.status})`,
-  )
-  expectControl(reached.searchParams.get('code'), `${what}: the client was reached without a code`)
-}
-
-/** LOGIN-03's cross-site forgery, as its messages begin. */
-const CROSS_SITE =
-  "a cross-site post from https://evil.example of another session's form with the cookies a browser sends cross-site"
-
-const LOGIN_03 = check(async (ctx) => {
-  const user = ctx.target.users.primary
-  const redirectUri = redirectUriOf(ctx, mainClient(ctx))
-  // the control first: the untampered replay signs in, so the refusals below are not luck
-  await expectSignsIn(ctx, await captureLoginForm(ctx), user, redirectUri, 'control')
-  let one = await captureLoginForm(ctx)
-  const two = await captureLoginForm(ctx)
-  const token = csrfField(one)
-  /**
-   * One forged post, a sub-case: every defence that is missing is reported. A post that was
-   * not refused may have spent the sign-in of `one`, so the next one gets a fresh form: it is
-   * then refused for its own forgery, never because its sign-in was already completed.
-   */
-  const forged = async (what: string, post: (form: LoginForm) => Promise<HttpResponse>) => {
-    const outcome = { refused: false }
-    await ctx.subcase(what, async () => {
-      await expectRefused(ctx, one, await post(one), redirectUri, what)
-      outcome.refused = true
-    })
-    if (!outcome.refused) one = await captureLoginForm(ctx)
-  }
-  if (Object.keys(one.fields).length === 0)
-    ctx.note('the form has no hidden field: the case without an anti-CSRF field was not run')
-  else {
-    if (!token)
-      ctx.note('no hidden field is named like an anti-CSRF token: every hidden field dropped')
-    await forged('credentials without the anti-CSRF field', (form) => {
-      const without = Object.fromEntries(
-        Object.entries(form.fields).filter(([name]) => token !== undefined && name !== token),
-      )
-      return postLogin(ctx, form, user, { fields: without })
-    })
-  }
-  const otherToken = token === undefined ? undefined : two.fields[token]
-  if (token && otherToken !== undefined)
-    await forged("another session's anti-CSRF token", (form) =>
-      postLogin(ctx, form, user, { fields: { ...form.fields, [token]: otherToken } }),
-    )
-  // the cross-site forgery a browser can actually send: another session's form (an
-  // attacker's, which it spends) posted from https://evil.example, carrying only the cookies a
-  // browser attaches to a cross-site POST. The victim's own form with all its cookies and a
-  // foreign Origin is no request a browser sends cross-site (RFC 6265bis: a SameSite=Lax cookie
-  // goes cross-site only on a top-level navigation with a safe method), so it is not tried
-  const three = await captureLoginForm(ctx)
-  await forged(CROSS_SITE, async (form) => {
-    const cross = await crossSiteCookie(form, three.action)
-    ctx.note(
-      cross
-        ? `${CROSS_SITE}: the cookies a browser would send cross-site: ${cross.replace(/=[^;]*/g, '=…')}`
-        : `${CROSS_SITE}: no cookie of the browser would go with it (SameSite=Lax or Strict)`,
-    )
-    return postLogin(ctx, form, user, {
-      fields: three.fields,
-      action: three.action,
-      cookie: cross || null,
-      origin: 'https://evil.example',
-    })
-  })
-  // login CSRF: a form obtained elsewhere (its fields and its action), posted from this
-  // browser with this browser's cookies for that action, must not sign it in
-  await forged("another session's whole form posted with this browser's cookies", async (form) => {
-    const cookieForTwo = (await form.context.cookies(two.action))
-      .map((c) => `${c.name}=${c.value}`)
-      .join('; ')
-    return postLogin(ctx, form, user, {
-      fields: two.fields,
-      action: two.action,
-      cookie: cookieForTwo || null,
-    })
-  })
-  const bare = await postLogin(ctx, one, user, { cookie: null })
-  if (bare.status < 400 || bare.status >= 500)
-    ctx.note(`the form posted without any cookie was answered HTTP ${bare.status}`)
-})
-
-const LOGIN_04 = check(async (ctx) => {
-  const auth = await authorize(ctx)
-  expectThat(auth.callback?.searchParams.get('code'), 'the sign-in did not reach the client')
-  const script = auth.outcome.loginRequest?.via === 'script' ? auth.outcome.loginRequest : undefined
-  if (auth.outcome.loginPostStatus === undefined && script) {
-    // a sign-in by a script's fetch/XHR call, not a form post: a 302/303 answer passes; any
-    // other answer is left inconclusive, since the self-test has no broken script sign-in yet
-    // to prove a failure here (a 307/308 would re-send the credentials where it points)
-    if (script.status === 302 || script.status === 303) return
-    throw new Error(
-      `the sign-in was a script's call to ${script.url}, answered HTTP ${String(script.status)}${script.status === 307 || script.status === 308 ? ' (which re-sends the credentials where it points, RFC 9700 §4.12)' : ' without a redirect'}: the suite judges the status of a credential POST's redirect on form posts only`,
-    )
-  }
-  const status = auth.outcome.loginPostStatus
-  // RFC 9700 §4.12: a 307 would make the browser re-POST the credentials to the client
-  expectThat(
-    status === 302 || status === 303,
-    `the credential POST was answered with HTTP ${String(status)}; expected 302 or 303`,
-  )
 })
 
 const SAFE_REFERRER = [
@@ -541,8 +200,11 @@ const LOGIN_05 = check(async (ctx) => {
   })
 
   // OWASP ASVS V3.4: the cookies of the sign-in are Secure, HttpOnly and SameSite
-  const form = await captureLoginForm(ctx)
-  const signedIn = await postLogin(ctx, form, ctx.target.users.primary)
+  const form = await captureSignIn(ctx)
+  ctx.note(
+    `the cookies of the sign-in: replayed the browser's own request, ${describeSignIn(form)}`,
+  )
+  const signedIn = await replaySignIn(ctx, form, ctx.target.users.primary)
   // the sign-in may pass through the IdP's own redirects before it reaches the client
   const hops: HttpResponse[] = []
   const reached = await followToClient(
@@ -552,10 +214,9 @@ const LOGIN_05 = check(async (ctx) => {
     redirectUriOf(ctx, mainClient(ctx)),
     hops,
   )
-  if (!reached) await notByScript(ctx, 'the cookies of the sign-in')
   expectControl(
     reached,
-    `the credential post, replayed with the browser's cookies for ${form.action} and followed through the IdP's redirects, never reached the client (first answer HTTP ${signedIn.status})`,
+    `${describeSignIn(form)}, replayed with the browser's cookies for it and followed through the IdP's redirects, never reached the client (first answer HTTP ${signedIn.status})`,
   )
   const cookies = [...cookiesSet(res), ...cookiesSet(signedIn), ...hops.flatMap(cookiesSet)]
   expectThat(cookies.length > 0, 'the sign-in set no cookie at all (how is the session kept?)')
@@ -673,132 +334,13 @@ const LOGIN_06 = check(async (ctx) => {
   await ctx.subcase(errorPage, () => expectNoInjection(error, payloads, dialogs, errorPage))
 })
 
-/** Every sample of one side far above every sample of the other: a gap no noise explains. */
-async function judgeTiming(
-  ctx: CheckContext,
-  samples: Record<'wrong' | 'unknown', readonly { readonly ms: number }[]>,
-): Promise<void> {
-  const ms = (k: 'wrong' | 'unknown') => samples[k].map((s) => s.ms)
-  const [slow, fast] =
-    Math.min(...ms('wrong')) > Math.max(...ms('unknown'))
-      ? [ms('wrong'), ms('unknown')]
-      : [ms('unknown'), ms('wrong')]
-  const round = (xs: number[]) => xs.map((x) => Math.round(x)).join('/')
-  ctx.note(`timing ms: wrong password ${round(ms('wrong'))}, unknown user ${round(ms('unknown'))}`)
-  // only a gap that no noise explains: every sample of one side far above every sample of the other
-  await ctx.subcase('timing', () =>
-    expectThat(
-      !(Math.min(...slow) > 4 * Math.max(...fast) && Math.min(...slow) - Math.max(...fast) > 25),
-      `timing: it tells an unknown user from a wrong password: ${round(slow)} ms vs ${round(fast)} ms`,
-    ),
-  )
-}
-
-const LOGIN_07 = check({ exclusive: true }, async (ctx) => {
-  const user = ctx.target.users.primary
-  const redirectUri = redirectUriOf(ctx, mainClient(ctx))
-  // the positive control: the same replay with the right password signs in, so the failed
-  // logins below reached the credential logic (not a "session not found" page)
-  await expectSignsIn(ctx, await captureLoginForm(ctx), user, redirectUri, 'control')
-  const form = await captureLoginForm(ctx)
-  const nobody: TargetUser = { username: unknownUsername(user.username), password: user.password }
-  const samples: Record<'wrong' | 'unknown', { status: number; text: string; ms: number }[]> = {
-    wrong: [],
-    unknown: [],
-  }
-  // interleaved, so that a warming server does not favour one side. A throttle may come early
-  // (OWASP lets an account lock after a few failures): the sampling stops there, and what was
-  // sampled is compared
-  let throttledAt: string | undefined
-  sampling: for (let i = 0; i < 3; i++) {
-    for (const kind of ['wrong', 'unknown'] as const) {
-      const who = kind === 'wrong' ? wrongPassword(user) : nobody
-      const started = performance.now()
-      const res = await postLogin(ctx, form, who)
-      const ms = performance.now() - started
-      const reached = await followToClient(ctx, form, res, redirectUri)
-      expectThat(!reached, `${kind}: a failed login reached the client`)
-      if (res.status === 429) {
-        throttledAt = `${kind === 'wrong' ? 'wrong password' : 'unknown user'} number ${i + 1}`
-        break sampling
-      }
-      const text = visibleText(res.text).split(who.username).join('<username>')
-      samples[kind].push({ status: res.status, text, ms })
-    }
-  }
-  const [w, u] = [samples.wrong[0], samples.unknown[0]]
-  expectControl(
-    w && u,
-    `the IdP throttled (HTTP 429) at the ${throttledAt ?? '?'} failed sign-in, before one of each kind could be compared`,
-  )
-  // RFC 6749 §10.10 / OWASP ASVS V2.2: nothing tells an unknown user from a wrong password;
-  // the status, the page, the timing and the throttle are sub-cases, each reported
-  await ctx.subcase('status', () =>
-    expectThat(
-      w.status === u.status,
-      `status: wrong password → HTTP ${w.status}, unknown user → HTTP ${u.status}`,
-    ),
-  )
-  await ctx.subcase('page', () =>
-    expectThat(
-      w.text === u.text,
-      `page: wrong password and unknown user get different pages:\n  "${w.text}"\n  "${u.text}"`,
-    ),
-  )
-  if (throttledAt)
-    ctx.note(
-      `timing not judged: the IdP throttled (HTTP 429) at the ${throttledAt}, before 3 samples of each kind`,
-    )
-  else await judgeTiming(ctx, samples)
-
-  const controls = ctx.target.controls
-  if (!ctx.target.embedded || !controls) {
-    ctx.note('throttling was not probed: only the embedded server can lower its login limit')
-    return
-  }
-  // a small budget keeps the probe bounded; the harness restores the limit after the check
-  const limit = 3
-  controls.setRateLimit('login', limit, 300)
-  let throttled: HttpResponse | undefined
-  // a new window during the probe (newWindowBegan) starts the count again: counted once more
-  // in the new window, so the verdict does not depend on the clock (the embedded server's
-  // window starts when the limit is lowered, so this is for safety)
-  let previous: RateWindow | undefined
-  let restarted = false
-  for (let i = 0; i < limit + 2 && !throttled; i++) {
-    const res = await postLogin(ctx, form, wrongPassword(user))
-    if (res.status === 429) throttled = res
-    const current = rateWindowOf((name) => res.headers.get(name))
-    if (!throttled && previous && newWindowBegan(previous, current) && !restarted) {
-      ctx.note("the login limit's window ended during the probe; counted again in the new one")
-      restarted = true
-      i = 0
-    }
-    previous = current
-  }
-  expectThat(throttled, `${limit + 2} failed logins in a row were never throttled (no HTTP 429)`)
-  // the 429's Retry-After and the correct password held back are sub-cases: both are reported
-  // RFC 6585 §4: Retry-After says when to come back
-  await ctx.subcase('the 429', () =>
-    expectThat(throttled.headers.get('retry-after'), 'the 429: no Retry-After header'),
-  )
-  // throttling that a correct password slips through would not slow guessing at all
-  await ctx.subcase('while throttled', async () => {
-    const right = await postLogin(ctx, form, user)
-    expectThat(
-      !(await followToClient(ctx, form, right, redirectUri)),
-      'while throttled: the correct password still signed in',
-    )
-  })
-})
-
-/** The login checks, one per row of catalogue/login.ts. */
-export const loginChecks: AreaChecks<typeof catalogue> = {
+/** The login page's checks (catalogue/login.ts); login-credentials.ts holds the others. */
+export const loginPageChecks: Pick<
+  AreaChecks<typeof catalogue>,
+  'LOGIN-01' | 'LOGIN-02' | 'LOGIN-05' | 'LOGIN-06'
+> = {
   'LOGIN-01': LOGIN_01,
   'LOGIN-02': LOGIN_02,
-  'LOGIN-03': LOGIN_03,
-  'LOGIN-04': LOGIN_04,
   'LOGIN-05': LOGIN_05,
   'LOGIN-06': LOGIN_06,
-  'LOGIN-07': LOGIN_07,
 }

@@ -59,7 +59,7 @@ const RT_01 = check(async (ctx) => {
     plain.refreshToken === undefined,
     'a refresh_token was issued for scope "openid", which does not include offline_access',
   )
-  const offline = await signIn(ctx, { scope: 'openid offline_access' })
+  const offline = await signIn(ctx, { scope: 'openid offline_access', offline: true })
   expectThat(
     scopeList(offline.scope).includes('offline_access'),
     `offline_access was requested but not granted (scope "${offline.scope}")`,
@@ -68,11 +68,11 @@ const RT_01 = check(async (ctx) => {
 })
 
 const RT_02 = check(async (ctx) => {
-  // authorize sends prompt=consent with offline_access by itself (OIDC Core §11). Not named in
+  // authorize sends prompt=consent with offline_access when asked (`offline`, OIDC Core §11). Not named in
   // params, so the request may be replayed with the user's session: a replay that reaches the
   // client is the "no consent screen" case, and one that meets a consent page goes to the
   // browser, where the page below is answered
-  const auth = await authorize(ctx, { scope: 'openid offline_access' })
+  const auth = await authorize(ctx, { scope: 'openid offline_access', offline: true })
   // a harness bug, never the target's: inconclusive
   if (new URL(auth.url).searchParams.get('prompt') !== 'consent')
     throw new Error('the harness sent no prompt=consent')
@@ -126,6 +126,7 @@ const RT_03 = check(async (ctx) => {
   // 9700 §4.14.2): a session of its own
   const set = await signIn(ctx, {
     scope: 'openid profile offline_access',
+    offline: true,
     ownSession: true,
   })
   const rt = refreshTokenOf(set)
@@ -212,7 +213,7 @@ async function compareRefreshedIdToken(
 }
 
 const RT_04 = check(async (ctx) => {
-  const set = await signIn(ctx, { scope: FULL })
+  const set = await signIn(ctx, { scope: FULL, offline: true })
   const rt = refreshTokenOf(set)
   expectScope(set.scope, FULL, 'scope of the code grant (the original grant)')
   const narrowed = await oidc.refreshTokenGrant(set.auth.config, rt, { scope: NARROW })
@@ -226,7 +227,7 @@ const RT_04 = check(async (ctx) => {
 })
 
 const RT_05 = check(async (ctx) => {
-  const set = await signIn(ctx, { scope: FULL })
+  const set = await signIn(ctx, { scope: FULL, offline: true })
   const rt = refreshTokenOf(set)
   const narrowed = refreshBody(await refreshRaw(ctx, rt, { scope: NARROW }), 'narrowed refresh')
   expectScope(narrowed.scope, NARROW, 'scope of the narrowed refresh response')
@@ -244,7 +245,7 @@ const RT_05 = check(async (ctx) => {
 
 const RT_06 = check(async (ctx) => {
   const granted = 'openid offline_access read:documents'
-  const set = await signIn(ctx, { scope: granted })
+  const set = await signIn(ctx, { scope: granted, offline: true })
   const rt = refreshTokenOf(set)
   const attempts = [
     `${granted} write:documents`,
@@ -274,7 +275,7 @@ const RT_06 = check(async (ctx) => {
 const RT_07 = check(async (ctx) => {
   const other = otherClient(ctx)
   // another client presents the refresh token: a session of its own
-  const set = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
+  const set = await signIn(ctx, { scope: 'openid offline_access', offline: true, ownSession: true })
   const rt = refreshTokenOf(set)
   // RFC 6749 §6, §10.4: the refresh token is bound to the client it was issued to
   const stolen = await refreshRaw(ctx, rt, { client: other })
@@ -288,7 +289,7 @@ const RT_07 = check(async (ctx) => {
 const RT_08 = check(async (ctx) => {
   const main = ctx.target.clients.main
   // the refresh token goes with wrong secrets: a session of its own
-  const set = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
+  const set = await signIn(ctx, { scope: 'openid offline_access', offline: true, ownSession: true })
   const rt = refreshTokenOf(set)
   const base = { grant_type: 'refresh_token', refresh_token: rt, client_id: main.id }
   const cases: [string, Record<string, string>][] = [
@@ -318,7 +319,11 @@ const RT_09 = check(async (ctx) => {
   const afterRevocation = 'refresh with a revoked refresh token'
   await ctx.subcase(afterRevocation, async () => {
     // revoked on purpose: a session of its own
-    const set = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
+    const set = await signIn(ctx, {
+      scope: 'openid offline_access',
+      offline: true,
+      ownSession: true,
+    })
     // the refresh token works and is revoked before the subject (a precondition); the token in
     // use after the control refresh is the new one when the server rotates them
     const before = await refreshRaw(ctx, refreshTokenOf(set))
@@ -334,7 +339,11 @@ const RT_09 = check(async (ctx) => {
   const ofReusedCode = 'refresh with the refresh token of a reused code'
   await ctx.subcase(ofReusedCode, async () => {
     // a replayed code: a session of its own
-    const auth = await authorize(ctx, { scope: 'openid offline_access', ownSession: true })
+    const auth = await authorize(ctx, {
+      scope: 'openid offline_access',
+      offline: true,
+      ownSession: true,
+    })
     const code = codeOf(auth)
     const form = {
       code,
@@ -363,7 +372,7 @@ const RT_10 = check(async (ctx) => {
   const main = ctx.target.clients.main
   // its own browser: its last part logs this session out (never the run's shared one)
   const context = await ctx.newBrowserContext()
-  const set = await signIn(ctx, { scope: 'openid offline_access', context })
+  const set = await signIn(ctx, { scope: 'openid offline_access', offline: true, context })
   const rt = refreshTokenOf(set)
   const refreshed = refreshBody(await refreshRaw(ctx, rt), 'refresh')
   // a refresh response that repeats the refresh token it was given has not rotated it
@@ -452,7 +461,7 @@ const RT_11 = check({ exclusive: true }, async (ctx) => {
     ctx.skip(
       `refresh tokens live ${lifetime} s: longer than this check waits (${MAX_EXPIRY_WAIT_S} s), and only the embedded server's clock can be moved`,
     )
-  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  const set = await signIn(ctx, { scope: 'openid offline_access', offline: true })
   const rt = refreshTokenOf(set)
   // the control: live, the same refresh token works, so a refusal below is for its age alone
   refreshBody(await refreshRaw(ctx, rt), 'control: refresh while the refresh token is live')

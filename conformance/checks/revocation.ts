@@ -46,7 +46,7 @@ async function isActive(ctx: CheckContext, token: string): Promise<boolean> {
 // grant with a refresh token (RFC 7009 §2.1) and its grant may be the session's
 
 const REV_01 = check(async (ctx) => {
-  const set = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
+  const set = await signIn(ctx, { scope: 'openid offline_access', offline: true, ownSession: true })
   // the token works and is revoked before the subject: a failure there is a precondition's
   const active = await introspectRaw(ctx, set.accessToken)
   aside('precondition', () => expectActive(active, 'the access token before revocation'))
@@ -66,7 +66,7 @@ const REV_01 = check(async (ctx) => {
 })
 
 const REV_02 = check(async (ctx) => {
-  const set = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
+  const set = await signIn(ctx, { scope: 'openid offline_access', offline: true, ownSession: true })
   const rt = refreshTokenOf(set)
   const active = await introspectRaw(ctx, rt)
   aside('precondition', () => expectActive(active, 'the refresh token before revocation'))
@@ -105,7 +105,7 @@ function revokedForTheCheck(ctx: CheckContext, res: HttpResponse, what: string):
 }
 
 const REV_03 = check(async (ctx) => {
-  const set = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
+  const set = await signIn(ctx, { scope: 'openid offline_access', offline: true, ownSession: true })
   const rt = refreshTokenOf(set)
   const minted = await refreshRaw(ctx, rt)
   // the grant's tokens work and the refresh token is revoked before the subject (a precondition)
@@ -145,7 +145,11 @@ const REV_03 = check(async (ctx) => {
     })
   }
   // RFC 7009 §2.1 (MAY): revoking an access token may take its refresh token along
-  const second = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
+  const second = await signIn(ctx, {
+    scope: 'openid offline_access',
+    offline: true,
+    ownSession: true,
+  })
   const res = await revokeRaw(ctx, second.accessToken)
   if (res.status !== 200) {
     ctx.note(
@@ -168,7 +172,7 @@ const REV_04 = check({ exclusive: true }, async (ctx) => {
     })
   // INTERFACE.md §3: inactive or unknown tokens get the same 200, so tokens cannot be probed
   await revoked('a garbage token', 'not-a-token-0123456789')
-  const set = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
+  const set = await signIn(ctx, { scope: 'openid offline_access', offline: true, ownSession: true })
   const rt = refreshTokenOf(set)
   const minted = await refreshRaw(ctx, rt)
   expectStatus(minted, 200, 'refresh')
@@ -208,7 +212,7 @@ const REV_05 = check(async (ctx) => {
 
 const REV_06 = check(async (ctx) => {
   const other = otherClient(ctx)
-  const set = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
+  const set = await signIn(ctx, { scope: 'openid offline_access', offline: true, ownSession: true })
   const rt = refreshTokenOf(set)
   // each token is its own sub-case, and for each the effect comes before the answer's form: an
   // answer in the wrong shape hides neither token's fate
@@ -258,7 +262,7 @@ const REV_07 = check(async (ctx) => {
     wrongMethod(ctx, get, wrong)
   })
 
-  const set = await signIn(ctx, { scope: 'openid offline_access', ownSession: true })
+  const set = await signIn(ctx, { scope: 'openid offline_access', offline: true, ownSession: true })
   await ctx.subcase('an ID token', async () => {
     const idRes = await revokeRaw(ctx, idTokenOf(set))
     // RFC 7009 §2.2.1: a kind the server does not revoke is a no-op or unsupported_token_type

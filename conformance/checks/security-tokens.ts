@@ -127,7 +127,7 @@ const SEC_06 = check(async (ctx) => {
   const codes: string[] = []
   const refreshTokens: string[] = []
   for (let i = 0; i < SAMPLES; i++) {
-    const auth = await authorize(ctx, { scope: 'openid offline_access' })
+    const auth = await authorize(ctx, { scope: 'openid offline_access', offline: true })
     const code = codeOf(auth)
     codes.push(code)
     const res = await redeem(ctx, auth)

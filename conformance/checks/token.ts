@@ -28,7 +28,10 @@ import { verifyJwt } from '../harness/jwt.ts'
 async function oneResponsePerGrant(
   ctx: CheckContext,
 ): Promise<{ grant: string; res: HttpResponse }[]> {
-  const { body, res, auth } = await tokensFor(ctx, { scope: 'openid profile offline_access' })
+  const { body, res, auth } = await tokensFor(ctx, {
+    scope: 'openid profile offline_access',
+    offline: true,
+  })
   const refreshToken = body.refresh_token
   expectThat(
     typeof refreshToken === 'string',
@@ -365,7 +368,7 @@ const TOK_07 = check(async (ctx) => {
   const refreshTokens: string[] = []
   for (let i = 0; i < ISSUANCES; i++) {
     const started = performance.now()
-    const { body } = await tokensFor(ctx, { scope: 'openid offline_access' })
+    const { body } = await tokensFor(ctx, { scope: 'openid offline_access', offline: true })
     // the time budget scales with this target's time for one issuance, measured on the first
     // (a replay of the IdP session, or a sign-in in the browser when there is none): a slow
     // provider gets the time its remaining issuances need (thrice, for noise), and a timeout

@@ -262,7 +262,7 @@ const UI_08 = check(async (ctx) => {
 })
 
 const UI_09 = check(async (ctx) => {
-  const set = await signIn(ctx, { scope: 'openid offline_access' })
+  const set = await signIn(ctx, { scope: 'openid offline_access', offline: true })
   userInfoClaims(await userInfoRaw(ctx, set.accessToken), 'user-info with the access token')
   // RFC 8725 §3.11, RFC 9068 §4: an ID token shares iss, sub, aud and kid, but is not an access token
   // each token is its own sub-case: one accepted does not hide the other

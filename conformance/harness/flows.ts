@@ -1,3 +1,4 @@
+import type { CookieJar } from 'tough-cookie'
 import type { Page } from '@playwright/test'
 import type { CheckContext } from './check.ts'
 import {
@@ -67,6 +68,13 @@ export interface AuthorizeOptions {
   readonly screenshot?: boolean
   readonly nonce?: boolean
   /**
+   * The check needs the scope's offline_access honoured (a refresh token): the request carries
+   * prompt=consent, without which OIDC Core §11 lets the OP ignore offline_access. Without it,
+   * offline_access is asked like any scope and prompt is not sent. The request may still be
+   * replayed with the user's IdP session, whose replay answers a one-form consent page.
+   */
+  readonly offline?: boolean
+  /**
    * A new session whose subject is what follows the sign-in (a session to log out, session
    * identifiers to sample), not the login page: the login form is posted over HTTP
    * (form-sign-in.ts) and the session's cookies go into `context`, when one is given. A login
@@ -124,8 +132,12 @@ export async function authorize(
     code_challenge: challenge,
     code_challenge_method: 'S256',
     // OIDC Core §11: an OP MUST ignore offline_access unless prompt contains consent (or other
-    // conditions permit it), so a request for offline access asks the way the standard says
-    ...(scope.split(' ').includes('offline_access') ? { prompt: 'consent' } : {}),
+    // conditions permit it), so a check that needs offline access honoured asks the way the
+    // standard says; any other request asks for no interaction it does not need (a consent
+    // page the suite then cannot answer ends the check inconclusive, saying it asked: codeOf)
+    ...(options.offline && scope.split(' ').includes('offline_access')
+      ? { prompt: 'consent' }
+      : {}),
     ...options.params,
   })
   const user = options.user === null ? undefined : (options.user ?? ctx.target.users.primary)
@@ -141,6 +153,8 @@ export async function authorize(
   }
   const sessions = replayable(ctx, options) && user ? ctx.sessions : undefined
   let establish: ((context: BrowserContext | undefined) => Promise<void>) | undefined
+  /** The session whose replay stopped at a page it could not read (maybe a script's login). */
+  let unread: CookieJar | undefined
   if (sessions && user) {
     // one wait for a sign-in in flight, one replay; anything else goes to the browser
     const jar = await sessions.current(user)
@@ -172,9 +186,12 @@ export async function authorize(
         }
       }
       if (replayed.kind === 'login') {
-        sessions.forget(user, jar)
+        await sessions.forget(user, jar)
         ctx.note(`sign-in: ${user.username}'s IdP session was gone; signing in again`)
-      } else ctx.note(`sign-in: the session replay did not reach the client (${replayed.why})`)
+      } else {
+        ctx.note(`sign-in: the session replay did not reach the client (${replayed.why})`)
+        if (replayed.atPage && !options.context) unread = jar
+      }
     }
     establish = sessions.claim(user)
   }
@@ -215,6 +232,9 @@ export async function authorize(
   // place in it may be waiting for this session
   const context =
     options.context ?? (await ctx.newBrowserContext(establish ? { outsidePool: true } : undefined))
+  // the browser goes on with the session's cookies, as the user's browser would: a login page
+  // there (one a script renders, which the replay cannot see) means the session has ended
+  if (unread && sessions) await giveSession(context, sessions.newest(unread))
   const outcome = await browse(context, ctx.target, url.toString(), ctx.http, {
     ...(user ? { user } : {}),
     ...(options.cancel ? { cancel: true } : {}),
@@ -230,6 +250,14 @@ export async function authorize(
         fullPage: true,
       },
     )
+  if (unread && sessions && user && outcome.loginShown && outcome.callback) {
+    // dropped, and this sign-in is the user's session from now on: once, in this request
+    await sessions.forget(user, unread)
+    establish = sessions.claim(user)
+    ctx.note(
+      `sign-in: ${user.username}'s IdP session had ended (given its cookies, the browser met the login page); dropped and signed in again`,
+    )
+  }
   if (establish) {
     // the session is shared only when this sign-in went through the login page to the client
     await establish(outcome.loginShown && outcome.callback ? context : undefined)

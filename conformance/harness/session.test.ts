@@ -108,7 +108,7 @@ describe('SharedSessions.replay', () => {
     expect(current).toBeDefined()
     const out = await sessions.replay(http, jar, `${IDP}/auth/authorize`, [CLIENT], LOGIN)
     expect(out).toEqual({ kind: 'login' })
-    sessions.forget(user, current as CookieJar)
+    await sessions.forget(user, current as CookieJar)
     expect(notices).toHaveLength(1)
     expect(sessions.current(user)).toBeUndefined()
   })

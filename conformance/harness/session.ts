@@ -52,8 +52,12 @@ export type ReplayOutcome =
     }
   /** The IdP showed its login form again: the session is gone (or was never reusable). */
   | { readonly kind: 'login' }
-  /** Anything else (an error or consent page, a self-submitting form): the browser decides. */
-  | { readonly kind: 'other'; readonly why: string }
+  /**
+   * Anything else (an error or consent page, a self-submitting form): the browser decides.
+   * `atPage`: the replay stopped at a page of the IdP it could not read (HTTP 200), which may be
+   * a login page a script renders: the browser, given the session's cookies, tells.
+   */
+  | { readonly kind: 'other'; readonly why: string; readonly atPage?: boolean }
 
 /**
  * The IdP sessions of one run, one per user: the cookies the browser received when the user
@@ -129,8 +133,13 @@ export class SharedSessions {
     }
   }
 
-  /** Drops the user's session when it is still `jar` (a replay found it gone). */
-  forget(user: TargetUser, jar: CookieJar): void {
+  /** The newest cookies of the session `jar` began (an IdP may have given it a new identifier). */
+  newest(jar: CookieJar): CookieJar {
+    return (this.#lender ?? this).#lines.get(jar)?.latest ?? jar
+  }
+
+  /** Drops the user's session when it is still `jar` (a replay found it gone); settles once dropped. */
+  async forget(user: TargetUser, jar: CookieJar): Promise<void> {
     if (this.#lender) return
     // a session that never signed the user in again is not reusable at this target at all
     if (!this.#worked.has(jar) && !this.unusable) {
@@ -140,10 +149,8 @@ export class SharedSessions {
     }
     const entry = this.#jars.get(user.username)
     if (!entry) return
-    void entry.then((current) => {
-      if (current === jar && this.#jars.get(user.username) === entry)
-        this.#jars.delete(user.username)
-    })
+    const current = await entry
+    if (current === jar && this.#jars.get(user.username) === entry) this.#jars.delete(user.username)
   }
 
   /**
@@ -257,7 +264,7 @@ export class SharedSessions {
         const title = res.status === 200 ? pageTitle(res.text) : undefined
         const at = new URL(res.url)
         const why = `the IdP answered HTTP ${res.status} without a redirect at ${at.origin}${at.pathname}${title ? ` ("${title}")` : ''}${answered.length > 0 ? ` after ${answered.join(', ')}` : ''}${res.status === 200 && !configured ? ': no one-button consent or "continue" form in its HTML' : ''}`
-        return { outcome: { kind: 'other', why }, cookies }
+        return { outcome: { kind: 'other', why, atPage: res.status === 200 }, cookies }
       }
       if (answered.length >= MAX_ANSWERS)
         return {

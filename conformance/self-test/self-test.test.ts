@@ -11,6 +11,7 @@ import {
   onAuthorize,
   paramsOf,
   rewriteLoginPage,
+  scriptSignIn,
   USER_INFO,
   type BrokenTarget,
 } from './sabotage/kit.ts'
@@ -91,6 +92,55 @@ describe('self-test: a legitimate early throttle is not a deviation', () => {
     })
     expect(result.verdict, result.message).toBe('pass')
     expect(result.notes.join('\n')).toMatch(/timing not judged: the IdP throttled \(HTTP 429\)/)
+  })
+})
+
+// A login page that signs in by script (a JSON fetch) is judged on that request, replayed and
+// tampered with as the browser sent it (issue 29): against a sound server behind it, the
+// checks pass, and say they replayed the script's call, so the sabotages with a script sign-in
+// prove the script's path and not the form's.
+describe('self-test: a login page that signs in by script is judged on its own request', () => {
+  const scriptCall =
+    /the script's fetch\/XHR call to \/auth\/login-json|script's call to \S+\/auth\/login-json, answered HTTP 200/
+  test.each(['LOGIN-03', 'LOGIN-04', 'LOGIN-05', 'LOGIN-07'] as const)(
+    "%s against a sound server behind a script sign-in passes, on the script's request",
+    async (id) => {
+      const result = await withSabotage(id, { extend: scriptSignIn() })
+      expect(result.verdict, result.message).toBe('pass')
+      expect(result.notes.join('\n')).toMatch(scriptCall)
+    },
+  )
+})
+
+// The harness asks for no interaction it does not need (issue 29, item 2): prompt=consent only
+// where a check needs offline_access honoured (OIDC Core §11), and a consent page it then cannot
+// answer leaves that check inconclusive, saying the suite asked for it.
+describe('self-test: the harness sends prompt=consent only where a check needs it', () => {
+  // a page no interaction answers, shown for every authorization request with prompt=consent
+  const unanswerableConsent: BrokenTarget = {
+    extend: (app) => {
+      app.server.ext('onPreHandler', (request, h) =>
+        request.path === '/auth/authorize' &&
+        typeof request.query.prompt === 'string' &&
+        /\bconsent\b/.test(request.query.prompt)
+          ? h
+              .response('<!doctype html><title>Pick a colour</title><p>Which colour?</p>')
+              .type('text/html')
+              .takeover()
+          : h.continue,
+      )
+    },
+  }
+  test('CODE-01, which asks offline_access among other scopes, sends no prompt and passes', async () => {
+    const result = await withSabotage('CODE-01', unanswerableConsent)
+    expect(result.verdict, result.message).toBe('pass')
+  })
+  test('RT-01, which needs a refresh token, asks prompt=consent and is inconclusive at a page it cannot answer, saying why', async () => {
+    const result = await withSabotage('RT-01', unanswerableConsent)
+    expect(result.verdict, result.message).toBe('error')
+    expect(result.message).toMatch(
+      /could not get past "Pick a colour" .*prompt=consent, which offline_access needs \(OIDC Core §11\)/,
+    )
   })
 })
 

@@ -12,6 +12,8 @@ import {
   relay,
   rewriteAuthorizeErrorPage,
   rewriteLoginPage,
+  scriptSignIn,
+  extendAll,
   type Sabotage,
   type Sabotages,
   sessionCookieRenamed,
@@ -140,6 +142,15 @@ export const loginSabotage: Record<keyof typeof login, Sabotages> = {
       extend: signInSkips('origin', 'interaction cookie', 'form token', 'form token present'),
     },
     {
+      // the replay is the browser's own request, a script's fetch too (issue 29)
+      how: 'the login page signs in by script (JSON fetch), and the sign-in checks neither the anti-CSRF token, the cookie, nor the Origin',
+      expect: /^credentials without the anti-CSRF field: the sign-in went through/,
+      extend: extendAll(
+        scriptSignIn(),
+        signInSkips('origin', 'interaction cookie', 'form token', 'form token present'),
+      ),
+    },
+    {
       how: "the credential POST takes any session's anti-CSRF token",
       expect: /^another session's anti-CSRF token: the sign-in went through/,
       extend: signInSkips('form token'),
@@ -159,11 +170,19 @@ export const loginSabotage: Record<keyof typeof login, Sabotages> = {
       extend: signInSkips('origin', 'interaction cookie'),
     },
   ]),
-  'LOGIN-04': {
-    how: 'the credential POST is answered with a 307 redirect',
-    expect: /^the credential POST was answered with HTTP 307; expected 302 or 303/,
-    extend: signInRedirectStatus(307),
-  },
+  'LOGIN-04': perPart([
+    {
+      how: 'the credential POST is answered with a 307 redirect',
+      expect: /^the credential POST was answered with HTTP 307; expected 302 or 303/,
+      extend: signInRedirectStatus(307),
+    },
+    {
+      how: "the login page signs in by script (JSON fetch), and the script's request is answered with a 307 redirect",
+      expect:
+        /^the script's credential request to \S+ was answered with HTTP 307, which re-sends the credentials/,
+      extend: scriptSignIn({ resend307: true }),
+    },
+  ]),
   // one sabotage per part (each a sub-case): the referrer policy, the caching, each attribute
   // of the session cookie
   'LOGIN-05': perPart([
@@ -199,6 +218,11 @@ export const loginSabotage: Record<keyof typeof login, Sabotages> = {
       how: 'the session cookie is set without Secure',
       expect: /^cookie idp_session: not Secure/,
       extend: sessionCookieRenamed('idp_session', { isSecure: false }),
+    },
+    {
+      how: 'the login page signs in by script (JSON fetch), and the session cookie is set without Secure',
+      expect: /^cookie idp_session: not Secure/,
+      extend: extendAll(scriptSignIn(), sessionCookieRenamed('idp_session', { isSecure: false })),
     },
     {
       how: 'the session cookie is set without HttpOnly',
@@ -258,6 +282,11 @@ export const loginSabotage: Record<keyof typeof login, Sabotages> = {
       how: 'an unknown username gets an HTTP status of its own (400, a wrong password 401)',
       expect: /^status: wrong password → HTTP 401, unknown user → HTTP 400/,
       extend: unknownUserToldApart({ status: 400 }),
+    },
+    {
+      how: 'the login page signs in by script (JSON fetch), and an unknown username gets an HTTP status of its own',
+      expect: /^status: wrong password → HTTP 401, unknown user → HTTP 400/,
+      extend: extendAll(scriptSignIn(), unknownUserToldApart({ status: 400 })),
     },
     {
       how: 'an unknown username gets its own error message',

@@ -1,0 +1,283 @@
+import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
+import type { login as catalogue } from '../catalogue/login.ts'
+import type { HttpResponse } from '../harness/http.ts'
+import { newWindowBegan, rateWindowOf, type RateWindow } from '../harness/rate-window.ts'
+import type { TargetUser } from '../harness/target.ts'
+import { expectControl, expectThat } from '../harness/expect.ts'
+import { authorize, mainClient, redirectUriOf, unknownUsername } from '../harness/flows.ts'
+import { visibleText } from '../harness/pages.ts'
+import {
+  captureSignIn,
+  crossSiteCookie,
+  csrfField,
+  csrfHeader,
+  describeSignIn,
+  expectRefused,
+  expectSignsIn,
+  followToClient,
+  type SignInRequest,
+  replaySignIn,
+  wrongPassword,
+} from '../harness/credential-replay.ts'
+
+// The login's credential request: CSRF and forged posts (LOGIN-03), the redirect that answers
+// it (LOGIN-04), and what failed sign-ins tell and how they are throttled (LOGIN-07). The login
+// page itself is in login.ts.
+
+/** LOGIN-03's cross-site forgery, as its messages begin. */
+const CROSS_SITE =
+  "a cross-site post from https://evil.example of another session's form with the cookies a browser sends cross-site"
+
+const LOGIN_03 = check(async (ctx) => {
+  const user = ctx.target.users.primary
+  const redirectUri = redirectUriOf(ctx, mainClient(ctx))
+  // the control first: the untampered replay signs in, so the refusals below are not luck
+  await expectSignsIn(ctx, await captureSignIn(ctx), user, redirectUri, 'control')
+  let one = await captureSignIn(ctx)
+  const two = await captureSignIn(ctx)
+  const token = csrfField(one)
+  /**
+   * One forged post, a sub-case: every defence that is missing is reported. A post that was
+   * not refused may have spent the sign-in of `one`, so the next one gets a fresh form: it is
+   * then refused for its own forgery, never because its sign-in was already completed.
+   */
+  const forged = async (what: string, post: (form: SignInRequest) => Promise<HttpResponse>) => {
+    const outcome = { refused: false }
+    await ctx.subcase(what, async () => {
+      await expectRefused(ctx, one, await post(one), redirectUri, what)
+      outcome.refused = true
+    })
+    if (!outcome.refused) one = await captureSignIn(ctx)
+  }
+  // the anti-CSRF token travels in a body member or in a header of the page's own (a script's
+  // X-CSRF-Token): both are dropped, or both taken from another session
+  const header = csrfHeader(one)
+  if (Object.keys(one.fields).length === 0 && !header)
+    ctx.note(
+      `${describeSignIn(one)} carries nothing besides the credentials (no hidden field, no anti-CSRF header): the case without an anti-CSRF field was not run`,
+    )
+  else {
+    if (!token && !header)
+      ctx.note(
+        'no member or header is named like an anti-CSRF token: every member besides the credentials dropped',
+      )
+    await forged('credentials without the anti-CSRF field', (form) => {
+      const without = Object.fromEntries(
+        Object.entries(form.fields).filter(
+          ([name]) => (token !== undefined || header !== undefined) && name !== token,
+        ),
+      )
+      const headers = Object.fromEntries(
+        Object.entries(form.headers).filter(([name]) => name !== header),
+      )
+      return replaySignIn(ctx, form, user, { fields: without, headers })
+    })
+  }
+  const otherToken = token === undefined ? undefined : two.fields[token]
+  const otherHeader = header === undefined ? undefined : two.headers[header]
+  if ((token && otherToken !== undefined) || (header && otherHeader !== undefined))
+    await forged("another session's anti-CSRF token", (form) =>
+      replaySignIn(ctx, form, user, {
+        fields: token ? { ...form.fields, [token]: otherToken } : form.fields,
+        headers: header && otherHeader ? { ...form.headers, [header]: otherHeader } : form.headers,
+      }),
+    )
+  // the cross-site forgery a browser can actually send: another session's form (an
+  // attacker's, which it spends) posted from https://evil.example, carrying only the cookies a
+  // browser attaches to a cross-site POST. The victim's own form with all its cookies and a
+  // foreign Origin is no request a browser sends cross-site (RFC 6265bis: a SameSite=Lax cookie
+  // goes cross-site only on a top-level navigation with a safe method), so it is not tried
+  const three = await captureSignIn(ctx)
+  await forged(CROSS_SITE, async (form) => {
+    const cross = await crossSiteCookie(form, three.action)
+    ctx.note(
+      cross
+        ? `${CROSS_SITE}: the cookies a browser would send cross-site: ${cross.replace(/=[^;]*/g, '=…')}`
+        : `${CROSS_SITE}: no cookie of the browser would go with it (SameSite=Lax or Strict)`,
+    )
+    return replaySignIn(ctx, form, user, {
+      fields: three.fields,
+      action: three.action,
+      cookie: cross || null,
+      origin: 'https://evil.example',
+    })
+  })
+  // login CSRF: a form obtained elsewhere (its fields and its action), posted from this
+  // browser with this browser's cookies for that action, must not sign it in
+  await forged("another session's whole form posted with this browser's cookies", async (form) => {
+    const cookieForTwo = (await form.context.cookies(two.action))
+      .map((c) => `${c.name}=${c.value}`)
+      .join('; ')
+    return replaySignIn(ctx, form, user, {
+      fields: two.fields,
+      action: two.action,
+      cookie: cookieForTwo || null,
+    })
+  })
+  const bare = await replaySignIn(ctx, one, user, { cookie: null })
+  if (bare.status < 400 || bare.status >= 500)
+    ctx.note(`${describeSignIn(one)} sent without any cookie was answered HTTP ${bare.status}`)
+})
+
+const LOGIN_04 = check(async (ctx) => {
+  const auth = await authorize(ctx)
+  expectThat(auth.callback?.searchParams.get('code'), 'the sign-in did not reach the client')
+  const script = auth.outcome.loginRequest?.via === 'script' ? auth.outcome.loginRequest : undefined
+  if (auth.outcome.loginPostStatus === undefined && script) {
+    // a sign-in by a script's fetch/XHR call, not a form post. RFC 9700 §4.12 forbids a 307
+    // (or 308) that makes the browser re-send the credentials where it points; a 302/303, or a
+    // 2xx answer whose JSON names where the script goes next (the sign-in reached the client,
+    // asserted above), re-sends nothing
+    const status = script.status
+    expectThat(
+      status !== 307 && status !== 308,
+      `the script's credential request to ${script.url} was answered with HTTP ${String(status)}, which re-sends the credentials where it points; expected 302 or 303, or a 2xx answer`,
+    )
+    if (
+      status === 302 ||
+      status === 303 ||
+      (status !== undefined && status >= 200 && status < 300)
+    ) {
+      ctx.note(`the sign-in was a script's call to ${script.url}, answered HTTP ${status}`)
+      return
+    }
+    throw new Error(
+      `the sign-in was a script's call to ${script.url}, answered ${status === undefined ? 'with no status the browser saw' : `HTTP ${status}`}, and still reached the client: the suite cannot tell what moved the browser on`,
+    )
+  }
+  const status = auth.outcome.loginPostStatus
+  // RFC 9700 §4.12: a 307 would make the browser re-POST the credentials to the client
+  expectThat(
+    status === 302 || status === 303,
+    `the credential POST was answered with HTTP ${String(status)}; expected 302 or 303`,
+  )
+})
+
+/** Every sample of one side far above every sample of the other: a gap no noise explains. */
+async function judgeTiming(
+  ctx: CheckContext,
+  samples: Record<'wrong' | 'unknown', readonly { readonly ms: number }[]>,
+): Promise<void> {
+  const ms = (k: 'wrong' | 'unknown') => samples[k].map((s) => s.ms)
+  const [slow, fast] =
+    Math.min(...ms('wrong')) > Math.max(...ms('unknown'))
+      ? [ms('wrong'), ms('unknown')]
+      : [ms('unknown'), ms('wrong')]
+  const round = (xs: number[]) => xs.map((x) => Math.round(x)).join('/')
+  ctx.note(`timing ms: wrong password ${round(ms('wrong'))}, unknown user ${round(ms('unknown'))}`)
+  // only a gap that no noise explains: every sample of one side far above every sample of the other
+  await ctx.subcase('timing', () =>
+    expectThat(
+      !(Math.min(...slow) > 4 * Math.max(...fast) && Math.min(...slow) - Math.max(...fast) > 25),
+      `timing: it tells an unknown user from a wrong password: ${round(slow)} ms vs ${round(fast)} ms`,
+    ),
+  )
+}
+
+const LOGIN_07 = check({ exclusive: true }, async (ctx) => {
+  const user = ctx.target.users.primary
+  const redirectUri = redirectUriOf(ctx, mainClient(ctx))
+  // the positive control: the same replay with the right password signs in, so the failed
+  // logins below reached the credential logic (not a "session not found" page)
+  await expectSignsIn(ctx, await captureSignIn(ctx), user, redirectUri, 'control')
+  const form = await captureSignIn(ctx)
+  const nobody: TargetUser = { username: unknownUsername(user.username), password: user.password }
+  const samples: Record<'wrong' | 'unknown', { status: number; text: string; ms: number }[]> = {
+    wrong: [],
+    unknown: [],
+  }
+  // interleaved, so that a warming server does not favour one side. A throttle may come early
+  // (OWASP lets an account lock after a few failures): the sampling stops there, and what was
+  // sampled is compared
+  let throttledAt: string | undefined
+  sampling: for (let i = 0; i < 3; i++) {
+    for (const kind of ['wrong', 'unknown'] as const) {
+      const who = kind === 'wrong' ? wrongPassword(user) : nobody
+      const started = performance.now()
+      const res = await replaySignIn(ctx, form, who)
+      const ms = performance.now() - started
+      const reached = await followToClient(ctx, form, res, redirectUri)
+      expectThat(!reached, `${kind}: a failed login reached the client`)
+      if (res.status === 429) {
+        throttledAt = `${kind === 'wrong' ? 'wrong password' : 'unknown user'} number ${i + 1}`
+        break sampling
+      }
+      const text = visibleText(res.text).split(who.username).join('<username>')
+      samples[kind].push({ status: res.status, text, ms })
+    }
+  }
+  const [w, u] = [samples.wrong[0], samples.unknown[0]]
+  expectControl(
+    w && u,
+    `the IdP throttled (HTTP 429) at the ${throttledAt ?? '?'} failed sign-in, before one of each kind could be compared`,
+  )
+  // RFC 6749 §10.10 / OWASP ASVS V2.2: nothing tells an unknown user from a wrong password;
+  // the status, the page, the timing and the throttle are sub-cases, each reported
+  await ctx.subcase('status', () =>
+    expectThat(
+      w.status === u.status,
+      `status: wrong password → HTTP ${w.status}, unknown user → HTTP ${u.status}`,
+    ),
+  )
+  await ctx.subcase('page', () =>
+    expectThat(
+      w.text === u.text,
+      `page: wrong password and unknown user get different pages:\n  "${w.text}"\n  "${u.text}"`,
+    ),
+  )
+  if (throttledAt)
+    ctx.note(
+      `timing not judged: the IdP throttled (HTTP 429) at the ${throttledAt}, before 3 samples of each kind`,
+    )
+  else await judgeTiming(ctx, samples)
+
+  const controls = ctx.target.controls
+  if (!ctx.target.embedded || !controls) {
+    ctx.note('throttling was not probed: only the embedded server can lower its login limit')
+    return
+  }
+  // a small budget keeps the probe bounded; the harness restores the limit after the check
+  const limit = 3
+  controls.setRateLimit('login', limit, 300)
+  let throttled: HttpResponse | undefined
+  // a new window during the probe (newWindowBegan) starts the count again: counted once more
+  // in the new window, so the verdict does not depend on the clock (the embedded server's
+  // window starts when the limit is lowered, so this is for safety)
+  let previous: RateWindow | undefined
+  let restarted = false
+  for (let i = 0; i < limit + 2 && !throttled; i++) {
+    const res = await replaySignIn(ctx, form, wrongPassword(user))
+    if (res.status === 429) throttled = res
+    const current = rateWindowOf((name) => res.headers.get(name))
+    if (!throttled && previous && newWindowBegan(previous, current) && !restarted) {
+      ctx.note("the login limit's window ended during the probe; counted again in the new one")
+      restarted = true
+      i = 0
+    }
+    previous = current
+  }
+  expectThat(throttled, `${limit + 2} failed logins in a row were never throttled (no HTTP 429)`)
+  // the 429's Retry-After and the correct password held back are sub-cases: both are reported
+  // RFC 6585 §4: Retry-After says when to come back
+  await ctx.subcase('the 429', () =>
+    expectThat(throttled.headers.get('retry-after'), 'the 429: no Retry-After header'),
+  )
+  // throttling that a correct password slips through would not slow guessing at all
+  await ctx.subcase('while throttled', async () => {
+    const right = await replaySignIn(ctx, form, user)
+    expectThat(
+      !(await followToClient(ctx, form, right, redirectUri)),
+      'while throttled: the correct password still signed in',
+    )
+  })
+})
+
+/** The credential request's checks (catalogue/login.ts); login.ts holds the login page's. */
+export const loginCredentialChecks: Pick<
+  AreaChecks<typeof catalogue>,
+  'LOGIN-03' | 'LOGIN-04' | 'LOGIN-07'
+> = {
+  'LOGIN-03': LOGIN_03,
+  'LOGIN-04': LOGIN_04,
+  'LOGIN-07': LOGIN_07,
+}

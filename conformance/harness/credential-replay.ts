@@ -1,0 +1,418 @@
+import type { BrowserContext, Response, Route } from '@playwright/test'
+import { CookieJar } from 'tough-cookie'
+import { submitLogin } from './browser.ts'
+import type { CheckContext } from './check.ts'
+import type { HttpResponse } from './http.ts'
+import { oidc } from './oidc.ts'
+import { followWithJar, readApproveForm } from './form-sign-in.ts'
+import { jarOf, MAX_ANSWERS } from './session.ts'
+import type { TargetUser } from './target.ts'
+import { expectControl, expectThat } from './expect.ts'
+import { authorize, type AuthorizeResult } from './flows.ts'
+
+// The replay of the browser's own credential request with the raw client, and the tampering
+// LOGIN-02/03/05/07 do with it: the request is captured as the login page sends it (a form
+// post or a script's fetch/XHR call), then replayed, changed, and followed as a browser would.
+
+/** The login page's credential request as the browser sent it, and the browser it came from. */
+export interface SignInRequest {
+  /** How the page sent it: a form post (`form`) or a script's fetch/XHR call (`script`). */
+  readonly via: 'form' | 'script'
+  /** Absolute URL the credentials go to. */
+  readonly action: string
+  readonly method: string
+  /** How the body is encoded: a URL-encoded form or a JSON object. */
+  readonly encoding: 'form' | 'json'
+  /**
+   * The body's members besides the credentials: hidden fields (interaction, anti-CSRF token),
+   * the sign-in button's name and value, a JSON request's other members.
+   */
+  readonly fields: Readonly<Record<string, unknown>>
+  readonly usernameField: string
+  readonly passwordField: string
+  /**
+   * The request headers that matter to the IdP, as the browser sent them: the content type,
+   * Accept and the page's own headers (an anti-CSRF header such as X-CSRF-Token); never the
+   * cookie, Origin or the browser's own (User-Agent, Sec-*), which the replay sets itself.
+   */
+  readonly headers: Readonly<Record<string, string>>
+  /**
+   * Cookie header for the request's URL: the cookies the browser holds for that URL when the
+   * page was shown (providers scope interaction cookies to a path such as `/interaction/<uid>`,
+   * so the cookies for `/` are not the ones a browser would send).
+   */
+  readonly cookie: string
+  /**
+   * The names of the cookies set with an explicit SameSite=Lax or Strict on the way to the page
+   * (the browser reports a cookie set without the attribute as Lax too, see crossSiteCookie).
+   */
+  readonly declaredSameSite: ReadonlySet<string>
+  /** The browser the page was shown in: its cookie jar seeds the replay's redirect chain. */
+  readonly context: BrowserContext
+  readonly auth: AuthorizeResult
+}
+
+/** A response's Set-Cookie lines as the browser received them; none if unreadable within 5 s. */
+function setCookieLines(response: Response): Promise<string[]> {
+  let timer: NodeJS.Timeout | undefined
+  return Promise.race([
+    response.headerValues('set-cookie').catch(() => []),
+    new Promise<string[]>((resolve) => {
+      timer = setTimeout(() => resolve([]), 5000)
+    }),
+  ]).finally(() => clearTimeout(timer))
+}
+
+/** Request headers the replay sets itself, or that belong to the browser, not to the page. */
+const BROWSER_HEADERS =
+  /^(cookie|origin|referer|host|content-length|connection|user-agent|accept-(encoding|language)|sec-.*|upgrade-insecure-requests|cache-control|pragma|priority)$/i
+
+/** One request as the page sent it (from Playwright's request, before it left the browser). */
+interface SentRequest {
+  readonly url: string
+  readonly method: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: string | null
+  readonly navigation: boolean
+}
+
+/** How long the sign-in may take to send its request once submitted. */
+const CAPTURE_MS = 15_000
+
+/**
+ * Submits the login page of `auth` with `user` and takes the first POST the page sends (the
+ * form's post or a script's fetch/XHR call, as the browser driver defines the credential
+ * request), stopping it in the browser, so the interaction is not spent. Undefined when no
+ * POST came within CAPTURE_MS.
+ */
+async function sentSignIn(
+  ctx: CheckContext,
+  auth: AuthorizeResult,
+  user: TargetUser,
+): Promise<SentRequest | undefined> {
+  const page = auth.outcome.page
+  let take: (sent: SentRequest) => void = () => undefined
+  const taken = new Promise<SentRequest>((resolve) => (take = resolve))
+  const onRoute = async (route: Route): Promise<void> => {
+    const req = route.request()
+    if (req.method() !== 'POST') return route.fallback().catch(() => undefined)
+    take({
+      url: req.url(),
+      method: req.method(),
+      headers: req.headers(),
+      body: req.postData(),
+      navigation: req.isNavigationRequest(),
+    })
+    await route.abort('aborted').catch(() => undefined)
+  }
+  await page.route('**/*', onRoute)
+  let timer: NodeJS.Timeout | undefined
+  try {
+    const submitted = submitLogin(page, user, ctx.target.login).then(
+      () =>
+        new Promise<undefined>(
+          (resolve) => (timer = setTimeout(() => resolve(undefined), CAPTURE_MS)),
+        ),
+    )
+    return await Promise.race([taken, submitted])
+  } finally {
+    clearTimeout(timer)
+    await page.unroute('**/*', onRoute).catch(() => undefined)
+  }
+}
+
+/**
+ * The members of a credential request's body, when it is a URL-encoded form or a JSON object
+ * (first-level members only); undefined for any other body.
+ */
+function membersOf(
+  sent: SentRequest,
+): { encoding: 'form' | 'json'; members: Record<string, unknown> } | undefined {
+  const type = (sent.headers['content-type'] ?? '').toLowerCase()
+  const body = sent.body ?? ''
+  if (type.startsWith('application/x-www-form-urlencoded'))
+    return { encoding: 'form', members: Object.fromEntries(new URLSearchParams(body)) }
+  if (/^application\/([\w.+-]+\+)?json\b/.test(type)) {
+    try {
+      const json: unknown = JSON.parse(body)
+      if (json && typeof json === 'object' && !Array.isArray(json))
+        return { encoding: 'json', members: { ...(json as Record<string, unknown>) } }
+    } catch {
+      return undefined
+    }
+  }
+  return undefined
+}
+
+/**
+ * Opens the login page in a fresh browser (or `context`), signs in there with a password made
+ * up for the purpose, and takes the credential request the page sends (a form post or a
+ * script's fetch/XHR call) before it leaves the browser, so that the raw client can replay
+ * and tamper with *that* request. Where no replay can be built from it (no POST was sent, a
+ * body neither a form nor JSON, a request without the password: a sign-in over several
+ * requests), it throws an Error, which leaves the part inconclusive with why.
+ */
+export async function captureSignIn(
+  ctx: CheckContext,
+  context?: BrowserContext,
+): Promise<SignInRequest> {
+  const browser = context ?? (await ctx.newBrowserContext())
+  // the names of cookies set with an explicit SameSite=Lax or Strict on the way to the form:
+  // the browser reports a cookie without the attribute as Lax too, but may send it cross-site
+  const pending: Promise<string[]>[] = []
+  const onResponse = (response: Response): void => {
+    pending.push(setCookieLines(response))
+  }
+  browser.on('response', onResponse)
+  let auth: AuthorizeResult
+  try {
+    auth = await authorize(ctx, { context: browser, user: null })
+  } finally {
+    browser.off('response', onResponse)
+    await Promise.all(pending)
+  }
+  const declaredSameSite = new Set(
+    (await Promise.all(pending))
+      .flat()
+      .flatMap((line) => line.split('\n'))
+      .filter((line) => /;\s*samesite\s*=\s*(lax|strict)\b/i.test(line))
+      .map((line) => line.split('=')[0]?.trim() ?? ''),
+  )
+  expectThat(auth.outcome.loginShown, 'the authorization request showed no login form')
+  const username = ctx.target.users.primary.username
+  const password = `replay-${oidc.randomState().slice(0, 12)}`
+  const sent = await sentSignIn(ctx, auth, { username, password })
+  if (!sent)
+    throw new Error(
+      `the login page sent no POST within ${CAPTURE_MS / 1000} s of its sign-in: no credential request to replay`,
+    )
+  const what = `the sign-in request (${sent.method} ${new URL(sent.url).pathname}, ${sent.headers['content-type'] ?? 'no content type'})`
+  const body = membersOf(sent)
+  if (!body)
+    throw new Error(
+      `${what}: its body is neither a URL-encoded form nor a JSON object, so no replay of it was built`,
+    )
+  const named = (value: string): string | undefined =>
+    Object.keys(body.members).find((k) => body.members[k] === value)
+  const passwordField = named(password)
+  const usernameField = named(username)
+  if (!passwordField || !usernameField)
+    throw new Error(
+      `${what}: it does not carry both the username and the password as members of its body (a sign-in over several requests?), so no replay of it was built`,
+    )
+  const fields = Object.fromEntries(
+    Object.entries(body.members).filter(([k]) => k !== passwordField && k !== usernameField),
+  )
+  const headers = Object.fromEntries(
+    Object.entries(sent.headers).filter(
+      ([name]) => !BROWSER_HEADERS.test(name) && !name.startsWith(':'),
+    ),
+  )
+  const cookies = await browser.cookies(sent.url)
+  return {
+    via: sent.navigation ? 'form' : 'script',
+    action: sent.url,
+    method: sent.method,
+    encoding: body.encoding,
+    fields,
+    usernameField,
+    passwordField,
+    headers,
+    context: browser,
+    cookie: cookies.map((c) => `${c.name}=${c.value}`).join('; '),
+    declaredSameSite,
+    auth,
+  }
+}
+
+/**
+ * The Cookie header the browser of `form` would send with a cross-site POST to `url` (RFC
+ * 6265bis, the SameSite check of the cookie retrieval algorithm): its SameSite=None cookies,
+ * and those set without a SameSite attribute, which a browser may enforce as
+ * "Lax-allowing-unsafe" (sent on a cross-site top-level POST). Strict and declared Lax cookies
+ * stay home. Empty when none would be sent.
+ */
+export async function crossSiteCookie(form: SignInRequest, url: string): Promise<string> {
+  return (await form.context.cookies(url))
+    .filter(
+      (c) => c.sameSite === 'None' || (c.sameSite === 'Lax' && !form.declaredSameSite.has(c.name)),
+    )
+    .map((c) => `${c.name}=${c.value}`)
+    .join('; ')
+}
+
+export interface ReplayOptions {
+  /** Body members to send instead of the request's own (besides the credentials). */
+  readonly fields?: Readonly<Record<string, unknown>>
+  /** Headers to send instead of the request's own (besides cookie and Origin). */
+  readonly headers?: Readonly<Record<string, string>>
+  /** Cookie header instead of the request's; null for none. */
+  readonly cookie?: string | null
+  /** Origin header instead of the IdP's own origin. */
+  readonly origin?: string
+  /** Where to send it instead of the request's own URL (another session's request). */
+  readonly action?: string
+}
+
+/**
+ * Sends the credential request of `form` again with the raw client, with `user`'s credentials
+ * in place of those the browser sent and the changes of `options` (no redirect is followed).
+ */
+export function replaySignIn(
+  ctx: CheckContext,
+  form: SignInRequest,
+  user: TargetUser,
+  options: ReplayOptions = {},
+): Promise<HttpResponse> {
+  const cookie = options.cookie === undefined ? form.cookie : options.cookie
+  const members: Record<string, unknown> = {
+    ...(options.fields ?? form.fields),
+    [form.usernameField]: user.username,
+    [form.passwordField]: user.password,
+  }
+  const body =
+    form.encoding === 'json'
+      ? JSON.stringify(members)
+      : new URLSearchParams(
+          Object.entries(members).map(([k, v]): [string, string] => [k, String(v)]),
+        ).toString()
+  return ctx.http.request(options.action ?? form.action, {
+    method: form.method,
+    body,
+    headers: {
+      accept: 'text/html',
+      ...(options.headers ?? form.headers),
+      origin: options.origin ?? new URL(ctx.target.baseUrl).origin,
+      ...(cookie ? { cookie } : {}),
+    },
+  })
+}
+
+export const wrongPassword = (user: TargetUser): TargetUser => ({
+  username: user.username,
+  password: `${user.password}-wrong-${oidc.randomState().slice(0, 6)}`,
+})
+
+/**
+ * Where a script's sign-in answer sends the browser: a 2xx JSON answer's `location` (or
+ * `redirect`, `redirect_to`, `redirectTo`, `url`, `next`) member, which the page's script
+ * navigates to, resolved against the request's URL.
+ */
+function scriptLocation(res: HttpResponse): URL | undefined {
+  if (res.status < 200 || res.status >= 300) return undefined
+  const json = res.json as Record<string, unknown> | undefined
+  if (!json || typeof json !== 'object') return undefined
+  for (const key of ['location', 'redirect', 'redirect_to', 'redirectTo', 'url', 'next']) {
+    const value = json[key]
+    if (typeof value === 'string' && URL.canParse(value, res.url)) return new URL(value, res.url)
+  }
+  return undefined
+}
+
+/**
+ * Follows the IdP's answer to a credential request the way a browser would: a redirect chain
+ * (or, for a script's sign-in, the location its JSON answer names), each hop at the IdP with
+ * the cookies the browser held plus those the chain set (a cookie jar, path and expiry rules
+ * included), answering on the way at most MAX_ANSWERS server-rendered consent or "continue"
+ * pages whose one form asks nothing (readApproveForm, as the session replay does), until a
+ * redirect leaves for `redirectUri` (returned) or the chain stops at the IdP (undefined).
+ * Providers pass through intermediate redirects, such as node-oidc-provider's
+ * `/auth/authorize/<uid>` resume, before redirecting to the client.
+ */
+export async function followToClient(
+  ctx: CheckContext,
+  form: SignInRequest,
+  first: HttpResponse,
+  redirectUri: string,
+  /** Collects every response of the chain after the first (their Set-Cookie, for LOGIN-05). */
+  hops: HttpResponse[] = [],
+): Promise<URL | undefined> {
+  const jar = (await jarOf(form.context)) ?? new CookieJar()
+  const idp = new URL(ctx.target.baseUrl).origin
+  const isClient = (u: URL): boolean => u.toString().startsWith(redirectUri)
+  let res = first
+  for (let answers = 0; ; answers++) {
+    const end = await followWithJar(ctx.http, jar, res, idp, isClient, hops)
+    if ('client' in end) return end.client
+    const stopped = end.stopped
+    const next = scriptLocation(stopped)
+    const approve =
+      next || stopped.status !== 200 || new URL(stopped.url).origin !== idp
+        ? undefined
+        : readApproveForm(stopped.text, stopped.url)
+    if (next && isClient(next)) return next
+    if (answers >= MAX_ANSWERS || (next ? next.origin !== idp : approve?.method !== 'POST'))
+      return undefined
+    const cookie = await jar.getCookieString(next ? next.toString() : (approve?.action ?? ''))
+    const headers = { accept: 'text/html', ...(cookie ? { cookie } : {}) }
+    res = next
+      ? await ctx.http.request(next.toString(), { headers })
+      : await ctx.http.request(approve?.action ?? '', {
+          method: 'POST',
+          form: Object.fromEntries(approve?.fields ?? []),
+          headers: { ...headers, origin: idp },
+        })
+    hops.push(res)
+  }
+}
+
+/** Every Set-Cookie of a response that sets a value (clearing ones are left out). */
+export const cookiesSet = (res: HttpResponse): string[] =>
+  res.headers
+    .getSetCookie()
+    .filter((c) => !/^[^=]+=\s*(;|$)/.test(c) && !/;\s*max-age=0\b/i.test(c))
+
+const CSRF_NAME = /csrf|xsrf|authenticity|request.?token/i
+
+/** The body member that looks like the anti-CSRF token, if one does. */
+export const csrfField = (form: SignInRequest): string | undefined =>
+  Object.keys(form.fields).find((k) => CSRF_NAME.test(k))
+
+/** The request header that looks like an anti-CSRF token (X-CSRF-Token, …), if one does. */
+export const csrfHeader = (form: SignInRequest): string | undefined =>
+  Object.keys(form.headers).find((k) => CSRF_NAME.test(k))
+
+/**
+ * A forged credential request is refused (REQUIREMENTS.md LOGIN-03: 4xx, no redirect to R):
+ * answered 4xx, and what follows it, followed as a browser would, never reaches the client.
+ */
+export async function expectRefused(
+  ctx: CheckContext,
+  form: SignInRequest,
+  res: HttpResponse,
+  redirectUri: string,
+  what: string,
+): Promise<void> {
+  const reached = await followToClient(ctx, form, res, redirectUri)
+  expectThat(
+    !reached,
+    `${what}: the sign-in went through to the client (${reached?.origin ?? ''}${reached?.pathname ?? ''})`,
+  )
+  // RFC 6749 §10.12: a forged credential post is refused outright
+  expectThat(
+    res.status >= 400 && res.status < 500,
+    `${what}: expected the post to be refused with HTTP 4xx, got ${res.status}`,
+  )
+}
+
+/** How a captured request reads in messages: `the form post to /auth/login`. */
+export const describeSignIn = (form: SignInRequest): string =>
+  `${form.via === 'form' ? 'the form post' : "the script's fetch/XHR call"} to ${new URL(form.action).pathname}`
+
+/** The positive control: the untampered credential request, followed, reaches the client with a code. */
+export async function expectSignsIn(
+  ctx: CheckContext,
+  form: SignInRequest,
+  user: TargetUser,
+  redirectUri: string,
+  what: string,
+): Promise<void> {
+  ctx.note(`${what}: replayed the browser's own sign-in request, ${describeSignIn(form)}`)
+  const res = await replaySignIn(ctx, form, user)
+  const reached = await followToClient(ctx, form, res, redirectUri)
+  expectControl(
+    reached,
+    `${what}: ${describeSignIn(form)}, replayed untampered with the browser's cookies for it and followed through the IdP's redirects, never reached ${redirectUri} (first answer HTTP ${res.status})`,
+  )
+  expectControl(reached.searchParams.get('code'), `${what}: the client was reached without a code`)
+}
