@@ -15,7 +15,7 @@ import {
   predictSkips,
 } from './harness/needs.ts'
 import type { Target, TargetConfig } from './harness/target.ts'
-import { profileChecks } from './threats.ts'
+import { gatedShoulds, profileChecks } from './threats.ts'
 import { markdownSummary } from './report/markdown.ts'
 import { checkKnownFailures, gate, loadKnownFailures, type KnownFailure } from './gate.ts'
 import { formatResultLine, formatSummary, useColor } from './report/terminal.ts'
@@ -82,7 +82,8 @@ const USAGE = `usage: idp-conformance [run] [options]
   --report-dir DIR       write junit.xml, report.json and report.html there
   --only PATTERNS        comma-separated IDs, ID globs (PKCE-*) or prefixes (PKCE), areas or
                          levels to run; 'security' runs the security profile (SEC-* and the
-                         checks of its threat table)
+                         checks of its threat table), whose gate fails the run on a SHOULD
+                         warning behind an account takeover or a token theft (README)
   --skip PATTERNS        the same, to leave out
   --strict               SHOULD-level warnings fail the run too
   --known-failures FILE  JSON [{id, reason, expires}]: listed failures do not fail the run
@@ -180,6 +181,11 @@ export function selectChecks(patterns: string | undefined): RequirementId[] {
   const selected = all.filter((id) => wanted.some((p) => matches(id, p)))
   if (selected.length === 0) throw new UsageError(`--only ${patterns} selects no check`)
   return selected
+}
+
+/** Whether `--only` names the security profile (its gate then holds some SHOULDs at MUST). */
+export function selectsSecurityProfile(patterns: string | undefined): boolean {
+  return (patterns ?? '').split(',').some((p) => p.trim().toLowerCase() === 'security')
 }
 
 /** `--parallel N`: a whole number from 1 to 16. */
@@ -476,6 +482,10 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     const strict = values.strict ?? false
     const verdict = gate(results, {
       strict,
+      // the security profile's gate: a warning that ships an account takeover or a token theft
+      ...(selectsSecurityProfile(values.only)
+        ? { raised: gatedShoulds((id) => requirements[id].level) }
+        : {}),
       allowSkips: values['allow-skips'] ?? false,
       allowErrors: values['allow-errors'] ?? false,
       knownIds: new Set(Object.keys(requirements)),

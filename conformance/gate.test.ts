@@ -61,6 +61,35 @@ describe('gate', () => {
     ])
   })
 
+  test("the security profile's gate fails the run on the SHOULD warnings it holds at MUST, naming the harm", () => {
+    const results = [
+      result('A-01', 'pass'),
+      result('A-02', 'warn', 'SHOULD'),
+      result('A-03', 'warn', 'SHOULD'),
+      result('A-04', 'info', 'MAY'),
+    ]
+    const raised = new Map([
+      ['A-02', 'token theft (RFC 9700 §4.10 Misuse of stolen access tokens)'],
+      // a raised entry for a check that is not SHOULD is not the gate's to hold
+      ['A-04', 'account takeover (x)'],
+    ])
+    const verdict = gate(results, { ...options, raised })
+    expect(verdict.passed).toBe(false)
+    expect(verdict.problems).toEqual([
+      'A-02 [SHOULD] warn, held at MUST by the security profile for token theft (RFC 9700 §4.10 Misuse of stolen access tokens): why A-02',
+    ])
+    // a passing check behind the same threat fails nothing
+    expect(gate([result('A-02', 'pass', 'SHOULD')], { ...options, raised }).passed).toBe(true)
+    // a known failure still excuses it
+    const excused = gate(results, {
+      ...options,
+      raised,
+      knownFailures: [{ id: 'A-02', reason: 'accepted until the fix', expires: '2099-01-01' }],
+    })
+    expect(excused.passed).toBe(true)
+    expect(excused.excused).toEqual(['A-02: accepted until the fix (until 2099-01-01)'])
+  })
+
   test('a known failure is excused until it expires; a stale or expired entry fails the run', () => {
     const knownFailures = [{ id: 'A-01', reason: 'bug 12', expires: '2026-12-31' }]
     const failing = gate([result('A-01', 'fail')], { ...options, knownFailures })

@@ -15,6 +15,11 @@ export interface KnownFailure {
 export interface GateOptions {
   /** SHOULD-level warnings fail the run too. */
   readonly strict: boolean
+  /**
+   * Checks whose warning fails the run although `strict` is off, each with why: the security
+   * profile's gate (threats.ts, gatedShoulds).
+   */
+  readonly raised?: ReadonlyMap<string, string>
   /** Skipped checks are allowed (otherwise they fail the run: a coverage gate). */
   readonly allowSkips: boolean
   /** Inconclusive (ERROR) checks are allowed (otherwise they fail the run, like skips). */
@@ -39,8 +44,13 @@ export interface GateVerdict {
   readonly unused: readonly string[]
 }
 
-const notMet = (r: CheckResult, strict: boolean): boolean =>
-  r.verdict === 'fail' || (strict && r.verdict === 'warn')
+const notMet = (r: CheckResult, options: GateOptions): boolean =>
+  r.verdict === 'fail' ||
+  (r.verdict === 'warn' && (options.strict || raisedWhy(r, options) !== undefined))
+
+/** Why a warning of this check fails the run without --strict, if it does. */
+const raisedWhy = (r: CheckResult, options: GateOptions): string | undefined =>
+  r.level === 'SHOULD' ? options.raised?.get(r.id) : undefined
 
 /**
  * The run's verdict: every MUST check passed (and every SHOULD with `strict`), except failures
@@ -83,7 +93,7 @@ export function gate(results: readonly CheckResult[], options: GateOptions): Gat
       problems.push(`${r.id}: known-failure entry expired on ${entry.expires} (${entry.reason})`)
       continue
     }
-    if (notMet(r, options.strict)) {
+    if (notMet(r, options)) {
       if (entry) excused.push(`${r.id}: ${entry.reason} (until ${entry.expires})`)
       else failed(r)
     } else if (entry && r.verdict === 'pass') {
@@ -98,12 +108,19 @@ export function gate(results: readonly CheckResult[], options: GateOptions): Gat
   }
   const causeLines = [...byCause.values()].map((group) => {
     const [first] = group as [CheckResult, ...CheckResult[]]
-    const what = first.verdict === 'error' ? 'inconclusive (ERROR)' : first.verdict
-    if (group.length === 1 && !first.cause)
-      return `${first.id} [${first.level}] ${what}: ${first.message ?? ''}`
+    const verdict = first.verdict === 'error' ? 'inconclusive (ERROR)' : first.verdict
+    // a warning that fails the run only by the security gate says which harm it would ship
+    const raised = (r: CheckResult): string | undefined =>
+      options.strict ? undefined : raisedWhy(r, options)
+    const held = (r: CheckResult): string =>
+      raised(r) ? `, held at MUST by the security profile for ${raised(r)}` : ''
     if (group.length === 1)
-      return `${first.id} [${first.level}] ${what}: ${first.message ?? first.cause ?? ''}`
-    return `${first.cause ?? ''}: ${group.length} checks ${what} (${group.map((r) => r.id).join(', ')})`
+      return `${first.id} [${first.level}] ${verdict}${held(first)}: ${first.message ?? first.cause ?? ''}`
+    const heldIds = group.filter((r) => raised(r)).map((r) => r.id)
+    const heldNote = heldIds.length
+      ? ` (${heldIds.join(', ')} held at MUST by the security profile)`
+      : ''
+    return `${first.cause ?? ''}: ${group.length} checks ${verdict}${heldNote} (${group.map((r) => r.id).join(', ')})`
   })
   problems.unshift(...causeLines)
   for (const [why, ids] of notRun)

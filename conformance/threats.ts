@@ -18,7 +18,15 @@ export type Threat = {
   /** What the attacker does. */
   readonly attack: string
 } & (
-  | { readonly applies: true; readonly checks: readonly [RequirementId, ...RequirementId[]] }
+  | {
+      readonly applies: true
+      readonly checks: readonly [RequirementId, ...RequirementId[]]
+      /**
+       * What the attack wins when it gets through, for the threats the security gate holds at
+       * MUST: a SHOULD check behind such a threat fails a security-profile run (gatedShoulds).
+       */
+      readonly harm?: Harm
+    }
   | { readonly applies: 'unobservable'; readonly reason: string }
   | {
       readonly applies: false
@@ -27,6 +35,9 @@ export type Threat = {
       readonly evidence?: readonly RequirementId[]
     }
 )
+
+/** The harms the security profile's gate will not ship: the attacker acts as a user, or holds their tokens. */
+export type Harm = 'account takeover' | 'token theft'
 
 const NO_IMPLICIT =
   'the implicit grant is not offered: response_type is code only (AUTHZ-07, DISC-04 show it)'
@@ -50,6 +61,7 @@ export const threats = [
       'reads the authorization request or response URL (state, code) from the Referer of a request the login or error page makes to a third party',
     applies: true,
     checks: ['SEC-08', 'LOGIN-05', 'CODE-02', 'CODE-03'],
+    harm: 'token theft',
   },
   {
     section: 'RFC 9700 §4.3',
@@ -97,6 +109,7 @@ export const threats = [
       'strips code_challenge from the authorization request, or redeems the code without or with another verifier',
     applies: true,
     checks: ['PKCE-01', 'PKCE-02', 'PKCE-05', 'PKCE-06', 'PKCE-08'],
+    harm: 'account takeover',
   },
   {
     section: 'RFC 9700 §4.9',
@@ -112,6 +125,7 @@ export const threats = [
     attack: 'uses a stolen access token after the user or client revoked it, or for long',
     applies: true,
     checks: ['AT-03', 'REV-01', 'REV-03', 'UI-07'],
+    harm: 'token theft',
   },
   {
     section: 'RFC 9700 §4.11',
@@ -142,6 +156,7 @@ export const threats = [
     attack: 'uses a stolen refresh token, from another client or after revocation',
     applies: true,
     checks: ['RT-07', 'RT-08', 'RT-09', 'RT-10', 'REV-02', 'CODE-03'],
+    harm: 'token theft',
   },
   {
     section: 'RFC 9700 §4.15',
@@ -150,6 +165,7 @@ export const threats = [
       "registers or names a client so that its client_credentials token's sub equals a user's, and acts as that user at a resource server",
     applies: true,
     checks: ['SEC-10', 'CC-04'],
+    harm: 'account takeover',
   },
   {
     section: 'RFC 9700 §4.16',
@@ -210,6 +226,7 @@ export const threats = [
     attack: 'impersonates the authorization server to collect passwords',
     applies: true,
     checks: ['TLS-01', 'TLS-02', 'TLS-03'],
+    harm: 'account takeover',
   },
   {
     section: 'RFC 6819 §4.2.2',
@@ -277,6 +294,7 @@ export const threats = [
     attack: 'reads a code on the network, in logs or the Referer, and redeems it',
     applies: true,
     checks: ['TLS-01', 'CODE-02', 'CODE-06', 'CODE-07', 'PKCE-05', 'SEC-08'],
+    harm: 'token theft',
   },
   {
     section: 'RFC 6819 §4.4.1.2',
@@ -299,6 +317,7 @@ export const threats = [
     attack: 'obtains authorization without the user, by automating the login page',
     applies: true,
     checks: ['LOGIN-03', 'LOGIN-07', 'SEC-02'],
+    harm: 'account takeover',
   },
   {
     section: 'RFC 6819 §4.4.1.5',
@@ -313,6 +332,7 @@ export const threats = [
     attack: "takes over the user's session with the client by a stolen code or session",
     applies: true,
     checks: ['CODE-06', 'PKCE-06', 'SEC-07', 'SEC-11'],
+    harm: 'account takeover',
   },
   {
     section: 'RFC 6819 §4.4.1.7',
@@ -418,6 +438,7 @@ export const threats = [
     attack: 'reads access tokens on the network',
     applies: true,
     checks: ['TLS-01', 'TLS-02', 'TLS-03'],
+    harm: 'token theft',
   },
   {
     section: 'RFC 6819 §4.6.2',
@@ -454,6 +475,7 @@ export const threats = [
     attack: 'reads tokens and user data cached by proxies',
     applies: true,
     checks: ['TOK-01', 'LOGIN-05'],
+    harm: 'token theft',
   },
   {
     section: 'RFC 6819 §4.6.7',
@@ -461,6 +483,7 @@ export const threats = [
     attack: 'reads tokens and credentials from URLs in logs and Referer headers',
     applies: true,
     checks: ['SEC-04', 'SEC-08', 'UI-03'],
+    harm: 'token theft',
   },
   // not applicable by the interface's choices
   {
@@ -487,6 +510,21 @@ export const threats = [
       'the interface has no registration endpoint (INTERFACE.md §4.10); clients are configured by the operator',
   },
 ] as const satisfies readonly Threat[]
+
+/**
+ * The security gate (issue 30): every SHOULD check that a threat with a harm names, with why.
+ * A security-profile run (`--only security`) fails when one of them warns, as --strict would
+ * fail it on any SHOULD: these are the warnings that ship an account takeover or a token theft.
+ */
+export function gatedShoulds(levelOf: (id: RequirementId) => string): Map<RequirementId, string> {
+  const why = new Map<RequirementId, string[]>()
+  for (const t of threats as readonly Threat[])
+    if (t.applies === true && t.harm)
+      for (const id of t.checks)
+        if (levelOf(id) === 'SHOULD')
+          why.set(id, [...(why.get(id) ?? []), `${t.harm} (${t.section} ${t.title})`])
+  return new Map([...why].map(([id, reasons]) => [id, [...new Set(reasons)].join('; ')]))
+}
 
 /** Every check the profile relies on: the SEC-* rows and every check a threat names. */
 export function profileChecks(): RequirementId[] {

@@ -15,7 +15,8 @@ export const code = area('Code grant', {
   },
   'CODE-03': {
     level: 'SHOULD',
-    source: 'RFC 6749 §4.1.2, §10.5; RFC 9700 §4.2.4',
+    source:
+      'RFC 6749 §4.1.2 ("If an authorization code is used more than once, the authorization server MUST deny the request and SHOULD revoke (when possible) all tokens previously issued based on that authorization code"), §10.5; RFC 9700 §4.2.4',
     title: 'replaying a code revokes the tokens issued from it',
   },
   'CODE-04': {

@@ -28,14 +28,21 @@ export const introspection = area('Introspection', {
     title:
       'no token is 400 invalid_request, GET is refused, and a wrong hint still finds the token',
   },
+  // MAY stays: RFC 7662 §2.2 requires {active:false} only once the server decided that "the
+  // protected resource is not allowed to introspect this particular token", and leaves that
+  // decision to it ("The authorization server MAY respond differently to different protected
+  // resources making the same request"); the interface does not decide it
   'INTRO-06': {
     level: 'MAY',
-    source: 'RFC 7662 §2.2, §4; ARCHITECTURE.md (another client sees {active:false})',
+    source:
+      'RFC 7662 §2.2 ("The authorization server MAY respond differently to different protected resources making the same request"), §4; ARCHITECTURE.md (another client sees {active:false})',
     title: "another client's tokens introspect as {active:false}",
   },
   'INTRO-07': {
     level: 'MUST',
-    source: 'RFC 7662 §4 (freshness; no-store is hardening)',
-    title: 'revocation and code-reuse revocation show up in introspection within 1 s',
+    source:
+      'RFC 7662 §4 (freshness; no-store is hardening); RFC 6749 §4.1.2 (a replay "SHOULD revoke (when possible)": CODE-03)',
+    title:
+      'revocation shows up in introspection within 1 s, and so does a code replay’s revocation when user-info shows there was one (whether a replay revokes is CODE-03’s SHOULD)',
   },
 })

@@ -45,8 +45,10 @@ export const refresh = area('Refresh', {
   },
   'RT-09': {
     level: 'MUST',
-    source: 'INTERFACE.md §7; RFC 6749 §4.1.2, §5.2; RFC 7009 §2.1',
-    title: 'garbage, revoked and code-reuse-revoked refresh tokens get 400 invalid_grant',
+    source:
+      'INTERFACE.md §7; RFC 6749 §5.2; RFC 7009 §2.1; RFC 6749 §4.1.2 (a replay "SHOULD revoke (when possible)": CODE-03)',
+    title:
+      'garbage and revoked refresh tokens get 400 invalid_grant, a code replay’s revoked one too (whether a replay revokes is CODE-03’s SHOULD)',
   },
   'RT-10': {
     level: 'MUST',

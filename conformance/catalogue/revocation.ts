@@ -14,7 +14,8 @@ export const revocation = area('Revocation', {
   },
   'REV-03': {
     level: 'SHOULD',
-    source: 'RFC 7009 §2.1 (MAY for access token → refresh token)',
+    source:
+      'RFC 7009 §2.1 ("If the particular token is a refresh token and the authorization server supports the revocation of access tokens, then the authorization server SHOULD also invalidate all access tokens based on the same authorization grant"; MAY for access token → refresh token)',
     title: 'revoking a refresh token also revokes the access tokens of the same grant',
   },
   'REV-04': {

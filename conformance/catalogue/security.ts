@@ -4,21 +4,30 @@ import { area } from './requirement.ts'
  * SEC-* rows: the security profile's own checks, for the threats of RFC 9700 §4 and RFC 6819
  * §4 that no other area's check covers (conformance/threats.ts maps every threat to its
  * checks). Each level is the wording of the cited sentence: MUST where it says MUST or
- * REQUIRED, SHOULD where it says SHOULD or RECOMMENDED.
+ * REQUIRED, SHOULD where it says SHOULD or RECOMMENDED; OWASP ASVS words no level, and a
+ * requirement it marks Level 1 (every application) is MUST. An informational source with no
+ * requirement word (RFC 6819) stays SHOULD.
  */
 export const security = area('Security', {
   'SEC-01': {
     level: 'SHOULD',
+    // RFC 6819 is informational and §5.1.4.2.3 has no requirement word ("Online attacks on
+    // passwords can be mitigated by locking the respective accounts after a certain number of
+    // failed attempts. Note: This measure can be abused to lock down legitimate service users."):
+    // nothing in it is stronger than SHOULD, so SHOULD stays
     source:
-      'RFC 6819 §5.1.4.2.3 (lock-out can be abused to lock legitimate users down), §4.4.1.11; RFC 6749 §2.3.1',
+      'RFC 6819 §5.1.4.2.3 ("This measure can be abused to lock down legitimate service users"), §4.4.1.11; RFC 6749 §2.3.1',
     title:
       'failed client authentications are limited by their source, not charged to the client_id they name: wrong secrets from an attacker do not lock the real client out',
   },
+  // raised from SHOULD (issue 30): RFC 9207's sentences are MUST for a server that supports it;
+  // a provider that neither sends iss nor advertises it does not, and the check is skipped
   'SEC-03': {
-    level: 'SHOULD',
-    source: 'RFC 9700 §4.4.2.1 (mix-up defense via issuer identification); RFC 9207 §2, §3',
+    level: 'MUST',
+    source:
+      'RFC 9207 §2 ("an authorization server supporting this specification MUST indicate its identity by including the iss parameter in the response"), §2.3 ("The server MUST indicate its support for the iss parameter by setting the metadata parameter authorization_response_iss_parameter_supported … to true"); RFC 9700 §4.4.2.1',
     title:
-      'the authorization response carries iss equal to the issuer, and discovery says authorization_response_iss_parameter_supported: true',
+      'a provider that supports RFC 9207 (it sends iss or advertises it) puts iss equal to the issuer in the authorization response, and discovery says authorization_response_iss_parameter_supported: true',
   },
   'SEC-04': {
     level: 'MUST',
@@ -39,10 +48,12 @@ export const security = area('Security', {
     title:
       'authorization codes, refresh tokens and session identifiers are distinct and carry at least 128 bits of entropy (sampled)',
   },
+  // raised from SHOULD (issue 30): ASVS states no SHOULD; each of these is a Level 1
+  // requirement, which every application must meet to be verified at any level
   'SEC-07': {
-    level: 'SHOULD',
+    level: 'MUST',
     source:
-      'OWASP ASVS 4.0 V3.2.1 (new session token on authentication), V3.4.1-V3.4.3 (cookie attributes)',
+      'OWASP ASVS 4.0.3 V3.2.1 (L1: "Verify the application generates a new session token on user authentication"), V3.4.1 (L1: "Verify that cookie-based session tokens have the \'Secure\' attribute set"), V3.4.2 (L1: "… have the \'HttpOnly\' attribute set"); V3.4.3 (SameSite) is noted',
     title:
       'a session identifier planted before sign-in is replaced at sign-in, and the session cookie is Secure and HttpOnly (its SameSite is noted)',
   },

@@ -16,7 +16,8 @@ export const transport = area('HTTPS', {
   },
   'TLS-03': {
     level: 'SHOULD',
-    source: 'RFC 6797 §6.1; RFC 9325 §3.2',
+    source:
+      'RFC 9325 §3.2 ("Web servers SHOULD use HSTS to indicate that they are willing to accept TLS-only clients"); RFC 6797 §6.1',
     title: 'Strict-Transport-Security with max-age of at least one year on HTTPS responses',
   },
 })

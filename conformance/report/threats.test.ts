@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'vitest'
-import { selectChecks } from '../cli.ts'
+import { selectChecks, selectsSecurityProfile } from '../cli.ts'
 import '../checks/index.ts'
 import type { CheckResult, Verdict } from '../harness/types.ts'
 import { requirements, type RequirementId } from '../requirements.ts'
-import { profileChecks, threats, type Threat } from '../threats.ts'
+import { gatedShoulds, profileChecks, threats, type Threat } from '../threats.ts'
 import { formatSummary } from './terminal.ts'
 import { markdownThreats, threatTable } from './threats.ts'
 
@@ -32,6 +32,41 @@ describe('threat catalogue', () => {
       if (t.applies === true) expect(t.checks.length).toBeGreaterThan(0)
       else expect(t.reason.length).toBeGreaterThan(10)
     }
+  })
+})
+
+describe('security gate', () => {
+  const gated = gatedShoulds((id) => requirements[id].level)
+
+  test('holds at MUST every SHOULD behind an account takeover or a token theft, and only those', () => {
+    expect([...gated.keys()].sort()).toEqual(
+      [
+        'CC-04',
+        'CODE-03',
+        'LOGIN-05',
+        'LOGIN-07',
+        'PKCE-08',
+        'REV-03',
+        'SEC-08',
+        'SEC-10',
+        'SEC-11',
+        'TLS-03',
+      ].sort(),
+    )
+    // a lock-out is a denial of service, not a takeover: SEC-01 stays a warning
+    expect(gated.has('SEC-01')).toBe(false)
+    expect(gated.get('REV-03')).toMatch(/^token theft \(RFC 9700 §4\.10 /)
+    expect(gated.get('SEC-11')).toMatch(/^account takeover \(RFC 6819 §4\.4\.1\.6 /)
+    for (const id of gated.keys()) expect(requirements[id].level).toBe('SHOULD')
+    // the gate only raises checks the profile runs
+    for (const id of gated.keys()) expect(selectChecks('security')).toContain(id)
+  })
+
+  test('applies when --only names the security profile', () => {
+    expect(selectsSecurityProfile('security')).toBe(true)
+    expect(selectsSecurityProfile('PKCE, Security')).toBe(true)
+    expect(selectsSecurityProfile('SEC-*')).toBe(false)
+    expect(selectsSecurityProfile(undefined)).toBe(false)
   })
 })
 
@@ -85,7 +120,7 @@ describe('threat table', () => {
     expect(status('RFC 9700 §4.11')).toBe('not shown')
     expect(rows.some((r) => r.status === 'not mitigated')).toBe(false)
     expect(markdownThreats(rows)).toMatch(
-      /RFC 9700 §4\.8 PKCE downgrade \| not shown \| .*PKCE-06 FAIL \(refused otherwise, not counted\)/,
+      /RFC 9700 §4\.8 PKCE downgrade \[account takeover\] \| not shown \| .*PKCE-06 FAIL \(refused otherwise, not counted\)/,
     )
     // the same check failing on its own subject opens the threat
     const open = results.map((r) => (r.id === 'PKCE-06' ? result('PKCE-06', 'fail') : r))

@@ -1,5 +1,5 @@
 import type { Aside, CheckResult } from '../harness/types.ts'
-import { profileChecks, threats, type Threat } from '../threats.ts'
+import { type Harm, profileChecks, threats, type Threat } from '../threats.ts'
 import { escapeHtml } from './escape.ts'
 import { markdownCell } from './escape.ts'
 
@@ -31,7 +31,12 @@ export interface ThreatRow {
   readonly checks: readonly ThreatCheck[]
   /** Why the threat does not apply or cannot be observed. */
   readonly reason?: string
+  /** What the attack wins: its SHOULD checks fail a security-profile run (threats.ts, Harm). */
+  readonly harm?: Harm
 }
+
+/** The row's title, with the harm that makes its SHOULD checks fail the security profile. */
+const titled = (r: ThreatRow): string => (r.harm ? `${r.title} [${r.harm}]` : r.title)
 
 const NOT_MET = new Set(['fail', 'warn', 'info'])
 
@@ -71,7 +76,7 @@ export function threatTable(results: readonly CheckResult[]): ThreatRow[] | unde
     if (t.applies === 'unobservable')
       return { ...base, status: 'unobservable', checks: [], reason: t.reason }
     const checks = t.checks.map(behind)
-    return { ...base, status: statusOf(checks), checks }
+    return { ...base, status: statusOf(checks), checks, ...(t.harm ? { harm: t.harm } : {}) }
   })
 }
 
@@ -111,7 +116,7 @@ export function formatThreats(rows: readonly ThreatRow[]): string {
   ]
   for (const r of rows)
     if (r.status === 'not mitigated' || r.status === 'not shown')
-      lines.push(`  ${r.status.toUpperCase()} ${r.section} ${r.title}: ${checkList(r)}`)
+      lines.push(`  ${r.status.toUpperCase()} ${r.section} ${titled(r)}: ${checkList(r)}`)
   return lines.join('\n')
 }
 
@@ -128,7 +133,7 @@ export function markdownThreats(rows: readonly ThreatRow[]): string {
   ]
   for (const r of rows)
     lines.push(
-      `| ${markdownCell(`${r.section} ${r.title}`)} | ${r.status} | ${markdownCell([r.reason, checkList(r)].filter(Boolean).join('; '))} |`,
+      `| ${markdownCell(`${r.section} ${titled(r)}`)} | ${r.status} | ${markdownCell([r.reason, checkList(r)].filter(Boolean).join('; '))} |`,
     )
   lines.push('')
   return lines.join('\n')
@@ -147,7 +152,7 @@ export function htmlThreats(rows: readonly ThreatRow[]): string {
         )
         .join(', ')
       const checks = r.reason ? `${escapeHtml(r.reason)}${links ? `<br>${links}` : ''}` : links
-      return `<tr class="threat ${cls}"><td>${escapeHtml(r.section)}</td><td><b>${escapeHtml(r.title)}</b><br><span class="src">${escapeHtml(r.attack)}</span></td><td class="ts">${escapeHtml(r.status)}</td><td>${checks}</td></tr>`
+      return `<tr class="threat ${cls}"><td>${escapeHtml(r.section)}</td><td><b>${escapeHtml(titled(r))}</b><br><span class="src">${escapeHtml(r.attack)}</span></td><td class="ts">${escapeHtml(r.status)}</td><td>${checks}</td></tr>`
     })
     .join('\n')
   return `<section id="threats"><h2>Threats (RFC 9700 §4, RFC 6819 §4)</h2>

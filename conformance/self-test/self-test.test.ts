@@ -9,9 +9,12 @@ import {
   appendToBody,
   DISCOVERY,
   onAuthorize,
+  extendAll,
+  onResponseOf,
   paramsOf,
   rewriteLoginPage,
   scriptSignIn,
+  rewriteSuccessRedirect,
   USER_INFO,
   type BrokenTarget,
 } from './sabotage/kit.ts'
@@ -68,6 +71,25 @@ describe('self-test: a check with nothing to assert does not pass', () => {
     const result = await withSabotage('RT-10', rotatingRefreshTokens)
     expect(result.verdict, result.message).toBe('skip')
     expect(result.message).toMatch(/refresh tokens rotate/)
+  })
+})
+
+// RFC 9207's MUSTs bind a server that supports it: one that neither sends iss nor advertises it
+// is not judged by them at MUST, nor passed on a mix-up defense it does not have.
+describe('self-test: a provider without RFC 9207 is skipped, not judged by it', () => {
+  test('SEC-03 against a provider that neither sends iss nor advertises it is skipped with the reason', async () => {
+    const result = await withSabotage('SEC-03', {
+      extend: extendAll(
+        rewriteSuccessRedirect((params) => params.delete('iss')),
+        // the server builds a fresh document for each request: this one loses the member
+        onResponseOf({ path: '/.well-known/openid-configuration' }, (response) => {
+          delete (response.source as Record<string, unknown>)
+            .authorization_response_iss_parameter_supported
+        }),
+      ),
+    })
+    expect(result.verdict, result.message).toBe('skip')
+    expect(result.message).toMatch(/^the provider does not support RFC 9207/)
   })
 })
 

@@ -16,6 +16,7 @@ import {
   onForm,
   perPart,
   replaceJson,
+  REVOKE,
   type Sabotage,
   type Sabotages,
   type Target,
@@ -23,20 +24,31 @@ import {
   withJson,
 } from './kit.ts'
 
-/** Introspection answers for the tokens `cached` picks, served again for `ms` after the first. */
+/**
+ * Introspection answers for the tokens `cached` picks, served again for `ms` after the first;
+ * with `forgetRevoked`, a token posted to /auth/revoke is dropped from the cache (only a
+ * revocation by some other path, a code replay's, is then not seen).
+ */
 const cachedFor =
-  (ms: number, cached: (token: string) => boolean) =>
+  (ms: number, cached: (token: string) => boolean, forgetRevoked = false) =>
   (target: Target): HttpHandler[] => {
     const answers = new Map<string, { at: number; body: unknown }>()
-    return onForm(INTROSPECT, async ({ form, forward }) => {
-      const token = form.get('token') ?? ''
-      if (!cached(token)) return undefined
-      const hit = answers.get(token)
-      if (hit && performance.now() - hit.at < ms) return HttpResponse.json(hit.body as object)
-      const real = await forward()
-      answers.set(token, { at: performance.now(), body: await real.clone().json() })
-      return real
-    })(target)
+    const forget = onForm(REVOKE, async ({ form }) => {
+      answers.delete(form.get('token') ?? '')
+      return Promise.resolve(undefined)
+    })
+    return [
+      ...(forgetRevoked ? forget(target) : []),
+      ...onForm(INTROSPECT, async ({ form, forward }) => {
+        const token = form.get('token') ?? ''
+        if (!cached(token)) return undefined
+        const hit = answers.get(token)
+        if (hit && performance.now() - hit.at < ms) return HttpResponse.json(hit.body as object)
+        const real = await forward()
+        answers.set(token, { at: performance.now(), body: await real.clone().json() })
+        return real
+      })(target),
+    ]
   }
 
 /** How to break the target for each INTRO-* check. */
@@ -314,6 +326,14 @@ export const introspectionSabotage: Record<keyof typeof introspection, Sabotages
           isJwt(form.get('token')) ? undefined : HttpResponse.json({ active: false }),
         ),
       ),
+    },
+    {
+      // a replay's revocation must reach introspection like any other (RFC 7662 §4); user-info
+      // (the reference server's own store) sees it, so the stale answer is introspection's
+      how: "introspection answers are cached for 5 s and dropped only by /auth/revoke, so a code replay's revocation is not seen",
+      expect:
+        /^the access token of a reused code: user-info refuses it \(401\), so the replay revoked it, yet it still introspects active after 1 s/,
+      handlers: cachedFor(5000, () => true, true),
     },
     {
       how: 'a second redemption of a code is answered with the first tokens',
