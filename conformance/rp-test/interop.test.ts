@@ -64,6 +64,12 @@ const LIBRARY_FINDINGS: Record<
     },
   },
   'openid-client v5': {
+    // Issuer.discover (lib/issuer.js) builds the Issuer from whatever issuer the document names;
+    // only Issuer.webfinger compares it with the expected one (OIDC Discovery §4.3 is a MUST)
+    'rp-discovery-issuer-not-matching-config': {
+      verdict: 'fail',
+      why: 'Issuer.discover never compares the document issuer with the URL it fetched (lib/issuer.js; OIDC Discovery §4.3 MUST)',
+    },
     // it picks keys by kty/alg/use and refuses when several match and the ID token names no kid
     // ("multiple matching keys found in issuer's jwks_uri", lib/helpers/issuer.js), which the
     // Foundation allows

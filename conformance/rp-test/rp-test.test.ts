@@ -99,6 +99,35 @@ describe('rp-test judge', () => {
     expect(na.verdict).toBe('skip')
     expect(na.message).toMatch(/^not exercised: no nonce;/)
   })
+  it('the discovery test: a refusal before any sign-in counts only when the document was served', () => {
+    const t = test('rp-discovery-issuer-not-matching-config')
+    const served = ev(['discovery'], ['fault-delivered'])
+    const refused = judge(t, REFUSED, served, true)
+    expect(refused.verdict).toBe('pass')
+    expect(refused.message).toMatch(/the issuer saw: discovery fetched, no sign-in started/)
+    // never fetched: "never started a sign-in" stays inconclusive
+    expect(judge(t, REFUSED, [], true).verdict).toBe('error')
+    // a sign-in reported without starting one here proves nothing either way
+    expect(judge(t, SIGNED_IN, served, true).verdict).toBe('error')
+    // a driver that broke after the document was served is no refusal
+    expect(judge(t, BROKEN, served, true).verdict).toBe('error')
+    // and no other test counts a sign-in never started as a refusal
+    expect(judge(aud, REFUSED, served, true).verdict).toBe('error')
+    const used = judge(
+      t,
+      REFUSED,
+      [...served, ...ev(['authorize'], ['tainted-use', 'started a sign-in there'])],
+      true,
+    )
+    expect(used.verdict).toBe('fail')
+    expect(used.message).toMatch(/^your client accepted a discovery document whose issuer differs/)
+    const signedIn = judge(t, SIGNED_IN, [...served, ...ev(['authorize'], ['token-issued'])], true)
+    expect(signedIn.verdict).toBe('fail')
+    // a client configured without discovery never got the fault
+    const statically = judge(t, SIGNED_IN, ev(['authorize'], ['token-issued']), true)
+    expect(statically.verdict).toBe('skip')
+    expect(statically.message).toMatch(/^not exercised: your client never fetched this issuer's/)
+  })
   it('a refusal proves nothing when the control did not sign in', () => {
     expect(judge(aud, REFUSED, delivered, false).verdict).toBe('error')
   })

@@ -99,13 +99,15 @@ const NOT_MET: Record<RpTest['level'], Verdict> = { MUST: 'fail', SHOULD: 'warn'
 const times = (n: number): string => (n > 1 ? ` ×${n}` : '')
 
 /**
- * What the test issuer saw, in plain words and nothing more: the sign-in started, the JWKS
+ * What the test issuer saw, in plain words and nothing more: the discovery document fetched,
+ * the sign-in started, the JWKS
  * fetched, a code redeemed, user-info answered, a request refused by the issuer, the uses of what
  * a fault tainted and the pages marked signed-in.
  */
 export function observed(events: readonly RpEvent[]): string {
   const n = (kind: RpEvent['kind']) => events.filter((e) => e.kind === kind).length
   const parts = [
+    ...(n('discovery') ? [`discovery fetched${times(n('discovery'))}`] : []),
     n('authorize') ? `sign-in started${times(n('authorize'))}` : 'no sign-in started',
     n('jwks') ? `JWKS fetched${times(n('jwks'))}` : 'JWKS never fetched',
     ...(n('token-issued') ? [`code redeemed${times(n('token-issued'))}`] : []),
@@ -147,7 +149,9 @@ const reported = (run: Pick<SignInResult, 'outcome' | 'exitCode'>): string =>
  * used; a positive one when it signed in, redeemed a code here and did what the fault needs (a
  * JWKS fetch for a key test). A sign-in that could not run is ERROR (inconclusive), unless the
  * issuer saw the client use what a fault tainted; a fault the client never reached because of
- * what it does (no nonce sent, no JWKS fetched, no user-info call) is "not exercised" (skip).
+ * what it does (no nonce sent, no JWKS fetched, no user-info call, no discovery) is "not
+ * exercised" (skip). Only the discovery test counts a sign-in never started as a refusal, and
+ * only when the issuer served its document and the command reported refused.
  */
 export function judge(
   test: RpTest,
@@ -166,7 +170,11 @@ export function judge(
   // evidence outweighs a broken driver: a use of what a fault tainted is an acceptance
   if (run.outcome === 'could-not-run' && !(test.kind === 'negative' && delivered && uses.length))
     return cannotRun()
-  if (!kinds.has('authorize'))
+  // a client that refuses a faulty discovery document never starts a sign-in: that is its
+  // refusal, but only when the issuer saw the document fetched and the command reported refused
+  const refusedAtDiscovery =
+    test.stage === 'discovery' && delivered && kinds.has('discovery') && run.outcome === 'refused'
+  if (!kinds.has('authorize') && !refusedAtDiscovery)
     return {
       verdict: 'error',
       message: `inconclusive: ${reported(run)} but never started a sign-in at this test issuer; point the client at RP_TEST_ISSUER (it differs per test)`,
@@ -202,6 +210,11 @@ export function judge(
   if (!delivered) {
     const why = events.find((e) => e.kind === 'not-applicable')?.detail
     if (why) return { verdict: 'skip', message: `not exercised: ${why}; ${seen}` }
+    if (test.stage === 'discovery' && !kinds.has('discovery'))
+      return {
+        verdict: 'skip',
+        message: `not exercised: your client never fetched this issuer's discovery document (configured without discovery?), so the document naming another issuer was never delivered; ${seen}`,
+      }
     if (test.exercisedBy === 'userinfo' && !kinds.has('userinfo'))
       return {
         verdict: 'skip',

@@ -13,8 +13,12 @@
 
 export type RpLevel = 'MUST' | 'SHOULD' | 'MAY'
 
-/** Where the fault is delivered: the redirect to the client, the token response or user-info. */
-export type RpStage = 'authorization-response' | 'token-response' | 'userinfo-response'
+/**
+ * Where the fault is delivered: the discovery document, the redirect to the client, the token
+ * response or user-info.
+ */
+export type RpStage =
+  'discovery' | 'authorization-response' | 'token-response' | 'userinfo-response'
 
 export interface RpTest {
   readonly id: string
@@ -58,6 +62,22 @@ export const RP_TESTS = [
     title: 'a correct sign-in: RS256 ID token, no fault (the control)',
     reference: 'OpenID Connect Core §3.1.3.7',
     fix: 'sign in at an issuer that makes no fault: until it does, no refusal in the other tests proves anything',
+  },
+  {
+    id: 'rp-discovery-issuer-not-matching-config',
+    kind: 'negative',
+    level: 'MUST',
+    foundation: {
+      id: 'rp-discovery-issuer-not-matching-config',
+      relation: 'same test, same direction (the Foundation config RP plan; not in Basic RP)',
+    },
+    stage: 'discovery',
+    title:
+      'discovery document whose issuer is another issuer (the ID token and the callback iss name that issuer too)',
+    accepted:
+      'a discovery document whose issuer differs from the issuer URL it was fetched from, and started a sign-in there',
+    reference: 'OpenID Connect Discovery 1.0 §4.3; RFC 8414 §3.3',
+    fix: 'compare the issuer of the discovery document exactly with the issuer URL you fetched it from, and refuse to use the document when they differ',
   },
   {
     id: 'rp-id_token-bad-sig-rs256-code-flow',

@@ -5,6 +5,8 @@
  */
 
 export type RpEventKind =
+  /** The client fetched the test issuer's discovery document (or its RFC 8414 metadata). */
+  | 'discovery'
   /** The client started a sign-in at the test issuer. */
   | 'authorize'
   /** The client fetched the test issuer's JWKS. */

@@ -118,6 +118,19 @@ export const rpIssuers = (
     const keys = createRpKeys()
     const transactions = bounded<Transaction>(10_000)
     const taints = bounded<Taint>(20_000)
+    /**
+     * When the discovery test last served its mismatching document: a sign-in started there
+     * within the transaction lifetime began from it (a discovery request names no client, so
+     * the issuer cannot tell one client from another; one rp-test at a time per server).
+     */
+    let mismatchServedAt: number | undefined
+    const beganFromMismatch = (test: RpTest): boolean =>
+      test.stage === 'discovery' &&
+      mismatchServedAt !== undefined &&
+      deps.clock() - mismatchServedAt <= 600
+    /** The issuer a test's tokens and callbacks name: another one for the discovery test. */
+    const namedIssuer = (test: RpTest): string =>
+      test.stage === 'discovery' ? base : rpIssuerUrl(base, test.id)
 
     const observe = (
       test: RpTest,
@@ -176,7 +189,7 @@ export const rpIssuers = (
       transactions.delete(marker)
       const { test } = tx
       let state = tx.state
-      let iss = rpIssuerUrl(base, test.id)
+      let iss = namedIssuer(test)
       const code = url.searchParams.get('code')
       const ctx = { clientId: tx.clientId }
       const error = url.searchParams.get('error')
@@ -268,7 +281,7 @@ export const rpIssuers = (
       normal: string,
     ): Promise<{ idToken: string; applied: boolean; notApplicable?: string }> => {
       const now = deps.clock()
-      const claims: JWTPayload = { ...decodeJwt(normal), iss: rpIssuerUrl(base, test.id) }
+      const claims: JWTPayload = { ...decodeJwt(normal), iss: namedIssuer(test) }
       let signer: RpKey = await keys.main()
       let kid: string | undefined = signer.kid
       let applied = true
@@ -374,8 +387,22 @@ export const rpIssuers = (
               const { end_session_endpoint: _logout, ...doc } = discoveryDocument(
                 rpIssuerUrl(base, test.id),
               )
+              observe(test, 'discovery', { detail: `fetched ${request.path}` })
+              if (test.stage === 'discovery') {
+                // the fault: the document names another issuer (the normal one) than the URL it
+                // was fetched from; its endpoints stay here, and the ID tokens and callbacks name
+                // that issuer too, so only comparing the document with its URL catches it
+                mismatchServedAt = deps.clock()
+                observe(test, 'fault-delivered', {
+                  detail: `a discovery document whose issuer is ${base}`,
+                })
+              }
               return h
-                .response({ ...doc, authorization_response_iss_parameter_supported: true })
+                .response({
+                  ...doc,
+                  issuer: namedIssuer(test),
+                  authorization_response_iss_parameter_supported: true,
+                })
                 .header('cache-control', 'no-store')
             },
           },
@@ -438,6 +465,12 @@ export const rpIssuers = (
               params.set('state', marker)
             }
             observe(test, 'authorize', { clientId })
+            if (beganFromMismatch(test))
+              observe(test, 'tainted-use', {
+                clientId,
+                detail:
+                  'started a sign-in at the authorization endpoint of a discovery document whose issuer did not match its URL',
+              })
             return h
               .redirect(`${base}/auth/authorize?${params.toString()}`)
               .code(302)
@@ -499,6 +532,11 @@ export const rpIssuers = (
                 detail: 'the sign-in asked for no openid scope, so there is no ID token to test',
               })
             }
+            if (beganFromMismatch(test) && typeof body.access_token === 'string')
+              taintTokens(body, {
+                test,
+                what: 'a token of a sign-in begun from the mismatching discovery document',
+              })
             if (test.id === 'rp-token_type-missing') {
               delete body.token_type
               observe(test, 'fault-delivered', { ...ctx, detail: test.title })
