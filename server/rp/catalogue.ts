@@ -41,6 +41,11 @@ export interface RpTest {
    * calling user-info. Without it the test is "not exercised", never passed.
    */
   readonly exercisedBy?: 'jwks' | 'userinfo'
+  /**
+   * How many sign-ins the test needs, one after the other at the same issuer (default one): the
+   * runner runs the sign-in command that many times and judges each.
+   */
+  readonly signIns?: 2
   /** The OpenID Foundation RP test this one is (`same`) or relates to, and how it differs. */
   readonly foundation?: { readonly id: string; readonly relation: string }
 }
@@ -293,6 +298,23 @@ export const RP_TESTS = [
       'signing key rotated at every token response: a client holding an earlier JWKS must re-fetch it for the new kid',
     reference: 'OpenID Connect Core §10.1.1',
     fix: 'on an unknown kid, re-fetch the JWKS (once) before refusing: keys rotate',
+  },
+  {
+    id: 'rp-key-rotation-between-sign-ins',
+    kind: 'positive',
+    level: 'MUST',
+    foundation: {
+      id: 'rp-key-rotation-op-sign-key',
+      relation:
+        'the same duty over two sign-ins (ours): the key the client fetched at the first is withdrawn before the second, so a client that keeps its first JWKS must re-fetch',
+    },
+    stage: 'token-response',
+    exercisedBy: 'jwks',
+    signIns: 2,
+    title:
+      'two sign-ins; before the second the signing key is replaced and the JWKS publishes only the new key',
+    reference: 'OpenID Connect Core §10.1.1',
+    fix: 'on an unknown kid, re-fetch the JWKS (once) before refusing: a JWKS kept from an earlier sign-in goes stale when keys rotate (a client that throttles re-fetches, such as jose or openid-client v5, can have its command wait when RP_TEST_SIGN_IN is 2)',
   },
   {
     id: 'rp-jwks-two-keys',

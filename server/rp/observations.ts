@@ -15,6 +15,8 @@ export type RpEventKind =
   | 'fault-delivered'
   /** The test does not apply to what this client sent (no state, no nonce); `detail` says why. */
   | 'not-applicable'
+  /** The test issuer replaced its signing key: the JWKS now publishes only the new one. */
+  | 'key-rotated'
   /** A token response answered the code grant (with or without the fault). */
   | 'token-issued'
   /** The client went on to use what the fault tainted: `detail` says how. */

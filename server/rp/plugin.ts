@@ -128,6 +128,8 @@ export const rpIssuers = (
       test.stage === 'discovery' &&
       mismatchServedAt !== undefined &&
       deps.clock() - mismatchServedAt <= 600
+    /** Whether the key of the rotation between sign-ins has signed an ID token yet. */
+    let betweenKeyUsed = false
     /** The issuer a test's tokens and callbacks name: another one for the discovery test. */
     const namedIssuer = (test: RpTest): string =>
       test.stage === 'discovery' ? base : rpIssuerUrl(base, test.id)
@@ -332,6 +334,14 @@ export const rpIssuers = (
           signer = await keys.rotate()
           kid = signer.kid
           break
+        case 'rp-key-rotation-between-sign-ins':
+          // positive: a correct ID token, signed by the one published key; the next sign-in
+          // started here replaces that key
+          signer = await keys.current()
+          kid = signer.kid
+          betweenKeyUsed = true
+          applied = false
+          break
         case 'rp-id_token-kid-absent-single-jwks':
         case 'rp-id_token-kid-absent-multiple-jwks':
           // positive: a correct ID token, signed by the main key, whose header names no key
@@ -418,10 +428,12 @@ export const rpIssuers = (
             const set =
               test.id === 'rp-key-rotation-op-sign-key'
                 ? await keys.rotated()
-                : test.id === 'rp-jwks-two-keys' ||
-                    test.id === 'rp-id_token-kid-absent-multiple-jwks'
-                  ? [await keys.decoy(), await keys.main()]
-                  : [await keys.main()]
+                : test.id === 'rp-key-rotation-between-sign-ins'
+                  ? [await keys.current()]
+                  : test.id === 'rp-jwks-two-keys' ||
+                      test.id === 'rp-id_token-kid-absent-multiple-jwks'
+                    ? [await keys.decoy(), await keys.main()]
+                    : [await keys.main()]
             // the kid-absent tests publish their keys without kid, as the Foundation's do
             const withoutKid = test.id.startsWith('rp-id_token-kid-absent-')
             observe(test, 'jwks')
@@ -442,7 +454,7 @@ export const rpIssuers = (
         method: 'GET',
         path: `${prefix}/auth/authorize`,
         options: {
-          handler: (request, h) => {
+          handler: async (request, h) => {
             const test = testOf(request)
             const query = request.query as Record<string, string | string[] | undefined>
             const params = new URLSearchParams()
@@ -465,6 +477,16 @@ export const rpIssuers = (
               params.set('state', marker)
             }
             observe(test, 'authorize', { clientId })
+            if (test.id === 'rp-key-rotation-between-sign-ins' && betweenKeyUsed) {
+              // a sign-in after one that was answered: the key the client may have kept from it
+              // is withdrawn, and only the new one is published
+              betweenKeyUsed = false
+              const next = await keys.replace()
+              observe(test, 'key-rotated', {
+                clientId,
+                detail: `the signing key of the previous sign-in was replaced by kid ${next.kid}; the JWKS publishes only the new key`,
+              })
+            }
             if (beganFromMismatch(test))
               observe(test, 'tainted-use', {
                 clientId,

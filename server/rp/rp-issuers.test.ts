@@ -392,6 +392,30 @@ describe('RP test issuers', () => {
     await verify(test, b.tokens.id_token)
   })
 
+  it('rp-key-rotation-between-sign-ins: the second sign-in replaces the key, and a JWKS kept from the first cannot verify it', async () => {
+    const test = 'rp-key-rotation-between-sign-ins'
+    const first = await signIn(test, { nonce: 'n' })
+    const kept = await jwksOf(test)
+    const kidA = decodeProtectedHeader(String(first.tokens.id_token)).kid
+    expect(kept.keys.map((k) => k.kid)).toEqual([kidA])
+    await verify(test, first.tokens.id_token)
+    // a JWKS fetched between the sign-ins is still the first key's
+    expect((await jwksOf(test)).keys.map((k) => k.kid)).toEqual([kidA])
+    const second = await signIn(test, { nonce: 'n' })
+    const kidB = decodeProtectedHeader(String(second.tokens.id_token)).kid
+    expect(kidB).not.toBe(kidA)
+    expect((await jwksOf(test)).keys.map((k) => k.kid)).toEqual([kidB])
+    await verify(test, second.tokens.id_token)
+    await expect(
+      jwtVerify(String(second.tokens.id_token), createLocalJWKSet(kept), {
+        algorithms: ['RS256'],
+      }),
+    ).rejects.toThrow(/no applicable key found/)
+    const kinds = (await events(test)).map((e) => e.kind)
+    expect(kinds.filter((k) => k === 'key-rotated')).toHaveLength(1)
+    expect(kinds.indexOf('key-rotated')).toBeGreaterThan(kinds.indexOf('token-issued'))
+  })
+
   it('rp-jwks-two-keys publishes two keys and signs with the second', async () => {
     const test = 'rp-jwks-two-keys'
     const { tokens } = await signIn(test, { nonce: 'n' })
