@@ -433,8 +433,12 @@ export async function runRpTests(options: RpRunOptions): Promise<CheckResult[]> 
     for (let round = 1; round <= of; round++) {
       const one = await signInOnce(test, round, of)
       rounds.push(one)
-      // a later sign-in proves nothing once one could not be observed
-      if (one.unreadable !== undefined) break
+      // a later sign-in proves nothing once one could not be observed or did not pass
+      if (
+        one.unreadable !== undefined ||
+        judge(test, one.run, one.events, controlPassed).verdict !== 'pass'
+      )
+        break
     }
     const unreadable = rounds.find((r) => r.unreadable !== undefined)?.unreadable
     const { verdict, message }: { verdict: Verdict; message: string } =
