@@ -48,7 +48,7 @@ export const RP_USAGE = `Usage: idp-conformance rp-test --list
        idp-conformance rp-test --run "<sign-in command>" [options]
 
 Runs your client's sign-in once per RP test issuer ({base_url}/rp/{test-id}: one deliberate
-fault each) and judges it from what the command reports and what the issuer saw your client do
+fault each; twice, one after the other, for rp-key-rotation-between-sign-ins) and judges it from what the command reports and what the issuer saw your client do
 with the tokens. The command reports one of three outcomes:
   signed in       it exits 0
   refused         it prints the line ${REFUSED_LINE} on stdout (any exit code)
@@ -56,10 +56,12 @@ with the tokens. The command reports one of three outcomes:
                   inconclusive, never counted as a refusal
 Negative tests pass when the client refused and used nothing the fault tainted; positive ones
 when it signed in. A test whose fault the client never reached because of what it does (no
-nonce sent, no JWKS fetched, no user-info call) is "not exercised" (SKIP), never passed.
+nonce sent, no JWKS fetched, no user-info call, no discovery) is "not exercised" (SKIP),
+never passed.
 
 The command gets: RP_TEST_ISSUER (the issuer to discover), RP_TEST_ID, RP_TEST_EXPECT
 (refuse | sign-in), RP_TEST_SIGNED_IN_URL (optional beacon for your signed-in page),
+RP_TEST_SIGN_IN and RP_TEST_SIGN_INS (which sign-in of how many: 1 of 1, or 1 and 2 of 2),
 RP_TEST_CA and NODE_EXTRA_CA_CERTS (the server's CA, when known); against the embedded
 server also RP_TEST_CLIENT_ID, RP_TEST_CLIENT_SECRET, RP_TEST_REDIRECT_URI (http://127.0.0.1/callback,
 any port), RP_TEST_USERNAME, RP_TEST_PASSWORD.

@@ -50,6 +50,10 @@ const LIBRARY_FINDINGS: Record<
       verdict: 'skip',
       why: 'never fetches the JWKS: no key is ever looked up, so rotation proves nothing',
     },
+    'rp-key-rotation-between-sign-ins': {
+      verdict: 'skip',
+      why: 'never fetches the JWKS: a key kept from the first sign-in is never looked up',
+    },
     'rp-jwks-two-keys': {
       verdict: 'skip',
       why: 'never fetches the JWKS: which of two keys it would pick is never shown',
@@ -64,6 +68,12 @@ const LIBRARY_FINDINGS: Record<
     },
   },
   'openid-client v5': {
+    // Issuer.discover (lib/issuer.js) builds the Issuer from whatever issuer the document names;
+    // only Issuer.webfinger compares it with the expected one (OIDC Discovery §4.3 is a MUST)
+    'rp-discovery-issuer-not-matching-config': {
+      verdict: 'fail',
+      why: 'Issuer.discover never compares the document issuer with the URL it fetched (lib/issuer.js; OIDC Discovery §4.3 MUST)',
+    },
     // it picks keys by kty/alg/use and refuses when several match and the ID token names no kid
     // ("multiple matching keys found in issuer's jwks_uri", lib/helpers/issuer.js), which the
     // Foundation allows
@@ -164,6 +174,24 @@ describe('RP tests against third-party relying-party libraries (Chromium sign-in
         t.level === 'MUST' ? 'fail' : t.level === 'SHOULD' ? 'warn' : 'info',
       )
     expect(results.some((r) => r.verdict === 'fail')).toBe(true)
+  }, 600_000)
+
+  it('openid-client v5 keeping its Issuer refuses the second sign-in after the key rotation', async () => {
+    // a long-running app keeps the discovered Issuer, and with it the JWKS: its keystore
+    // re-fetches on an unknown kid at most once a minute (lib/helpers/issuer.js, the 60 s
+    // 'throttle' set at every fetch), so an ID token signed by a key published since its last
+    // fetch is refused ("no valid key found in issuer's jwks_uri"): within a minute it behaves
+    // as a client that keeps its first JWKS, and the test says so
+    const [control, rotation] = await run((s) => openidClientV5(s, { keepIssuer: true }), {
+      only: ['rp-key-rotation-between-sign-ins'],
+    })
+    expect(control?.verdict, control?.message).toBe('pass')
+    expect(rotation?.id).toBe('rp-key-rotation-between-sign-ins')
+    expect(rotation?.verdict, rotation?.message).toBe('fail')
+    expect(rotation?.message).toMatch(
+      /^sign-in 2 of 2: your client did not sign in .*the issuer saw: sign-in started, JWKS never fetched, signing key replaced, code redeemed/,
+    )
+    expect(rotation?.notes.join('\n')).toMatch(/no valid key found in issuer's jwks_uri/)
   }, 600_000)
 
   it('a client that cannot sign in at all is told the cause the issuer recorded', async () => {

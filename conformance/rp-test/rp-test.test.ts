@@ -7,7 +7,14 @@ import { RP_CONTROL, RP_TESTS, rpTest, type RpTest } from '../../server/rp/catal
 import type { RpEvent, RpEventKind } from '../../server/rp/observations.ts'
 import { startEmbedded } from '../harness/embedded.ts'
 import { rpTestMain } from './cli.ts'
-import { commandSignIn, judge, rpOutcome, runRpTests, selectRpTests } from './runner.ts'
+import {
+  commandSignIn,
+  judge,
+  judgeSignIns,
+  rpOutcome,
+  runRpTests,
+  selectRpTests,
+} from './runner.ts'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Agent } from 'undici'
@@ -98,6 +105,100 @@ describe('rp-test judge', () => {
     )
     expect(na.verdict).toBe('skip')
     expect(na.message).toMatch(/^not exercised: no nonce;/)
+  })
+  it('the discovery test: a refusal before any sign-in counts only when the document was served', () => {
+    const t = test('rp-discovery-issuer-not-matching-config')
+    const served = ev(['discovery'], ['fault-delivered'])
+    const refused = judge(t, REFUSED, served, true)
+    expect(refused.verdict).toBe('pass')
+    expect(refused.message).toMatch(/the issuer saw: discovery fetched, no sign-in started/)
+    // never fetched: "never started a sign-in" stays inconclusive
+    expect(judge(t, REFUSED, [], true).verdict).toBe('error')
+    // a sign-in reported without starting one here proves nothing either way
+    expect(judge(t, SIGNED_IN, served, true).verdict).toBe('error')
+    // a driver that broke after the document was served is no refusal
+    expect(judge(t, BROKEN, served, true).verdict).toBe('error')
+    // and no other test counts a sign-in never started as a refusal
+    expect(judge(aud, REFUSED, served, true).verdict).toBe('error')
+    const used = judge(
+      t,
+      REFUSED,
+      [...served, ...ev(['authorize'], ['tainted-use', 'started a sign-in there'])],
+      true,
+    )
+    expect(used.verdict).toBe('fail')
+    expect(used.message).toMatch(/^your client accepted a discovery document whose issuer differs/)
+    const signedIn = judge(t, SIGNED_IN, [...served, ...ev(['authorize'], ['token-issued'])], true)
+    expect(signedIn.verdict).toBe('fail')
+    // a client configured without discovery never got the fault
+    const statically = judge(t, SIGNED_IN, ev(['authorize'], ['token-issued']), true)
+    expect(statically.verdict).toBe('skip')
+    expect(statically.message).toMatch(/^not exercised: your client never fetched this issuer's/)
+  })
+  it('the rotation between sign-ins passes only when both sign-ins fetched the JWKS and signed in', () => {
+    const t = test('rp-key-rotation-between-sign-ins')
+    expect(t.signIns).toBe(2)
+    const fetched = ev(['authorize'], ['jwks'], ['token-issued'])
+    const rotated = ev(['authorize'], ['key-rotated'], ['jwks'], ['token-issued'])
+    const both = judgeSignIns(
+      t,
+      [
+        { run: SIGNED_IN, events: fetched },
+        { run: SIGNED_IN, events: rotated },
+      ],
+      true,
+    )
+    expect(both.verdict).toBe('pass')
+    expect(both.message).toMatch(
+      /^signed in 2 times: .*; sign-in 1: sign-in started, JWKS fetched, code redeemed; sign-in 2: sign-in started, JWKS fetched, signing key replaced, code redeemed$/,
+    )
+    // a client that kept its first JWKS cannot verify the second ID token, and refuses it
+    const cached = judgeSignIns(
+      t,
+      [
+        { run: SIGNED_IN, events: fetched },
+        { run: REFUSED, events: ev(['authorize'], ['key-rotated'], ['token-issued']) },
+      ],
+      true,
+    )
+    expect(cached.verdict).toBe('fail')
+    expect(cached.message).toMatch(
+      /^sign-in 2 of 2: your client did not sign in .*re-fetch the JWKS/,
+    )
+    expect(cached.message).toMatch(/JWKS never fetched, signing key replaced/)
+    // one that never looked a key up in the first sign-in proves nothing about keeping it
+    const never = judgeSignIns(
+      t,
+      [
+        { run: SIGNED_IN, events: ev(['authorize'], ['token-issued']) },
+        { run: SIGNED_IN, events: rotated },
+      ],
+      true,
+    )
+    expect(never.verdict).toBe('skip')
+    expect(never.message).toMatch(/^not exercised: in sign-in 1 of 2, your client signed in/)
+    // a second sign-in without a fetch did not verify the new key: not exercised, not passed
+    expect(
+      judgeSignIns(
+        t,
+        [
+          { run: SIGNED_IN, events: fetched },
+          { run: SIGNED_IN, events: ev(['authorize'], ['key-rotated'], ['token-issued']) },
+        ],
+        true,
+      ).verdict,
+    ).toBe('skip')
+    // a broken driver in either sign-in is inconclusive
+    expect(
+      judgeSignIns(
+        t,
+        [
+          { run: SIGNED_IN, events: fetched },
+          { run: BROKEN, events: rotated },
+        ],
+        true,
+      ).verdict,
+    ).toBe('error')
   })
   it('a refusal proves nothing when the control did not sign in', () => {
     expect(judge(aud, REFUSED, delivered, false).verdict).toBe('error')
@@ -222,6 +323,8 @@ describe('the sign-in command contract', () => {
       RP_TEST_ID: 'x',
       RP_TEST_EXPECT: 'refuse',
       RP_TEST_SIGNED_IN_URL: 'https://127.0.0.1:1/rp/x/signed-in',
+      RP_TEST_SIGN_IN: '1',
+      RP_TEST_SIGN_INS: '1',
     })
   it('exit 0 is signed in; the refusal line is refused whatever the exit code', async () => {
     expect((await run('exit 0')).outcome).toBe('signed-in')
@@ -277,6 +380,60 @@ describe('a server whose observations cannot be read', () => {
       expect(results[1]?.message).toMatch(
         /^inconclusive: could not read what the test issuer observed \(GET .* HTTP 502\)/,
       )
+    } finally {
+      await dispatcher.close()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+  })
+})
+
+describe('a test of two sign-ins', () => {
+  it('runs the sign-in twice at the same issuer, numbered, and judges both', async () => {
+    // a stand-in server: each sign-in's observations are those of a client that fetched the JWKS
+    let last = 0
+    const server = createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      if (req.url === '/rp') {
+        res.end(JSON.stringify({ tests: [], last }))
+        return
+      }
+      last += 3
+      const kinds = ['authorize', 'jwks', 'token-issued']
+      res.end(
+        JSON.stringify({
+          last,
+          events: kinds.map((kind, i) => ({ seq: last - 2 + i, at: '', test: 'x', kind })),
+        }),
+      )
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const dispatcher = new Agent()
+    try {
+      const { port } = server.address() as AddressInfo
+      const seen: string[] = []
+      const results = await runRpTests({
+        baseUrl: `http://127.0.0.1:${port}`,
+        dispatcher,
+        only: ['rp-key-rotation-between-sign-ins'],
+        signIn: (env) => {
+          seen.push(`${env.RP_TEST_ID} ${env.RP_TEST_SIGN_IN}/${env.RP_TEST_SIGN_INS}`)
+          return Promise.resolve(
+            env.RP_TEST_SIGN_IN === '2'
+              ? { outcome: 'refused', exitCode: 2, output: 'refused the second' }
+              : { outcome: 'signed-in', exitCode: 0, output: '' },
+          )
+        },
+      })
+      expect(seen).toEqual([
+        `${RP_CONTROL} 1/1`,
+        'rp-key-rotation-between-sign-ins 1/2',
+        'rp-key-rotation-between-sign-ins 2/2',
+      ])
+      const rotation = results[1]
+      expect(rotation?.verdict).toBe('fail')
+      expect(rotation?.message).toMatch(/^sign-in 2 of 2: your client did not sign in/)
+      expect(rotation?.notes.filter((n) => /^sign-in \d of 2: issuer /.test(n))).toHaveLength(2)
+      expect(rotation?.notes).toContain('output (last lines):\nrefused the second')
     } finally {
       await dispatcher.close()
       await new Promise<void>((resolve) => server.close(() => resolve()))

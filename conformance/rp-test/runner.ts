@@ -20,6 +20,12 @@ export interface SignInEnv {
   readonly RP_TEST_EXPECT: 'refuse' | 'sign-in'
   /** Where a page of the client may report that it shows a signed-in user (GET or POST). */
   readonly RP_TEST_SIGNED_IN_URL: string
+  /**
+   * Which sign-in of the test this is (`1`, or `2` for the second of a test of two, after which
+   * the issuer has changed something the first showed the client), of `RP_TEST_SIGN_INS`.
+   */
+  readonly RP_TEST_SIGN_IN: string
+  readonly RP_TEST_SIGN_INS: string
   readonly [name: string]: string
 }
 
@@ -99,15 +105,18 @@ const NOT_MET: Record<RpTest['level'], Verdict> = { MUST: 'fail', SHOULD: 'warn'
 const times = (n: number): string => (n > 1 ? ` ×${n}` : '')
 
 /**
- * What the test issuer saw, in plain words and nothing more: the sign-in started, the JWKS
+ * What the test issuer saw, in plain words and nothing more: the discovery document fetched,
+ * the sign-in started, the JWKS
  * fetched, a code redeemed, user-info answered, a request refused by the issuer, the uses of what
  * a fault tainted and the pages marked signed-in.
  */
 export function observed(events: readonly RpEvent[]): string {
   const n = (kind: RpEvent['kind']) => events.filter((e) => e.kind === kind).length
   const parts = [
+    ...(n('discovery') ? [`discovery fetched${times(n('discovery'))}`] : []),
     n('authorize') ? `sign-in started${times(n('authorize'))}` : 'no sign-in started',
     n('jwks') ? `JWKS fetched${times(n('jwks'))}` : 'JWKS never fetched',
+    ...(n('key-rotated') ? [`signing key replaced${times(n('key-rotated'))}`] : []),
     ...(n('token-issued') ? [`code redeemed${times(n('token-issued'))}`] : []),
     ...(n('userinfo') ? [`user-info answered${times(n('userinfo'))}`] : []),
     ...(n('issuer-refused') ? [`issuer refused a request${times(n('issuer-refused'))}`] : []),
@@ -147,7 +156,9 @@ const reported = (run: Pick<SignInResult, 'outcome' | 'exitCode'>): string =>
  * used; a positive one when it signed in, redeemed a code here and did what the fault needs (a
  * JWKS fetch for a key test). A sign-in that could not run is ERROR (inconclusive), unless the
  * issuer saw the client use what a fault tainted; a fault the client never reached because of
- * what it does (no nonce sent, no JWKS fetched, no user-info call) is "not exercised" (skip).
+ * what it does (no nonce sent, no JWKS fetched, no user-info call, no discovery) is "not
+ * exercised" (skip). Only the discovery test counts a sign-in never started as a refusal, and
+ * only when the issuer served its document and the command reported refused.
  */
 export function judge(
   test: RpTest,
@@ -166,7 +177,11 @@ export function judge(
   // evidence outweighs a broken driver: a use of what a fault tainted is an acceptance
   if (run.outcome === 'could-not-run' && !(test.kind === 'negative' && delivered && uses.length))
     return cannotRun()
-  if (!kinds.has('authorize'))
+  // a client that refuses a faulty discovery document never starts a sign-in: that is its
+  // refusal, but only when the issuer saw the document fetched and the command reported refused
+  const refusedAtDiscovery =
+    test.stage === 'discovery' && delivered && kinds.has('discovery') && run.outcome === 'refused'
+  if (!kinds.has('authorize') && !refusedAtDiscovery)
     return {
       verdict: 'error',
       message: `inconclusive: ${reported(run)} but never started a sign-in at this test issuer; point the client at RP_TEST_ISSUER (it differs per test)`,
@@ -202,6 +217,11 @@ export function judge(
   if (!delivered) {
     const why = events.find((e) => e.kind === 'not-applicable')?.detail
     if (why) return { verdict: 'skip', message: `not exercised: ${why}; ${seen}` }
+    if (test.stage === 'discovery' && !kinds.has('discovery'))
+      return {
+        verdict: 'skip',
+        message: `not exercised: your client never fetched this issuer's discovery document (configured without discovery?), so the document naming another issuer was never delivered; ${seen}`,
+      }
     if (test.exercisedBy === 'userinfo' && !kinds.has('userinfo'))
       return {
         verdict: 'skip',
@@ -319,17 +339,56 @@ export function rpOutcome(
   return { passed, counts, line }
 }
 
-/** Runs the sign-in once per selected test issuer, the control first, and judges each. */
+/** One sign-in of a test: what the command reported and what the issuer saw meanwhile. */
+interface SignInRound {
+  readonly run: SignInResult
+  readonly events: RpEvent[]
+  /** Why the observations could not be read, if they could not. */
+  readonly unreadable?: string
+}
+
+/**
+ * The verdict of a test of several sign-ins (pure): each is judged as one sign-in would be, and
+ * the test passes only when every one passes; otherwise the first sign-in that did not pass
+ * gives the verdict, and says which it was.
+ */
+export function judgeSignIns(
+  test: RpTest,
+  rounds: readonly {
+    readonly run: Pick<SignInResult, 'outcome' | 'exitCode' | 'why'>
+    readonly events: readonly RpEvent[]
+  }[],
+  controlPassed: boolean,
+): { verdict: Verdict; message: string } {
+  const judged = rounds.map((r) => judge(test, r.run, r.events, controlPassed))
+  if (judged.length === 1 && judged[0]) return judged[0]
+  const first = judged.findIndex((j) => j.verdict !== 'pass')
+  const of = `of ${rounds.length}`
+  if (first === -1)
+    return {
+      verdict: 'pass',
+      message: `signed in ${rounds.length} times: ${test.title}; ${rounds.map((r, i) => `sign-in ${i + 1}: ${observed(r.events).replace(/^the issuer saw: /, '')}`).join('; ')}`,
+    }
+  const j = judged[first] as { verdict: Verdict; message: string }
+  // "not exercised:" and "inconclusive:" stay first, as in every message of one sign-in
+  const led = /^(not exercised|inconclusive): ([\s\S]*)$/.exec(j.message)
+  return {
+    verdict: j.verdict,
+    message: led
+      ? `${led[1]}: in sign-in ${first + 1} ${of}, ${led[2]}`
+      : `sign-in ${first + 1} ${of}: ${j.message}`,
+  }
+}
+
+/** Runs the sign-in once per selected test issuer (twice for a test of two), the control first. */
 export async function runRpTests(options: RpRunOptions): Promise<CheckResult[]> {
   const results: CheckResult[] = []
   let controlPassed = false
-  for (const test of selectRpTests(options.only)) {
+  const signInOnce = async (test: RpTest, round: number, of: number): Promise<SignInRound> => {
     const issuer = `${options.baseUrl}/rp/${test.id}`
-    const started = Date.now()
     // the observations are the evidence: a server that cannot give them makes the test
     // inconclusive, never a crash of the run
-    let last: number | undefined
-    let unreadable: string | undefined
+    let last: number
     try {
       const listed = (await fetchJson(`${options.baseUrl}/rp`, options.dispatcher)) as {
         last?: unknown
@@ -337,42 +396,60 @@ export async function runRpTests(options: RpRunOptions): Promise<CheckResult[]> 
       if (typeof listed.last !== 'number') throw new Error(`${options.baseUrl}/rp gave no last`)
       last = listed.last
     } catch (err) {
-      unreadable = (err as Error).message
+      return {
+        run: { outcome: 'could-not-run', output: '', why: 'not started' },
+        events: [],
+        unreadable: (err as Error).message,
+      }
     }
     let run: SignInResult
-    if (last === undefined) {
-      run = { outcome: 'could-not-run', output: '', why: 'not started' }
-    } else
-      try {
-        run = await options.signIn({
-          ...options.env,
-          RP_TEST_ISSUER: issuer,
-          RP_TEST_ID: test.id,
-          RP_TEST_EXPECT: test.kind === 'negative' ? 'refuse' : 'sign-in',
-          RP_TEST_SIGNED_IN_URL: `${issuer}/signed-in`,
-        })
-      } catch (err) {
-        const why = `the sign-in threw: ${(err as Error).message}`
-        run = { outcome: 'could-not-run', output: why, why }
-      }
-    let events: RpEvent[] = []
-    if (last !== undefined)
-      try {
-        const answer = await eventsSince(options.baseUrl, test.id, last, options.dispatcher)
-        if (!Array.isArray(answer.events)) throw new Error('the observations have no events')
-        events = answer.events
-      } catch (err) {
-        unreadable = (err as Error).message
-      }
+    try {
+      run = await options.signIn({
+        ...options.env,
+        RP_TEST_ISSUER: issuer,
+        RP_TEST_ID: test.id,
+        RP_TEST_EXPECT: test.kind === 'negative' ? 'refuse' : 'sign-in',
+        RP_TEST_SIGNED_IN_URL: `${issuer}/signed-in`,
+        RP_TEST_SIGN_IN: String(round),
+        RP_TEST_SIGN_INS: String(of),
+      })
+    } catch (err) {
+      const why = `the sign-in threw: ${(err as Error).message}`
+      run = { outcome: 'could-not-run', output: why, why }
+    }
+    try {
+      const answer = await eventsSince(options.baseUrl, test.id, last, options.dispatcher)
+      if (!Array.isArray(answer.events)) throw new Error('the observations have no events')
+      return { run, events: answer.events }
+    } catch (err) {
+      return { run, events: [], unreadable: (err as Error).message }
+    }
+  }
+  for (const test of selectRpTests(options.only)) {
+    const issuer = `${options.baseUrl}/rp/${test.id}`
+    const started = Date.now()
+    const of = test.signIns ?? 1
+    const rounds: SignInRound[] = []
+    for (let round = 1; round <= of; round++) {
+      const one = await signInOnce(test, round, of)
+      rounds.push(one)
+      // a later sign-in proves nothing once one could not be observed or did not pass
+      if (
+        one.unreadable !== undefined ||
+        judge(test, one.run, one.events, controlPassed).verdict !== 'pass'
+      )
+        break
+    }
+    const unreadable = rounds.find((r) => r.unreadable !== undefined)?.unreadable
     const { verdict, message }: { verdict: Verdict; message: string } =
       unreadable !== undefined
         ? {
             verdict: 'error',
             message: `inconclusive: could not read what the test issuer observed (${unreadable})`,
           }
-        : judge(test, run, events, controlPassed)
-    const output = run.output
+        : judgeSignIns(test, rounds, controlPassed)
     if (test.id === RP_CONTROL) controlPassed = verdict === 'pass'
+    const numbered = (i: number) => (of > 1 ? `sign-in ${i + 1} of ${of}: ` : '')
     const result: CheckResult = {
       id: test.id,
       title: test.title,
@@ -383,18 +460,18 @@ export async function runRpTests(options: RpRunOptions): Promise<CheckResult[]> 
       area: test.kind === 'negative' ? 'rp-negative' : 'rp-positive',
       verdict,
       message,
-      notes: [
-        `issuer ${issuer}; ${run.outcome}${run.exitCode === undefined ? '' : `; exit code ${run.exitCode}`}`,
-        ...(test.foundation
+      notes: rounds.flatMap((r, i) => [
+        `${numbered(i)}issuer ${issuer}; ${r.run.outcome}${r.run.exitCode === undefined ? '' : `; exit code ${r.run.exitCode}`}`,
+        ...(i === 0 && test.foundation
           ? [`OpenID Foundation RP test ${test.foundation.id} (${FOUNDATION_PLAN})`]
           : []),
-        ...events.map(
+        ...r.events.map(
           (e) => `${e.kind}${e.detail ? `: ${e.detail}` : ''}${e.finding ? ` [${e.finding}]` : ''}`,
         ),
-        ...(output.trim()
-          ? [`output (last lines):\n${output.trim().split('\n').slice(-20).join('\n')}`]
+        ...(r.run.output.trim()
+          ? [`output (last lines):\n${r.run.output.trim().split('\n').slice(-20).join('\n')}`]
           : []),
-      ],
+      ]),
       exchanges: [],
       screenshots: [],
       durationMs: Date.now() - started,

@@ -13,8 +13,12 @@
 
 export type RpLevel = 'MUST' | 'SHOULD' | 'MAY'
 
-/** Where the fault is delivered: the redirect to the client, the token response or user-info. */
-export type RpStage = 'authorization-response' | 'token-response' | 'userinfo-response'
+/**
+ * Where the fault is delivered: the discovery document, the redirect to the client, the token
+ * response or user-info.
+ */
+export type RpStage =
+  'discovery' | 'authorization-response' | 'token-response' | 'userinfo-response'
 
 export interface RpTest {
   readonly id: string
@@ -37,6 +41,11 @@ export interface RpTest {
    * calling user-info. Without it the test is "not exercised", never passed.
    */
   readonly exercisedBy?: 'jwks' | 'userinfo'
+  /**
+   * How many sign-ins the test needs, one after the other at the same issuer (default one): the
+   * runner runs the sign-in command that many times and judges each.
+   */
+  readonly signIns?: 2
   /** The OpenID Foundation RP test this one is (`same`) or relates to, and how it differs. */
   readonly foundation?: { readonly id: string; readonly relation: string }
 }
@@ -58,6 +67,22 @@ export const RP_TESTS = [
     title: 'a correct sign-in: RS256 ID token, no fault (the control)',
     reference: 'OpenID Connect Core §3.1.3.7',
     fix: 'sign in at an issuer that makes no fault: until it does, no refusal in the other tests proves anything',
+  },
+  {
+    id: 'rp-discovery-issuer-not-matching-config',
+    kind: 'negative',
+    level: 'MUST',
+    foundation: {
+      id: 'rp-discovery-issuer-not-matching-config',
+      relation: 'same test, same direction (the Foundation config RP plan; not in Basic RP)',
+    },
+    stage: 'discovery',
+    title:
+      'discovery document whose issuer is another issuer (the ID token and the callback iss name that issuer too)',
+    accepted:
+      'a discovery document whose issuer differs from the issuer URL it was fetched from, and started a sign-in there',
+    reference: 'OpenID Connect Discovery 1.0 §4.3; RFC 8414 §3.3',
+    fix: 'compare the issuer of the discovery document exactly with the issuer URL you fetched it from, and refuse to use the document when they differ',
   },
   {
     id: 'rp-id_token-bad-sig-rs256-code-flow',
@@ -273,6 +298,23 @@ export const RP_TESTS = [
       'signing key rotated at every token response: a client holding an earlier JWKS must re-fetch it for the new kid',
     reference: 'OpenID Connect Core §10.1.1',
     fix: 'on an unknown kid, re-fetch the JWKS (once) before refusing: keys rotate',
+  },
+  {
+    id: 'rp-key-rotation-between-sign-ins',
+    kind: 'positive',
+    level: 'MUST',
+    foundation: {
+      id: 'rp-key-rotation-op-sign-key',
+      relation:
+        'the same duty over two sign-ins (ours): the key the client fetched at the first is withdrawn before the second, so a client that keeps its first JWKS must re-fetch',
+    },
+    stage: 'token-response',
+    exercisedBy: 'jwks',
+    signIns: 2,
+    title:
+      'two sign-ins; before the second the signing key is replaced and the JWKS publishes only the new key',
+    reference: 'OpenID Connect Core §10.1.1',
+    fix: 'on an unknown kid, re-fetch the JWKS (once) before refusing: a JWKS kept from an earlier sign-in goes stale when keys rotate (a client that throttles re-fetches, such as jose or openid-client v5, can have its command wait when RP_TEST_SIGN_IN is 2)',
   },
   {
     id: 'rp-jwks-two-keys',

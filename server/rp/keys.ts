@@ -21,7 +21,9 @@ async function newKey(): Promise<RpKey> {
  * The test issuers' own keys, in this process's memory and never in the store, so nothing an
  * RP test does can touch the normal issuer's keys: `main` signs every ID token; `decoy` is the
  * first key of the two-key JWKS; `stranger` is never published (bad signature, unknown kid);
- * `rotate()` makes a new key for the key-rotation test, which publishes the two newest.
+ * `rotate()` makes a new key for the key-rotation test, which publishes the two newest;
+ * `current()` is the one key of the rotation between sign-ins, and `replace()` withdraws it for a
+ * new one.
  */
 export function createRpKeys(): {
   main(): Promise<RpKey>
@@ -29,6 +31,8 @@ export function createRpKeys(): {
   stranger(): Promise<RpKey>
   rotate(): Promise<RpKey>
   rotated(): Promise<readonly RpKey[]>
+  current(): Promise<RpKey>
+  replace(): Promise<RpKey>
 } {
   const lazy = (): (() => Promise<RpKey>) => {
     let key: Promise<RpKey> | undefined
@@ -38,7 +42,18 @@ export function createRpKeys(): {
   const decoy = lazy()
   const stranger = lazy()
   let rotation: Promise<RpKey[]> | undefined
+  let current: Promise<RpKey> | undefined
   return {
+    current: () => (current ??= newKey()),
+    replace() {
+      // chained, so a replacement started later is never overtaken by an earlier one
+      const previous = current ?? Promise.resolve(undefined)
+      current = previous.then(
+        () => newKey(),
+        () => newKey(),
+      )
+      return current
+    },
     main,
     decoy,
     stranger,

@@ -5,6 +5,8 @@
  */
 
 export type RpEventKind =
+  /** The client fetched the test issuer's discovery document (or its RFC 8414 metadata). */
+  | 'discovery'
   /** The client started a sign-in at the test issuer. */
   | 'authorize'
   /** The client fetched the test issuer's JWKS. */
@@ -13,6 +15,8 @@ export type RpEventKind =
   | 'fault-delivered'
   /** The test does not apply to what this client sent (no state, no nonce); `detail` says why. */
   | 'not-applicable'
+  /** The test issuer replaced its signing key: the JWKS now publishes only the new one. */
+  | 'key-rotated'
   /** A token response answered the code grant (with or without the fault). */
   | 'token-issued'
   /** The client went on to use what the fault tainted: `detail` says how. */

@@ -118,6 +118,21 @@ export const rpIssuers = (
     const keys = createRpKeys()
     const transactions = bounded<Transaction>(10_000)
     const taints = bounded<Taint>(20_000)
+    /**
+     * When the discovery test last served its mismatching document: a sign-in started there
+     * within the transaction lifetime began from it (a discovery request names no client, so
+     * the issuer cannot tell one client from another; one rp-test at a time per server).
+     */
+    let mismatchServedAt: number | undefined
+    const beganFromMismatch = (test: RpTest): boolean =>
+      test.stage === 'discovery' &&
+      mismatchServedAt !== undefined &&
+      deps.clock() - mismatchServedAt <= 600
+    /** Whether the key of the rotation between sign-ins has signed an ID token yet. */
+    let betweenKeyUsed = false
+    /** The issuer a test's tokens and callbacks name: another one for the discovery test. */
+    const namedIssuer = (test: RpTest): string =>
+      test.stage === 'discovery' ? base : rpIssuerUrl(base, test.id)
 
     const observe = (
       test: RpTest,
@@ -176,7 +191,7 @@ export const rpIssuers = (
       transactions.delete(marker)
       const { test } = tx
       let state = tx.state
-      let iss = rpIssuerUrl(base, test.id)
+      let iss = namedIssuer(test)
       const code = url.searchParams.get('code')
       const ctx = { clientId: tx.clientId }
       const error = url.searchParams.get('error')
@@ -268,7 +283,7 @@ export const rpIssuers = (
       normal: string,
     ): Promise<{ idToken: string; applied: boolean; notApplicable?: string }> => {
       const now = deps.clock()
-      const claims: JWTPayload = { ...decodeJwt(normal), iss: rpIssuerUrl(base, test.id) }
+      const claims: JWTPayload = { ...decodeJwt(normal), iss: namedIssuer(test) }
       let signer: RpKey = await keys.main()
       let kid: string | undefined = signer.kid
       let applied = true
@@ -318,6 +333,14 @@ export const rpIssuers = (
         case 'rp-key-rotation-op-sign-key':
           signer = await keys.rotate()
           kid = signer.kid
+          break
+        case 'rp-key-rotation-between-sign-ins':
+          // positive: a correct ID token, signed by the one published key; the next sign-in
+          // started here replaces that key
+          signer = await keys.current()
+          kid = signer.kid
+          betweenKeyUsed = true
+          applied = false
           break
         case 'rp-id_token-kid-absent-single-jwks':
         case 'rp-id_token-kid-absent-multiple-jwks':
@@ -374,8 +397,22 @@ export const rpIssuers = (
               const { end_session_endpoint: _logout, ...doc } = discoveryDocument(
                 rpIssuerUrl(base, test.id),
               )
+              observe(test, 'discovery', { detail: `fetched ${request.path}` })
+              if (test.stage === 'discovery') {
+                // the fault: the document names another issuer (the normal one) than the URL it
+                // was fetched from; its endpoints stay here, and the ID tokens and callbacks name
+                // that issuer too, so only comparing the document with its URL catches it
+                mismatchServedAt = deps.clock()
+                observe(test, 'fault-delivered', {
+                  detail: `a discovery document whose issuer is ${base}`,
+                })
+              }
               return h
-                .response({ ...doc, authorization_response_iss_parameter_supported: true })
+                .response({
+                  ...doc,
+                  issuer: namedIssuer(test),
+                  authorization_response_iss_parameter_supported: true,
+                })
                 .header('cache-control', 'no-store')
             },
           },
@@ -391,10 +428,12 @@ export const rpIssuers = (
             const set =
               test.id === 'rp-key-rotation-op-sign-key'
                 ? await keys.rotated()
-                : test.id === 'rp-jwks-two-keys' ||
-                    test.id === 'rp-id_token-kid-absent-multiple-jwks'
-                  ? [await keys.decoy(), await keys.main()]
-                  : [await keys.main()]
+                : test.id === 'rp-key-rotation-between-sign-ins'
+                  ? [await keys.current()]
+                  : test.id === 'rp-jwks-two-keys' ||
+                      test.id === 'rp-id_token-kid-absent-multiple-jwks'
+                    ? [await keys.decoy(), await keys.main()]
+                    : [await keys.main()]
             // the kid-absent tests publish their keys without kid, as the Foundation's do
             const withoutKid = test.id.startsWith('rp-id_token-kid-absent-')
             observe(test, 'jwks')
@@ -415,7 +454,7 @@ export const rpIssuers = (
         method: 'GET',
         path: `${prefix}/auth/authorize`,
         options: {
-          handler: (request, h) => {
+          handler: async (request, h) => {
             const test = testOf(request)
             const query = request.query as Record<string, string | string[] | undefined>
             const params = new URLSearchParams()
@@ -438,6 +477,22 @@ export const rpIssuers = (
               params.set('state', marker)
             }
             observe(test, 'authorize', { clientId })
+            if (test.id === 'rp-key-rotation-between-sign-ins' && betweenKeyUsed) {
+              // a sign-in after one that was answered: the key the client may have kept from it
+              // is withdrawn, and only the new one is published
+              betweenKeyUsed = false
+              const next = await keys.replace()
+              observe(test, 'key-rotated', {
+                clientId,
+                detail: `the signing key of the previous sign-in was replaced by kid ${next.kid}; the JWKS publishes only the new key`,
+              })
+            }
+            if (beganFromMismatch(test))
+              observe(test, 'tainted-use', {
+                clientId,
+                detail:
+                  'started a sign-in at the authorization endpoint of a discovery document whose issuer did not match its URL',
+              })
             return h
               .redirect(`${base}/auth/authorize?${params.toString()}`)
               .code(302)
@@ -499,6 +554,11 @@ export const rpIssuers = (
                 detail: 'the sign-in asked for no openid scope, so there is no ID token to test',
               })
             }
+            if (beganFromMismatch(test) && typeof body.access_token === 'string')
+              taintTokens(body, {
+                test,
+                what: 'a token of a sign-in begun from the mismatching discovery document',
+              })
             if (test.id === 'rp-token_type-missing') {
               delete body.token_type
               observe(test, 'fault-delivered', { ...ctx, detail: test.title })

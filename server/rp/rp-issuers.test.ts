@@ -141,6 +141,47 @@ describe('RP test issuers', () => {
     expect(doc.jwks_uri).toBe(`${BASE}/rp/rp-id_token-aud/.well-known/jwks.json`)
     expect(doc.authorization_response_iss_parameter_supported).toBe(true)
     expect(doc.end_session_endpoint).toBeUndefined()
+    const seen = await events('rp-id_token-aud')
+    expect(seen.at(-1)).toMatchObject({ kind: 'discovery' })
+    expect(seen.map((e) => e.kind)).not.toContain('fault-delivered')
+  })
+
+  it('rp-discovery-issuer-not-matching-config: the document names another issuer, and so do the ID token and callback; a sign-in begun from it is a tainted use', async () => {
+    const test = 'rp-discovery-issuer-not-matching-config'
+    const since = app.deps.explain?.list().at(-1)?.seq ?? 0
+    for (const path of ['openid-configuration', 'oauth-authorization-server']) {
+      const res = await app.server.inject(`/rp/${test}/.well-known/${path}`)
+      const doc = JSON.parse(res.payload) as Record<string, unknown>
+      // fetched from {base}/rp/{test}, it says it is {base}: OIDC Discovery §4.3 forbids its use
+      expect(doc.issuer).toBe(BASE)
+      expect(doc.authorization_endpoint).toBe(`${BASE}/rp/${test}/auth/authorize`)
+      expect(doc.jwks_uri).toBe(`${BASE}/rp/${test}/.well-known/jwks.json`)
+    }
+    let kinds = (await events(test)).map((e) => e.kind)
+    expect(kinds).toEqual(['discovery', 'fault-delivered', 'discovery', 'fault-delivered'])
+    const { callback, tokens } = await signIn(test, { state: 's', nonce: 'n' })
+    // consistent with the document: only comparing the document with its URL catches the fault
+    expect(callback.searchParams.get('iss')).toBe(BASE)
+    const { payload } = await jwtVerify(
+      String(tokens.id_token),
+      createLocalJWKSet(await jwksOf(test)),
+      { issuer: BASE, audience: 'conformance-client', algorithms: ['RS256'] },
+    )
+    expect(payload.nonce).toBe('n')
+    await app.server.inject({
+      url: `/rp/${test}/auth/user-info`,
+      headers: { authorization: `Bearer ${String(tokens.access_token)}` },
+    })
+    const uses = (await events(test)).filter((e) => e.kind === 'tainted-use').map((e) => e.detail)
+    expect(uses).toEqual([
+      expect.stringMatching(/^started a sign-in at the authorization endpoint of a discovery/),
+      expect.stringMatching(/^called user-info with the access token/),
+    ])
+    const findings = app.deps.explain?.list({ since }) ?? []
+    expect(findings.map((f) => f.code)).toContain(`rp.${test}`)
+    // the other tests' issuers are untouched
+    kinds = (await events('rp-id_token-sig-rs256')).map((e) => e.kind)
+    expect(kinds).not.toContain('tainted-use')
   })
 
   it('answers an unknown test with 404 in the JSON error shape', async () => {
@@ -349,6 +390,30 @@ describe('RP test issuers', () => {
     expect(kidA).not.toBe(kidB)
     expect((await jwksOf(test)).keys.map((k) => k.kid)).toEqual([kidB, kidA])
     await verify(test, b.tokens.id_token)
+  })
+
+  it('rp-key-rotation-between-sign-ins: the second sign-in replaces the key, and a JWKS kept from the first cannot verify it', async () => {
+    const test = 'rp-key-rotation-between-sign-ins'
+    const first = await signIn(test, { nonce: 'n' })
+    const kept = await jwksOf(test)
+    const kidA = decodeProtectedHeader(String(first.tokens.id_token)).kid
+    expect(kept.keys.map((k) => k.kid)).toEqual([kidA])
+    await verify(test, first.tokens.id_token)
+    // a JWKS fetched between the sign-ins is still the first key's
+    expect((await jwksOf(test)).keys.map((k) => k.kid)).toEqual([kidA])
+    const second = await signIn(test, { nonce: 'n' })
+    const kidB = decodeProtectedHeader(String(second.tokens.id_token)).kid
+    expect(kidB).not.toBe(kidA)
+    expect((await jwksOf(test)).keys.map((k) => k.kid)).toEqual([kidB])
+    await verify(test, second.tokens.id_token)
+    await expect(
+      jwtVerify(String(second.tokens.id_token), createLocalJWKSet(kept), {
+        algorithms: ['RS256'],
+      }),
+    ).rejects.toThrow(/no applicable key found/)
+    const kinds = (await events(test)).map((e) => e.kind)
+    expect(kinds.filter((k) => k === 'key-rotated')).toHaveLength(1)
+    expect(kinds.indexOf('key-rotated')).toBeGreaterThan(kinds.indexOf('token-issued'))
   })
 
   it('rp-jwks-two-keys publishes two keys and signs with the second', async () => {

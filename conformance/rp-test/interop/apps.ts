@@ -98,12 +98,30 @@ export function openidClientV6(
   }
 }
 
-/** openid-client v5 (its own protocol core, not oauth4webapi), used as its README shows. */
-export function openidClientV5(settings: RpClientSettings): RpLibrary {
+/**
+ * openid-client v5 (its own protocol core, not oauth4webapi), used as its README shows: by
+ * default it discovers the issuer afresh for every sign-in; `keepIssuer` keeps the discovered
+ * Issuer (and so its JWKS) for the app's life, as a long-running app does.
+ */
+export function openidClientV5(
+  settings: RpClientSettings,
+  options: { keepIssuer?: boolean } = {},
+): RpLibrary {
   if (settings.caPem)
     customV5.setHttpOptionsDefaults({ ca: [...rootCertificates, settings.caPem], timeout: 10_000 })
+  const kept = new Map<string, Promise<Issuer>>()
+  const discover = (issuer: string): Promise<Issuer> => {
+    if (!options.keepIssuer) return Issuer.discover(issuer)
+    let found = kept.get(issuer)
+    if (!found) {
+      found = Issuer.discover(issuer)
+      kept.set(issuer, found)
+      found.catch(() => kept.delete(issuer))
+    }
+    return found
+  }
   const clientOf = async (issuer: string, redirectUri: string) => {
-    const discovered = await Issuer.discover(issuer)
+    const discovered = await discover(issuer)
     return new discovered.Client({
       client_id: settings.clientId,
       client_secret: settings.clientSecret,
