@@ -187,7 +187,7 @@ describe('RP tests against third-party relying-party libraries (Chromium sign-in
     })
     expect(control?.verdict, control?.message).toBe('pass')
     expect(rotation?.id).toBe('rp-key-rotation-between-sign-ins')
-    expect(rotation?.verdict, rotation?.message).toBe('fail')
+    expect(rotation?.verdict, rotation?.message).toBe('warn')
     expect(rotation?.message).toMatch(
       /^sign-in 2 of 2: your client did not sign in .*the issuer saw: sign-in started, JWKS never fetched, signing key replaced, code redeemed/,
     )

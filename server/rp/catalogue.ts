@@ -302,7 +302,11 @@ export const RP_TESTS = [
   {
     id: 'rp-key-rotation-between-sign-ins',
     kind: 'positive',
-    level: 'MUST',
+    // Core §10.1.1 words the re-fetch without a requirement keyword ("The verifier knows to go
+    // back to the jwks_uri location"), and a client may throttle its re-fetches (jose's
+    // createRemoteJWKSet: 30 s; openid-client v5: 60 s) against a flood of unknown kids: a
+    // second sign-in inside that window refused is a warning, not a failure of the run
+    level: 'SHOULD',
     foundation: {
       id: 'rp-key-rotation-op-sign-key',
       relation:
