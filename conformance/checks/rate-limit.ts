@@ -117,10 +117,13 @@ async function probeLimit(
       unprobed: `${what}: the 429 probe is off because the target config sets no rateLimitBudget (the most requests a probe may send)`,
       why: 'budget',
     }
-  const first = await send()
+  const started = performance.now()
+  let first = await send()
+  const firstMs = performance.now() - started
   if (first.status === 429) return { limited: first, first, sent: 1 }
-  const advertised =
-    first.header('x-ratelimit-limit') !== null ? rateHeaders(first, what).limit : undefined
+  const firstHeaders =
+    first.header('x-ratelimit-limit') !== null ? rateHeaders(first, what) : undefined
+  const advertised = firstHeaders?.limit
   if (advertised === undefined && unadvertised === 'leave')
     return {
       unprobed: `${what}: no X-RateLimit-Limit header, so no advertised limit to exhaust (the missing header is RATE-04's)`,
@@ -134,11 +137,28 @@ async function probeLimit(
   // INTERFACE.md §7: past the limit, 429. Without X-RateLimit-Limit (INTERFACE.md §8) the
   // limit is unknown, so the whole budget is spent looking for the 429
   const needed = advertised !== undefined ? advertised + 1 : budget
+  // a deployment's window that would end before the count does (the first request's time, twice
+  // over, per request): the count starts in the next one when the wait fits in the check's time
+  // and the budget covers the one request more (the embedded server's window starts with the
+  // probe); a window that begins during the count all the same is handled below
+  let sent = 1
+  if (!controls && firstHeaders && needed + 1 <= budget) {
+    const countMs = needed * firstMs * 2 + 1000
+    const untilResetMs = (firstHeaders.reset - Date.now() / 1000) * 1000 + 1000
+    if (untilResetMs < countMs && untilResetMs + countMs < ctx.timeLeftMs() - 10_000) {
+      ctx.note(
+        `${what}: the window's X-RateLimit-Reset was ${Math.ceil(untilResetMs / 1000)} s away, less than the count takes: the count starts in the next window`,
+      )
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, untilResetMs)))
+      first = await send()
+      sent++
+      if (first.status === 429) return { limited: first, first, sent }
+    }
+  }
   // a new window during the probe (newWindowBegan: Remaining up, or the same with a later
   // Reset) starts the count again: a missing 429 then proves nothing
   let previous = rateWindowOf((name) => first.header(name))
   let restarted = false
-  let sent = 1
   let counted = 1
   while (counted < needed) {
     const res = await send()
