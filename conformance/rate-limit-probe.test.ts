@@ -1,8 +1,7 @@
 import { http, HttpResponse } from 'msw'
 import { setupServer } from 'msw/node'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import type { Config } from '../server/config.ts'
-import { startEmbedded, type Embedded } from './harness/embedded.ts'
+import { GENEROUS_LIMITS, startEmbedded, type Embedded } from './harness/embedded.ts'
 import { DISCOVERY } from './harness/requests.ts'
 import type { Target } from './harness/target.ts'
 import { runChecks } from './runner.ts'
@@ -14,18 +13,6 @@ import type { CheckResult } from './harness/types.ts'
 // advertises it and the rateLimitBudget covers it; a provider without the headers, a limit
 // above the budget and a window that rolls over are skipped or inconclusive, never FAIL; a
 // missing 429 where a limit is advertised is a FAIL, whatever was skipped beside it.
-
-const WIDE = { limit: 100_000, window: 60 }
-/** Every group of the server wide open, as a production default looks to a budget of 12. */
-const WIDE_OPEN: Config['rateLimits'] = {
-  token: WIDE,
-  introspect: WIDE,
-  revoke: WIDE,
-  userinfo: WIDE,
-  login: WIDE,
-  loginaddress: WIDE,
-  public: WIDE,
-}
 
 const RATE_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']
 
@@ -68,12 +55,13 @@ describe('RATE-05 against a deployment', () => {
   const mock = setupServer()
   beforeAll(async () => {
     ;[wideOpen, small] = await Promise.all([
-      startEmbedded({ config: { rateLimits: WIDE_OPEN } }),
+      // its limits (100000 per minute) as a production default looks to a budget of 12
+      startEmbedded(),
       // every probed group limited to 5 in windows of 4 s; token and login left wide open
       startEmbedded({
         config: {
           rateLimits: {
-            ...WIDE_OPEN,
+            ...GENEROUS_LIMITS,
             userinfo: { limit: 5, window: 4 },
             public: { limit: 5, window: 4 },
             introspect: { limit: 5, window: 4 },
