@@ -368,7 +368,7 @@ export const threats = [
     attack:
       "floods an endpoint, or exhausts a client's or user's limit so the real one is locked out",
     applies: true,
-    checks: ['RATE-01', 'RATE-03', 'SEC-01', 'ROBUST-01'],
+    checks: ['RATE-01', 'RATE-03', 'RATE-05', 'SEC-01', 'ROBUST-01'],
   },
   {
     section: 'RFC 6819 §4.4.1.12',

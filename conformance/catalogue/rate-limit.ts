@@ -25,4 +25,11 @@ export const rateLimit = area('Rate limiting', {
     source: 'INTERFACE.md §8 (headers sent on responses)',
     title: 'X-RateLimit-Limit, -Remaining and -Reset are on the 200 responses of the API endpoints',
   },
+  'RATE-05': {
+    level: 'MUST',
+    source:
+      'INTERFACE.md §8 ("Rate limiting: Applies to API endpoints; HTTP 429 when exceeded"), §7 ("When a rate limit is exceeded, the response is HTTP 429 Too Many Requests")',
+    title:
+      'past its advertised X-RateLimit-Limit every other API endpoint (user-info, discovery, JWKS, branding, introspection, revocation) answers 429',
+  },
 })

@@ -16,8 +16,11 @@ import {
 } from '../harness/expect.ts'
 import { failedLogins, tokensFor, unknownUsername } from '../harness/flows.ts'
 import {
+  BRANDING,
   clientCredentialsRaw,
+  DISCOVERY,
   INTROSPECT,
+  JWKS,
   introspectRaw,
   REVOKE,
   revokeRaw,
@@ -82,41 +85,80 @@ const badSecret = (ctx: CheckContext, path: string, clientId: string) => async (
     }),
   )
 
+/** What a probe for the 429 found: the limit reached, or why it could not be probed. */
+type ProbeOutcome =
+  | { readonly limited: Probe; readonly first: Probe; readonly sent: number }
+  | {
+      readonly unprobed: string
+      /** the limit is unknown (no X-RateLimit-Limit): out of scope, not inconclusive */
+      readonly why: 'unadvertised' | 'budget' | 'new window'
+    }
+
 /**
  * Sends `send` until it is answered 429, bounded: the embedded server's group is lowered to
  * PROBE_LIMIT first; elsewhere the probe runs only when the target config's rateLimitBudget
- * covers X-RateLimit-Limit + 1 requests, and is skipped with the reason otherwise. A target
- * that advertises no limit is probed with the whole budget, and fails when no 429 comes in it.
+ * covers X-RateLimit-Limit + 1 requests. A target that advertises no limit is probed with the
+ * whole budget when `unadvertised` is 'whole budget' (and fails when no 429 comes in it), and
+ * left unprobed when it is 'leave'. A missing 429 where the probe could count is a
+ * CheckFailure; a probe that could not count (the budget too small, a new window) says why.
  */
-async function burst(
+async function probeLimit(
   ctx: CheckContext,
   group: string,
   what: string,
   send: () => Promise<Probe>,
-): Promise<{ limited: Probe; first: Probe; sent: number }> {
+  unadvertised: 'whole budget' | 'leave',
+): Promise<ProbeOutcome> {
   const controls = ctx.target.controls
   controls?.setRateLimit(group, PROBE_LIMIT, PROBE_WINDOW)
   const budget = controls ? PROBE_LIMIT + 1 : ctx.target.rateLimitBudget
   if (budget === undefined)
-    return ctx.skip(
-      `${what}: the 429 probe is off because the target config sets no rateLimitBudget (the most requests a probe may send)`,
-    )
-  const first = await send()
+    return {
+      unprobed: `${what}: the 429 probe is off because the target config sets no rateLimitBudget (the most requests a probe may send)`,
+      why: 'budget',
+    }
+  const started = performance.now()
+  let first = await send()
+  const firstMs = performance.now() - started
   if (first.status === 429) return { limited: first, first, sent: 1 }
-  const advertised =
-    first.header('x-ratelimit-limit') !== null ? rateHeaders(first, what).limit : undefined
+  const firstHeaders =
+    first.header('x-ratelimit-limit') !== null ? rateHeaders(first, what) : undefined
+  const advertised = firstHeaders?.limit
+  if (advertised === undefined && unadvertised === 'leave')
+    return {
+      unprobed: `${what}: no X-RateLimit-Limit header, so no advertised limit to exhaust (the missing header is RATE-04's)`,
+      why: 'unadvertised',
+    }
   if (advertised !== undefined && advertised + 1 > budget)
-    ctx.skip(
-      `${what}: X-RateLimit-Limit is ${advertised}, so a 429 takes ${advertised + 1} requests, more than the rateLimitBudget of ${budget}`,
-    )
+    return {
+      unprobed: `${what}: X-RateLimit-Limit is ${advertised}, so a 429 takes ${advertised + 1} requests, more than the rateLimitBudget of ${budget}`,
+      why: 'budget',
+    }
   // INTERFACE.md §7: past the limit, 429. Without X-RateLimit-Limit (INTERFACE.md §8) the
   // limit is unknown, so the whole budget is spent looking for the 429
   const needed = advertised !== undefined ? advertised + 1 : budget
+  // a deployment's window that would end before the count does (the first request's time, twice
+  // over, per request): the count starts in the next one when the wait fits in the check's time
+  // and the budget covers the one request more (the embedded server's window starts with the
+  // probe); a window that begins during the count all the same is handled below
+  let sent = 1
+  if (!controls && firstHeaders && needed + 1 <= budget) {
+    const countMs = needed * firstMs * 2 + 1000
+    const untilResetMs = (firstHeaders.reset - Date.now() / 1000) * 1000 + 1000
+    if (untilResetMs < countMs && untilResetMs + countMs < ctx.timeLeftMs() - 10_000) {
+      ctx.note(
+        `${what}: the window's X-RateLimit-Reset was ${Math.ceil(untilResetMs / 1000)} s away, less than the count takes: the count starts in the next window`,
+      )
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, untilResetMs)))
+      first = await send()
+      sent++
+      if (first.status === 429) return { limited: first, first, sent }
+    }
+  }
   // a new window during the probe (newWindowBegan: Remaining up, or the same with a later
   // Reset) starts the count again: a missing 429 then proves nothing
   let previous = rateWindowOf((name) => first.header(name))
   let restarted = false
-  let sent = 1
   let counted = 1
   while (counted < needed) {
     const res = await send()
@@ -131,9 +173,10 @@ async function burst(
     // so this is for safety: count again once, within it; a deployment's budget is not spent
     // twice, so the probe is inconclusive there
     if (!controls || restarted)
-      throw new Error(
-        `${what}: a new rate-limit window began during the probe (X-RateLimit-Remaining ${current.remaining}, X-RateLimit-Reset ${current.reset}), so a missing 429 proves nothing`,
-      )
+      return {
+        unprobed: `${what}: a new rate-limit window began during the probe (X-RateLimit-Remaining ${current.remaining}, X-RateLimit-Reset ${current.reset}), so a missing 429 proves nothing`,
+        why: 'new window',
+      }
     ctx.note(`${what}: a new rate-limit window began during the probe; counted again in it`)
     restarted = true
     counted = 1
@@ -143,6 +186,23 @@ async function burst(
       ? `${what}: no 429 after ${sent} requests, though X-RateLimit-Limit is ${advertised} (INTERFACE.md §7)`
       : `${what}: no 429 after ${sent} requests (${controls ? `the limit lowered to ${PROBE_LIMIT}` : 'the whole rateLimitBudget'}), and no X-RateLimit-Limit header says how many it would take (INTERFACE.md §7, §8)`,
   )
+}
+
+/**
+ * probeLimit for the checks of credential guessing (RATE-01, RATE-03): an unadvertised limit is
+ * looked for with the whole budget; a budget too small skips the check, a new window during the
+ * probe leaves it inconclusive.
+ */
+async function burst(
+  ctx: CheckContext,
+  group: string,
+  what: string,
+  send: () => Promise<Probe>,
+): Promise<{ limited: Probe; first: Probe; sent: number }> {
+  const outcome = await probeLimit(ctx, group, what, send, 'whole budget')
+  if ('limited' in outcome) return outcome
+  if (outcome.why === 'new window') throw new Error(outcome.unprobed)
+  return ctx.skip(outcome.unprobed)
 }
 
 /** RFC 6585 §4 and INTERFACE.md §8: a 429 with the three headers, Remaining 0. */
@@ -394,10 +454,104 @@ const RATE_04 = check({ exclusive: true }, async (ctx) => {
     })
 })
 
+/** One API endpoint beyond token and login, its server group, and a request that it counts. */
+interface ApiEndpoint {
+  readonly what: string
+  /** The embedded server's rate-limit group of the endpoint (its controls lower it). */
+  readonly group: string
+  readonly send: () => Promise<HttpResponse>
+}
+
+const RATE_05 = check({ exclusive: true }, async (ctx) => {
+  // INTERFACE.md §8: rate limiting "applies to API endpoints"; §7: past the limit, 429. Each
+  // endpoint that advertises X-RateLimit-Limit is exhausted with requests it answers normally
+  // (a valid access token, valid client credentials), each its own sub-case
+  const controls = ctx.target.controls
+  if (!controls && ctx.target.rateLimitBudget === undefined)
+    ctx.skip(
+      'the 429 probes are off because the target config sets no rateLimitBudget (the most requests a probe may send)',
+    )
+  const { body } = await tokensFor(ctx, { scope: 'openid' })
+  const accessToken = String(body.access_token)
+  const client = ctx.target.clients.service ?? ctx.target.clients.main
+  // a token that is not this server's: introspection answers active false, revocation 200
+  const foreign = `not-a-token-of-this-server-${randomBytes(6).toString('hex')}`
+  const endpoints: readonly ApiEndpoint[] = [
+    { what: 'user-info', group: 'userinfo', send: () => userInfoRaw(ctx, accessToken) },
+    { what: 'discovery', group: 'public', send: () => ctx.http.get(DISCOVERY) },
+    { what: 'JWKS', group: 'public', send: () => ctx.http.get(JWKS) },
+    {
+      what: 'branding',
+      group: 'public',
+      send: () => ctx.http.get(BRANDING, { client_id: ctx.target.clients.main.id }),
+    },
+    {
+      what: 'introspection',
+      group: 'introspect',
+      send: () => introspectRaw(ctx, foreign, { client }),
+    },
+    { what: 'revocation', group: 'revoke', send: () => revokeRaw(ctx, foreign, { client }) },
+  ]
+  const lowered = new Set<string>()
+  const unprobed: { what: string; why: string; reason: string }[] = []
+  const verified: string[] = []
+  // the latest X-RateLimit-Reset of a 429 this check caused at a deployment
+  let lastReset = 0
+  for (const { what, group, send } of endpoints) {
+    // discovery, JWKS and branding share one group on the embedded server: each probe starts
+    // when the one before it has ended, its window over (the twin's clock moved past it)
+    if (controls && lowered.has(group)) controls.advanceClock(PROBE_WINDOW)
+    lowered.add(group)
+    await ctx.subcase(what, async () => {
+      const outcome = await probeLimit(
+        ctx,
+        group,
+        what,
+        async () => fromHttp(await send()),
+        'leave',
+      )
+      if (!('limited' in outcome)) {
+        unprobed.push({ what, why: outcome.why, reason: outcome.unprobed })
+        return
+      }
+      if (outcome.sent === 1)
+        ctx.note(
+          `${what}: answered 429 at the first request (its limit already used up: shared with an endpoint probed before it, or by other traffic)`,
+        )
+      const headers = expectLimited(ctx, outcome.limited, what)
+      if (outcome.limited.raw) expectOAuthError(outcome.limited.raw, 429)
+      lastReset = Math.max(lastReset, headers.reset)
+      verified.push(what)
+    })
+  }
+  for (const { reason } of unprobed.filter((u) => u.why === 'unadvertised')) ctx.note(reason)
+  // a deployment's limits this check used up are left to lift before the checks after it
+  if (!controls && lastReset > 0) {
+    const waitMs = (lastReset - Date.now() / 1000 + 1) * 1000
+    if (waitMs > 0 && waitMs <= ctx.timeLeftMs() - 5_000)
+      await new Promise((resolve) => setTimeout(resolve, waitMs))
+    else if (waitMs > 0)
+      ctx.note(
+        `the limits this check reached lift at X-RateLimit-Reset ${lastReset}, later than the check may wait: checks right after it may meet a 429`,
+      )
+  }
+  const undecided = unprobed.filter((u) => u.why !== 'unadvertised')
+  const summary = (): string =>
+    `${undecided.map((u) => u.reason).join('; ')}${verified.length > 0 ? ` (429 verified for ${verified.join(', ')})` : ''}`
+  // a window that rolled over leaves the probe inconclusive; a budget too small is a skip
+  if (undecided.some((u) => u.why === 'new window')) throw new Error(summary())
+  if (undecided.length > 0) ctx.skip(summary())
+  if (verified.length === 0 && unprobed.length === endpoints.length)
+    ctx.skip(
+      "no API endpoint advertises X-RateLimit-Limit, so there is no limit to exhaust (INTERFACE.md §8; the missing headers are RATE-04's failure)",
+    )
+})
+
 /** The rateLimit checks, one per row of catalogue/rate-limit.ts. */
 export const rateLimitChecks: AreaChecks<typeof catalogue> = {
   'RATE-01': RATE_01,
   'RATE-02': RATE_02,
   'RATE-03': RATE_03,
   'RATE-04': RATE_04,
+  'RATE-05': RATE_05,
 }

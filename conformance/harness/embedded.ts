@@ -11,7 +11,8 @@ import type { Store } from '../../server/store/store.ts'
 import { resolveTarget, type Target, type TargetClient } from './target.ts'
 
 const GENEROUS = { limit: 100_000, window: 60 }
-const GENEROUS_LIMITS: Config['rateLimits'] = {
+/** The embedded server's limits: none a whole suite run from one address reaches. */
+export const GENEROUS_LIMITS: Config['rateLimits'] = {
   token: GENEROUS,
   introspect: GENEROUS,
   revoke: GENEROUS,

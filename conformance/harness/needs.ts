@@ -17,6 +17,7 @@ const NEEDS: Partial<Record<RequirementId, readonly Need[]>> = {
   'REV-06': ['other'],
   'RATE-01': ['rateLimitBudget'],
   'RATE-03': ['rateLimitBudget'],
+  'RATE-05': ['rateLimitBudget'],
   'SEC-11': ['sessionLifetime'],
 }
 

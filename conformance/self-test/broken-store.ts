@@ -131,3 +131,14 @@ export const failuresChargedToClient = (store: Store): Store =>
  */
 export const clientCountersUncounted = (store: Store): Store =>
   renamedCounters(store, (key) => (/^\w+:(client|authfail):/.test(key) ? undefined : key))
+
+/**
+ * A store in which the rate-limit counters whose keys `uncounted` matches never count (every hit
+ * the first of its window): `/^userinfo:/` is a user-info endpoint that is never limited,
+ * `/^public:/` the public documents (discovery, JWKS, branding), `/^introspect:client:/` the
+ * introspection requests of authenticated clients.
+ */
+export const countersUncounted =
+  (uncounted: RegExp) =>
+  (store: Store): Store =>
+    renamedCounters(store, (key) => (uncounted.test(key) ? undefined : key))

@@ -22,7 +22,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const pgUp = await postgresAvailable()
 
 /** Checks that need the embedded target's controls (clock, lowered limits, a resource server). */
-const NEEDS_CONTROLS = ['CODE-07', 'RATE-01', 'RATE-02', 'RATE-03', 'RS-02']
+const NEEDS_CONTROLS = ['CODE-07', 'RATE-01', 'RATE-02', 'RATE-03', 'RATE-05', 'RS-02']
 // checks that a deployment's configuration must enable and this run deliberately does not: an
 // expired refresh token needs a lifetime of at most 40 s (refreshTokenLifetime), the lock-out
 // and spraying probes need a rateLimitBudget, and an expired login session a sessionLifetime

@@ -3,8 +3,10 @@ import type { rateLimit } from '../../catalogue/rate-limit.ts'
 import {
   BRANDING,
   clientCountersUncounted,
+  countersUncounted,
   DISCOVERY,
   escapeRegExp,
+  headerPairs,
   INTROSPECT,
   ipLimitOnClientEndpoints,
   JWKS,
@@ -46,6 +48,30 @@ const neverLimited =
       )
     }),
   ]
+
+/**
+ * An endpoint (GET) that answers past its limit as if it were not reached: each 429 becomes the
+ * last 200 it gave, with the 429's X-RateLimit headers (Remaining 0, the same Reset) and no
+ * Retry-After.
+ */
+const limitIgnored =
+  (path: string) =>
+  (target: Target): HttpHandler[] => {
+    let last: { body: ArrayBuffer; headers: Headers } | undefined
+    return [
+      http.get(target.baseUrl + path, async ({ request }) => {
+        const res = await relay(target, request, (h) => h.delete('retry-after'))
+        if (res.status === 200) {
+          last = { body: await res.clone().arrayBuffer(), headers: res.headers }
+          return res
+        }
+        if (res.status !== 429 || !last) return res
+        const headers = new Headers(headerPairs(last.headers))
+        for (const name of RATE_HEADERS) headers.set(name, res.headers.get(name) ?? '')
+        return new HttpResponse(last.body, { status: 200, headers })
+      }),
+    ]
+  }
 
 /** How to break the target for each RATE-* check. */
 export const rateLimitSabotage: Record<keyof typeof rateLimit, Sabotages> = {
@@ -219,4 +245,59 @@ export const rateLimitSabotage: Record<keyof typeof rateLimit, Sabotages> = {
       ],
     })),
   ),
+  // one sabotage per probed limit (each a sub-case; the store ones break a whole server group,
+  // whose first endpoint heads the failure), and one per part of the 429 itself
+  'RATE-05': perPart([
+    ...(
+      [
+        ['user-info', /^userinfo:/, 'user-info requests'],
+        ['discovery', /^public:/, 'the public documents (discovery, JWKS, branding)'],
+        ['introspection', /^introspect:client:/, "authenticated clients' introspection requests"],
+        ['revocation', /^revoke:client:/, "authenticated clients' revocation requests"],
+      ] as const
+    ).map(([what, counters, whose]): Sabotage => ({
+      how: `the counters of ${whose} never count`,
+      expect: new RegExp(
+        `^${escapeRegExp(what)}: no 429 after \\d+ requests, though X-RateLimit-Limit is \\d+`,
+      ),
+      store: countersUncounted(counters),
+    })),
+    ...(
+      [
+        ['JWKS', JWKS],
+        ['branding', BRANDING],
+      ] as const
+    ).map(([what, path]): Sabotage => ({
+      how: `${what} answers past its limit as if it were not reached`,
+      expect: new RegExp(
+        `^${escapeRegExp(what)}: no 429 after \\d+ requests, though X-RateLimit-Limit is \\d+`,
+      ),
+      handlers: limitIgnored(path),
+    })),
+    {
+      how: 'the 429 of user-info says X-RateLimit-Remaining 1',
+      expect: /^user-info: X-RateLimit-Remaining of the 429: expected 0, got 1/,
+      handlers: editHeaders(USER_INFO, (h, status) => {
+        if (status === 429) h.set('x-ratelimit-remaining', '1')
+      }),
+    },
+    {
+      how: 'the 429 of JWKS has no X-RateLimit headers',
+      expect: /^JWKS: JWKS, the 429: no x-ratelimit-limit header/,
+      handlers: editHeaders(JWKS, (h, status) => {
+        if (status === 429) for (const name of RATE_HEADERS) h.delete(name)
+      }),
+    },
+    {
+      how: 'the 429 of revocation is an empty body, not the JSON error',
+      expect: /^revocation: error body: expected a JSON object/,
+      handlers: (target) => [
+        http.post(target.baseUrl + REVOKE, async ({ request }) => {
+          const res = await relay(target, request)
+          if (res.status !== 429) return res
+          return new HttpResponse(null, { status: 429, headers: [...res.headers] })
+        }),
+      ],
+    },
+  ]),
 }
