@@ -141,6 +141,20 @@ export const sessionKeptAtSignIn: Extend = (app) =>
   })(app)
 
 /**
+ * Not a breakage: a successful sign-in also sets a cookie scripts may read (a double-submit CSRF
+ * token, as many frameworks set), Secure but not HttpOnly, that carries no session.
+ */
+export const readableCookieAtSignIn: Extend = onResponseOf(LOGIN, (response) => {
+  if (isSuccessRedirect(response.headers.location))
+    response.state('XSRF-TOKEN', randomBytes(16).toString('hex'), {
+      isSecure: true,
+      isHttpOnly: false,
+      isSameSite: 'Lax',
+      path: '/',
+    })
+})
+
+/**
  * A sign-in's session is given an identifier of 32 random bits behind a fixed prefix, in the
  * cookie's 43 characters: the session is stored under it, and the cookie carries it instead of
  * the server's own (whose session is left unreachable).
