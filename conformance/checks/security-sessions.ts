@@ -13,43 +13,71 @@ import { endpointUrl } from '../harness/requests.ts'
 /** The most cookies SEC-07 drops one at a time to find the session's (one request each). */
 const MAX_PROBED_COOKIES = 8
 
-/** Whether a prompt=none request with `cookies` got a code: the session they carry is live. */
-async function carriesSession(ctx: CheckContext, cookies: readonly Cookie[]): Promise<boolean> {
-  const answer = await silentRequest(ctx, await jarOfCookies(cookies))
+/**
+ * How SEC-07 asks whether cookies carry a session: an authorization request with prompt=none
+ * (OIDC Core §3.1.2.1), or, at a provider that refuses it, one without prompt.
+ */
+type Probe = 'none' | null
+
+/** Whether an authorization request with `cookies` got a code: the session they carry is live. */
+async function carriesSession(
+  ctx: CheckContext,
+  cookies: readonly Cookie[],
+  prompt: Probe,
+): Promise<boolean> {
+  const answer = await silentRequest(ctx, await jarOfCookies(cookies), prompt)
   return 'params' in answer && answer.params.has('code') && !answer.params.has('error')
 }
 
 /**
- * The cookies that carry the IdP session, by behaviour: of the cookies signing in set, those
- * without which prompt=none no longer gets a code (or, when no single one is needed, each that
- * gets one alone). `shown` is false when the session could not be observed that way (a provider
- * that refuses prompt=none): then every new cookie stands for the session, and `why` says so.
+ * The cookies that carry the IdP session, by behaviour: of the cookies signing in set, a
+ * smallest set with which prompt=none (or, where refused, no prompt) still gets a code (each
+ * cookie dropped in turn, for good when the session survives without it), then another among
+ * those left while they still carry the session alone, as a provider may carry one session in
+ * two sets (node-oidc-provider's `_session` and `_session.legacy`, each with its signature).
+ * `shown` is false when the session could not be observed that way (no code, with prompt=none or
+ * without): then every new cookie stands for the session, and `why` says so. At most
+ * MAX_PROBED_COOKIES (n) cookies are probed: at most 1 + (n+1)(n+2)/2 requests.
  */
 async function sessionCookiesOf(
   ctx: CheckContext,
   all: readonly Cookie[],
   fresh: readonly Cookie[],
-): Promise<{ session: readonly Cookie[]; shown: boolean; why?: string }> {
-  const unshown = (why: string) => ({ session: fresh, shown: false, why })
-  if (!(await carriesSession(ctx, all)))
-    return unshown(
-      'prompt=none with every cookie of the signed-in browser got no code, so which cookie carries the session was not observed: every cookie signing in set is taken for the session',
-    )
+): Promise<{ session: readonly Cookie[]; shown: boolean; prompt: Probe; why?: string }> {
+  const unshown = (why: string) => ({ session: fresh, shown: false, prompt: 'none' as Probe, why })
+  let prompt: Probe = 'none'
+  let how: string | undefined
+  if (!(await carriesSession(ctx, all, prompt))) {
+    prompt = null
+    if (!(await carriesSession(ctx, all, prompt)))
+      return unshown(
+        'an authorization request with every cookie of the signed-in browser got no code, with prompt=none or without: which cookie carries the session was not observed, so every cookie signing in set is taken for the session',
+      )
+    how =
+      'prompt=none with every cookie of the signed-in browser got no code: the session is observed by authorization requests without prompt'
+  }
+  const carries = (cookies: readonly Cookie[]) => carriesSession(ctx, cookies, prompt)
   if (fresh.length > MAX_PROBED_COOKIES)
     return unshown(
       `signing in set ${fresh.length} cookies, more than the ${MAX_PROBED_COOKIES} this check drops one at a time: every one is taken for the session`,
     )
-  const without = (c: Cookie) => all.filter((o) => o !== c)
-  const needed: Cookie[] = []
-  for (const c of fresh) if (!(await carriesSession(ctx, without(c)))) needed.push(c)
-  if (needed.length > 0) return { session: needed, shown: true }
-  // no single cookie is needed: the session rides on several, each enough alone
   const older = all.filter((o) => !fresh.includes(o))
-  const enough: Cookie[] = []
-  for (const c of fresh) if (await carriesSession(ctx, [...older, c])) enough.push(c)
-  if (enough.length > 0) return { session: enough, shown: true }
+  const session: Cookie[] = []
+  let rest = [...fresh]
+  while (rest.length > 0) {
+    if (session.length > 0 && !(await carries([...older, ...rest]))) break
+    let kept = [...rest]
+    for (const c of rest) {
+      const without = kept.filter((o) => o !== c)
+      if (await carries([...older, ...without])) kept = without
+    }
+    if (kept.length === 0) break
+    session.push(...kept)
+    rest = rest.filter((c) => !kept.includes(c))
+  }
+  if (session.length > 0) return { session, shown: true, prompt, ...(how ? { why: how } : {}) }
   return unshown(
-    'no cookie signing in set was needed for prompt=none, and none was enough alone: every one is taken for the session',
+    'an authorization request got a code without any cookie signing in set: which cookie carries the session was not observed, so every one is taken for the session',
   )
 }
 
@@ -64,12 +92,12 @@ const SEC_07 = check(async (ctx) => {
   expectThat(fresh.length > 0, 'signing in set no cookie at the IdP: no session to examine')
   // a provider may set other cookies at sign-in (a CSRF token scripts read, a locale, a
   // "signed in" hint): the session's are those it cannot do without
-  const { session, shown, why } = await sessionCookiesOf(ctx, all, fresh)
+  const { session, shown, prompt, why } = await sessionCookiesOf(ctx, all, fresh)
   if (why) ctx.note(why)
   const others = fresh.filter((c) => !session.includes(c))
   if (others.length > 0)
     ctx.note(
-      `not the session (prompt=none gets a code without each): ${others.map((c) => c.name).join(', ')}`,
+      `not the session (the session's authorization requests get a code without each): ${others.map((c) => c.name).join(', ')}`,
     )
   // each attribute of each session cookie, and the fixation below, are sub-cases: every one
   // missing is reported, not only the first
@@ -103,7 +131,7 @@ const SEC_07 = check(async (ctx) => {
     // the victim's browser still holds the planted value: fixation when the attacker's copy of
     // it now rides a signed-in session (without a new sign-in of the attacker's own)
     let rides: boolean
-    if (shown) rides = await carriesSession(ctx, await idpCookies(ctx, attacker))
+    if (shown) rides = await carriesSession(ctx, await idpCookies(ctx, attacker), prompt)
     else {
       const again = await authorize(ctx, { context: attacker, user: null })
       expectControl(
@@ -134,17 +162,19 @@ const EXPIRY_TOLERANCE_S = 15
 type Jar = NonNullable<Awaited<ReturnType<typeof jarOf>>>
 
 /**
- * A prompt=none authorization request sent over HTTP with a copy of `jar`'s cookies, following
- * the IdP's own redirects: the parameters of the redirect to the client, or the answer that
- * stopped at the IdP.
+ * A prompt=none authorization request (`prompt`: null sends none) over HTTP with a copy of
+ * `jar`'s cookies, following the IdP's own redirects: the parameters of the redirect to the
+ * client, or the answer that stopped at the IdP (a login or consent page, for one without prompt).
  */
 async function silentRequest(
   ctx: CheckContext,
   jar: Jar,
+  prompt: Probe = 'none',
 ): Promise<{ params: URLSearchParams; state: string } | { stopped: HttpResponse }> {
   const params = await validParams(ctx)
   const url = new URL(endpointUrl(ctx.target, 'authorization_endpoint'))
-  for (const [k, v] of Object.entries({ ...params, prompt: 'none' })) url.searchParams.set(k, v)
+  for (const [k, v] of Object.entries({ ...params, ...(prompt ? { prompt } : {}) }))
+    url.searchParams.set(k, v)
   const cookies = await jar.clone()
   const cookie = await cookies.getCookieString(url.toString())
   const first = await ctx.http.request(url.toString(), {

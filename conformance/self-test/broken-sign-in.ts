@@ -141,6 +141,18 @@ export const sessionKeptAtSignIn: Extend = (app) =>
   })(app)
 
 /**
+ * The authorization endpoint answers prompt=none as if no one were signed in (login_required),
+ * whatever session the browser brings: the session cookie is hidden from those requests only.
+ */
+export const promptNoneSignedOut: Extend = (app) => {
+  app.server.ext('onPreAuth', (request, h) => {
+    if (request.path === '/auth/authorize' && rawParams(request.query).prompt === 'none')
+      Reflect.deleteProperty(request.state, SESSION_COOKIE)
+    return h.continue
+  })
+}
+
+/**
  * Not a breakage: a successful sign-in also sets a cookie scripts may read (a double-submit CSRF
  * token, as many frameworks set), Secure but not HttpOnly, that carries no session.
  */
