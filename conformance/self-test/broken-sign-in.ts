@@ -167,6 +167,19 @@ export const readableCookieAtSignIn: Extend = onResponseOf(LOGIN, (response) => 
 })
 
 /**
+ * Not fixation: at sign-in the session the browser brought is ended, and its identifier written
+ * back into the cookie (the new session is left unreachable), so the browser keeps the planted
+ * value while it carries no session.
+ */
+export const plantedSessionEndedAndKept: Extend = (app) =>
+  onResponseOf(LOGIN, async (response, request) => {
+    const planted = sessionCookie(request)
+    if (!planted || !isSuccessRedirect(response.headers.location)) return
+    await app.deps.store.sessions.end(sha256Hex(planted), app.deps.clock())
+    response.state(SESSION_COOKIE, planted, { ttl: app.deps.config.sessionTtl * 1000 })
+  })(app)
+
+/**
  * A sign-in's session is given an identifier of 32 random bits behind a fixed prefix, in the
  * cookie's 43 characters: the session is stored under it, and the cookie carries it instead of
  * the server's own (whose session is left unreachable).

@@ -12,6 +12,7 @@ import {
   extendAll,
   onResponseOf,
   paramsOf,
+  plantedSessionEndedAndKept,
   readableCookieAtSignIn,
   rewriteLoginPage,
   scriptSignIn,
@@ -143,6 +144,13 @@ describe('self-test: a readable cookie beside the session is not the session', (
     expect(result.verdict, result.message).toBe('pass')
     expect(result.notes.join('\n')).toMatch(
       /the cookie XSRF-TOKEN is not HttpOnly \(it does not carry the session\)/,
+    )
+  })
+  test('SEC-07 against a server that keeps the planted value but ends its session passes', async () => {
+    const result = await withSabotage('SEC-07', { extend: plantedSessionEndedAndKept })
+    expect(result.verdict, result.message).toBe('pass')
+    expect(result.notes.join('\n')).toMatch(
+      /still holds the planted value of \S+, but the attacker's copy of it no longer carries a session: not fixation/,
     )
   })
 })
