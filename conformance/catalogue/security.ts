@@ -55,7 +55,7 @@ export const security = area('Security', {
     source:
       'OWASP ASVS 4.0.3 V3.2.1 (L1: "Verify the application generates a new session token on user authentication"), V3.4.1 (L1: "Verify that cookie-based session tokens have the \'Secure\' attribute set"), V3.4.2 (L1: "… have the \'HttpOnly\' attribute set"); V3.4.3 (SameSite) is noted',
     title:
-      'a session identifier planted before sign-in is replaced at sign-in, and the session cookie is Secure and HttpOnly (its SameSite is noted)',
+      'a session planted before sign-in does not ride the victim’s sign-in, and the cookies that carry the session (those it cannot do without) are Secure and HttpOnly (other cookies’ flags and SameSite are noted)',
   },
   'SEC-08': {
     level: 'SHOULD',

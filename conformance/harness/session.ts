@@ -309,9 +309,13 @@ function formGet(action: string, fields: readonly (readonly [string, string])[])
 
 /** The cookies of a signed-in browser context, in a tough-cookie jar. */
 export async function jarOf(context: BrowserContext): Promise<CookieJar | undefined> {
-  const jar = new CookieJar()
   const cookies = await context.cookies()
-  if (cookies.length === 0) return undefined
+  return cookies.length === 0 ? undefined : jarOfCookies(cookies)
+}
+
+/** Browser cookies (as Playwright lists them) in a tough-cookie jar. */
+export async function jarOfCookies(cookies: readonly Cookie[]): Promise<CookieJar> {
+  const jar = new CookieJar()
   for (const c of cookies) {
     const url = `${c.secure ? 'https' : 'http'}://${c.domain.replace(/^\./, '')}${c.path}`
     await jar

@@ -141,6 +141,45 @@ export const sessionKeptAtSignIn: Extend = (app) =>
   })(app)
 
 /**
+ * The authorization endpoint answers prompt=none as if no one were signed in (login_required),
+ * whatever session the browser brings: the session cookie is hidden from those requests only.
+ */
+export const promptNoneSignedOut: Extend = (app) => {
+  app.server.ext('onPreAuth', (request, h) => {
+    if (request.path === '/auth/authorize' && rawParams(request.query).prompt === 'none')
+      Reflect.deleteProperty(request.state, SESSION_COOKIE)
+    return h.continue
+  })
+}
+
+/**
+ * Not a breakage: a successful sign-in also sets a cookie scripts may read (a double-submit CSRF
+ * token, as many frameworks set), Secure but not HttpOnly, that carries no session.
+ */
+export const readableCookieAtSignIn: Extend = onResponseOf(LOGIN, (response) => {
+  if (isSuccessRedirect(response.headers.location))
+    response.state('XSRF-TOKEN', randomBytes(16).toString('hex'), {
+      isSecure: true,
+      isHttpOnly: false,
+      isSameSite: 'Lax',
+      path: '/',
+    })
+})
+
+/**
+ * Not fixation: at sign-in the session the browser brought is ended, and its identifier written
+ * back into the cookie (the new session is left unreachable), so the browser keeps the planted
+ * value while it carries no session.
+ */
+export const plantedSessionEndedAndKept: Extend = (app) =>
+  onResponseOf(LOGIN, async (response, request) => {
+    const planted = sessionCookie(request)
+    if (!planted || !isSuccessRedirect(response.headers.location)) return
+    await app.deps.store.sessions.end(sha256Hex(planted), app.deps.clock())
+    response.state(SESSION_COOKIE, planted, { ttl: app.deps.config.sessionTtl * 1000 })
+  })(app)
+
+/**
  * A sign-in's session is given an identifier of 32 random bits behind a fixed prefix, in the
  * cookie's 43 characters: the session is stored under it, and the cookie carries it instead of
  * the server's own (whose session is left unreachable).

@@ -12,6 +12,8 @@ import {
   extendAll,
   onResponseOf,
   paramsOf,
+  plantedSessionEndedAndKept,
+  readableCookieAtSignIn,
   rewriteLoginPage,
   scriptSignIn,
   rewriteSuccessRedirect,
@@ -132,6 +134,25 @@ describe('self-test: a login page that signs in by script is judged on its own r
       expect(result.notes.join('\n')).toMatch(scriptCall)
     },
   )
+})
+
+// SEC-07 judges the cookies that carry the session (issue 30): a provider that also sets, at
+// sign-in, a cookie scripts must read (a double-submit CSRF token) is not failed for its flags.
+describe('self-test: a readable cookie beside the session is not the session', () => {
+  test('SEC-07 against a server that sets a non-HttpOnly CSRF cookie at sign-in passes', async () => {
+    const result = await withSabotage('SEC-07', { extend: readableCookieAtSignIn })
+    expect(result.verdict, result.message).toBe('pass')
+    expect(result.notes.join('\n')).toMatch(
+      /the cookie XSRF-TOKEN is not HttpOnly \(it does not carry the session\)/,
+    )
+  })
+  test('SEC-07 against a server that keeps the planted value but ends its session passes', async () => {
+    const result = await withSabotage('SEC-07', { extend: plantedSessionEndedAndKept })
+    expect(result.verdict, result.message).toBe('pass')
+    expect(result.notes.join('\n')).toMatch(
+      /still holds the planted value of \S+, but the attacker's copy of it no longer carries a session: not fixation/,
+    )
+  })
 })
 
 // The harness asks for no interaction it does not need (issue 29, item 2): prompt=consent only

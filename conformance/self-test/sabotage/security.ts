@@ -8,12 +8,14 @@ import {
   DISCOVERY,
   editAccessToken,
   escapeRegExp,
+  extendAll,
   failuresChargedToClient,
   fetchVia,
   headerPairs,
   INTROSPECT,
   onAuthorize,
   perPart,
+  promptNoneSignedOut,
   relay,
   REVOKE,
   rewriteSuccessRedirect,
@@ -334,6 +336,12 @@ export const securitySabotage: Record<keyof typeof security, Sabotages> = {
       how: 'the session cookie is set without HttpOnly',
       expect: /^the session cookie \S+: not HttpOnly/,
       extend: sessionCookieWith({ isHttpOnly: false }),
+    },
+    {
+      // the session's cookies are then told by requests without prompt
+      how: 'prompt=none is answered as if signed out, and the session cookie is set without HttpOnly',
+      expect: /^the session cookie \S+: not HttpOnly/,
+      extend: extendAll(promptNoneSignedOut, sessionCookieWith({ isHttpOnly: false })),
     },
     {
       how: 'signing in keeps the session identifier the browser already had',
