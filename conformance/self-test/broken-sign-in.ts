@@ -91,6 +91,21 @@ export const knownUserAnsweredLate =
     })(app)
 
 /**
+ * The first failed sign-in of an unknown name is answered `ms` later, once: one request stalled
+ * as a loaded machine stalls one (LOGIN-07 must not let one stalled sample hide a real gap).
+ */
+export const firstUnknownUserStalled =
+  (ms: number): Extend =>
+  (app) => {
+    let stalled = false
+    return onResponseOf(LOGIN, async (response, request) => {
+      if (stalled || response.statusCode !== 401 || (await userOf(app, request))) return
+      stalled = true
+      await delay(ms)
+    })(app)
+  }
+
+/**
  * A password verifier that refuses an unknown user (whose sign-in the login route checks
  * against the dummy hash) before any hashing, and checks a known user's password as the server
  * does: an unknown name is answered sooner.

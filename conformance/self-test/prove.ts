@@ -149,7 +149,9 @@ export function proveSabotages(
       const problems = judge(result, c.level, c.s.expect)
       assert(
         problems,
-        `${c.id} against "${c.s.how}": ${result.verdict}: ${result.message ?? '(no message)'}`,
+        // the check's notes (measured values, what it could not judge) tell a failed proof's why
+        `${c.id} against "${c.s.how}": ${result.verdict}: ${result.message ?? '(no message)'}` +
+          result.notes.map((n) => `\n  note: ${n}`).join(''),
       ).toEqual([])
     }
     // msw patches the process's fetch: the sabotages by msw handlers run one at a time
