@@ -1,4 +1,3 @@
-import { availableParallelism } from 'node:os'
 import { OAuthError } from '../errors.ts'
 
 /**
@@ -43,18 +42,12 @@ export class HashingBusy extends OAuthError {
 }
 
 /**
- * The default number of hashes at once: half of libuv's pool, so the store keeps the other
- * half, and one fewer than the cores, so the event loop (every other request) keeps a core
- * while a flood of sign-ins hashes on the rest; at least one. On two cores that is one: the
- * bench's sign-in flood measured client_credentials' p99 at 8 × its calm p99 with two hashes
- * at once, each a core's worth of scrypt.
+ * The default number of hashes at once: half of libuv's pool, at least one, so the store keeps
+ * the other half whatever the load.
  */
-export function defaultHashConcurrency(
-  env: NodeJS.ProcessEnv = process.env,
-  cores: number = availableParallelism(),
-): number {
+export function defaultHashConcurrency(env: NodeJS.ProcessEnv = process.env): number {
   const pool = Number(env.UV_THREADPOOL_SIZE) || 4
-  return Math.max(1, Math.min(Math.floor(pool / 2), cores - 1))
+  return Math.max(1, Math.floor(pool / 2))
 }
 
 export function createHashingGate({ concurrency, queue }: HashingGateOptions): HashingGate {
