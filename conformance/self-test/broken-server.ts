@@ -99,10 +99,11 @@ const AUTHORIZE: Route = { path: '/auth/authorize' }
  * POST, else the query.
  */
 export function paramsOf(request: Request): Record<string, unknown> {
+  if (request.method !== 'post') return request.query
+  // a POST without a body has no form to write to: an empty one, which its route then reads
   const body: unknown = request.payload
-  return request.method === 'post' && typeof body === 'object' && body !== null
-    ? (body as Record<string, unknown>)
-    : request.query
+  if (typeof body !== 'object' || body === null) (request as { payload: unknown }).payload = {}
+  return request.payload as Record<string, unknown>
 }
 
 /** The authorization requests (GET or POST), changed before the server reads them. */

@@ -17,6 +17,7 @@ import {
   rewriteLoginPage,
   onRequestOf,
   onResponseOf,
+  paramsOf,
   rewriteLocation,
   type Sabotage,
   type Sabotages,
@@ -95,15 +96,6 @@ const SIGNED_OUT_PAGE = `<!doctype html><title>Signed out</title>
 /** The logout route, GET and POST. */
 const LOGOUT = { path: '/auth/logout' } as const
 const LOGOUT_POST = { path: '/auth/logout', method: 'post' } as const
-
-/** The parameters the logout route reads: the query of a GET, the form of a POST. */
-function paramsOf(request: Request): Record<string, unknown> {
-  if (request.method !== 'post') return request.query
-  // a POST without a body has no form to write to: an empty one
-  const payload: unknown = request.payload
-  if (payload === null || payload === undefined) (request as { payload: unknown }).payload = {}
-  return request.payload as Record<string, unknown>
-}
 
 /** A parameter's value, when it is one non-empty string. */
 const param = (params: Record<string, unknown>, name: string): string | undefined => {
