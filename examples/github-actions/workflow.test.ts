@@ -11,8 +11,8 @@ import { chromiumExecutable } from '../../conformance/harness/browser.ts'
  * Actions reads, and the commands it runs exist: the npm scripts it names are the package's,
  * and the suite's command line, run with its flags and the environment it sets, accepts them.
  *
- * The YAML parser is js-yaml, which the lockfile already installs for ESLint
- * (@eslint/eslintrc); it has no type declarations here, hence the typed require.
+ * The YAML parser is js-yaml, a devDependency of its own (not borrowed from ESLint's tree, which
+ * could drop it in any release); it has no type declarations here, hence the typed require.
  */
 const { load } = createRequire(import.meta.url)('js-yaml') as {
   load: (text: string) => unknown
