@@ -1,7 +1,7 @@
 import type { Browser } from '@playwright/test'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { clients } from '../../fixtures/index.ts'
-import { RP_CONTROL, RP_TESTS } from '../../server/rp/catalogue.ts'
+import { RP_CONTROL, RP_TESTS, type RpTestId } from '../../server/rp/catalogue.ts'
 import { launchBrowser } from '../harness/browser.ts'
 import { startEmbedded, type Embedded } from '../harness/embedded.ts'
 import type { CheckResult, Verdict } from '../harness/types.ts'
@@ -15,6 +15,7 @@ import {
   type RpLibrary,
 } from './interop/apps.ts'
 import { browserSignIn } from './interop/browser-sign-in.ts'
+import { joseRp } from './interop/jose-rp.ts'
 import { runRpTests, type SignIn } from './runner.ts'
 
 /**
@@ -22,7 +23,8 @@ import { runRpTests, type SignIn } from './runner.ts'
  * negative test refused and every positive one signed in, except where a library really accepts
  * a fault, which is written down here as a finding about that library with its spec section
  * (and expected, so a change in the library shows up). The careless control must be judged
- * failing.
+ * failing. Beside the libraries, a relying party written by hand on jose (`interop/jose-rp.ts`)
+ * is a second validation core, not built on oauth4webapi, with its own table below.
  */
 
 /** What a library accepts, with the spec section it departs from: findings, not test failures. */
@@ -225,5 +227,87 @@ describe('RP tests against third-party relying-party libraries (Chromium sign-in
       expect(r.verdict, `${r.id}: ${r.message ?? ''}`).toBe('error')
       expect(r.message).toMatch(/^inconclusive: the sign-in could not run \(the driver crashed/)
     }
+  }, 600_000)
+})
+
+/**
+ * The hand-written RP on jose (`interop/jose-rp.ts`), a second validation core beside
+ * oauth4webapi's: what its code does with each test. A positive test signs in unless a verdict
+ * says otherwise; every refusal must come from the check its source makes for that fault (its
+ * refusal names the section, or jose's error for that claim), not from some other failure.
+ */
+const JOSE_RP: Partial<Record<RpTestId, { verdict?: Verdict; why?: string; refusedBy: RegExp }>> = {
+  // discover() compares the document's issuer with the URL it fetched (Discovery §4.3)
+  'rp-discovery-issuer-not-matching-config': {
+    refusedBy: /OIDC Discovery §4\.3: the discovery document names issuer/,
+  },
+  // jwtVerify checks the signature with the JWKS key the kid names (Core §3.1.3.7 (6))
+  'rp-id_token-bad-sig-rs256-code-flow': { refusedBy: /ERR_JWS_SIGNATURE_VERIFICATION_FAILED/ },
+  // algorithms: ['RS256'] (Core §3.1.3.7 (7))
+  'rp-id_token-alg-none-refused': { refusedBy: /ERR_JOSE_ALG_NOT_ALLOWED/ },
+  // issuer: the discovered issuer (Core §3.1.3.7 (2))
+  'rp-id_token-issuer-mismatch': { refusedBy: /unexpected "iss" claim value/ },
+  // requiredClaims (Core §2)
+  'rp-id_token-sub': { refusedBy: /missing required "sub" claim/ },
+  'rp-id_token-iat': { refusedBy: /missing required "iat" claim/ },
+  // audience: its client_id, and no other audience trusted (Core §3.1.3.7 (3))
+  'rp-id_token-aud': { refusedBy: /unexpected "aud" claim value/ },
+  'rp-id_token-aud-multiple-no-azp': {
+    refusedBy: /Core §3\.1\.3\.7 \(3\): untrusted audiences rp-test-foreign-client/,
+  },
+  // exp with 60 s of leeway (Core §3.1.3.7 (9))
+  'rp-id_token-expired': { refusedBy: /"exp" claim timestamp check failed/ },
+  // the nonce compared exactly, absent included (Core §3.1.3.7 (11))
+  'rp-nonce-invalid': { refusedBy: /Core §3\.1\.3\.7 \(11\): the ID token nonce differs/ },
+  'rp-nonce-missing': { refusedBy: /Core §3\.1\.3\.7 \(11\): the ID token has no nonce/ },
+  // the unknown kid re-fetches the JWKS (no cooldown), then no key matches
+  'rp-id_token-kid-unknown': { refusedBy: /ERR_JWKS_NO_MATCHING_KEY/ },
+  // the callback checks before the code is redeemed (RFC 6749 §10.12, RFC 9207 §2.4)
+  'rp-response-state-mismatch': { refusedBy: /RFC 6749 §10\.12: the callback state differs/ },
+  'rp-response-iss-mismatch': { refusedBy: /RFC 9207 §2\.4: the callback iss is/ },
+  // the user-info sub compared with the ID token's (Core §5.3.4)
+  'rp-userinfo-bad-sub-claim': { refusedBy: /Core §5\.3\.4: the user-info sub differs/ },
+  // token_type must be Bearer (RFC 6749 §5.1, §7.1)
+  'rp-token_type-missing': { refusedBy: /RFC 6749 §7\.1: the token response has token_type/ },
+  // at_hash compared when present (Core §3.1.3.8, a MAY it takes)
+  'rp-id_token-bad-at_hash-code-flow': { refusedBy: /Core §3\.1\.3\.8: at_hash does not match/ },
+  'rp-id_token-kid-absent-multiple-jwks': {
+    verdict: 'info',
+    why: 'jose finds two keys for a token without kid and the RP does not try each (Core §10.1 requires the kid then)',
+    refusedBy: /ERR_JWKS_MULTIPLE_MATCHING_KEYS/,
+  },
+}
+
+describe('RP tests against a hand-written RP on jose (a second validation core)', () => {
+  it('jose RP: every verdict is what its source does, each refusal by the check made for that fault', async () => {
+    const results = await run(joseRp)
+    const expected = Object.fromEntries(
+      RP_TESTS.map((t) => [
+        t.id,
+        (JOSE_RP as Record<string, { verdict?: Verdict } | undefined>)[t.id]?.verdict ?? 'pass',
+      ]),
+    )
+    expect(
+      verdicts(results),
+      results
+        .filter((r) => r.verdict !== 'pass')
+        .map((r) => `${r.id}: ${r.message ?? ''}`)
+        .join('\n'),
+    ).toEqual(expected)
+    for (const t of RP_TESTS) {
+      const r = results.find((x) => x.id === t.id)
+      const entry = (JOSE_RP as Record<string, { why?: string; refusedBy: RegExp } | undefined>)[
+        t.id
+      ]
+      // a negative test passed by a refusal names its check; a positive one signed in
+      if (t.kind === 'negative')
+        expect(entry, `${t.id}: no refusal expected in JOSE_RP`).toBeDefined()
+      if (entry) expect(r?.notes.join('\n'), `${t.id} ${entry.why ?? ''}`).toMatch(entry.refusedBy)
+    }
+    // the key tests were exercised, not skipped: between the sign-ins the RP kept its JWKS and
+    // re-fetched it for the new kid (no cooldown), so sign-in 2 fetched the JWKS again
+    expect(results.find((r) => r.id === 'rp-key-rotation-between-sign-ins')?.message).toMatch(
+      /sign-in 2: [^;]*JWKS fetched/,
+    )
   }, 600_000)
 })

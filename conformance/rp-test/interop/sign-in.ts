@@ -7,7 +7,8 @@
  *
  *   idp-conformance rp-test --run "node --import tsx conformance/rp-test/interop/sign-in.ts openid-client"
  *
- * with `openid-client` (v6), `openid-client-v5` or `careless` (the control that must fail).
+ * with `openid-client` (v6), `openid-client-v5`, `jose` (the hand-written RP on jose) or
+ * `careless` (the control that must fail).
  */
 import { readFileSync } from 'node:fs'
 import { launchBrowser } from '../../harness/browser.ts'
@@ -21,10 +22,12 @@ import {
   type RpClientSettings,
   type RpLibrary,
 } from './apps.ts'
+import { joseRp } from './jose-rp.ts'
 
 const LIBRARIES: Record<string, (s: RpClientSettings) => RpLibrary> = {
   'openid-client': openidClientV6,
   'openid-client-v5': openidClientV5,
+  jose: joseRp,
   careless: carelessClient,
 }
 
