@@ -159,7 +159,8 @@ export function joseRp(settings: RpClientSettings): RpLibrary {
         maxTokenAge: MAX_ID_TOKEN_AGE_S,
       }))
     } catch (err) {
-      if (err instanceof joseErrors.JOSEError)
+      // a JWKS that could not be fetched in time is the app's trouble, not a verdict on the token
+      if (err instanceof joseErrors.JOSEError && !(err instanceof joseErrors.JWKSTimeout))
         throw new Refused(
           'Core §3.1.3.7',
           `the ID token did not verify: ${err.code}: ${err.message}`,
