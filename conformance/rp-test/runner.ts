@@ -161,11 +161,12 @@ const reported = (run: Pick<SignInResult, 'outcome' | 'exitCode'>): string =>
  * The verdict of one test from what the sign-in reported and what the test issuer saw (pure).
  * A negative test passes when the sign-in reported a refusal and nothing the fault tainted was
  * used; a positive one when it signed in, redeemed a code here and did what the fault needs (a
- * JWKS fetch for a key test). A sign-in that could not run is ERROR (inconclusive), unless the
- * issuer saw the client use what a fault tainted; a fault the client never reached because of
- * what it does (no nonce sent, no JWKS fetched, no user-info call, no discovery) is "not
- * exercised" (skip). Only the discovery test counts a sign-in never started as a refusal, and
- * only when the issuer served its document and the command reported refused.
+ * JWKS fetch for a key test, a correct logout for the logout test). A sign-in that could not run
+ * is ERROR (inconclusive), unless the issuer saw the client use what a fault tainted or send a
+ * logout that carried the wrong things; a fault the client never reached because of what it does
+ * (no nonce sent, no JWKS fetched, no user-info call, no discovery, no logout) is "not exercised"
+ * (skip). Only the discovery test counts a sign-in never started as a refusal, and only when
+ * the issuer served its document and the command reported refused.
  */
 export function judge(
   test: RpTest,

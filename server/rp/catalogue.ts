@@ -7,8 +7,9 @@
  * and `foundation` names the Foundation's test it relates to and how.
  *
  * A negative test is passed by a client that refuses the sign-in and does not use what it was
- * given; a positive one by a client that signs in. `level` says how hard the spec words the
- * client's duty: a MUST not met fails a run, a SHOULD warns, a MAY is recorded.
+ * given; a positive one by a client that signs in (and, for the logout test, then logs out as
+ * RP-Initiated Logout asks). `level` says how hard the spec words the client's duty: a MUST not
+ * met fails a run, a SHOULD warns, a MAY is recorded.
  */
 
 export type RpLevel = 'MUST' | 'SHOULD' | 'MAY'
