@@ -165,11 +165,19 @@ describe('RP tests against third-party relying-party libraries (Chromium sign-in
     const results = await run(carelessClient)
     const byId = verdicts(results)
     // every positive test signs in: the judge does not fail a client for nothing; it never
-    // fetches the JWKS, so the key tests are not exercised rather than passed
+    // fetches the JWKS, so the key tests are not exercised rather than passed; its logout
+    // names the client by client_id, not by the ID token as id_token_hint: rp-init-logout fails
     for (const t of RP_TESTS.filter((x) => x.kind === 'positive'))
       expect(byId[t.id], t.id).toBe(
-        (t as { exercisedBy?: string }).exercisedBy === 'jwks' ? 'skip' : 'pass',
+        (t as { exercisedBy?: string }).exercisedBy === 'jwks'
+          ? 'skip'
+          : t.id === 'rp-init-logout'
+            ? 'fail'
+            : 'pass',
       )
+    expect(results.find((r) => r.id === 'rp-init-logout')?.message).toMatch(
+      /^your client called the end_session_endpoint without id_token_hint/,
+    )
     // every applicable negative test is not met, at its level
     for (const t of RP_TESTS.filter((x) => x.kind === 'negative'))
       expect(byId[t.id], t.id).toBe(
@@ -194,6 +202,21 @@ describe('RP tests against third-party relying-party libraries (Chromium sign-in
       /^sign-in 2 of 2: your client did not sign in .*the issuer saw: sign-in started, JWKS never fetched, signing key replaced, code redeemed/,
     )
     expect(rotation?.notes.join('\n')).toMatch(/no valid key found in issuer's jwks_uri/)
+  }, 600_000)
+
+  it('rp-init-logout: openid-client v6 logs out and passes; a driver that ignores RP_TEST_LOGOUT is not exercised', async () => {
+    const only = ['rp-init-logout']
+    const [, logout] = await run(openidClientV6, { only })
+    expect(logout?.verdict, logout?.message).toBe('pass')
+    expect(logout?.message).toMatch(
+      /^signed in and logged out: .*state sent and echoed unchanged.*logout called$/,
+    )
+    const [, ignored] = await run(openidClientV6, {
+      only,
+      wrap: (signIn) => (env) => signIn({ ...env, RP_TEST_LOGOUT: '0' }),
+    })
+    expect(ignored?.verdict, ignored?.message).toBe('skip')
+    expect(ignored?.message).toMatch(/^not exercised: your client signed in but never sent/)
   }, 600_000)
 
   it('a client that cannot sign in at all is told the cause the issuer recorded', async () => {

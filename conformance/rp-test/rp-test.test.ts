@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import { describe, expect, it } from 'vitest'
 import { RP_CONTROL, RP_TESTS, rpTest, type RpTest } from '../../server/rp/catalogue.ts'
-import type { RpEvent, RpEventKind } from '../../server/rp/observations.ts'
+import type { RpEvent, RpEventKind, RpLogoutCall } from '../../server/rp/observations.ts'
 import { startEmbedded } from '../harness/embedded.ts'
 import { rpTestMain } from './cli.ts'
 import {
@@ -261,6 +261,93 @@ describe('rp-test judge', () => {
     expect(kept.verdict).toBe('fail')
     expect(kept.message).toMatch(/a refusal of the response counts/)
   })
+  describe('rp-init-logout: judged by the logout the issuer recorded', () => {
+    const t = test('rp-init-logout')
+    const signedIn = ev(['authorize'], ['token-issued'])
+    const logout = (call: Partial<RpLogoutCall> = {}): RpEvent[] =>
+      ev(['logout', 'GET …']).map((e) => ({
+        ...e,
+        seq: 10,
+        logout: { hint: 'issued-here', redirectUri: 'registered', state: true, ...call },
+      }))
+    it('called with the hint, a registered URI and state, the redirect handled: PASS', () => {
+      const j = judge(t, SIGNED_IN, [...signedIn, ...logout()], true)
+      expect(j.verdict).toBe('pass')
+      expect(j.message).toMatch(
+        /^signed in and logged out: id_token_hint an ID token this issuer issued, post_logout_redirect_uri registered, state sent and echoed unchanged/,
+      )
+      expect(j.message).toMatch(/the issuer saw: .*code redeemed, logout called$/)
+    })
+    it('never called: not exercised, saying RP_TEST_LOGOUT asked for it', () => {
+      const j = judge(t, SIGNED_IN, signedIn, true)
+      expect(j.verdict).toBe('skip')
+      expect(j.message).toMatch(
+        /^not exercised: your client signed in but never sent the user to this issuer's end_session_endpoint \(the command got RP_TEST_LOGOUT=1/,
+      )
+    })
+    it('a missing or foreign id_token_hint fails, whatever the command reported', () => {
+      for (const run of [SIGNED_IN, REFUSED, BROKEN]) {
+        const missing = judge(t, run, [...signedIn, ...logout({ hint: 'missing' })], true)
+        expect(missing.verdict, run.outcome).toBe('fail')
+        expect(missing.message).toMatch(
+          /^your client called the end_session_endpoint without id_token_hint/,
+        )
+      }
+      const foreign = judge(
+        t,
+        SIGNED_IN,
+        [...signedIn, ...logout({ hint: 'not-issued-here' })],
+        true,
+      )
+      expect(foreign.verdict).toBe('fail')
+      expect(foreign.message).toMatch(
+        /with an id_token_hint that is not an ID token this issuer issued/,
+      )
+      expect(foreign.message).toMatch(/RP-Initiated Logout 1\.0 §2/)
+    })
+    it('an unregistered or missing post_logout_redirect_uri fails', () => {
+      const unregistered = judge(
+        t,
+        SIGNED_IN,
+        [...signedIn, ...logout({ redirectUri: 'not-registered' })],
+        true,
+      )
+      expect(unregistered.verdict).toBe('fail')
+      expect(unregistered.message).toMatch(
+        /^your client called the end_session_endpoint with a post_logout_redirect_uri not registered for your client/,
+      )
+      const none = judge(t, SIGNED_IN, [...signedIn, ...logout({ redirectUri: 'missing' })], true)
+      expect(none.verdict).toBe('fail')
+      expect(none.message).toMatch(/without post_logout_redirect_uri/)
+      // both wrong: both said
+      const both = judge(
+        t,
+        SIGNED_IN,
+        [...signedIn, ...logout({ hint: 'missing', redirectUri: 'not-registered' })],
+        true,
+      )
+      expect(both.message).toMatch(/without id_token_hint .* and with a post_logout_redirect_uri/)
+    })
+    it('state dropped by the client: passes (state is OPTIONAL) and says the round trip carried none', () => {
+      const j = judge(t, SIGNED_IN, [...signedIn, ...logout({ state: false })], true)
+      expect(j.verdict).toBe('pass')
+      expect(j.message).toMatch(/no state sent \(OPTIONAL, RP-Initiated Logout §2\)/)
+    })
+    it('the redirect back refused after a correct logout fails; a broken driver after one is ERROR', () => {
+      const refused = judge(t, REFUSED, [...signedIn, ...logout()], true)
+      expect(refused.verdict).toBe('fail')
+      expect(refused.message).toMatch(
+        /^your client refused the redirect back from a correct logout \(the sign-in command reported refused/,
+      )
+      const broken = judge(t, BROKEN, [...signedIn, ...logout()], true)
+      expect(broken.verdict).toBe('error')
+      expect(broken.message).toMatch(/^inconclusive: the sign-in could not run/)
+    })
+    it('a client that did not sign in is judged as on any positive test', () => {
+      expect(judge(t, REFUSED, ev(['authorize']), true).verdict).toBe('fail')
+      expect(judge(t, SIGNED_IN, ev(['authorize']), true).verdict).toBe('error')
+    })
+  })
   it('the failed control says the cause the issuer recorded, in plain words', () => {
     const j = judge(
       test(RP_CONTROL),
@@ -326,6 +413,7 @@ describe('the sign-in command contract', () => {
       RP_TEST_SIGNED_IN_URL: 'https://127.0.0.1:1/rp/x/signed-in',
       RP_TEST_SIGN_IN: '1',
       RP_TEST_SIGN_INS: '1',
+      RP_TEST_LOGOUT: '0',
     })
   it('exit 0 is signed in; the refusal line is refused whatever the exit code', async () => {
     expect((await run('exit 0')).outcome).toBe('signed-in')

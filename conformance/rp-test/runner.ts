@@ -26,6 +26,12 @@ export interface SignInEnv {
    */
   readonly RP_TEST_SIGN_IN: string
   readonly RP_TEST_SIGN_INS: string
+  /**
+   * `1` for the logout test (rp-init-logout): after the sign-in, log out at the issuer's
+   * end_session_endpoint and exit 0 once the app handled the redirect back; `0` otherwise. A
+   * command that ignores it is "not exercised" on that test, nothing worse.
+   */
+  readonly RP_TEST_LOGOUT: '0' | '1'
   readonly [name: string]: string
 }
 
@@ -119,6 +125,7 @@ export function observed(events: readonly RpEvent[]): string {
     ...(n('key-rotated') ? [`signing key replaced${times(n('key-rotated'))}`] : []),
     ...(n('token-issued') ? [`code redeemed${times(n('token-issued'))}`] : []),
     ...(n('userinfo') ? [`user-info answered${times(n('userinfo'))}`] : []),
+    ...(n('logout') ? [`logout called${times(n('logout'))}`] : []),
     ...(n('issuer-refused') ? [`issuer refused a request${times(n('issuer-refused'))}`] : []),
     ...(n('tainted-use') ? [`tainted token or code used${times(n('tainted-use'))}`] : []),
     ...(n('signed-in') ? [`page marked signed-in${times(n('signed-in'))}`] : []),
@@ -154,11 +161,12 @@ const reported = (run: Pick<SignInResult, 'outcome' | 'exitCode'>): string =>
  * The verdict of one test from what the sign-in reported and what the test issuer saw (pure).
  * A negative test passes when the sign-in reported a refusal and nothing the fault tainted was
  * used; a positive one when it signed in, redeemed a code here and did what the fault needs (a
- * JWKS fetch for a key test). A sign-in that could not run is ERROR (inconclusive), unless the
- * issuer saw the client use what a fault tainted; a fault the client never reached because of
- * what it does (no nonce sent, no JWKS fetched, no user-info call, no discovery) is "not
- * exercised" (skip). Only the discovery test counts a sign-in never started as a refusal, and
- * only when the issuer served its document and the command reported refused.
+ * JWKS fetch for a key test, a correct logout for the logout test). A sign-in that could not run
+ * is ERROR (inconclusive), unless the issuer saw the client use what a fault tainted or send a
+ * logout that carried the wrong things; a fault the client never reached because of what it does
+ * (no nonce sent, no JWKS fetched, no user-info call, no discovery, no logout) is "not exercised"
+ * (skip). Only the discovery test counts a sign-in never started as a refusal, and only when
+ * the issuer served its document and the command reported refused.
  */
 export function judge(
   test: RpTest,
@@ -174,6 +182,17 @@ export function judge(
     verdict: 'error',
     message: `inconclusive: the sign-in could not run (${run.why ?? reported(run)}), so it says nothing about your client; ${seen}. The command must exit 0 when signed in and print ${REFUSED_LINE} when the client refused`,
   })
+  // the logout test: a logout request that carried the wrong things fails on the issuer's
+  // record, whatever the command reported (the issuer answered it with an error page)
+  const logouts = events.filter((e) => e.kind === 'logout')
+  if (test.exercisedBy === 'logout') {
+    const wrong = logouts.map(logoutFault).find((fault) => fault !== undefined)
+    if (wrong)
+      return {
+        verdict: NOT_MET[test.level],
+        message: `your client called the end_session_endpoint ${wrong}. Fix: ${test.fix}. See ${test.reference}; ${seen}`,
+      }
+  }
   // evidence outweighs a broken driver: a use of what a fault tainted is an acceptance
   if (run.outcome === 'could-not-run' && !(test.kind === 'negative' && delivered && uses.length))
     return cannotRun()
@@ -187,6 +206,11 @@ export function judge(
       message: `inconclusive: ${reported(run)} but never started a sign-in at this test issuer; point the client at RP_TEST_ISSUER (it differs per test)`,
     }
   if (test.kind === 'positive') {
+    if (run.outcome !== 'signed-in' && test.exercisedBy === 'logout' && logouts.length)
+      return {
+        verdict: NOT_MET[test.level],
+        message: `your client refused the redirect back from a correct logout (${reported(run)}): ${logoutEcho(logouts)}. It should accept the redirect to its post_logout_redirect_uri when the state is the one it sent (${test.reference}); ${seen}`,
+      }
     if (run.outcome !== 'signed-in') {
       const cause = refusalCauses(events)
       return {
@@ -212,6 +236,17 @@ export function judge(
         verdict: 'skip',
         message: `not exercised: your client signed in without calling user-info at this test issuer (${test.title}); ${seen}`,
       }
+    if (test.exercisedBy === 'logout') {
+      if (!logouts.length)
+        return {
+          verdict: 'skip',
+          message: `not exercised: your client signed in but never sent the user to this issuer's end_session_endpoint (the command got RP_TEST_LOGOUT=1: after the sign-in, log out there and exit 0 once your app handled the redirect back); ${seen}`,
+        }
+      return {
+        verdict: 'pass',
+        message: `signed in and logged out: id_token_hint an ID token this issuer issued, post_logout_redirect_uri registered, ${logoutEcho(logouts)}, and the command reported the redirect back handled (exit 0); ${seen}`,
+      }
+    }
     return { verdict: 'pass', message: `signed in: ${test.title}; ${seen}` }
   }
   if (!delivered) {
@@ -256,6 +291,31 @@ export function judge(
     message: `refused: ${reported(run)} and used nothing the fault tainted; ${seen}`,
   }
 }
+
+/** What was wrong with one logout request, in words, or undefined when nothing was. */
+function logoutFault(e: RpEvent): string | undefined {
+  const call = e.logout
+  if (!call) return 'with a request the issuer could not read'
+  const wrong = [
+    ...(call.hint === 'missing'
+      ? ['without id_token_hint (the Foundation requires the ID token of the sign-in)']
+      : call.hint === 'not-issued-here'
+        ? ['with an id_token_hint that is not an ID token this issuer issued']
+        : []),
+    ...(call.redirectUri === 'missing'
+      ? ['without post_logout_redirect_uri (the Foundation requires a registered one)']
+      : call.redirectUri === 'not-registered'
+        ? ['with a post_logout_redirect_uri not registered for your client (compared exactly)']
+        : []),
+  ]
+  return wrong.length ? wrong.join(' and ') : undefined
+}
+
+/** What the correct logout did with state, in words. */
+const logoutEcho = (logouts: readonly RpEvent[]): string =>
+  logouts.every((e) => e.logout?.state)
+    ? 'state sent and echoed unchanged on the redirect back'
+    : 'no state sent (OPTIONAL, RP-Initiated Logout §2), so the redirect back carried none'
 
 /** `*` matches any run of characters, `?` one; everything else literally. */
 const globRegExp = (pattern: string): RegExp =>
@@ -412,6 +472,7 @@ export async function runRpTests(options: RpRunOptions): Promise<CheckResult[]> 
         RP_TEST_SIGNED_IN_URL: `${issuer}/signed-in`,
         RP_TEST_SIGN_IN: String(round),
         RP_TEST_SIGN_INS: String(of),
+        RP_TEST_LOGOUT: test.exercisedBy === 'logout' ? '1' : '0',
       })
     } catch (err) {
       const why = `the sign-in threw: ${(err as Error).message}`
@@ -463,7 +524,9 @@ export async function runRpTests(options: RpRunOptions): Promise<CheckResult[]> 
       notes: rounds.flatMap((r, i) => [
         `${numbered(i)}issuer ${issuer}; ${r.run.outcome}${r.run.exitCode === undefined ? '' : `; exit code ${r.run.exitCode}`}`,
         ...(i === 0 && test.foundation
-          ? [`OpenID Foundation RP test ${test.foundation.id} (${FOUNDATION_PLAN})`]
+          ? [
+              `OpenID Foundation RP test ${test.foundation.id} (${test.foundation.plan ?? FOUNDATION_PLAN})`,
+            ]
           : []),
         ...r.events.map(
           (e) => `${e.kind}${e.detail ? `: ${e.detail}` : ''}${e.finding ? ` [${e.finding}]` : ''}`,

@@ -7,8 +7,9 @@
  * and `foundation` names the Foundation's test it relates to and how.
  *
  * A negative test is passed by a client that refuses the sign-in and does not use what it was
- * given; a positive one by a client that signs in. `level` says how hard the spec words the
- * client's duty: a MUST not met fails a run, a SHOULD warns, a MAY is recorded.
+ * given; a positive one by a client that signs in (and, for the logout test, then logs out as
+ * RP-Initiated Logout asks). `level` says how hard the spec words the client's duty: a MUST not
+ * met fails a run, a SHOULD warns, a MAY is recorded.
  */
 
 export type RpLevel = 'MUST' | 'SHOULD' | 'MAY'
@@ -18,7 +19,7 @@ export type RpLevel = 'MUST' | 'SHOULD' | 'MAY'
  * response or user-info.
  */
 export type RpStage =
-  'discovery' | 'authorization-response' | 'token-response' | 'userinfo-response'
+  'discovery' | 'authorization-response' | 'token-response' | 'userinfo-response' | 'end-session'
 
 export interface RpTest {
   readonly id: string
@@ -38,16 +39,21 @@ export interface RpTest {
   /**
    * What the client must be seen doing for the fault to be exercised at all: fetching this
    * issuer's JWKS (a key test proves nothing about a client that never looks a key up), or
-   * calling user-info. Without it the test is "not exercised", never passed.
+   * calling user-info, or sending the user to this issuer's end_session_endpoint after the
+   * sign-in (the runner asks for that with `RP_TEST_LOGOUT=1`). Without it the test is "not
+   * exercised", never passed.
    */
-  readonly exercisedBy?: 'jwks' | 'userinfo'
+  readonly exercisedBy?: 'jwks' | 'userinfo' | 'logout'
   /**
    * How many sign-ins the test needs, one after the other at the same issuer (default one): the
    * runner runs the sign-in command that many times and judges each.
    */
   readonly signIns?: 2
-  /** The OpenID Foundation RP test this one is (`same`) or relates to, and how it differs. */
-  readonly foundation?: { readonly id: string; readonly relation: string }
+  /**
+   * The OpenID Foundation RP test this one is (`same`) or relates to, and how it differs;
+   * `plan` when the test is in another Foundation plan than {@link FOUNDATION_PLAN}.
+   */
+  readonly foundation?: { readonly id: string; readonly relation: string; readonly plan?: string }
 }
 
 /**
@@ -383,6 +389,29 @@ export const RP_TESTS = [
     title: 'token response with extra members the client does not know',
     reference: 'RFC 6749 §5.1 (the client MUST ignore unrecognized value names)',
     fix: 'ignore token response members you do not know',
+  },
+  {
+    id: 'rp-init-logout',
+    kind: 'positive',
+    // the Foundation's module (OIDCCClientTestRPInitLogout) fails a logout request whose
+    // id_token_hint is missing or not an ID token it issued (ValidateIdTokenHintInRPInitiated-
+    // LogoutRequest) and one whose post_logout_redirect_uri is missing or not registered
+    // (ValidatePostLogoutRedirectUri), both at FAILURE: the same level here, though RP-Initiated
+    // Logout §2 words id_token_hint RECOMMENDED and post_logout_redirect_uri OPTIONAL
+    level: 'MUST',
+    foundation: {
+      id: 'rp-init-logout',
+      plan: 'OpenID Foundation conformance suite, oidcc-client-rp-initiated-logout-rp-basic (RP-Initiated RP), module oidcc-client-test-rp-init-logout',
+      relation:
+        'same test (RP-Initiated RP plan: id_token_hint and a registered post_logout_redirect_uri required), without the front- or back-channel logout the Foundation sends on the way (not in INTERFACE.md)',
+    },
+    stage: 'end-session',
+    exercisedBy: 'logout',
+    title:
+      'after the sign-in, an RP-initiated logout at this issuer: id_token_hint, a registered post_logout_redirect_uri and state, echoed on the redirect back',
+    reference:
+      'OpenID Connect RP-Initiated Logout 1.0 §2 (id_token_hint: an ID Token previously issued by the OP to the RP; post_logout_redirect_uri: MUST have been previously registered; state: passed back on the redirect), §3; the Foundation requires the hint and the URI',
+    fix: "after the sign-in, send the user to the issuer's end_session_endpoint with id_token_hint (the ID token of this sign-in), a post_logout_redirect_uri registered for your client (exactly), and state; accept the redirect back when its state is the one you sent",
   },
 ] as const satisfies readonly RpTest[]
 

@@ -30,6 +30,24 @@ export type RpEventKind =
    * is the error and its description, `finding` the explain-mode finding it matches, if any.
    */
   | 'issuer-refused'
+  /**
+   * The client sent the user to the test issuer's end_session_endpoint (RP-initiated logout):
+   * `logout` says what the request carried.
+   */
+  | 'logout'
+
+/** What an RP-initiated logout request carried, as the test issuer judged it. */
+export interface RpLogoutCall {
+  /** `issued-here`: an ID token this test issuer issued (to the client named); else why not. */
+  readonly hint: 'issued-here' | 'missing' | 'not-issued-here'
+  /**
+   * Registered for the client the hint (or client_id) names, compared exactly (any loopback
+   * port); `no-client` when neither named a known client to check it against.
+   */
+  readonly redirectUri: 'registered' | 'missing' | 'not-registered' | 'no-client'
+  /** Whether the request carried state (echoed on the redirect back when there is one). */
+  readonly state: boolean
+}
 
 export interface RpEvent {
   readonly seq: number
@@ -41,13 +59,15 @@ export interface RpEvent {
   readonly detail: string | undefined
   /** The explain-mode finding code (`client-auth.basic`, `pkce.missing`) the event matches. */
   readonly finding?: string
+  /** For a `logout` event: what the request carried. */
+  readonly logout?: RpLogoutCall
 }
 
 export interface RpObservations {
   record(
     test: string,
     kind: RpEventKind,
-    context?: { clientId?: string; detail?: string; finding?: string },
+    context?: { clientId?: string; detail?: string; finding?: string; logout?: RpLogoutCall },
   ): RpEvent
   /** One test's events after `since`, oldest first. */
   list(test: string, since?: number): RpEvent[]
@@ -68,6 +88,7 @@ export function createObservations(capacity = 5000): RpObservations {
         clientId: context.clientId?.replace(/[^\x20-\x7E]/g, '?').slice(0, 255),
         detail: context.detail?.slice(0, 300),
         ...(context.finding !== undefined ? { finding: context.finding.slice(0, 64) } : {}),
+        ...(context.logout !== undefined ? { logout: { ...context.logout } } : {}),
       }
       ring.push(event)
       if (ring.length > capacity) ring.shift()

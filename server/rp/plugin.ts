@@ -10,9 +10,15 @@ import type {
 import { decodeJwt, SignJWT, UnsecuredJWT, type JWTPayload } from 'jose'
 import type { Deps } from '../deps.ts'
 import type { FindingCode } from '../explain/findings.ts'
-import { OAuthError } from '../errors.ts'
+import { invalidRequest, OAuthError } from '../errors.ts'
 import { randomToken, sha256Hex } from '../protocol/digest.ts'
 import { discoveryDocument } from '../routes/discovery.ts'
+import { errorPageResponse, redirectToClient } from '../routes/authorize.ts'
+import { rawParams, single } from '../protocol/params.ts'
+import { isRegisteredRedirectUri } from '../protocol/redirect-uri.ts'
+import { endSession } from '../sessions.ts'
+import { loggedOutPage } from '../views/logout.ts'
+import { newNonce, page } from '../views/respond.ts'
 import { introspect } from '../routes/introspect.ts'
 import { revoke } from '../routes/revoke.ts'
 import { token } from '../routes/token.ts'
@@ -20,7 +26,12 @@ import { userInfo } from '../routes/user-info.ts'
 import { atHash } from '../tokens/id-token.ts'
 import { RP_TESTS, rpTest, type RpTest } from './catalogue.ts'
 import { createRpKeys, type RpKey } from './keys.ts'
-import { createObservations, type RpEventKind, type RpObservations } from './observations.ts'
+import {
+  createObservations,
+  type RpEventKind,
+  type RpLogoutCall,
+  type RpObservations,
+} from './observations.ts'
 import { MAX_STATE } from '../protocol/authorization-request.ts'
 import { limitedAs } from '../plugins/rate-limit.ts'
 
@@ -118,6 +129,8 @@ export const rpIssuers = (
     const keys = createRpKeys()
     const transactions = bounded<Transaction>(10_000)
     const taints = bounded<Taint>(20_000)
+    /** The ID tokens the test issuers answered, by digest: what an id_token_hint must be. */
+    const issuedIdTokens = bounded<{ test: string; clientId: string | undefined }>(10_000)
     /**
      * When the discovery test last served its mismatching document: a sign-in started there
      * within the transaction lifetime began from it (a discovery request names no client, so
@@ -137,12 +150,18 @@ export const rpIssuers = (
     const observe = (
       test: RpTest,
       kind: RpEventKind,
-      context: { clientId?: string | undefined; detail?: string; finding?: string } = {},
+      context: {
+        clientId?: string | undefined
+        detail?: string
+        finding?: string
+        logout?: RpLogoutCall
+      } = {},
     ): void => {
       const event = observations.record(test.id, kind, {
         ...(context.clientId !== undefined ? { clientId: context.clientId } : {}),
         ...(context.detail !== undefined ? { detail: context.detail } : {}),
         ...(context.finding !== undefined ? { finding: context.finding } : {}),
+        ...(context.logout !== undefined ? { logout: context.logout } : {}),
       })
       // a negative test's fault accepted: the client-check finding `rp.<test>`
       if (test.kind === 'negative' && (kind === 'tainted-use' || kind === 'signed-in'))
@@ -358,6 +377,88 @@ export const rpIssuers = (
       return { idToken, applied, ...(notApplicable !== undefined ? { notApplicable } : {}) }
     }
 
+    /** The logout test's end_session_endpoint: judge the request, record it, answer it. */
+    const endSessionAt = async (
+      test: RpTest,
+      request: Request,
+      h: ResponseToolkit,
+    ): Promise<ResponseObject> => {
+      const raw = rawParams(request.method === 'post' ? request.payload : request.query)
+      const hint = single(raw, 'id_token_hint')
+      const uri = single(raw, 'post_logout_redirect_uri')
+      const state = single(raw, 'state')
+      const clientIdParam = single(raw, 'client_id')
+      if (state !== undefined && state.length > MAX_STATE) throw invalidRequest('state is too long')
+      const issued = hint === undefined ? undefined : issuedIdTokens.get(sha256Hex(hint))
+      const hintHere = issued !== undefined && issued.test === test.id
+      const clientId = hintHere ? issued.clientId : clientIdParam
+      const client =
+        clientId !== undefined && clientId.length <= 255
+          ? await deps.store.clients.get(clientId)
+          : undefined
+      const call: RpLogoutCall = {
+        hint: hint === undefined ? 'missing' : hintHere ? 'issued-here' : 'not-issued-here',
+        redirectUri:
+          uri === undefined
+            ? 'missing'
+            : !client
+              ? 'no-client'
+              : isRegisteredRedirectUri(client.postLogoutRedirectUris, uri)
+                ? 'registered'
+                : 'not-registered',
+        state: state !== undefined,
+      }
+      const said = [
+        call.hint === 'issued-here'
+          ? 'id_token_hint: an ID token this issuer issued'
+          : call.hint === 'missing'
+            ? 'no id_token_hint'
+            : 'id_token_hint: not an ID token this issuer issued',
+        call.redirectUri === 'registered'
+          ? 'post_logout_redirect_uri registered'
+          : call.redirectUri === 'missing'
+            ? 'no post_logout_redirect_uri'
+            : call.redirectUri === 'no-client'
+              ? 'post_logout_redirect_uri, but no known client to check it against'
+              : `post_logout_redirect_uri not registered for client ${client?.id ?? '?'}`,
+        call.state ? 'state' : 'no state',
+      ].join(', ')
+      observe(test, 'logout', {
+        clientId,
+        detail: `${request.method.toUpperCase()} ${said}`,
+        logout: call,
+      })
+      if (call.hint !== 'issued-here')
+        return errorPageResponse(
+          h,
+          invalidRequest(
+            call.hint === 'missing'
+              ? 'rp-init-logout: send id_token_hint, the ID token this issuer gave your client (OpenID RP-Initiated Logout section 2)'
+              : 'rp-init-logout: the id_token_hint is not an ID token this test issuer issued (send the ID token of your sign-in here)',
+          ),
+          undefined,
+          400,
+          'Sign-out error',
+        )
+      if (call.redirectUri === 'not-registered' || call.redirectUri === 'no-client')
+        return errorPageResponse(
+          h,
+          invalidRequest(
+            `rp-init-logout: post_logout_redirect_uri is not registered for client '${client?.id ?? '?'}' (compared exactly; OpenID RP-Initiated Logout section 2)`,
+          ),
+          undefined,
+          400,
+          'Sign-out error',
+        )
+      const nonce = newNonce()
+      const response =
+        uri !== undefined
+          ? redirectToClient(h, uri, { state }, request.method === 'post' ? 303 : 302)
+          : page(h, loggedOutPage({ branding: undefined, nonce }), { nonce })
+      await endSession(request, response, deps)
+      return response
+    }
+
     const jsonNoStore = (h: ResponseToolkit, body: object): ResponseObject =>
       h
         .response(body)
@@ -393,8 +494,9 @@ export const rpIssuers = (
             handler: (request, h) => {
               const test = testOf(request)
               // the normal document at this issuer's paths; no logout (ID token hints of a test
-              // issuer mean nothing to the normal one); RFC 9207 iss on every callback
-              const { end_session_endpoint: _logout, ...doc } = discoveryDocument(
+              // issuer mean nothing to the normal one) except at the logout test's issuer, whose
+              // own end_session_endpoint records the call; RFC 9207 iss on every callback
+              const { end_session_endpoint: logoutEndpoint, ...doc } = discoveryDocument(
                 rpIssuerUrl(base, test.id),
               )
               observe(test, 'discovery', { detail: `fetched ${request.path}` })
@@ -410,6 +512,9 @@ export const rpIssuers = (
               return h
                 .response({
                   ...doc,
+                  ...(test.exercisedBy === 'logout'
+                    ? { end_session_endpoint: logoutEndpoint }
+                    : {}),
                   issuer: namedIssuer(test),
                   authorization_response_iss_parameter_supported: true,
                 })
@@ -540,6 +645,11 @@ export const rpIssuers = (
             if (typeof body.id_token === 'string') {
               const { idToken, applied, notApplicable } = await faultyIdToken(test, body.id_token)
               body.id_token = idToken
+              const aud = decodeJwt(idToken).aud
+              issuedIdTokens.put(sha256Hex(idToken), {
+                test: test.id,
+                clientId: clientId ?? (typeof aud === 'string' ? aud : undefined),
+              })
               if (notApplicable) observe(test, 'not-applicable', { ...ctx, detail: notApplicable })
               if (applied && test.kind === 'negative' && test.stage === 'token-response') {
                 observe(test, 'fault-delivered', { ...ctx, detail: test.title })
@@ -637,6 +747,37 @@ export const rpIssuers = (
           },
         },
       },
+      ...(['GET', 'POST'] as const).map((method): ServerRoute => ({
+        // RP-initiated logout at the logout test's issuer (RP-Initiated Logout 1.0): records
+        // what the request carried, then answers as an OP does: the redirect back with state
+        // only for a hint this issuer issued and a URI registered for its client; never an open
+        // redirect
+        method,
+        path: `${prefix}/auth/logout`,
+        options: {
+          ...(method === 'POST'
+            ? { payload: { allow: 'application/x-www-form-urlencoded', maxBytes: 16 * 1024 } }
+            : {}),
+          handler: (request, h) => {
+            const test = testOf(request)
+            if (test.exercisedBy !== 'logout')
+              throw new OAuthError(
+                'invalid_request',
+                'this test issuer has no end_session_endpoint; rp-init-logout has one',
+                { status: 404 },
+              )
+            // a request refused before it could be judged (a repeated parameter, an over-long
+            // state) is recorded as a refusal, with the error the client got
+            return endSessionAt(test, request, h).catch((err: unknown) => {
+              if (err instanceof OAuthError)
+                observe(test, 'issuer-refused', {
+                  detail: `the end_session_endpoint answered ${err.code}: ${err.message}`,
+                })
+              throw err
+            })
+          },
+        },
+      })),
       ...(['GET', 'POST'] as const).map((method): ServerRoute => ({
         method,
         path: `${prefix}/signed-in`,

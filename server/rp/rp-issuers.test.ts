@@ -449,6 +449,77 @@ describe('RP test issuers', () => {
     await verifyWith(test, tokens.id_token, second)
   })
 
+  it('rp-init-logout: its own end_session_endpoint records the hint, the URI and state, and redirects only for a hint it issued and a registered URI', async () => {
+    const test = 'rp-init-logout'
+    const doc = JSON.parse(
+      (await app.server.inject(`/rp/${test}/.well-known/openid-configuration`)).payload,
+    ) as Record<string, unknown>
+    expect(doc.end_session_endpoint).toBe(`${BASE}/rp/${test}/auth/logout`)
+    const { tokens } = await signIn(test, { state: 's', nonce: 'n' })
+    const hint = String(tokens.id_token)
+    const logoutCalls = async () =>
+      (
+        JSON.parse((await app.server.inject(`/rp/${test}/observations`)).payload) as {
+          events: { kind: string; logout?: unknown; clientId?: string }[]
+        }
+      ).events.filter((e) => e.kind === 'logout')
+    const logout = (params: Record<string, string>) =>
+      app.server.inject(`/rp/${test}/auth/logout?${new URLSearchParams(params).toString()}`)
+    const uri = 'https://client.example/logged-out'
+    const ok = await logout({ id_token_hint: hint, post_logout_redirect_uri: uri, state: 'st 1' })
+    expect(ok.statusCode).toBe(302)
+    expect(ok.headers.location).toBe(`${uri}?state=st+1`)
+    expect(String(ok.headers['set-cookie'])).toMatch(/__Host-idp_session=;/)
+    // by POST as well (303), and without state none comes back
+    const posted = await app.server.inject({
+      method: 'POST',
+      url: `/rp/${test}/auth/logout`,
+      headers: form,
+      payload: new URLSearchParams({
+        id_token_hint: hint,
+        post_logout_redirect_uri: uri,
+      }).toString(),
+    })
+    expect(posted.statusCode).toBe(303)
+    expect(posted.headers.location).toBe(uri)
+    // never an open redirect: a foreign hint, no hint, an unregistered URI get the error page
+    const { tokens: other } = await signIn('rp-id_token-sig-rs256')
+    const wrong: Record<string, string>[] = [
+      { id_token_hint: String(other.id_token), post_logout_redirect_uri: uri, state: 'x' },
+      { client_id: 'conformance-client', post_logout_redirect_uri: uri, state: 'x' },
+      { id_token_hint: hint, post_logout_redirect_uri: 'https://evil.example/', state: 'x' },
+    ]
+    for (const params of wrong) {
+      const res = await logout(params)
+      expect(res.statusCode, JSON.stringify(params)).toBe(400)
+      expect(res.headers.location).toBeUndefined()
+      expect(res.payload).toMatch(/Sign-out error/)
+    }
+    // a hint without a URI ends the session on the logged-out page
+    expect((await logout({ id_token_hint: hint })).statusCode).toBe(200)
+    const calls = await logoutCalls()
+    expect(calls.map((e) => e.logout)).toEqual([
+      { hint: 'issued-here', redirectUri: 'registered', state: true },
+      { hint: 'issued-here', redirectUri: 'registered', state: false },
+      { hint: 'not-issued-here', redirectUri: 'no-client', state: true },
+      { hint: 'missing', redirectUri: 'registered', state: true },
+      { hint: 'issued-here', redirectUri: 'not-registered', state: true },
+      { hint: 'issued-here', redirectUri: 'missing', state: false },
+    ])
+    expect(calls[0]?.clientId).toBe('conformance-client')
+    // bad input: the JSON error shape, recorded as a refusal; other issuers serve no logout
+    const repeated = await app.server.inject(
+      `/rp/${test}/auth/logout?state=a&state=b&id_token_hint=${hint}`,
+    )
+    expect(repeated.statusCode).toBe(400)
+    expect(JSON.parse(repeated.payload)).toMatchObject({ error: 'invalid_request' })
+    const elsewhere = await app.server.inject(
+      `/rp/rp-id_token-aud/auth/logout?id_token_hint=${hint}`,
+    )
+    expect(elsewhere.statusCode).toBe(404)
+    expect(JSON.parse(elsewhere.payload)).toMatchObject({ error: 'invalid_request' })
+  })
+
   it('the signed-in beacon of a negative test is recorded and raises its finding', async () => {
     const res = await app.server.inject(
       '/rp/rp-id_token-aud/signed-in?client_id=conformance-client',

@@ -10,7 +10,9 @@ import { Agent } from 'undici'
  * Relying-party web apps for the RP tests, each a small HTTP server on 127.0.0.1 with
  * `/login?issuer=` (starts a sign-in at that issuer) and `/callback` (finishes it, calls
  * user-info, and answers a page titled `signed-in` or `refused`: refused whenever the library
- * threw; `error` when the app itself broke, which a driver reports as could-not-run). Two are built on widely used
+ * threw; `error` when the app itself broke, which a driver reports as could-not-run), and, for
+ * a library that offers RP-initiated logout, `/logout` (to the issuer's end_session_endpoint)
+ * and `/logged-out` (titled `logged-out` when the state is the one the logout sent). Two are built on widely used
  * libraries with separate protocol cores (openid-client v6 on oauth4webapi; openid-client v5,
  * its own core); the third is deliberately careless, the control that must be judged failing.
  */
@@ -22,12 +24,31 @@ export interface RpClientSettings {
   readonly caPem: string | undefined
 }
 
+/** A finished sign-in: the user-info sub, and the ID token a logout names as its hint. */
+export interface RpSignedIn {
+  readonly sub: string
+  readonly idToken: string
+}
+
 /** One library's sign-in: what to keep between /login and /callback is its own business. */
 export interface RpLibrary {
   readonly name: string
   begin(issuer: string, redirectUri: string): Promise<{ url: string; session: unknown }>
   /** Resolves to the user-info sub when the sign-in is accepted; throws when refused. */
-  finish(issuer: string, redirectUri: string, callback: URL, session: unknown): Promise<string>
+  finish(
+    issuer: string,
+    redirectUri: string,
+    callback: URL,
+    session: unknown,
+  ): Promise<string | RpSignedIn>
+  /**
+   * The URL of an RP-initiated logout at the issuer's end_session_endpoint (rp-init-logout),
+   * for a library that offers one; without it the app offers no logout.
+   */
+  logoutUrl?(
+    issuer: string,
+    params: { idToken: string; postLogoutRedirectUri: string; state: string },
+  ): Promise<string>
 }
 
 const SCOPE = 'openid profile email offline_access'
@@ -93,7 +114,14 @@ export function openidClientV6(
       const sub = tokens.claims()?.sub
       if (!sub) throw new Error('no ID token claims')
       const info = await oidc.fetchUserInfo(config, tokens.access_token, sub)
-      return info.sub
+      return tokens.id_token ? { sub: info.sub, idToken: tokens.id_token } : info.sub
+    },
+    async logoutUrl(issuer, { idToken, postLogoutRedirectUri, state }) {
+      return oidc.buildEndSessionUrl(await configOf(issuer), {
+        id_token_hint: idToken,
+        post_logout_redirect_uri: postLogoutRedirectUri,
+        state,
+      }).href
     },
   }
 }
@@ -157,7 +185,15 @@ export function openidClientV5(
         nonce,
       })
       const info = await client.userinfo(tokenSet)
-      return info.sub
+      return tokenSet.id_token ? { sub: info.sub, idToken: tokenSet.id_token } : info.sub
+    },
+    async logoutUrl(issuer, { idToken, postLogoutRedirectUri, state }) {
+      const client = await clientOf(issuer, `${new URL(postLogoutRedirectUri).origin}/callback`)
+      return client.endSessionUrl({
+        id_token_hint: idToken,
+        post_logout_redirect_uri: postLogoutRedirectUri,
+        state,
+      })
     },
   }
 }
@@ -215,7 +251,18 @@ export function carelessClient(settings: RpClientSettings): RpLibrary {
       const info = await get(String(doc.userinfo_endpoint), {
         authorization: `Bearer ${tokens.access_token}`,
       })
-      return String(info.sub)
+      return { sub: String(info.sub), idToken: tokens.id_token ?? '' }
+    },
+    async logoutUrl(issuer, { postLogoutRedirectUri, state }) {
+      // deliberately careless: logs out by client_id, without the ID token as id_token_hint
+      const doc = await get(`${issuer}/.well-known/openid-configuration`)
+      const url = new URL(String(doc.end_session_endpoint))
+      url.search = new URLSearchParams({
+        client_id: settings.clientId,
+        post_logout_redirect_uri: postLogoutRedirectUri,
+        state,
+      }).toString()
+      return url.href
     },
   }
 }
@@ -231,6 +278,8 @@ export async function startRpApp(
   library: RpLibrary,
 ): Promise<{ url: string; stop(): Promise<void> }> {
   const sessions = new Map<string, { issuer: string; state: unknown }>()
+  /** Signed-in sessions, for the logout: the issuer, the ID token, the logout's state. */
+  const signedIn = new Map<string, { issuer: string; idToken: string; logoutState?: string }>()
   let origin = ''
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     void (async () => {
@@ -254,17 +303,50 @@ export async function startRpApp(
         res.end()
         return
       }
+      const sid = /(?:^|;\s*)sid=([0-9a-f]+)/.exec(req.headers.cookie ?? '')?.[1] ?? ''
       if (url.pathname === '/callback') {
-        const sid = /(?:^|;\s*)sid=([0-9a-f]+)/.exec(req.headers.cookie ?? '')?.[1] ?? ''
         const session = sessions.get(sid)
         sessions.delete(sid)
         if (!session) return page(res, 400, 'refused', 'no sign-in in progress')
+        let done: string | RpSignedIn
         try {
-          const sub = await library.finish(session.issuer, redirectUri, url, session.state)
-          return page(res, 200, 'signed-in', `signed in as ${sub}`)
+          done = await library.finish(session.issuer, redirectUri, url, session.state)
         } catch (err) {
           return page(res, 401, 'refused', `${library.name} refused: ${(err as Error).message}`)
         }
+        if (typeof done === 'string') return page(res, 200, 'signed-in', `signed in as ${done}`)
+        signedIn.set(sid, { issuer: session.issuer, idToken: done.idToken })
+        return page(res, 200, 'signed-in', `signed in as ${done.sub}`)
+      }
+      if (url.pathname === '/logout') {
+        // RP-initiated logout: to the issuer's end_session_endpoint, back to /logged-out
+        const session = signedIn.get(sid)
+        if (!library.logoutUrl || !session)
+          return page(res, 404, 'no-logout', `${library.name}: no signed-in session to log out`)
+        const state = randomBytes(16).toString('hex')
+        session.logoutState = state
+        const to = await library.logoutUrl(session.issuer, {
+          idToken: session.idToken,
+          postLogoutRedirectUri: `${origin}/logged-out`,
+          state,
+        })
+        res.writeHead(302, { location: to, 'cache-control': 'no-store' })
+        res.end()
+        return
+      }
+      if (url.pathname === '/logged-out') {
+        // the redirect back is this app's only if it carries the state its logout sent
+        const session = signedIn.get(sid)
+        signedIn.delete(sid)
+        const state = url.searchParams.get('state')
+        if (!session?.logoutState || state !== session.logoutState)
+          return page(
+            res,
+            400,
+            'refused',
+            `logged-out redirect with state ${String(state)}, not ours`,
+          )
+        return page(res, 200, 'logged-out', 'logged out')
       }
       page(res, 404, 'not found', 'no such page')
     })().catch((err: unknown) => page(res, 500, 'error', `error: ${(err as Error).message}`))

@@ -1,12 +1,13 @@
-import type { Browser } from '@playwright/test'
+import type { Browser, Page } from '@playwright/test'
 import { fillLogin } from '../../harness/browser.ts'
-import type { SignIn } from '../runner.ts'
+import type { SignIn, SignInResult } from '../runner.ts'
 
 /**
  * A sign-in through a real browser: open the app's /login for the test issuer, fill the hosted
- * login page, and follow the redirects back to the app's callback. Signed in when the app shows
- * its signed-in page, refused when it shows its refusal page; anything else (the browser failed,
- * a page was not recognised, a wait expired, the app broke) could not run: inconclusive.
+ * login page, and follow the redirects back to the app's callback (then log out, when asked).
+ * Signed in when the app shows its signed-in page, refused when it shows its refusal page;
+ * anything else (the browser failed, a page was not recognised, a wait expired, the app broke)
+ * could not run: inconclusive.
  */
 export function browserSignIn(
   browser: Browser,
@@ -14,6 +15,28 @@ export function browserSignIn(
   user: { username: string; password: string },
   timeoutMs = 30_000,
 ): SignIn {
+  /**
+   * After the sign-in, when the runner asks (RP_TEST_LOGOUT=1): the app's /logout, through the
+   * issuer's end_session_endpoint, back to its /logged-out page. Logged out (exit 0) when the app
+   * shows that page, refused when it turned the redirect back down; an app that offers no logout
+   * stays signed in (the judge then says the test was not exercised).
+   */
+  const logOut = async (page: Page, signedIn: string): Promise<SignInResult> => {
+    await page.goto(`${appUrl}/logout`)
+    const title = await page.title()
+    const output = `${signedIn}\n${await page.locator('body').innerText()}`
+    if (title === 'no-logout') return { outcome: 'signed-in', output }
+    const at = new URL(page.url())
+    if (at.href.startsWith(`${appUrl}/logged-out`)) {
+      if (title === 'logged-out') return { outcome: 'signed-in', output }
+      if (title === 'refused') return { outcome: 'refused', output }
+    }
+    return {
+      outcome: 'could-not-run',
+      output,
+      why: `the logout ended at ${at.origin}${at.pathname} on a page titled ${JSON.stringify(title.slice(0, 80))}, not the app's logged-out page`,
+    }
+  }
   return async (env) => {
     const context = await browser.newContext()
     try {
@@ -28,6 +51,7 @@ export function browserSignIn(
       }
       const title = await page.title()
       const output = await page.locator('body').innerText()
+      if (title === 'signed-in' && env.RP_TEST_LOGOUT === '1') return await logOut(page, output)
       if (title === 'signed-in') return { outcome: 'signed-in', output }
       if (title === 'refused') return { outcome: 'refused', output }
       return {
