@@ -58,6 +58,8 @@ interface Metadata {
   readonly userinfo_endpoint: string
   readonly jwks_uri: string
   readonly authorization_response_iss_parameter_supported: boolean
+  /** RP-Initiated Logout 1.0 §2.1: OPTIONAL in discovery; no logout without it */
+  readonly end_session_endpoint: string | undefined
 }
 
 interface Session {
@@ -132,6 +134,10 @@ export function joseRp(settings: RpClientSettings): RpLibrary {
       jwks_uri: url('jwks_uri'),
       authorization_response_iss_parameter_supported:
         doc.authorization_response_iss_parameter_supported === true,
+      end_session_endpoint:
+        typeof doc.end_session_endpoint === 'string' && URL.canParse(doc.end_session_endpoint)
+          ? doc.end_session_endpoint
+          : undefined,
     }
   }
 
@@ -301,7 +307,22 @@ export function joseRp(settings: RpClientSettings): RpLibrary {
       // Claim in the ID Token; if they do not match, the UserInfo Response values MUST NOT be used"
       if (userInfo.sub !== claims.sub)
         throw new Refused('Core §5.3.4', 'the user-info sub differs from the ID token sub')
-      return String(claims.sub)
+      return { sub: String(claims.sub), idToken: body.id_token }
+    },
+    async logoutUrl(issuer, { idToken, postLogoutRedirectUri, state }) {
+      const { end_session_endpoint: endSession } = await discover(issuer)
+      if (!endSession)
+        throw new Refused(
+          'RP-Initiated Logout §2.1',
+          'the issuer advertises no end_session_endpoint',
+        )
+      // RP-Initiated Logout 1.0 §2: id_token_hint RECOMMENDED, post_logout_redirect_uri (registered),
+      // state to be passed back; the endpoint's own query component is kept (as in RFC 6749 §3.1)
+      const url = new URL(endSession)
+      url.searchParams.set('id_token_hint', idToken)
+      url.searchParams.set('post_logout_redirect_uri', postLogoutRedirectUri)
+      url.searchParams.set('state', state)
+      return url.href
     },
   }
 }
