@@ -144,8 +144,8 @@ export interface Config {
   readonly scrypt: ScryptParams
   /**
    * Password hashes that may run at once. Env `PASSWORD_HASH_CONCURRENCY`. Default half of
-   * libuv's thread pool (2 of `UV_THREADPOOL_SIZE`'s default 4): hashing shares that pool with
-   * the sqlite3 driver, which keeps the rest whatever the sign-in load (users/hashing-gate.ts).
+   * `UV_THREADPOOL_SIZE` (2 of its default 4). Hashes run on threads of their own at a lower
+   * CPU priority, not on libuv's pool (users/hasher-threads.ts, users/hashing-gate.ts).
    */
   readonly passwordHashConcurrency: number
   /**

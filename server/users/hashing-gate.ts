@@ -1,13 +1,12 @@
 import { OAuthError } from '../errors.ts'
 
 /**
- * Bounds the password hashes that run at once. scrypt runs on libuv's thread pool (4 threads
- * unless `UV_THREADPOOL_SIZE` says otherwise), the same pool the sqlite3 driver and `fs` use for
- * every call: without a bound, a burst of sign-ins (unknown user names cost a full hash by
- * design) fills the pool and stalls every endpoint that reads the store. With one, the rest of
- * the pool is always free for the store, and a burst beyond the bound waits in a bounded queue;
- * beyond the queue the sign-in is refused at once with 503 and Retry-After (RFC 9110 §15.6.4)
- * instead of piling up memory (128 MiB per hash at OWASP's cost) and latency.
+ * Bounds the password hashes that run at once. scrypt runs on hashing threads of its own at a
+ * lower CPU priority (users/hasher-threads.ts), not on libuv's pool that the sqlite3 driver and
+ * WebCrypto's signatures use; still, each hash holds 128 MiB at OWASP's cost and a core while
+ * it runs, and unknown user names cost a full hash by design. A burst beyond the bound waits in
+ * a bounded queue; beyond the queue the sign-in is refused at once with 503 and Retry-After
+ * (RFC 9110 §15.6.4) instead of piling up memory and latency.
  */
 export interface HashingGate {
   /**
@@ -42,8 +41,10 @@ export class HashingBusy extends OAuthError {
 }
 
 /**
- * The default number of hashes at once: half of libuv's pool, at least one, so the store keeps
- * the other half whatever the load.
+ * The default number of hashes at once: half of `UV_THREADPOOL_SIZE` (2 of its default 4), at
+ * least one, as when hashes ran on that pool; 2 × 128 MiB at OWASP's cost. Capping at one per
+ * core or one in all did not lower the API's latency under a sign-in flood and halved sign-ins
+ * per second (README, Benchmarks).
  */
 export function defaultHashConcurrency(env: NodeJS.ProcessEnv = process.env): number {
   const pool = Number(env.UV_THREADPOOL_SIZE) || 4

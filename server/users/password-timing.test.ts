@@ -1,5 +1,5 @@
-import * as crypto from 'node:crypto'
 import { describe, expect, test, vi } from 'vitest'
+import { hasherThreads } from './hasher-threads.ts'
 import {
   dummyHash,
   hashPassword,
@@ -10,12 +10,9 @@ import {
 
 // record every scrypt the module runs (the real one still runs): the work a verification does
 // is what an attacker times, so it is asserted as work, never as a duration
-vi.mock('node:crypto', async (importOriginal) => {
-  const real = await importOriginal<typeof crypto>()
-  return { ...real, scrypt: vi.fn(real.scrypt) }
-})
+const scrypt = vi.spyOn(hasherThreads, 'scrypt')
 
-const costs = (): number[] => vi.mocked(crypto.scrypt).mock.calls.map((call) => call[3].N ?? 0)
+const costs = (): number[] => scrypt.mock.calls.map((call) => call[3].N)
 
 describe('a failed sign-in costs the current parameters whatever the stored hash', () => {
   const current = TEST_SCRYPT
@@ -23,7 +20,7 @@ describe('a failed sign-in costs the current parameters whatever the stored hash
 
   test('an unknown user (the dummy hash) and a current hash each cost one hash at the current N', async () => {
     const stored = await hashPassword('pw', current)
-    vi.mocked(crypto.scrypt).mockClear()
+    scrypt.mockClear()
     expect(await verifyPasswordAtCost('wrong', dummyHash(current), current)).toBe(false)
     expect(await verifyPasswordAtCost('wrong', stored, current)).toBe(false)
     expect(costs()).toEqual([current.N, current.N])
@@ -32,7 +29,7 @@ describe('a failed sign-in costs the current parameters whatever the stored hash
 
   test('a hash made before a change of SCRYPT_N is verified beside a hash at the current N', async () => {
     const stored = await hashPassword('pw', outdated)
-    vi.mocked(crypto.scrypt).mockClear()
+    scrypt.mockClear()
     expect(await verifyPasswordAtCost('wrong', stored, current)).toBe(false)
     expect(costs().sort((a, b) => a - b)).toEqual([outdated.N, current.N])
     // and the right password still verifies against the old hash (rehashed at sign-in)
@@ -41,7 +38,7 @@ describe('a failed sign-in costs the current parameters whatever the stored hash
   })
 
   test('a stored value that is not a hash this module reads still costs a hash at the current N', async () => {
-    vi.mocked(crypto.scrypt).mockClear()
+    scrypt.mockClear()
     expect(await verifyPasswordAtCost('pw', 'bcrypt$2b$10$whatever', current)).toBe(false)
     expect(costs()).toEqual([current.N])
   })

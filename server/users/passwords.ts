@@ -1,23 +1,13 @@
-import {
-  randomBytes,
-  scrypt,
-  timingSafeEqual,
-  type BinaryLike,
-  type ScryptOptions,
-} from 'node:crypto'
+import { randomBytes, timingSafeEqual } from 'node:crypto'
+import { hasherThreads } from './hasher-threads.ts'
 
+/** node:crypto's scrypt, run on the hashing threads (users/hasher-threads.ts), not libuv's pool. */
 const scryptAsync = (
-  password: BinaryLike,
-  salt: BinaryLike,
+  password: string,
+  salt: Uint8Array,
   keylen: number,
-  options: ScryptOptions,
-): Promise<Buffer> =>
-  new Promise((resolve, reject) => {
-    scrypt(password, salt, keylen, options, (err, key) => {
-      if (err) reject(err)
-      else resolve(key)
-    })
-  })
+  options: { N: number; r: number; p: number; maxmem: number },
+): Promise<Buffer> => hasherThreads.scrypt(password, salt, keylen, options)
 
 /** scrypt's cost (N, a power of two), block size (r) and parallelization (p). */
 export interface ScryptParams {
