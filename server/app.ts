@@ -32,6 +32,7 @@ import { loadFixtures } from '../fixtures/index.ts'
 import { createHashingGate } from './users/hashing-gate.ts'
 import { verifyPasswordAtCost } from './users/passwords.ts'
 import { limitConnections } from './plugins/connections.ts'
+import { bodyLimit } from './plugins/body-limit.ts'
 
 export interface AppOptions {
   /** Certificate and key of the HTTPS listener. */
@@ -299,6 +300,7 @@ export async function createServer(config: Config, options: AppOptions): Promise
   if (metrics) await server.register(metrics.plugin)
   await server.register(oauthErrors(deps))
   await server.register(transport(deps))
+  await server.register(bodyLimit())
   await server.register(rateLimit(deps))
   await server.register(Inert)
   if (deps.explain) await server.register(explainPlugin(deps.explain))
