@@ -1,5 +1,6 @@
 import * as crypto from 'node:crypto'
 import { describe, expect, test, vi } from 'vitest'
+import { authorizeQuery, postLoginForm, testApp } from '../test-helpers.ts'
 import {
   dummyHash,
   hashPassword,
@@ -44,5 +45,59 @@ describe('a failed sign-in costs the current parameters whatever the stored hash
     vi.mocked(crypto.scrypt).mockClear()
     expect(await verifyPasswordAtCost('pw', 'bcrypt$2b$10$whatever', current)).toBe(false)
     expect(costs()).toEqual([current.N])
+  })
+})
+
+describe('through the login form', () => {
+  test('a wrong password for a user with an outdated hash costs what one for an unknown name costs: a hash at the current N, the old one beside it', async () => {
+    const app = await testApp()
+    try {
+      const current = app.deps.config.scrypt
+      const alice = await app.deps.store.users.byUsername('alice')
+      if (!alice) throw new Error('the fixtures have no alice')
+      const outdated = await hashPassword('wonderland', { N: 1024, r: 8, p: 1 })
+      expect(
+        await app.deps.store.users.replacePasswordHash(alice.id, alice.passwordHash, outdated),
+      ).toBe(true)
+
+      // each scrypt call's start and end, in the order they happen (never how long they take)
+      const real = await vi.importActual<typeof crypto>('node:crypto')
+      const events: string[] = []
+      vi.mocked(crypto.scrypt).mockImplementation((...args: unknown[]) => {
+        const done = args.at(-1) as (err: Error | null, key: Buffer) => void
+        const options = args[3] as crypto.ScryptOptions
+        events.push(`start ${String(options.N)}`)
+        real.scrypt(
+          args[0] as crypto.BinaryLike,
+          args[1] as crypto.BinaryLike,
+          args[2] as number,
+          options,
+          (err, key) => {
+            events.push(`end ${String(options.N)}`)
+            done(err, key)
+          },
+        )
+      })
+      const attempt = async (username: string): Promise<string[]> => {
+        events.length = 0
+        await postLoginForm(app, authorizeQuery(), { username, password: 'not-the-password' })
+        return [...events]
+      }
+      try {
+        const unknown = await attempt('nobody-by-this-name')
+        const known = await attempt('alice')
+        expect(unknown).toEqual([`start ${String(current.N)}`, `end ${String(current.N)}`])
+        // the same hash at the current N, with the outdated one run side by side: both start
+        // before either ends, so the answer waits for the slower, as for an unknown name
+        expect(known.slice(0, 2).sort()).toEqual(
+          [`start ${String(current.N)}`, 'start 1024'].sort(),
+        )
+        expect(known.slice(2).sort()).toEqual([`end ${String(current.N)}`, 'end 1024'].sort())
+      } finally {
+        vi.mocked(crypto.scrypt).mockImplementation(real.scrypt)
+      }
+    } finally {
+      await app.stop()
+    }
   })
 })
