@@ -6,8 +6,8 @@ import { invalidRequest } from '../errors.ts'
  * The most of a refused request body the server reads and throws away so that its sender gets
  * the answer (4 MiB; no route accepts more than 64 KiB). A client reads a response reliably only
  * once it has written its request: a server that closes while body bytes are still arriving
- * makes the peer's TCP reset the connection, and Node's http client, undici and curl then report
- * ECONNRESET or EPIPE instead of the 413 (RFC 9112 §9.6 describes the lingering close this needs).
+ * resets the connection (its TCP answers unread data with RST), and Node's http client and undici
+ * then report ECONNRESET or EPIPE instead of the 413 (RFC 9112 §9.6 describes the lingering close this needs).
  * Reading costs the server what the client sends, never more, so the bound is on bytes, and a
  * slow sender is still cut off by REQUEST_TIMEOUT.
  */
