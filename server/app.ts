@@ -32,6 +32,8 @@ import { loadFixtures } from '../fixtures/index.ts'
 import { createHashingGate } from './users/hashing-gate.ts'
 import { verifyPasswordAtCost } from './users/passwords.ts'
 import { limitConnections } from './plugins/connections.ts'
+import { bodyLimit } from './plugins/body-limit.ts'
+import { hostHeader } from './plugins/host-header.ts'
 
 export interface AppOptions {
   /** Certificate and key of the HTTPS listener. */
@@ -281,6 +283,8 @@ export async function createServer(config: Config, options: AppOptions): Promise
       connectionsCheckingInterval: 1000,
       // a connection that never completes its handshake is destroyed (Node waits 120 s)
       handshakeTimeout: config.tlsHandshakeTimeout * 1000,
+      // Node's own refusal of a request without Host is a bare 400; host-header.ts answers it
+      requireHostHeader: false,
     } as ServerOptions,
     router: { stripTrailingSlash: false, isCaseSensitive: true },
     routes: {
@@ -299,6 +303,8 @@ export async function createServer(config: Config, options: AppOptions): Promise
   if (metrics) await server.register(metrics.plugin)
   await server.register(oauthErrors(deps))
   await server.register(transport(deps))
+  await server.register(bodyLimit())
+  await server.register(hostHeader)
   await server.register(rateLimit(deps))
   await server.register(Inert)
   if (deps.explain) await server.register(explainPlugin(deps.explain))

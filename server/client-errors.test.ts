@@ -1,3 +1,4 @@
+import { connect as tcp } from 'node:net'
 import { connect } from 'node:tls'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { freePort } from './test-helpers.ts'
@@ -12,13 +13,16 @@ import { createDevCertificate, type TlsMaterial } from './tls.ts'
 let app: App
 let tls: TlsMaterial
 let port: number
+let plainPort: number
 beforeAll(async () => {
   port = await freePort()
+  plainPort = await freePort()
   tls = await createDevCertificate(['127.0.0.1'])
   const config = loadConfig(
     {},
     {
       port,
+      httpPort: plainPort,
       host: '127.0.0.1',
       baseUrl: `https://127.0.0.1:${port}`,
       // below OWASP's minimum on purpose: a test server
@@ -33,14 +37,21 @@ afterAll(async () => {
   await app.stop()
 })
 
-/** Sends raw bytes over TLS and returns the whole answer (the server closes the connection). */
+/**
+ * Sends raw bytes over TLS (or to the plain listener) and returns the whole answer (the server
+ * closes the connection).
+ */
 function raw(
   bytes: string,
+  plain = false,
+  // an answer that closes the connection itself can be waited for without half-closing first
+  halfClose = true,
 ): Promise<{ status: number; headers: Record<string, string>; body: string }> {
   return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port, ca: tls.ca, servername: '127.0.0.1' }, () =>
-      socket.end(bytes),
-    )
+    const send = () => (halfClose ? socket.end(bytes) : socket.write(bytes))
+    const socket = plain
+      ? tcp({ host: '127.0.0.1', port: plainPort }, send)
+      : connect({ host: '127.0.0.1', port, ca: tls.ca, servername: '127.0.0.1' }, send)
     let data = ''
     socket.on('data', (c: Buffer) => (data += c.toString('latin1')))
     socket.on('error', reject)
@@ -97,6 +108,56 @@ describe("requests Node's HTTP parser refuses", () => {
     expect(typeof (JSON.parse(res.body) as { error_description: unknown }).error_description).toBe(
       'string',
     )
+  })
+})
+
+describe('answers Node would write itself, bare', () => {
+  const jsonError = (res: { headers: Record<string, string>; body: string }): unknown => {
+    expect(res.headers['content-type']).toMatch(/^application\/json/)
+    return JSON.parse(res.body)
+  }
+
+  test('an HTTP/1.1 request without Host, or with two, is 400 in the JSON shape (RFC 9112 §3.2)', async () => {
+    const none = await raw('GET /.well-known/jwks.json HTTP/1.1\r\n\r\n')
+    expect(none.status).toBe(400)
+    expect(jsonError(none)).toEqual({
+      error: 'invalid_request',
+      error_description: 'an HTTP/1.1 request needs a Host header',
+    })
+    expect(none.headers['strict-transport-security']).toMatch(/max-age=/)
+    const two = await raw(
+      'GET /.well-known/jwks.json HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n',
+    )
+    expect(two.status).toBe(400)
+    expect(jsonError(two)).toEqual({
+      error: 'invalid_request',
+      error_description: 'the request has more than one Host header',
+    })
+    // HTTP/1.0 has no Host requirement (its answer closes the connection)
+    const old = await raw('GET /.well-known/jwks.json HTTP/1.0\r\n\r\n', false, false)
+    expect(old.status).toBe(200)
+  })
+
+  test('CONNECT (this server is no proxy) is 405 in the JSON shape, not a silent close', async () => {
+    const res = await raw('CONNECT 127.0.0.1:443 HTTP/1.1\r\nHost: 127.0.0.1:443\r\n\r\n')
+    expect(res.status).toBe(405)
+    expect(jsonError(res)).toEqual({
+      error: 'invalid_request',
+      error_description: 'method CONNECT is not allowed here',
+    })
+    expect(res.headers.allow).toBeTruthy()
+  })
+
+  test('the plain listener answers a request without Host, and an unmet Expect, in the JSON shape', async () => {
+    const none = await raw('GET / HTTP/1.1\r\n\r\n', true)
+    expect(none.status).toBe(400)
+    expect(jsonError(none)).toMatchObject({ error: 'invalid_request' })
+    const expectation = await raw(
+      'POST /auth/token HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-foo\r\nContent-Length: 3\r\n\r\na=b',
+      true,
+    )
+    expect(expectation.status).toBe(417)
+    expect(jsonError(expectation)).toMatchObject({ error: 'invalid_request' })
   })
 })
 

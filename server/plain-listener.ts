@@ -7,7 +7,8 @@ import { HSTS } from './plugins/transport.ts'
  * not read, so a credential sent over plain HTTP is never processed.
  */
 export function createPlainListener(): Server {
-  return createServer((req, res) => {
+  // without Host Node would answer a bare 400 itself: this one answers every request the same way
+  return createServer({ requireHostHeader: false }, (req, res) => {
     const body = JSON.stringify({
       error: 'invalid_request',
       error_description: 'plain HTTP is not served; use https',

@@ -71,17 +71,42 @@ export function answerClientErrors(
       'the request is malformed',
     ]
     deps.log('client-error', { reason: code, status })
-    const body = JSON.stringify({ error: 'invalid_request', error_description: description })
-    const headers = {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': String(Buffer.byteLength(body)),
-      ...SECURITY_HEADERS,
-      ...extraHeaders,
-      connection: 'close',
-    }
-    const head = Object.entries(headers)
-      .map(([name, value]) => `${name}: ${value}\r\n`)
-      .join('')
-    socket.end(`HTTP/1.1 ${String(status)} ${reason}\r\n${head}\r\n${body}`)
+    answerOnSocket(socket, status, reason, description, extraHeaders)
   })
+  // Node closes a CONNECT request's connection without a word unless someone listens: this
+  // server is no proxy, so it is a method not allowed here (RFC 9110 §9.3.6, §15.5.6)
+  listener.removeAllListeners('connect')
+  listener.on('connect', (_req: IncomingMessage, socket: Socket) => {
+    deps.log('client-error', { reason: 'connect', status: 405 })
+    answerOnSocket(socket, 405, 'Method Not Allowed', 'method CONNECT is not allowed here', {
+      ...extraHeaders,
+      allow: 'GET, HEAD, POST, OPTIONS',
+    })
+  })
+}
+
+/**
+ * Writes a whole, fixed HTTP/1.1 answer with a JSON error body and closes the connection: for
+ * the events where Node hands over the socket, not a response object (the bytes are what Node's
+ * documentation shows for `clientError`).
+ */
+function answerOnSocket(
+  socket: Socket,
+  status: number,
+  reason: string,
+  description: string,
+  extraHeaders: Readonly<Record<string, string>>,
+): void {
+  const body = JSON.stringify({ error: 'invalid_request', error_description: description })
+  const headers = {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(body)),
+    ...SECURITY_HEADERS,
+    ...extraHeaders,
+    connection: 'close',
+  }
+  const head = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('')
+  socket.end(`HTTP/1.1 ${String(status)} ${reason}\r\n${head}\r\n${body}`)
 }

@@ -112,6 +112,13 @@ const formOf = (request: Request): Record<string, unknown> =>
   (request.payload as Record<string, unknown> | null) ?? {}
 
 /**
+ * How many sign-ins in progress and tainted tokens the issuers remember, the oldest forgotten
+ * first. An entry holds at most MAX_STATE characters of the client's state and 255 of its
+ * client_id, so the sign-ins in progress take some 50 MB at worst.
+ */
+export const RP_STATE_CAPACITY = { transactions: 10_000, taints: 20_000 } as const
+
+/**
  * The RP test issuers (issue 23): beside the normal issuer, one issuer per test of
  * `catalogue.ts` under `/rp/{test}`, with its own discovery document and JWKS, the same
  * clients and users, and exactly one deliberate fault each. The normal endpoints do the work
@@ -122,15 +129,18 @@ const formOf = (request: Request): Record<string, unknown> =>
 export const rpIssuers = (
   deps: Deps,
   observations: RpObservations = createObservations(),
+  capacity: { readonly transactions: number; readonly taints: number } = RP_STATE_CAPACITY,
 ): Plugin<undefined> => ({
   name: 'rp-issuers',
   register(server) {
     const base = deps.config.baseUrl
     const keys = createRpKeys()
-    const transactions = bounded<Transaction>(10_000)
-    const taints = bounded<Taint>(20_000)
+    const transactions = bounded<Transaction>(capacity.transactions)
+    const taints = bounded<Taint>(capacity.taints)
     /** The ID tokens the test issuers answered, by digest: what an id_token_hint must be. */
-    const issuedIdTokens = bounded<{ test: string; clientId: string | undefined }>(10_000)
+    const issuedIdTokens = bounded<{ test: string; clientId: string | undefined }>(
+      capacity.transactions,
+    )
     /**
      * When the discovery test last served its mismatching document: a sign-in started there
      * within the transaction lifetime began from it (a discovery request names no client, so
@@ -575,7 +585,8 @@ export const rpIssuers = (
               transactions.put(marker, {
                 test,
                 state: query.state || undefined,
-                clientId,
+                // as much as an observation keeps of it: a long one is no registered client
+                clientId: clientId?.slice(0, 255),
                 pkce: typeof query.code_challenge === 'string' && query.code_challenge !== '',
                 expiresAt: deps.clock() + 600,
               })
