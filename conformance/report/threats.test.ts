@@ -50,7 +50,6 @@ describe('security gate', () => {
         'SEC-08',
         'SEC-10',
         'SEC-11',
-        'TLS-03',
       ].sort(),
     )
     // a lock-out is a denial of service, not a takeover: SEC-01 stays a warning
