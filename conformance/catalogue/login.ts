@@ -26,9 +26,13 @@ export const login = area('Login page', {
   },
   'LOGIN-05': {
     level: 'SHOULD',
-    // unchanged for the page's hardening (issue 30 did not review its other parts); the session
-    // cookie's Secure and HttpOnly, OWASP ASVS Level 1, are judged at MUST by SEC-07
-    source: 'RFC 9700 §4.2.4; OWASP ASVS 4.0.3 V3.4 (cookie flags: MUST in SEC-07)',
+    // the session cookie's Secure and HttpOnly (OWASP ASVS 4.0.3 V3.4.1, V3.4.2, Level 1) are
+    // judged at MUST by SEC-07; SameSite stays here: ASVS 4.0.3 V3.4.3 is Level 1, but 5.0.0
+    // V3.3.2 makes it Level 2 and "according to the purpose of the cookie" (a provider's
+    // SameSite=None session cookie can be deliberate), so SHOULD, held at MUST by the security
+    // profile (threats.ts: RFC 9700 §4.2, RFC 6819 §4.6.6, token theft)
+    source:
+      'RFC 9700 §4.2.4 ("The page rendered as a result of the OAuth authorization response and the authorization endpoint SHOULD NOT include third-party resources or links to external sites"; "Suppress the Referer header by applying an appropriate Referrer Policy"); OWASP ASVS 4.0.3 V3.4.3 ("Verify that cookie-based session tokens utilize the \'SameSite\' attribute to limit exposure to cross-site request forgery attacks"), 5.0.0 V3.3.2 (Level 2: "set according to the purpose of the cookie"); Secure and HttpOnly: MUST in SEC-07',
     title:
       'no Referer leakage, no third-party scripts or styles, hardened cookies, and no caching of the page',
   },
