@@ -47,7 +47,8 @@ export const login = area('Login page', {
   // anti-automation); ASVS 5.0.0 V6.3.8 names all three parts, at Level 3 (high assurance, not
   // every application), and no RFC or OIDC sentence does. The throttle itself is RFC 6749
   // §10.10's MUST, judged at MUST by RATE-01, RATE-03 and SEC-02: here it is probed again (on the
-  // embedded server) only to see the right password held back while throttled. RFC 6585 §4: the
+  // embedded server, five failures must meet a 429) to see the right password held back while
+  // throttled. RFC 6585 §4: the
   // 429 "MAY include a Retry-After header", noted. The security profile holds this row at MUST
   // (threats.ts, RFC 6749 §10.10, account takeover): the user names a failed sign-in confirms
   // are those a password spray aims at, which §10.10 says the server MUST prevent guessing on.
