@@ -316,7 +316,7 @@ export const threats = [
     title: 'Malicious client obtains authorization',
     attack: 'obtains authorization without the user, by automating the login page',
     applies: true,
-    checks: ['LOGIN-03', 'LOGIN-07', 'SEC-02'],
+    checks: ['LOGIN-03', 'SEC-02'],
     harm: 'account takeover',
   },
   {
@@ -484,6 +484,17 @@ export const threats = [
     applies: true,
     checks: ['SEC-04', 'SEC-08', 'UI-03'],
     harm: 'token theft',
+  },
+  // RFC 6749 §10.10: the login page's own guessing threat, which RFC 6819 §4 leaves to the
+  // password grant (§4.4.3.6, not offered)
+  {
+    section: 'RFC 6749 §10.10',
+    title: 'Credentials-guessing attacks on the login page',
+    attack:
+      'learns which user names exist from failed sign-ins (their page, status or redirect, or timing), then guesses those users\' passwords at the login form, as often as it lets it: "The authorization server MUST prevent attackers from guessing … resource owner passwords"',
+    applies: true,
+    checks: ['LOGIN-07', 'SEC-02', 'RATE-01', 'RATE-03'],
+    harm: 'account takeover',
   },
   // not applicable by the interface's choices
   {

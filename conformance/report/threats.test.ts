@@ -50,13 +50,15 @@ describe('security gate', () => {
         'SEC-08',
         'SEC-10',
         'SEC-11',
-        'TLS-03',
       ].sort(),
     )
     // a lock-out is a denial of service, not a takeover: SEC-01 stays a warning
     expect(gated.has('SEC-01')).toBe(false)
     expect(gated.get('REV-03')).toMatch(/^token theft \(RFC 9700 §4\.10 /)
     expect(gated.get('SEC-11')).toMatch(/^account takeover \(RFC 6819 §4\.4\.1\.6 /)
+    expect(gated.get('LOGIN-07')).toBe(
+      'account takeover (RFC 6749 §10.10 Credentials-guessing attacks on the login page)',
+    )
     for (const id of gated.keys()) expect(requirements[id].level).toBe('SHOULD')
     // the gate only raises checks the profile runs
     for (const id of gated.keys()) expect(selectChecks('security')).toContain(id)

@@ -20,6 +20,9 @@ import { type Extend, onRequestOf, onResponseOf, rewriteHtml, type Route } from 
 
 const LOGIN: Route = { path: '/auth/login', method: 'post' }
 
+/** The server's one message for a failed sign-in (what a sound page says). */
+export { LOGIN_FAILED }
+
 /** The login form as hapi parsed it (a field sent twice is an array); {} when there is none. */
 const formOf = (request: Request): Record<string, unknown> => rawParams(request.payload)
 
@@ -132,6 +135,47 @@ export const unknownUserToldApart =
           escapeHtml(by.message),
         )
     })(app)
+
+/** The page a failed sign-in redirects to under `failedSignInRedirected` (a route of its own). */
+const FAILED_PAGE = '/auth/sign-in-failed'
+
+/**
+ * A failed sign-in answered the post-redirect-get way: a 303 to a page of its own (a route added
+ * to the built server), which shows the message the failed post left for it. `tell` says, by
+ * whether the user name is known, what the page says and which parameters the redirect carries
+ * besides the message's own one-time key.
+ */
+export const failedSignInRedirected =
+  (
+    tell: (known: boolean) => {
+      readonly message: string
+      readonly query?: Readonly<Record<string, string>>
+    },
+  ): Extend =>
+  async (app) => {
+    // each message is read once by the page it was left for (bounded: taken when read)
+    const left = new Map<string, string>()
+    app.server.route({
+      method: 'GET',
+      path: FAILED_PAGE,
+      handler: (request, h) => {
+        const key = typeof request.query.flash === 'string' ? request.query.flash : ''
+        const message = left.get(key) ?? 'This page has expired.'
+        left.delete(key)
+        return h
+          .response(`<!doctype html><title>Sign in</title><p>${escapeHtml(message)}</p>`)
+          .type('text/html')
+      },
+    })
+    await onResponseOf(LOGIN, async (response, request) => {
+      if (response.statusCode !== 401) return
+      const { message, query } = tell((await userOf(app, request)) !== undefined)
+      const flash = randomBytes(8).toString('hex')
+      left.set(flash, message)
+      response.code(303)
+      response.location(`${FAILED_PAGE}?${new URLSearchParams({ flash, ...query }).toString()}`)
+    })(app)
+  }
 
 /** The page after a failed sign-in fills the username back into its field unescaped. */
 export const usernameEchoedRaw: Extend = rewriteHtml(LOGIN, (html, request, response) => {

@@ -1,9 +1,11 @@
+import { http } from 'msw'
 import { describe, expect, test } from 'vitest'
 import { proveSabotages } from './prove.ts'
 import {
   extendAll,
   firstUnknownUserStalled,
   knownUserAnsweredLate,
+  relay,
   unknownUserRefusedBeforeHashing,
 } from './sabotage/kit.ts'
 
@@ -22,5 +24,21 @@ describe('self-test: one stalled sample does not hide a timing gap', () => {
     expect(result.verdict, result.message).toBe('warn')
     expect(result.message).toMatch(/^timing: it tells an unknown user from a wrong password/)
     expect(result.notes.join('\n')).toMatch(/3 more of each kind taken/)
+  })
+})
+
+// RFC 6585 §4: a 429 "MAY include a Retry-After header" (issue 30 item 3): a throttled sign-in
+// without one is noted, neither a warning of LOGIN-07 nor, through it, of the security gate.
+describe('self-test: a 429 without Retry-After is not a deviation', () => {
+  test('LOGIN-07 against a login throttle whose 429 has no Retry-After passes, and notes it', async () => {
+    const result = await withSabotage('LOGIN-07', {
+      handlers: (target) => [
+        http.post(`${target.baseUrl}/auth/login`, ({ request }) =>
+          relay(target, request, (h) => h.delete('retry-after')),
+        ),
+      ],
+    })
+    expect(result.verdict, result.message).toBe('pass')
+    expect(result.notes.join('\n')).toMatch(/the 429 has no Retry-After \(RFC 6585 §4: MAY\)/)
   })
 })

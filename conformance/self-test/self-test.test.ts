@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { http, HttpResponse } from 'msw'
 import { describe, expect, test } from 'vitest'
 import { registeredChecks } from '../runner.ts'
@@ -9,6 +10,8 @@ import {
   appendToBody,
   DISCOVERY,
   extendAll,
+  failedSignInRedirected,
+  LOGIN_FAILED,
   onAuthorize,
   onResponseOf,
   paramsOf,
@@ -116,6 +119,23 @@ describe('self-test: a legitimate early throttle is not a deviation', () => {
     })
     expect(result.verdict, result.message).toBe('pass')
     expect(result.notes.join('\n')).toMatch(/timing not judged: the IdP throttled \(HTTP 429\)/)
+  })
+})
+
+// A provider may answer a failed sign-in by a redirect to a page that shows the message (post,
+// redirect, get): LOGIN-07 compares that page, and what changes on every try (a reference
+// number, the redirect's one-time key) tells no user name from another (issue 30).
+describe('self-test: one generic page after a redirect is not a deviation', () => {
+  test('LOGIN-07 against failed sign-ins redirected to one message with a fresh reference each time passes', async () => {
+    const result = await withSabotage('LOGIN-07', {
+      extend: failedSignInRedirected(() => ({
+        message: `${LOGIN_FAILED} Reference ${randomBytes(4).toString('hex')}.`,
+      })),
+    })
+    expect(result.verdict, result.message).toBe('pass')
+    expect(result.notes.join('\n')).toMatch(
+      /\(1 word\(s\) of the page, 1 part\(s\) of the redirect\): those were left out/,
+    )
   })
 })
 

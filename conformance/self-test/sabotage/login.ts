@@ -14,6 +14,8 @@ import {
   rewriteLoginPage,
   scriptSignIn,
   extendAll,
+  failedSignInRedirected,
+  LOGIN_FAILED,
   type Sabotage,
   type Sabotages,
   sessionCookieRenamed,
@@ -275,8 +277,9 @@ export const loginSabotage: Record<keyof typeof login, Sabotages> = {
       }),
     },
   ],
-  // one sabotage per part (each a sub-case): the status, the page, the timing, the throttle,
-  // the 429's Retry-After, and the correct password held back while throttled
+  // one sabotage per part (each a sub-case): the status (and redirect), the page (and the page
+  // a redirect leads to), the timing, the throttle, and the correct password held back while
+  // throttled (the 429's Retry-After is a MAY of RFC 6585 §4: a note, proven by no sabotage)
   'LOGIN-07': perPart([
     {
       how: 'an unknown username gets an HTTP status of its own (400, a wrong password 401)',
@@ -292,6 +295,22 @@ export const loginSabotage: Record<keyof typeof login, Sabotages> = {
       how: 'an unknown username gets its own error message',
       expect: /^page: wrong password and unknown user get different pages/,
       extend: unknownUserToldApart({ message: 'No such user.' }),
+    },
+    {
+      how: 'a failed sign-in redirects (303) to a page of its own, which tells an unknown username apart',
+      expect: /^page: wrong password and unknown user get different pages/,
+      extend: failedSignInRedirected((known) => ({
+        message: known ? LOGIN_FAILED : 'No such user.',
+      })),
+    },
+    {
+      how: 'a failed sign-in redirects (303) to a page of its own, and the redirect names the reason (unknown_user, bad_password)',
+      expect:
+        /^status: wrong password → HTTP 303 to \S+&reason=bad_password, unknown user → HTTP 303 to \S+&reason=unknown_user/,
+      extend: failedSignInRedirected((known) => ({
+        message: LOGIN_FAILED,
+        query: { reason: known ? 'bad_password' : 'unknown_user' },
+      })),
     },
     {
       how: 'a wrong password of a known user is answered 4 s later than an unknown user (refused before any hashing)',
@@ -317,15 +336,6 @@ export const loginSabotage: Record<keyof typeof login, Sabotages> = {
           headers.delete('content-length')
           return relay(target, new Request(request.url, { method: 'POST', headers, body: form }))
         }),
-      ],
-    },
-    {
-      how: 'the 429 of a throttled sign-in has no Retry-After',
-      expect: /^the 429: no Retry-After header/,
-      handlers: (target) => [
-        http.post(`${target.baseUrl}/auth/login`, ({ request }) =>
-          relay(target, request, (h) => h.delete('retry-after')),
-        ),
       ],
     },
     {
