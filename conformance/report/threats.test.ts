@@ -50,6 +50,7 @@ describe('security gate', () => {
         'SEC-08',
         'SEC-10',
         'SEC-11',
+        'TLS-03',
       ].sort(),
     )
     // a lock-out is a denial of service, not a takeover: SEC-01 stays a warning
