@@ -372,6 +372,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   let live: ReturnType<typeof progressWriter> | undefined
   let ticking: NodeJS.Timeout | undefined
   let say = (s: string): unknown => io.out.write(s)
+  // the checks that have finished, by ID
+  const finished = new Map<string, CheckResult>()
   // Issue 29: from here on, every way the run ends writes its reports. SIGINT, SIGTERM and
   // --run-timeout stop it (stop.ts) during the embedded server's start and the preflight as
   // well as during the checks; the login dry run is no run of checks and keeps the process's
@@ -430,34 +432,42 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   }
 
   /**
-   * The run ends before any check ran (a stop, a preflight that found a setting wrong, a target
-   * that cannot be reached or started): every report is written all the same, each selected
-   * check not run with why, and the exit code is `code`. The login dry run writes no reports
-   * (its directory holds its screenshots).
+   * The run ends early, before any check ran (a stop, a preflight that found a setting wrong, a
+   * target that cannot be reached or started) or by an error of the harness: every report is
+   * written all the same, each selected check that did not finish not run with why, and the exit
+   * code is `code`. The login dry run writes no reports (its directory holds its screenshots).
    */
-  const noCheckRun = async (why: string, code: number): Promise<number> => {
+  const endEarly = async (why: string, code: number): Promise<number> => {
     if (dryRun) return code
     // against a deployment, the embedded-only checks are left out as a run leaves them out
     const planned = remote ? ids.filter((id) => !embeddedOnlyReason(id)) : ids
     const { notRunResult } = await import('./harness/check.ts')
-    await writeReports(
-      planned.map((id) => notRunResult(id, why)),
-      why,
-    )
+    try {
+      // (a harness error after the checks keeps the verdicts of those that finished)
+      await writeReports(
+        planned.map((id) => finished.get(id) ?? notRunResult(id, why)),
+        why,
+      )
+    } catch (err) {
+      io.err.write(`idp-conformance: could not write the reports: ${(err as Error).message}\n`)
+      return code
+    }
     if (values['report-dir'])
-      io.out.write(`No check was run (${why}); the reports are in ${values['report-dir']}\n`)
-    if (stop?.stopped) io.out.write(`Result: INCOMPLETE (${why})\n`)
+      io.out.write(
+        `${finished.size === 0 ? 'No check was run' : 'The run ended early'} (${why}); the reports are in ${values['report-dir']}\n`,
+      )
+    if (stop?.stopped || code === EXIT.incomplete) io.out.write(`Result: INCOMPLETE (${why})\n`)
     return code
   }
   /** Why a stop before the checks stopped the run, and in what step; its exit code. */
   const stoppedBefore = (step: string): Promise<number> => {
     const stopped = stop?.stopped ?? { why: 'the run was stopped', code: EXIT.incomplete }
-    return noCheckRun(`${stopped.why}, before any check ran (${step})`, stopped.code)
+    return endEarly(`${stopped.why}, before any check ran (${step})`, stopped.code)
   }
   const harnessFailed = (step: string, err: unknown): Promise<number> => {
     const message = err instanceof Error ? err.message : String(err)
     io.err.write(`idp-conformance: the harness failed (${step}): ${message}\n`)
-    return noCheckRun(`the harness failed (${step}): ${message}`, EXIT.incomplete)
+    return endEarly(`the harness failed (${step}): ${message}`, EXIT.incomplete)
   }
 
   try {
@@ -483,7 +493,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       } catch (err) {
         const message = (err as Error).message
         io.err.write(`idp-conformance: could not start the embedded server: ${message}\n`)
-        return await noCheckRun(`the embedded server did not start: ${message}`, EXIT.unreachable)
+        return await endEarly(`the embedded server did not start: ${message}`, EXIT.unreachable)
       }
       if (!up) return await stoppedBefore('the embedded reference server was starting')
       embedded = up.value
@@ -496,7 +506,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       const reachable = await probe(target)
       if (!reachable.ok) {
         io.err.write(`idp-conformance: target ${target.baseUrl}: ${reachable.message}\n`)
-        return await noCheckRun(
+        return await endEarly(
           reachable.message,
           reachable.exit === 'usage' ? EXIT.usage : EXIT.unreachable,
         )
@@ -518,7 +528,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         io.err.write(
           `idp-conformance: preflight: ${checked.message}\nNo check was run (--no-preflight runs them anyway).\n`,
         )
-        return await noCheckRun(
+        return await endEarly(
           `preflight: ${checked.message}`,
           checked.exit === 'usage' ? EXIT.usage : EXIT.unreachable,
         )
@@ -571,7 +581,6 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     let info: RunInfo | undefined
     const started = embedded
     const twin = started && ((): Promise<Embedded> => started.twin())
-    const finished = new Map<string, CheckResult>()
     checksRunning = true
     const run = await stop.settle(
       runChecks(target, {
