@@ -17,7 +17,13 @@ import {
 import type { Target, TargetConfig } from './harness/target.ts'
 import { gatedShoulds, profileChecks } from './threats.ts'
 import { markdownSummary } from './report/markdown.ts'
-import { checkKnownFailures, gate, loadKnownFailures, type KnownFailure } from './gate.ts'
+import {
+  checkKnownFailures,
+  gate,
+  loadKnownFailures,
+  type GateVerdict,
+  type KnownFailure,
+} from './gate.ts'
 import { formatResultLine, formatSummary, useColor } from './report/terminal.ts'
 import { plural } from './report/words.ts'
 import { Progress, progressWriter, showProgress } from './report/progress.ts'
@@ -26,8 +32,9 @@ import { checkName, requirementIds, requirements, type RequirementId } from './r
 import type { TargetFlags } from './target-config.ts'
 import { UsageError } from './usage-error.ts'
 import { idGlob } from './id-glob.ts'
-import { runStop, type RunStop } from './stop.ts'
+import { runStop } from './stop.ts'
 import { settledWithin } from './harness/settled.ts'
+import { guardRun } from './harness/guard.ts'
 import type { CheckResult } from './harness/types.ts'
 
 /**
@@ -95,7 +102,8 @@ const USAGE = `usage: idp-conformance [run] [options]
                          not fail the run (by default they do; they are never failures)
   --check-timeout S      seconds one check may take before it is stopped as inconclusive
                          (default ${CHECK_TIMEOUT_MS / 1000})
-  --run-timeout S        seconds the whole run may take (default: no limit); then the checks in
+  --run-timeout S        seconds the whole run may take, from the start (the embedded server's
+                         start-up and the preflight count; default: no limit); then the checks in
                          flight are stopped, the reports written with the rest marked not run,
                          and the exit code is ${EXIT.incomplete} (SIGINT/SIGTERM do the same, exit 130/143)
   --parallel N           run up to N checks at once (default against the embedded server:
@@ -300,14 +308,14 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     io.out.write(USAGE)
     return EXIT.ok
   }
-  let embedded: Embedded | undefined
-  let target: Target
   let ids: RequirementId[]
   let knownFailures: KnownFailure[]
   let concurrency: number
   let checkTimeoutMs: number
   let shuffle: number | undefined
   let runTimeoutMs: number | undefined
+  let remote: string | undefined
+  const flags = { baseUrl: values['base-url'], config: values.config, ca: values.ca }
   try {
     const skipped = values.skip ? new Set(selectChecks(values.skip)) : new Set<RequirementId>()
     ids = selectChecks(values.only).filter((id) => !skipped.has(id))
@@ -329,12 +337,11 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
           today: new Date(),
         })
       : []
-    const remote = values['base-url'] ?? values.config ?? io.env.IDP_BASE_URL
+    remote = values['base-url'] ?? values.config ?? io.env.IDP_BASE_URL
     concurrency = parseParallel(values.parallel, Boolean(remote))
     checkTimeoutMs = parseCheckTimeout(values['check-timeout'])
     shuffle = parseShuffle(values.shuffle)
     runTimeoutMs = parseRunTimeout(values['run-timeout'])
-    const flags = { baseUrl: values['base-url'], config: values.config, ca: values.ca }
     if (values.list) {
       for (const id of ids) io.out.write(`${checkName(id)}\n`)
       if (remote) io.out.write(plannedSkips(ids, await targetConfig(flags, io.env)))
@@ -345,61 +352,192 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       io.out.write(`${JSON.stringify(redactConfig(config), null, 2)}\n`)
       return EXIT.ok
     }
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.err.write(`idp-conformance: ${err.message}\n`)
+      return EXIT.usage
+    }
+    io.err.write(`idp-conformance: ${(err as Error).message}\n`)
+    return EXIT.unreachable
+  }
+
+  const dryRun = values['login-dry-run'] ?? false
+  const startedAt = new Date()
+  let embedded: Embedded | undefined
+  // the embedded server's start, left behind by a stop: stopped once it is up (bounded)
+  let starting: Promise<Embedded> | undefined
+  let target: Target | undefined
+  // the progress line under the results, on a terminal only (report/progress.ts)
+  let progress: Progress | undefined
+  let live: ReturnType<typeof progressWriter> | undefined
+  let ticking: NodeJS.Timeout | undefined
+  let say = (s: string): unknown => io.out.write(s)
+  // the checks that have finished, by ID
+  const finished = new Map<string, CheckResult>()
+  // Issue 29: from here on, every way the run ends writes its reports. SIGINT, SIGTERM and
+  // --run-timeout stop it (stop.ts) during the embedded server's start and the preflight as
+  // well as during the checks; the login dry run is no run of checks and keeps the process's
+  // own signal handling.
+  const stop = dryRun
+    ? undefined
+    : runStop({
+        runTimeoutMs,
+        graceMs: STOP_GRACE_MS,
+        incompleteCode: EXIT.incomplete,
+        signalCodes: SIGNAL_CODES,
+        tell: (line) => say(`${line}\n`),
+      })
+  // an error that escapes every await outside the checks (the runner guards those) is a note,
+  // and the run goes on (harness/guard.ts)
+  let checksRunning = false
+  const unguard = guardRun((message) => {
+    if (!checksRunning) say(`Note: ${message}\n`)
+  })
+
+  /** The reports, from the results and why the run was stopped (if it was); the gate's verdict. */
+  const writeReports = async (
+    results: readonly CheckResult[],
+    stopped: string | undefined,
+  ): Promise<GateVerdict> => {
+    const finishedAt = new Date()
+    const verdict = gate(results, {
+      strict: values.strict ?? false,
+      // the security profile's gate: a warning that ships an account takeover or a token theft
+      ...(selectsSecurityProfile(values.only)
+        ? { raised: gatedShoulds((id) => requirements[id].level) }
+        : {}),
+      allowSkips: values['allow-skips'] ?? false,
+      allowErrors: values['allow-errors'] ?? false,
+      knownIds: new Set(Object.keys(requirements)),
+      knownFailures,
+      today: new Date(),
+    })
+    const baseUrl = target?.baseUrl ?? 'the embedded reference server (not started)'
+    const summary = markdownSummary(results, verdict, baseUrl)
+    const { writeReportDir } = await import('./report/all-formats.ts')
+    const { configNames } = await import('./report/cause-detail.ts')
+    if (values['report-dir'])
+      writeReportDir(values['report-dir'], results, {
+        target: { baseUrl, embedded: target?.embedded ?? !remote },
+        version: suiteVersion(),
+        startedAt,
+        finishedAt,
+        verdict,
+        stopped,
+        names: target ? configNames(target) : undefined,
+      })
+    // GitHub Actions shows this file as the job summary
+    if (io.env.GITHUB_STEP_SUMMARY) appendFileSync(io.env.GITHUB_STEP_SUMMARY, `${summary}\n`)
+    return verdict
+  }
+
+  /**
+   * The run ends early, before any check ran (a stop, a preflight that found a setting wrong, a
+   * target that cannot be reached or started) or by an error of the harness: every report is
+   * written all the same, each selected check that did not finish not run with why, and the exit
+   * code is `code`. The login dry run writes no reports (its directory holds its screenshots).
+   */
+  const endEarly = async (why: string, code: number): Promise<number> => {
+    if (dryRun) return code
+    // against a deployment, the embedded-only checks are left out as a run leaves them out
+    const planned = remote ? ids.filter((id) => !embeddedOnlyReason(id)) : ids
+    const { notRunResult } = await import('./harness/check.ts')
+    try {
+      // (a harness error after the checks keeps the verdicts of those that finished)
+      await writeReports(
+        planned.map((id) => finished.get(id) ?? notRunResult(id, why)),
+        why,
+      )
+    } catch (err) {
+      io.err.write(`idp-conformance: could not write the reports: ${(err as Error).message}\n`)
+      return code
+    }
+    if (values['report-dir'])
+      io.out.write(
+        `${finished.size === 0 ? 'No check was run' : 'The run ended early'} (${why}); the reports are in ${values['report-dir']}\n`,
+      )
+    if (stop?.stopped || code === EXIT.incomplete) io.out.write(`Result: INCOMPLETE (${why})\n`)
+    return code
+  }
+  /** Why a stop before the checks stopped the run, and in what step; its exit code. */
+  const stoppedBefore = (step: string): Promise<number> => {
+    const stopped = stop?.stopped ?? { why: 'the run was stopped', code: EXIT.incomplete }
+    return endEarly(`${stopped.why}, before any check ran (${step})`, stopped.code)
+  }
+  const harnessFailed = (step: string, err: unknown): Promise<number> => {
+    const message = err instanceof Error ? err.message : String(err)
+    io.err.write(`idp-conformance: the harness failed (${step}): ${message}\n`)
+    return endEarly(`the harness failed (${step}): ${message}`, EXIT.incomplete)
+  }
+
+  try {
     // the first line, before anything slow is loaded or started
     const where = remote
       ? `target ${values['base-url'] ?? io.env.IDP_BASE_URL ?? 'from the configuration file'}`
       : 'starting the embedded reference server'
     io.out.write(`idp-conformance ${suiteVersion()}: ${where}\n`)
     if (remote) {
-      const { resolveTarget } = await import('./harness/target.ts')
-      target = resolveTarget(await targetConfig(flags, io.env))
+      try {
+        const { resolveTarget } = await import('./harness/target.ts')
+        target = resolveTarget(await targetConfig(flags, io.env))
+      } catch (err) {
+        if (!(err instanceof UsageError)) throw err
+        io.err.write(`idp-conformance: ${err.message}\n`)
+        return EXIT.usage
+      }
     } else {
-      const { startEmbedded } = await import('./harness/embedded.ts')
-      embedded = await startEmbedded()
+      starting = import('./harness/embedded.ts').then(({ startEmbedded }) => startEmbedded())
+      let up
+      try {
+        up = await (stop ? stop.until(starting) : starting.then((value) => ({ value })))
+      } catch (err) {
+        const message = (err as Error).message
+        io.err.write(`idp-conformance: could not start the embedded server: ${message}\n`)
+        return await endEarly(`the embedded server did not start: ${message}`, EXIT.unreachable)
+      }
+      if (!up) return await stoppedBefore('the embedded reference server was starting')
+      embedded = up.value
       target = embedded.target
     }
-  } catch (err) {
-    if (err instanceof UsageError) {
-      io.err.write(`idp-conformance: ${err.message}\n`)
-      return EXIT.usage
-    }
-    io.err.write(
-      `idp-conformance: could not start the embedded server: ${(err as Error).message}\n`,
-    )
-    return EXIT.unreachable
-  }
+    if (stop?.stopped) return await stoppedBefore('the target was being set up')
 
-  let stop: RunStop | undefined
-  // the progress line under the results, on a terminal only (report/progress.ts)
-  let progress: Progress | undefined
-  let live: ReturnType<typeof progressWriter> | undefined
-  let ticking: NodeJS.Timeout | undefined
-  try {
-    if (values['no-preflight'] || values['login-dry-run']) {
+    if (values['no-preflight'] || dryRun) {
       // the dry run is the sign-in's own diagnosis: it needs only a target that answers
       const reachable = await probe(target)
       if (!reachable.ok) {
         io.err.write(`idp-conformance: target ${target.baseUrl}: ${reachable.message}\n`)
-        return reachable.exit === 'usage' ? EXIT.usage : EXIT.unreachable
+        return await endEarly(
+          reachable.message,
+          reachable.exit === 'usage' ? EXIT.usage : EXIT.unreachable,
+        )
       }
     } else {
       // the settings the run stands on, tried before any check (preflight.ts)
-      const { preflight } = await import('./preflight.ts')
-      const checked = await preflight(target, {
-        configFile: values.config ?? io.env.IDP_CONFIG,
-      })
+      let done
+      try {
+        const { preflight } = await import('./preflight.ts')
+        const checking = preflight(target, { configFile: values.config ?? io.env.IDP_CONFIG })
+        done = stop ? await stop.until(checking) : { value: await checking }
+      } catch (err) {
+        return await harnessFailed('the preflight', err)
+      }
+      if (!done) return await stoppedBefore('the preflight was trying the settings')
+      const checked = done.value
       for (const note of checked.notes) io.out.write(`Note (preflight): ${note}\n`)
       if (!checked.ok) {
         io.err.write(
           `idp-conformance: preflight: ${checked.message}\nNo check was run (--no-preflight runs them anyway).\n`,
         )
-        return checked.exit === 'usage' ? EXIT.usage : EXIT.unreachable
+        return await endEarly(
+          `preflight: ${checked.message}`,
+          checked.exit === 'usage' ? EXIT.usage : EXIT.unreachable,
+        )
       }
       io.out.write(
         `Preflight: ${checked.confirmed.join('; ') || 'nothing could be confirmed (see the notes); the run goes on'} (${(checked.durationMs / 1000).toFixed(1)} s)\n`,
       )
     }
-    if (values['login-dry-run']) {
+    if (dryRun) {
       const dir = values['report-dir'] ?? join('reports', 'login-dry-run')
       io.out.write(`Login dry run against ${target.baseUrl}\n`)
       const { loginDryRun } = await import('./harness/login-dry-run.ts')
@@ -408,7 +546,10 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       io.out.write(dry.signedIn ? 'Result: SIGNED IN\n' : 'Result: NOT SIGNED IN\n')
       return dry.signedIn ? EXIT.ok : EXIT.failures
     }
-    const { notRunResult, runChecks } = await import('./runner.ts')
+    if (!stop) throw new Error('a run of checks has its stop')
+    const loading = await stop.until(import('./runner.ts'))
+    if (!loading) return await stoppedBefore('the checks were being loaded')
+    const { notRunResult, runChecks } = loading.value
     const color = useColor(io.out, io.env)
     if (!target.embedded) {
       // checks that only the embedded server can host are not run, and not counted as skipped
@@ -423,32 +564,24 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     io.out.write(
       `Running ${plural(ids.length, 'check')} against ${target.baseUrl}${target.embedded ? ' (embedded reference server)' : ''}${shuffle === undefined ? '' : `, in an order shuffled with seed ${shuffle}`}\n`,
     )
-    const startedAt = new Date()
+    const checksStartedAt = new Date()
     if (showProgress(io.out, io.env)) {
       // the time left from the durations the last report of this target recorded, if any
       const previous =
         values['rerun-failed'] ??
         (values['report-dir'] ? join(values['report-dir'], 'report.json') : undefined)
       const recorded = previous === undefined ? undefined : recordedDurations(previous, target)
-      progress = new Progress(ids, recorded, startedAt.getTime())
+      progress = new Progress(ids, recorded, checksStartedAt.getTime())
       live = progressWriter(io.out, progress)
       const drawn = live
       drawn.tick()
       ticking = setInterval(() => drawn.tick(), 1000).unref()
+      say = (s) => drawn.write(s)
     }
-    const say = (s: string): unknown => (live ? live.write(s) : io.out.write(s))
     let info: RunInfo | undefined
     const started = embedded
     const twin = started && ((): Promise<Embedded> => started.twin())
-    // SIGINT, SIGTERM and --run-timeout stop the run, which still reports (stop.ts)
-    stop = runStop({
-      runTimeoutMs,
-      graceMs: STOP_GRACE_MS,
-      incompleteCode: EXIT.incomplete,
-      signalCodes: SIGNAL_CODES,
-      tell: (line) => say(`${line}\n`),
-    })
-    const finished = new Map<string, CheckResult>()
+    checksRunning = true
     const run = await stop.settle(
       runChecks(target, {
         ids,
@@ -467,46 +600,20 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         stop: stop.signal,
       }),
     )
+    checksRunning = false
     clearInterval(ticking)
     live?.end()
+    say = (s) => io.out.write(s)
     const stopped = stop.stopped
     // a run that did not come back in time (or failed) reports what finished, the rest not run
     const results =
       run ??
       ids.map((id) => finished.get(id) ?? notRunResult(id, stopped?.why ?? 'the run was stopped'))
-    const finishedAt = new Date()
-    io.out.write(`${formatSummary(results, finishedAt.getTime() - startedAt.getTime())}\n`)
+    io.out.write(`${formatSummary(results, Date.now() - checksStartedAt.getTime())}\n`)
     if (info) io.out.write(`${formatRunInfo(info)}\n`)
     if (shuffle !== undefined)
       io.out.write(`Order: shuffled with seed ${shuffle} (--shuffle ${shuffle} replays it)\n`)
-    const strict = values.strict ?? false
-    const verdict = gate(results, {
-      strict,
-      // the security profile's gate: a warning that ships an account takeover or a token theft
-      ...(selectsSecurityProfile(values.only)
-        ? { raised: gatedShoulds((id) => requirements[id].level) }
-        : {}),
-      allowSkips: values['allow-skips'] ?? false,
-      allowErrors: values['allow-errors'] ?? false,
-      knownIds: new Set(Object.keys(requirements)),
-      knownFailures,
-      today: new Date(),
-    })
-    const summary = markdownSummary(results, verdict, target.baseUrl)
-    const { writeReportDir } = await import('./report/all-formats.ts')
-    const { configNames } = await import('./report/cause-detail.ts')
-    if (values['report-dir'])
-      writeReportDir(values['report-dir'], results, {
-        target: { baseUrl: target.baseUrl, embedded: target.embedded },
-        version: suiteVersion(),
-        startedAt,
-        finishedAt,
-        verdict,
-        stopped: stopped?.why,
-        names: configNames(target),
-      })
-    // GitHub Actions shows this file as the job summary
-    if (io.env.GITHUB_STEP_SUMMARY) appendFileSync(io.env.GITHUB_STEP_SUMMARY, `${summary}\n`)
+    const verdict = await writeReports(results, stopped?.why)
     for (const line of verdict.excused) io.out.write(`known failure: ${line}\n`)
     for (const line of verdict.unused) io.out.write(`unused known-failures entry: ${line}\n`)
     for (const line of verdict.problems) io.out.write(`fails the run: ${line}\n`)
@@ -516,13 +623,22 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     }
     io.out.write(verdict.passed ? 'Result: PASSED\n' : 'Result: FAILED\n')
     return verdict.passed ? EXIT.ok : EXIT.failures
+  } catch (err) {
+    // an error of the harness itself, outside the checks: reported, never a crash
+    return await harnessFailed('outside the checks', err)
   } finally {
     clearInterval(ticking)
     live?.end()
     stop?.dispose()
-    // a stopped run may leave checks behind it: their server is not waited for without end
-    const closing = embedded ? embedded.stop() : target.dispatcher.close()
-    if (stop?.stopped) await settledWithin(closing, STOP_GRACE_MS)
+    unguard()
+    // a stopped run may leave checks (or the server's start) behind it: neither is waited for
+    // without end
+    const closing = embedded
+      ? embedded.stop()
+      : starting
+        ? starting.then((e) => e.stop())
+        : (target?.dispatcher.close() ?? Promise.resolve())
+    if (stop?.stopped || !embedded) await settledWithin(closing, STOP_GRACE_MS)
     else await closing
   }
 }

@@ -25,6 +25,13 @@ export interface RunStop {
    * grace period, or when it threw (a harness error, which stops the run with `failedCode`).
    */
   settle<T>(running: Promise<T>): Promise<T | undefined>
+  /**
+   * `work`'s value, or undefined as soon as the run is stopped (at once if it already was):
+   * a step before the checks (the embedded server's start, the preflight) is not waited for
+   * once the run is stopped; it is left to end on its own (an error it ends with then is
+   * nobody's to judge, and is dropped). Until then, `work`'s error is thrown.
+   */
+  until<T>(work: Promise<T>): Promise<{ readonly value: T } | undefined>
   /** Removes the signal handlers and timers (the process's default handling is back). */
   dispose(): void
 }
@@ -94,6 +101,21 @@ export function runStop(options: StopOptions): RunStop {
           options.incompleteCode,
         )
         return undefined
+      }
+    },
+    async until<T>(work: Promise<T>): Promise<{ readonly value: T } | undefined> {
+      // the work left behind by a stop must not end the process with an unhandled rejection
+      work.catch(() => undefined)
+      if (stopped) return undefined
+      let onAbort: () => void = () => undefined
+      const aborted = new Promise<undefined>((resolve) => {
+        onAbort = () => resolve(undefined)
+        controller.signal.addEventListener('abort', onAbort, { once: true })
+      })
+      try {
+        return await Promise.race([work.then((value) => ({ value })), aborted])
+      } finally {
+        controller.signal.removeEventListener('abort', onAbort)
       }
     },
     dispose() {
