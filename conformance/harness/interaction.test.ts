@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net'
 import type { Browser } from '@playwright/test'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { browse, launchBrowser } from './browser.ts'
+import { answerLogoutConfirmation, withoutLogoutAnswers } from './logout.ts'
 import { couldNotGetPast, stuckAt, type AuthorizeResult } from './flows.ts'
 import { createHttp } from './http.ts'
 import { CANCEL, expectErrorPage, expectLoginPage } from './pages.ts'
@@ -334,6 +335,53 @@ describe('the interaction driver (browse) on local pages', () => {
       // a login page whose only controls sign in or continue has none
       await p.goto(`${base}/no-cancel`)
       expect(await p.locator(CANCEL).count()).toBe(0)
+    } finally {
+      await context.close()
+    }
+  }, 60_000)
+
+  test('a logout confirmation: answered by the configured logout interaction or the one sign-out control, never on an error page, and never by a check that judges it (faults 8, 9)', async () => {
+    const context = await browser.newContext()
+    const ctxOf = (t: Target) => ({ target: t })
+    try {
+      const p = await context.newPage()
+      // built in: "Yes, sign me out", never "No, stay signed in"
+      await p.goto(`${base}/logout-confirm`)
+      expect(await answerLogoutConfirmation(ctxOf(target()), p, 200)).toEqual({
+        answered: 'built-in: "Yes, sign me out"',
+        asks: true,
+      })
+      expect(new URL(p.url()).pathname).toBe('/logged-out')
+      // configured: its steps, whatever the built-in answer would press
+      const signout: InteractionConfig = {
+        name: 'signout',
+        kind: 'logout',
+        url: '/logout-confirm$',
+        steps: [{ click: 'button[name=logout]' }],
+      }
+      await p.goto(`${base}/logout-confirm`)
+      expect(await answerLogoutConfirmation(ctxOf(target([signout])), p, 200)).toEqual({
+        answered: 'signout (configured)',
+        asks: true,
+      })
+      // the provider's error page at the same address is its answer: nothing is pressed
+      await p.goto(`${base}/broken`)
+      const onError = { ...signout, url: '/broken$' }
+      expect(await answerLogoutConfirmation(ctxOf(target([onError])), p, 400)).toEqual({
+        answered: undefined,
+        asks: false,
+      })
+      // a page that asks nothing is no confirmation
+      await p.goto(`${base}/puzzle`)
+      expect(await answerLogoutConfirmation(ctxOf(target()), p, 200)).toEqual({
+        answered: undefined,
+        asks: false,
+      })
+      // a check judging whether the provider asks browses without the logout answers
+      const judged = await run('/logout-confirm', withoutLogoutAnswers(target([signout])), { user })
+      expect(judged.interactions).toEqual([])
+      expect(judged.stopped?.kind).toBe('unrecognised')
+      expect(withoutLogoutAnswers(target([signout])).interactions).toEqual([])
     } finally {
       await context.close()
     }
