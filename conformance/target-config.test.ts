@@ -41,6 +41,23 @@ describe('the interactions of a target configuration', () => {
     expect(load({ login: { detect: '#login' }, interactions }).login).toEqual({ detect: '#login' })
   })
 
+  test('login.steps take optional steps as interactions do (README; issue 29, fault 11)', () => {
+    const login = {
+      detect: '#f input[type=password]',
+      steps: [
+        { click: '#cc-accept', optional: true },
+        { fill: '#user', value: '{username}' },
+        { fill: '#pw', value: '{password}' },
+        { click: '#go' },
+      ],
+      optionalWaitMs: 300,
+    }
+    expect(load({ login }).login).toEqual(login)
+    expect(() => load({ login: { steps: [{ click: '#go', optional: 'yes' }] } })).toThrow(
+      /login.steps\[0\]" must be one step/,
+    )
+  })
+
   test('an interaction that cannot be recognised or answered is a usage error, said plainly', () => {
     expect(() => load({ interactions: [{ name: 'x', steps: [{ click: 'a' }] }] })).toThrow(
       /needs url or detect/,

@@ -18,13 +18,6 @@ const client = Joi.object({
 const user = Joi.object({ username: Joi.string().required(), password: Joi.string().required() })
 
 const selector = Joi.string().min(1)
-const loginStep = Joi.alternatives().try(
-  Joi.object({ goto: Joi.string().min(1).required() }),
-  Joi.object({ fill: selector.required(), value: Joi.string().required() }),
-  Joi.object({ click: selector.required() }),
-  Joi.object({ press: selector.required(), key: Joi.string().min(1).required() }),
-  Joi.object({ waitFor: selector.required() }),
-)
 const interactionStep = Joi.alternatives().try(
   Joi.object({ goto: Joi.string().min(1).required(), optional: Joi.boolean() }),
   Joi.object({
@@ -67,18 +60,20 @@ const interaction = Joi.object({
 })
   .or('url', 'detect')
   .messages({ 'object.missing': '{{#label}} needs url or detect (how the page is recognised)' })
+// the login page's steps are those of an interaction (README: any step may be optional)
 const login = Joi.object({
   detect: selector,
   steps: Joi.array()
     .items(
-      loginStep.messages({
+      interactionStep.messages({
         'alternatives.match':
-          '{{#label}} must be one step: goto; fill with value; click; press with key; or waitFor',
+          '{{#label}} must be one step: goto; fill with value; click; press with key; or waitFor (each may be optional)',
       }),
     )
     .min(1),
   cancel: selector,
   stepTimeoutMs: Joi.number().integer().min(100).max(120_000),
+  optionalWaitMs: Joi.number().integer().min(0).max(60_000),
 })
 
 const fileSchema = Joi.object({

@@ -83,8 +83,14 @@ const AUTHZ_16 = check(async (ctx) => {
   const context = await ctx.newBrowserContext()
   const form = await authorize(ctx, { context, user: null })
   expectThat(form.outcome.loginShown, 'no login page was shown')
-  if ((await form.outcome.page.locator(CANCEL).count()) === 0)
-    ctx.skip('the login page has no cancel control (INFO: the user cannot deny from it)')
+  // the configured control (login.cancel) or a built-in one: a button, submit or link "Cancel"
+  const cancel = ctx.target.login?.cancel
+  if ((await form.outcome.page.locator(cancel ?? CANCEL).count()) === 0)
+    ctx.skip(
+      cancel
+        ? `the login page shows no ${cancel} (login.cancel) control (INFO: the user cannot deny from it)`
+        : 'the login page has no cancel control the suite recognises (a button, submit input or link labelled Cancel; another is configured as login.cancel) (INFO: the user cannot deny from it)',
+    )
   const cancelled = await authorize(ctx, { context, cancel: true })
   expectThat(cancelled.callback, 'cancelling did not send the browser back to the client')
   const p = cancelled.callback.searchParams

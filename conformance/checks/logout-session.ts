@@ -7,12 +7,14 @@ import { authorize, codeOf, whereLeft } from '../harness/flows.ts'
 import { endpointUrl } from '../harness/requests.ts'
 import { forgeTampered } from '../harness/jwt.ts'
 import {
+  answerLogoutConfirmation,
   expectPostLogoutUrl,
   expectStayed,
   logoutUrl,
   postLogoutUri,
   randomState,
   signedIn,
+  withoutLogoutAnswers,
 } from '../harness/logout.ts'
 
 /**
@@ -209,6 +211,12 @@ const LOGOUT_06 = check(async (ctx) => {
   const page = outcome.page
   await page.waitForURL(rpPage, { timeout: 10_000 })
   const fields = { id_token_hint: idToken, post_logout_redirect_uri: uri, state }
+  // the HTTP status of the main frame's latest document (an error page is the OP's answer)
+  const documentStatus: { value: number | undefined } = { value: undefined }
+  page.on('response', (r) => {
+    if (r.request().isNavigationRequest() && r.request().frame() === page.mainFrame())
+      documentStatus.value = r.status()
+  })
   // done when the browser reaches the URI, or settles on a page of the IdP instead: a page
   // that cannot move by itself (no script, meta refresh, handler or frame), or one that stays
   // put for 3 s after it loaded (a page that submits itself moves on before)
@@ -257,9 +265,33 @@ const LOGOUT_06 = check(async (ctx) => {
   if (!(await Promise.race([arrived, settled]))) {
     await page.waitForLoadState('load', { timeout: 5_000 }).catch(() => undefined)
     await ctx.screenshot('after the logout POST', page)
-    throw new CheckFailure(
-      `the form-encoded POST logout did not redirect to ${uri}; the browser is at ${page.url()}`,
+    // RP-Initiated Logout 1.0 §2: the OP SHOULD ask the End-User whether to log out; the user's
+    // answer (the configured logout interaction, or the page's one sign-out control) is given
+    const confirmation = page.url().startsWith(ctx.target.baseUrl)
+      ? await answerLogoutConfirmation(ctx, page, documentStatus.value)
+      : { answered: undefined, asks: false }
+    if (confirmation.answered === undefined) {
+      if (confirmation.asks)
+        throw new Error(
+          `the POST logout stopped at a logout confirmation (RP-Initiated Logout 1.0 §2: the OP SHOULD ask the user) that the suite cannot answer, at ${page.url()}: configure a logout interaction (README, Login steps and interactions)`,
+        )
+      throw new CheckFailure(
+        `the form-encoded POST logout did not redirect to ${uri}; the browser is at ${page.url()}`,
+      )
+    }
+    ctx.note(
+      `the OP asked the user to confirm the POST logout (RP-Initiated Logout 1.0 §2); answered: ${confirmation.answered}`,
     )
+    const confirmed = await page
+      .waitForURL((u) => u.href.startsWith(uri), { timeout: 15_000 })
+      .then(() => true)
+      .catch(() => false)
+    if (!confirmed) {
+      await ctx.screenshot('after confirming the logout', page)
+      throw new CheckFailure(
+        `the form-encoded POST logout did not redirect to ${uri} once the user confirmed (${confirmation.answered}); the browser is at ${page.url()}`,
+      )
+    }
   }
   expectPostLogoutUrl(page.url(), uri, { state }, 'POST logout')
   await expectLoggedOut(ctx, context, before, 'after the POST logout')
@@ -277,10 +309,13 @@ const LOGOUT_07 = check(async (ctx) => {
       { id_token_hint: forgeTampered(idToken), post_logout_redirect_uri: uri },
     ],
   ]
+  // the browser stops at a confirmation: the configured logout interaction is the user's
+  // answer, which this check judges the provider for asking, so it never gives it unasked
+  const unanswered = withoutLogoutAnswers(ctx.target)
   // each forged request, and the confirmation, is a sub-case: every deviation is reported
   for (const [what, params] of forged)
     await ctx.subcase(what, async () => {
-      const outcome = await browse(context, ctx.target, logoutUrl(ctx, params), ctx.http)
+      const outcome = await browse(context, unanswered, logoutUrl(ctx, params), ctx.http)
       let left: Error | undefined
       try {
         expectStayed(ctx, outcome, what)
@@ -303,9 +338,13 @@ const LOGOUT_07 = check(async (ctx) => {
   // and the page really is a confirmation: confirming ends the session
   const confirming = 'confirming the logout'
   await ctx.subcase(confirming, async () => {
-    const outcome = await browse(context, ctx.target, logoutUrl(ctx, {}), ctx.http)
+    const outcome = await browse(context, unanswered, logoutUrl(ctx, {}), ctx.http)
+    // the user confirms: the configured logout interaction (or the page's one sign-out
+    // control), else the page's first submit control
+    const answer = await answerLogoutConfirmation(ctx, outcome.page, outcome.stopped?.status)
+    if (answer.answered) ctx.note(`confirmed the logout: ${answer.answered}`)
     expectThat(
-      await confirmIfAsked(outcome.page),
+      answer.answered !== undefined || (await confirmIfAsked(outcome.page)),
       `the logout page without a hint offers no confirmation (page at ${outcome.page.url()})`,
     )
     await expectSession(ctx, context, 'ended', 'after confirming the logout')

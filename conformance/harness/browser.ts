@@ -9,7 +9,13 @@ import {
   type Request,
 } from '@playwright/test'
 import type { Http } from './http.ts'
-import { APPROVE_LABEL, CONSENT_WORDS, LOGOUT_LABEL, REFUSE_LABEL } from './interaction-words.ts'
+import {
+  APPROVE_LABEL,
+  CANCEL_CONTROL,
+  CONSENT_WORDS,
+  LOGOUT_LABEL,
+  REFUSE_LABEL,
+} from './interaction-words.ts'
 import { countSignIn } from './session.ts'
 import { redactHeaders, redactUrl, rememberIssuedUrl } from './redact.ts'
 import type {
@@ -402,7 +408,7 @@ async function recognise(
   target: Pick<Target, 'login' | 'interactions'>,
   user: TargetUser | undefined,
   callbackReached: Promise<'callback'>,
-  doc: { readonly refresh: boolean },
+  doc: { readonly refresh: boolean; readonly status: number | undefined },
   timeout: number,
 ): Promise<Recognised> {
   await Promise.race([
@@ -416,7 +422,7 @@ async function recognise(
   }
   page.on('framenavigated', onNavigated)
   try {
-    const first = await lookAt(page, target, user)
+    const first = await lookAt(page, target, user, doc.status)
     if (first) return first
     if (!doc.refresh && !(await mayMoveByItself(page))) return { kind: 'none' }
     const idle = { reached: false, looksAfter: 0 }
@@ -438,7 +444,7 @@ async function recognise(
         ])
         return { kind: 'moved' }
       }
-      const found = await lookAt(page, target, user)
+      const found = await lookAt(page, target, user, doc.status)
       if (found) return found
       if (idle.reached && ++idle.looksAfter >= 3) break
     }
@@ -453,10 +459,11 @@ async function lookAt(
   page: Page,
   target: Pick<Target, 'login' | 'interactions'>,
   user: TargetUser | undefined,
+  status: number | undefined,
 ): Promise<Recognised | undefined> {
   const url = page.url()
   for (const interaction of target.interactions ?? []) {
-    if (interaction.url && !new RegExp(interaction.url).test(url)) continue
+    if (!appliesTo(interaction, url, status)) continue
     if (interaction.detect && !(await visible(page, interaction.detect))) continue
     const kind = interaction.kind === 'login' ? 'login' : 'answer'
     return {
@@ -498,6 +505,23 @@ async function lookAt(
   )
     return { kind: 'login', name: 'login', label: 'login', answer: () => Promise.resolve() }
   return undefined
+}
+
+/**
+ * Whether a configured interaction may answer the page at `url`, whose document came with HTTP
+ * `status`, before its `detect` is looked for. A page served with an error status (4xx, 5xx) is
+ * the provider's answer (README, Login steps and interactions), so an interaction recognised by
+ * its `url` alone never applies to it: a provider often serves its error page at the address of
+ * the page the interaction answers (a refused logout at the logout confirmation's URL). One with
+ * a `detect` applies wherever its selector shows, whatever the status.
+ */
+export function appliesTo(
+  interaction: Pick<InteractionConfig, 'url' | 'detect'>,
+  url: string,
+  status: number | undefined,
+): boolean {
+  if (interaction.url && !new RegExp(interaction.url).test(url)) return false
+  return interaction.detect !== undefined || status === undefined || status < 400
 }
 
 /** Whether a selector matches a visible element now (no waiting; a bad selector is no match). */
@@ -705,7 +729,7 @@ export async function mayMoveByItself(page: Page): Promise<boolean> {
 }
 
 const DEFAULT_DETECT = 'input[type=password]'
-const DEFAULT_CANCEL = 'button[value=cancel], button:has-text("Cancel"), a:has-text("Cancel")'
+const DEFAULT_CANCEL = CANCEL_CONTROL
 
 /** The selector whose presence means the browser is on the login page. */
 export function loginDetector(login: LoginConfig | undefined): string {
@@ -743,16 +767,18 @@ export async function submitLogin(
     await onStep?.('fill the usual username/password form and submit it', page)
     return
   }
-  const timeout = login.stepTimeoutMs ?? 15_000
-  for (const [index, step] of login.steps.entries()) {
-    const what = `step ${index + 1}: ${describeStep(step)}`
-    try {
-      await runStep(page, step, user, timeout)
-    } catch (err) {
-      throw new Error(`login ${what} failed: ${(err as Error).message.split('\n')[0] ?? ''}`)
-    }
-    await onStep?.(what, page)
-  }
+  // the login page's steps run as an interaction's: an optional step that does not show is skipped
+  await runSteps(
+    page,
+    {
+      name: 'login',
+      steps: login.steps,
+      stepTimeoutMs: login.stepTimeoutMs,
+      optionalWaitMs: login.optionalWaitMs,
+    },
+    user,
+    onStep,
+  )
 }
 
 /** The usual login form's controls: user name, password and submit (not its cancel button). */

@@ -117,9 +117,23 @@ function textOf(el: Element): string {
  * browser decides: a page that runs scripts (what they do to the form is only known by running
  * them), a refresh, a login form, a logout confirmation (any sign-out control on the page), a
  * form with fields to fill or with more than one submit control, two approving forms, a
- * multipart form. Parsed by parse5 (the WHATWG HTML parsing algorithm), never by pattern.
+ * multipart form. With `onlyControl`, anything else a user could press or choose on the page
+ * (a checkbox, a second submit) leaves it to the browser too. Parsed by parse5 (the WHATWG HTML
+ * parsing algorithm), never by pattern.
  */
-export function readApproveForm(html: string, pageUrl: string): ApproveForm | undefined {
+export function readApproveForm(
+  html: string,
+  pageUrl: string,
+  options: {
+    /**
+     * The page may be one a configured interaction describes (whose steps the replay cannot
+     * run): answered only when its one submit is the only thing on the whole page a user
+     * could press or choose (no checkbox, radio, field or second submit anywhere), so any
+     * steps that answer the page can only press it.
+     */
+    readonly onlyControl?: boolean
+  } = {},
+): ApproveForm | undefined {
   const document = parse(html)
   const all = [...elements(document)]
   const type = (e: Element) => (attr(e, 'type') ?? '').toLowerCase()
@@ -138,6 +152,15 @@ export function readApproveForm(html: string, pageUrl: string): ApproveForm | un
   const shown = (e: Element): boolean =>
     attr(e, 'hidden') === undefined && attr(e, 'disabled') === undefined
   const submits = all.filter((e) => isSubmit(e) && shown(e))
+  if (options.onlyControl) {
+    const choices = all.filter(
+      (e) =>
+        e.tagName === 'select' ||
+        e.tagName === 'textarea' ||
+        (e.tagName === 'input' && !['hidden', 'submit', 'image'].includes(type(e))),
+    )
+    if (submits.length !== 1 || choices.length > 0) return undefined
+  }
   // a page with a sign-out control is a logout confirmation: the built-in answers never press
   if (submits.some((e) => LOGOUT_LABEL.test(labelOf(e)))) return undefined
   const base = all.find((e) => e.tagName === 'base' && attr(e, 'href') !== undefined)

@@ -24,3 +24,18 @@ export const LOGOUT_LABEL =
 /** Page words that make a page with an approve control a consent page (for logs). */
 export const CONSENT_WORDS =
   /consent|permission|access to|authori[sz]|wants to|would like to|scope/i
+
+/**
+ * The login page's cancel control when the configuration names none (`login.cancel`): a
+ * button, a submit or button input, or a link or ARIA button labelled Cancel (English only:
+ * another language's is configured).
+ */
+export const CANCEL_CONTROL = [
+  'button[value=cancel i]',
+  'button:has-text("Cancel")',
+  'input[type=submit][value^="cancel" i]',
+  'input[type=button][value^="cancel" i]',
+  'input[type=submit][name=cancel i]',
+  'a:has-text("Cancel")',
+  '[role=button]:has-text("Cancel")',
+].join(', ')

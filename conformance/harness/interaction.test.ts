@@ -3,10 +3,11 @@ import type { AddressInfo } from 'node:net'
 import type { Browser } from '@playwright/test'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { browse, launchBrowser } from './browser.ts'
+import { answerLogoutConfirmation, withoutLogoutAnswers } from './logout.ts'
 import { couldNotGetPast, stuckAt, type AuthorizeResult } from './flows.ts'
 import { createHttp } from './http.ts'
-import { expectErrorPage, expectLoginPage } from './pages.ts'
-import type { InteractionConfig, Target, TargetUser } from './target.ts'
+import { CANCEL, expectErrorPage, expectLoginPage } from './pages.ts'
+import type { InteractionConfig, LoginConfig, Target, TargetUser } from './target.ts'
 import { CheckFailure } from './expect.ts'
 
 // The interaction driver against small pages of a throwaway local server, shaped like real
@@ -57,6 +58,21 @@ const pages: Record<string, { status: number; title: string; body: string }> = {
     'Oops',
     `<h1>invalid_request</h1><p>The request is missing a parameter.</p>`,
     400,
+  ),
+  // the first of a two-step login: the user name only, the password on the next page
+  '/identifier': page(
+    'Sign in',
+    `<form method="post" action="/identifier-next"><label>User name <input id="identifier" name="identifier"></label><button id="next">Next</button></form>`,
+  ),
+  // cancel controls shaped unlike a <button>Cancel</button>
+  '/cancel-input': page(
+    'Sign in',
+    `<form method="post" action="/x"><input name="u"><input type="password" name="p"><input type="submit" value="Log in"></form>
+<form method="post" action="/abort"><input type="submit" value="Cancel" id="cancel"></form>`,
+  ),
+  '/no-cancel': page(
+    'Sign in',
+    `<form method="post" action="/x"><input name="u"><input type="password" name="p"><input type="submit" value="Log in"><input type="submit" value="Continue"></form>`,
   ),
   // a script page that stays put with nothing to answer
   '/spinner': page('Please wait', `<p>Loading</p><script>window.x = 1</script>`),
@@ -270,6 +286,106 @@ describe('the interaction driver (browse) on local pages', () => {
     const unanswered = await run('/mfa', target(), { user })
     expect(unanswered.stopped?.kind).toBe('unrecognised')
   }, 60_000)
+
+  test("an interaction recognised by url alone never answers the provider's error page there (issue 29, fault 10)", async () => {
+    const signout: InteractionConfig = {
+      name: 'signout',
+      kind: 'logout',
+      url: '/broken$',
+      steps: [{ click: '#confirm-signout' }],
+      stepTimeoutMs: 500,
+    }
+    const outcome = await run('/broken', target([signout]), { user })
+    expect(outcome.interactions).toEqual([])
+    expect(outcome.stopped).toMatchObject({ kind: 'error-page', status: 400 })
+    // one recognised by a selector still applies wherever the selector shows
+    const detected = await run(
+      '/broken',
+      target([{ name: 'oops', detect: 'h1', url: '/broken$', steps: [{ goto: '/continue' }] }]),
+      { user },
+    )
+    expect(detected.interactions?.[0]).toMatch(/^oops \(configured\) at /)
+  }, 60_000)
+
+  test('optional steps are allowed in login.steps too (issue 29, fault 11)', async () => {
+    const login: LoginConfig = {
+      detect: '#pw',
+      steps: [
+        { click: '#cookie-banner-accept', optional: true },
+        { fill: '#who', value: '{username}' },
+        { fill: '#pw', value: '{password}' },
+        { click: '#go' },
+      ],
+      optionalWaitMs: 200,
+    }
+    const outcome = await run('/start-spa', { ...target(), login }, { user })
+    expect(outcome.callback).toBe(`${CALLBACK}?code=the-code`)
+    expect(outcome.interactions?.[0]).toMatch(/^signed in at /)
+  }, 60_000)
+
+  test('the built-in cancel control: a submit input, a button or a link labelled Cancel (issue 29, fault 12)', async () => {
+    const context = await browser.newContext()
+    try {
+      const p = await context.newPage()
+      await p.goto(`${base}/cancel-input`)
+      expect(await p.locator(CANCEL).count()).toBe(1)
+      await p.goto(`${base}/spa-login`)
+      await p.locator('#no').waitFor()
+      expect(await p.locator(CANCEL).count()).toBe(1)
+      // a login page whose only controls sign in or continue has none
+      await p.goto(`${base}/no-cancel`)
+      expect(await p.locator(CANCEL).count()).toBe(0)
+    } finally {
+      await context.close()
+    }
+  }, 60_000)
+
+  test('a logout confirmation: answered by the configured logout interaction or the one sign-out control, never on an error page, and never by a check that judges it (faults 8, 9)', async () => {
+    const context = await browser.newContext()
+    const ctxOf = (t: Target) => ({ target: t })
+    try {
+      const p = await context.newPage()
+      // built in: "Yes, sign me out", never "No, stay signed in"
+      await p.goto(`${base}/logout-confirm`)
+      expect(await answerLogoutConfirmation(ctxOf(target()), p, 200)).toEqual({
+        answered: 'built-in: "Yes, sign me out"',
+        asks: true,
+      })
+      expect(new URL(p.url()).pathname).toBe('/logged-out')
+      // configured: its steps, whatever the built-in answer would press
+      const signout: InteractionConfig = {
+        name: 'signout',
+        kind: 'logout',
+        url: '/logout-confirm$',
+        steps: [{ click: 'button[name=logout]' }],
+      }
+      await p.goto(`${base}/logout-confirm`)
+      expect(await answerLogoutConfirmation(ctxOf(target([signout])), p, 200)).toEqual({
+        answered: 'signout (configured)',
+        asks: true,
+      })
+      // the provider's error page at the same address is its answer: nothing is pressed
+      await p.goto(`${base}/broken`)
+      const onError = { ...signout, url: '/broken$' }
+      expect(await answerLogoutConfirmation(ctxOf(target([onError])), p, 400)).toEqual({
+        answered: undefined,
+        asks: false,
+      })
+      // a page that asks nothing is no confirmation
+      await p.goto(`${base}/puzzle`)
+      expect(await answerLogoutConfirmation(ctxOf(target()), p, 200)).toEqual({
+        answered: undefined,
+        asks: false,
+      })
+      // a check judging whether the provider asks browses without the logout answers
+      const judged = await run('/logout-confirm', withoutLogoutAnswers(target([signout])), { user })
+      expect(judged.interactions).toEqual([])
+      expect(judged.stopped?.kind).toBe('unrecognised')
+      expect(withoutLogoutAnswers(target([signout])).interactions).toEqual([])
+    } finally {
+      await context.close()
+    }
+  }, 60_000)
 })
 
 describe('pages judged as the user sees them (pages.ts)', () => {
@@ -287,10 +403,11 @@ describe('pages judged as the user sees them (pages.ts)', () => {
     await new Promise((resolve) => server.close(resolve))
   })
 
-  const ctx = () => {
+  const ctx = (login?: LoginConfig) => {
     const t = {
       baseUrl: base,
       clients: { main: { id: 'c', secret: 's', redirectUri: CALLBACK } },
+      login,
     } as unknown as Target
     const contexts: Awaited<ReturnType<Browser['newContext']>>[] = []
     return {
@@ -320,6 +437,32 @@ describe('pages judged as the user sees them (pages.ts)', () => {
       )
     } finally {
       await c.close()
+    }
+  }, 60_000)
+
+  test('the configured login detect decides on the rendered page: a user-name step is the login page (issue 29, fault 1)', async () => {
+    const configured = ctx({ detect: 'input#identifier, input#secret' })
+    const plain = ctx()
+    try {
+      await expectLoginPage(configured, await get(configured, '/identifier'), 'two-step login')
+      const failure = await expectErrorPage(
+        configured,
+        await get(configured, '/identifier'),
+        'bad request',
+      ).catch((err: unknown) => err)
+      expect(failure).toBeInstanceOf(CheckFailure)
+      expect((failure as Error).message).toMatch(/showed its login form.*configured login detect/)
+      // a page the detect does not match is still no login page, and says what was looked for
+      await expect(
+        expectLoginPage(configured, await get(configured, '/puzzle'), 'puzzle'),
+      ).rejects.toThrow(/nothing the configured login detect \(input#identifier, input#secret\)/)
+      // without the configuration a page without a password field is none
+      await expect(
+        expectLoginPage(plain, await get(plain, '/identifier'), 'two-step login'),
+      ).rejects.toThrow(/has no password field$/)
+    } finally {
+      await configured.close()
+      await plain.close()
     }
   }, 60_000)
 

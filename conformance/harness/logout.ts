@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto'
-import type { BrowserContext } from '@playwright/test'
-import type { BrowserOutcome } from './browser.ts'
+import type { BrowserContext, Page } from '@playwright/test'
+import { appliesTo, runSteps, type BrowserOutcome } from './browser.ts'
 import type { CheckContext } from './check.ts'
 import { expectEqual, expectThat } from './expect.ts'
 import { idTokenOf, signIn } from './flows.ts'
+import { LOGOUT_LABEL } from './interaction-words.ts'
 import { endpointUrl } from './requests.ts'
+import type { Target } from './target.ts'
 
 // What the logout checks (logout-requests.ts, logout-session.ts) share: the RP-initiated
 // logout request, the session it ends, and where the browser may and may not be sent.
@@ -82,4 +84,85 @@ export function expectStayed(ctx: CheckContext, outcome: BrowserOutcome, what: s
     at.startsWith(ctx.target.baseUrl),
     `${what}: expected the browser to stay at the IdP, it is at ${at}`,
   )
+}
+
+/**
+ * The target without its configured `logout` interactions: for a check whose subject is
+ * whether the provider asks the user to confirm a logout, the browser must stop at the
+ * confirmation, never answer it (the built-in recognisers never press a sign-out control).
+ */
+export function withoutLogoutAnswers<T extends Pick<Target, 'interactions'>>(target: T): T {
+  return {
+    ...target,
+    interactions: target.interactions?.filter((i) => i.kind !== 'logout'),
+  }
+}
+
+/** A sign-out control's label that keeps the session ("No, stay signed in", "Cancel"). */
+const KEEPS_SESSION = /\b(stay|no|not now|cancel|keep|back)\b/i
+
+/**
+ * Answers the logout confirmation the browser shows (RP-Initiated Logout 1.0 §2: the OP SHOULD
+ * ask the End-User whether to log out, and MUST without a valid id_token_hint): with the
+ * configured `logout` interaction whose `url`/`detect` match the page (served with `status`),
+ * else with the page's one visible sign-out control ("Yes, sign me out", "Log out"; never one
+ * that keeps the session). Returns how it answered (`answered`, undefined when nothing was
+ * pressed) and whether the page asks (`asks`: a configured logout interaction or a visible
+ * sign-out control), so a caller tells a confirmation it cannot answer from any other page.
+ */
+export async function answerLogoutConfirmation(
+  ctx: Pick<CheckContext, 'target'>,
+  page: Page,
+  status: number | undefined,
+): Promise<{ readonly answered: string | undefined; readonly asks: boolean }> {
+  for (const interaction of ctx.target.interactions ?? []) {
+    if (interaction.kind !== 'logout' || !appliesTo(interaction, page.url(), status)) continue
+    if (
+      interaction.detect &&
+      !(await page
+        .locator(interaction.detect)
+        .filter({ visible: true })
+        .count()
+        .then((n) => n > 0)
+        .catch(() => false))
+    )
+      continue
+    const moved = nextDocument(page)
+    await runSteps(page, interaction, undefined)
+    await moved
+    return { answered: `${interaction.name} (configured)`, asks: true }
+  }
+  if (status !== undefined && status >= 400) return { answered: undefined, asks: false }
+  const controls = page.locator(
+    'button, input[type=submit], input[type=button], [role=button], a[href]',
+  )
+  const labels = await controls
+    .evaluateAll((els) =>
+      els.map((el) => ({
+        text: (el instanceof HTMLInputElement ? el.value : (el as HTMLElement).innerText || '')
+          .replace(/\s+/g, ' ')
+          .trim(),
+        shown: el.getClientRects().length > 0,
+      })),
+    )
+    .catch(() => [])
+  const signOut = labels.flatMap((l, index) =>
+    l.shown && LOGOUT_LABEL.test(l.text) && !KEEPS_SESSION.test(l.text) ? [index] : [],
+  )
+  // one sign-out control, or the suite would be guessing which one the page means
+  const asks = labels.some((l) => l.shown && LOGOUT_LABEL.test(l.text))
+  if (signOut.length !== 1 || signOut[0] === undefined) return { answered: undefined, asks }
+  const label = labels[signOut[0]]?.text ?? ''
+  const moved = nextDocument(page)
+  await controls.nth(signOut[0]).click({ timeout: 10_000 })
+  await moved
+  return { answered: `built-in: "${label}"`, asks }
+}
+
+/** The main frame's next document, loaded; at most 10 s each (never rejects). */
+async function nextDocument(page: Page): Promise<void> {
+  await page
+    .waitForEvent('framenavigated', { predicate: (f) => f === page.mainFrame(), timeout: 10_000 })
+    .then(() => page.waitForLoadState('load', { timeout: 10_000 }))
+    .catch(() => undefined)
 }

@@ -2,6 +2,7 @@ import type { BrowserContext } from '@playwright/test'
 import type { CheckContext } from './check.ts'
 import { CheckFailure, expectEqual, expectStatus, expectThat } from './expect.ts'
 import type { HttpResponse } from './http.ts'
+import { CANCEL_CONTROL } from './interaction-words.ts'
 import type { TargetClient } from './target.ts'
 
 /**
@@ -75,10 +76,26 @@ export const needsRendering = (res: HttpResponse): boolean =>
   /^text\/html\b/i.test(res.headers.get('content-type') ?? 'text/html') &&
   /<(script|iframe|frame|object|embed)\b|<meta\b[^>]*http-equiv\s*=\s*["']?refresh/i.test(res.text)
 
+/**
+ * The configured selectors that recognise the login page on the rendered page (README, Login
+ * steps and interactions): `login.detect` and the `detect` of interactions of kind `login`.
+ * Empty without configuration: then a password field is the login page.
+ */
+export function loginSelectors(
+  target: Pick<CheckContext['target'], 'login' | 'interactions'>,
+): string[] {
+  return [
+    target.login?.detect,
+    ...(target.interactions ?? []).filter((i) => i.kind === 'login').map((i) => i.detect),
+  ].filter((d): d is string => Boolean(d))
+}
+
 /** What a page showed once rendered in the browser, its scripts run. */
 export interface RenderedPage {
   /** A visible password field. */
   readonly passwordField: boolean
+  /** A configured login selector (loginSelectors) shows on the page. */
+  readonly loginDetected: boolean
   /** The rendered text (its start). */
   readonly text: string
   readonly title: string
@@ -127,10 +144,20 @@ export async function renderPage(
       text: document.body.innerText.replace(/\s+/g, ' ').trim().slice(0, 300),
       title: document.title,
     }))
-    return { ...seen, toClient }
+    let loginDetected = false
+    for (const selector of loginSelectors(ctx.target))
+      loginDetected ||= await page
+        .locator(selector)
+        .filter({ visible: true })
+        .count()
+        .then((n) => n > 0)
+        .catch(() => false)
+    return { ...seen, loginDetected, toClient }
   } catch {
     // the page navigated away while read (to a client URI, caught above) or would not load
-    return toClient ? { passwordField: false, text: '', title: '', toClient } : undefined
+    return toClient
+      ? { passwordField: false, loginDetected: false, text: '', title: '', toClient }
+      : undefined
   } finally {
     await page.close().catch(() => undefined)
   }
@@ -149,8 +176,11 @@ export async function expectErrorPage(
   const accepted = `${what}: the request was accepted: the IdP answered HTTP ${res.status}${isRedirect(res) ? ` to ${res.headers.get('location') ?? ''}` : ''} and showed its login form, which would redirect after sign-in, instead of an error`
   expectThat(!hasPasswordField(final.text), accepted)
   // a page whose HTML leaves it open (scripts that may render a login form or leave the page)
-  // is judged as the user sees it
-  if (needsRendering(final)) {
+  // is judged as the user sees it; so is a page served as a success when the configuration
+  // says how the login page is recognised (its detect selector), which only the rendered page
+  // can answer. A page served with an error status is the provider's answer (README).
+  const detect = loginSelectors(ctx.target)
+  if (needsRendering(final) || (detect.length > 0 && final.status < 400)) {
     const rendered = await renderPage(ctx, final)
     if (rendered) {
       expectThat(
@@ -158,6 +188,10 @@ export async function expectErrorPage(
         `${what}: the page's script sent the browser to the client URI ${rendered.toClient ?? ''} (RFC 6749 §4.1.2.1: an invalid redirect URI or client is never redirected to)`,
       )
       expectThat(!rendered.passwordField, `${accepted} (rendered by its scripts)`)
+      expectThat(
+        !rendered.loginDetected,
+        `${accepted} (recognised by the configured login detect ${detect.join(', ')})`,
+      )
     } else ctx.note(`${what}: the page could not be rendered; judged on its HTML`)
   }
   // the MUST is no redirect to the unverified URI (RFC 6749 §3.1.2.4, §4.1.2.1); no source
@@ -184,18 +218,24 @@ export async function expectLoginPage(
     `${what}: the login page is not text/html (${final.headers.get('content-type') ?? 'none'})`,
   )
   if (hasPasswordField(final.text)) return final
-  // no password field in the HTML: a page with scripts is rendered before it is called no
-  // login page (a single-page login renders its form); one the browser cannot render is the
-  // harness's limit, not the IdP's fault
-  if (needsRendering(final)) {
+  // no password field in the HTML: the page is judged as the user sees it, rendered, when its
+  // scripts may render the form (a single-page login) or when the configuration says how the
+  // login page is recognised (login.detect: a user-name page before the password, a passkey
+  // page). A page the browser cannot render is the harness's limit, not the IdP's fault.
+  const detect = loginSelectors(ctx.target)
+  if (needsRendering(final) || detect.length > 0) {
     const rendered = await renderPage(ctx, final)
     if (!rendered)
       throw new Error(
         `${what}: the page's HTML has no password field and the browser could not render it`,
       )
+    const how =
+      detect.length > 0
+        ? `no password field and nothing the configured login detect (${detect.join(', ')}) matches`
+        : 'no password field'
     expectThat(
-      rendered.passwordField,
-      `${what}: the page has no password field, neither in its HTML nor once its scripts ran ("${rendered.title}": ${rendered.text.slice(0, 160)})`,
+      rendered.passwordField || rendered.loginDetected,
+      `${what}: the page has ${how}, neither in its HTML nor once its scripts ran ("${rendered.title}": ${rendered.text.slice(0, 160)})`,
     )
     return final
   }
@@ -366,8 +406,8 @@ export function watchRedirects(context: BrowserContext, redirectUri: string): st
   return seen
 }
 
-/** The login page's cancel control (INTERFACE.md §4.1: the user may decline). */
-export const CANCEL = 'button[value=cancel], button:has-text("Cancel"), a:has-text("Cancel")'
+/** The login page's cancel control (INTERFACE.md §4.1: the user may decline), built in. */
+export const CANCEL = CANCEL_CONTROL
 
 /**
  * Turns the browser's next navigation to `url` into a form POST of `params` (the POST form of

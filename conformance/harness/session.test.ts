@@ -231,6 +231,71 @@ describe('SharedSessions.replay', () => {
     expect(http.urls.length).toBeGreaterThan(2)
   })
 
+  // an account chooser of the shape issue 29's blind run met: one form whose only submit
+  // continues as the session's user, and a link to use another account
+  const CHOOSER_PAGE = `<!doctype html><html><head><title>Choose an account</title></head><body>
+<h1>Choose an account</h1>
+<form method="post" action="/u/u1/choose"><button type="submit" id="continue-as">Continue as Alice</button>
+<small>alice@example.test</small></form>
+<p><a href="/u/u1?switch=1" id="use-another">Use another account</a></p></body></html>`
+
+  test('with interactions configured, a page whose one approving submit is all it offers is still answered (issue 29, fault 3)', async () => {
+    const chooser = [
+      { name: 'chooser', kind: 'account' as const, detect: '#continue-as', steps: [] },
+    ]
+    const sessions = new SharedSessions()
+    const posted: string[] = []
+    const http = fakeHttp((url, _cookie, sent): Answer => {
+      if (sent.method === 'POST') {
+        posted.push(url)
+        return { status: 303, headers: { location: `${CLIENT}/cb?code=c3` } }
+      }
+      return { status: 200, text: CHOOSER_PAGE }
+    })
+    const out = await sessions.replay(
+      http,
+      await signedInJar(),
+      `${IDP}/a`,
+      [CLIENT],
+      LOGIN,
+      chooser,
+    )
+    expect(out).toEqual({
+      kind: 'callback',
+      callback: `${CLIENT}/cb?code=c3`,
+      answered: ['continue (built-in: "Continue as Alice")'],
+    })
+    expect(posted).toEqual([`${IDP}/u/u1/choose`])
+    // anything else a configured step could press or choose there is the browser's: a
+    // checkbox, or a second submit (a form of its own that refuses)
+    for (const more of [
+      '<input type="checkbox" name="remember" id="remember">',
+      '<form method="post" action="/u/u1/abort"><button>Cancel</button></form>',
+    ]) {
+      const methods: string[] = []
+      const page = CHOOSER_PAGE.replace('</body>', `${more}</body>`)
+      const other = fakeHttp((_url, _cookie, sent): Answer => {
+        methods.push(sent.method)
+        return sent.method === 'POST'
+          ? { status: 303, headers: { location: `${CLIENT}/cb?code=c4` } }
+          : { status: 200, text: page }
+      })
+      const left = await sessions.replay(
+        other,
+        await signedInJar(),
+        `${IDP}/a`,
+        [CLIENT],
+        LOGIN,
+        chooser,
+      )
+      expect(left.kind).toBe('other')
+      expect(methods).toEqual(['GET'])
+      // without configuration the same page is the built-in answer's, as the browser's is
+      const plain = await sessions.replay(other, await signedInJar(), `${IDP}/a`, [CLIENT], LOGIN)
+      expect(plain.kind).toBe('callback')
+    }
+  })
+
   test('answers at most MAX_ANSWERS pages, then leaves the next one to the browser', async () => {
     const sessions = new SharedSessions()
     const http = fakeHttp((url, _cookie, sent) =>

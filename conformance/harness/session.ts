@@ -253,17 +253,19 @@ export class SharedSessions {
         return { outcome: { kind: 'other', why }, cookies }
       }
       if (loginDetect.test(res.text)) return { outcome: { kind: 'login' }, cookies }
-      // the browser looks at configured interactions first; the replay cannot tell their
-      // selectors apart on served HTML, so a page one of them may describe is the browser's
+      // the browser looks at configured interactions first; the replay cannot run their
+      // selectors on served HTML, so a page one of them may describe is answered only when its
+      // one approving submit is all a user could press or choose there (an account chooser's
+      // "Continue as …"): any steps that answer it press that. Anything more is the browser's.
       const configured = interactions.some((i) => !i.url || matches(i.url, res.url))
       const form =
-        res.status === 200 && !configured && new URL(res.url).origin === idp
-          ? readApproveForm(res.text, res.url)
+        res.status === 200 && new URL(res.url).origin === idp
+          ? readApproveForm(res.text, res.url, { onlyControl: configured })
           : undefined
       if (!form || new URL(form.action).origin !== idp) {
         const title = res.status === 200 ? pageTitle(res.text) : undefined
         const at = new URL(res.url)
-        const why = `the IdP answered HTTP ${res.status} without a redirect at ${at.origin}${at.pathname}${title ? ` ("${title}")` : ''}${answered.length > 0 ? ` after ${answered.join(', ')}` : ''}${res.status === 200 && !configured ? ': no one-button consent or "continue" form in its HTML' : ''}`
+        const why = `the IdP answered HTTP ${res.status} without a redirect at ${at.origin}${at.pathname}${title ? ` ("${title}")` : ''}${answered.length > 0 ? ` after ${answered.join(', ')}` : ''}${res.status === 200 ? `: no one-button consent or "continue" form in its HTML${configured ? ' that is all the page offers (a configured interaction may describe it)' : ''}` : ''}`
         return { outcome: { kind: 'other', why, atPage: res.status === 200 }, cookies }
       }
       if (answered.length >= MAX_ANSWERS)

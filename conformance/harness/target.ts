@@ -72,12 +72,14 @@ export interface InteractionConfig {
 export interface LoginConfig {
   /** A selector that appears only on the login page (default `input[type=password]`). */
   readonly detect?: string | undefined
-  /** Steps that sign the user in, run on the login page in order. */
-  readonly steps?: readonly LoginStep[] | undefined
+  /** Steps that sign the user in, run on the login page in order (any may be optional). */
+  readonly steps?: readonly InteractionStep[] | undefined
   /** The control that cancels the login (the access_denied checks). */
   readonly cancel?: string | undefined
   /** How long one step may take, in ms (default 15000). */
   readonly stepTimeoutMs?: number | undefined
+  /** How long an optional step's selector is waited for before the step is skipped (1000). */
+  readonly optionalWaitMs?: number | undefined
 }
 
 /**
