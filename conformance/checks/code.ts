@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto'
 import { decodeJwt } from 'jose'
 import { estimateEntropyBits } from '../harness/entropy.ts'
-import { type AreaChecks, check } from '../harness/check.ts'
+import { type AreaChecks, check, classify } from '../harness/check.ts'
 import type { code as catalogue } from '../catalogue/code.ts'
 import type { HttpResponse } from '../harness/http.ts'
 import {
   about,
   aside,
+  CheckFailure,
   expectEqual,
   expectJsonObject,
   expectOAuthError,
@@ -333,7 +334,8 @@ const CODE_09 = check(async (ctx) => {
     ctx.note(`the scope parameter was refused: HTTP ${res.status}`)
     return
   }
-  const body = expectJsonObject(res, 'token response')
+  // what is read below must be there to be read: its absence shows no widening
+  const body = aside('precondition', () => expectJsonObject(res, 'token response'))
   // RFC 6749 §3.3, §4.1.3: the grant is the scope authorized at the authorization endpoint.
   // The subject is widening: §3.3 lets the server "fully or partially ignore the scope
   // requested" and issue a narrower one, so a grant narrower than openid (even "") is the
@@ -350,7 +352,16 @@ const CODE_09 = check(async (ctx) => {
         `a code for scope=openid came back with scope=${JSON.stringify(body.scope)}: narrower, not widened (RFC 6749 §3.3 allows it; the token response's scope is CODE-01's subject)`,
       )
   }
-  const { payload } = await verifyJwt(ctx, String(body.access_token))
+  const { payload } = await verifyJwt(ctx, String(body.access_token)).catch((err: unknown) => {
+    const judged = classify(err)
+    if (judged.kind !== 'failure') throw err
+    // the token is read for its scope only (AT-01 judges its signature and claims)
+    throw new CheckFailure(
+      `the access token does not verify, so its scope was not read: ${judged.message ?? (err as Error).message}`,
+      undefined,
+      'precondition',
+    )
+  })
   const atScope = scopeTokens(payload.scope) ?? []
   expectThat(
     !widened.some((s) => atScope.includes(s)),
