@@ -77,6 +77,23 @@ describe('the interactions of a target configuration', () => {
   })
 })
 
+describe('clients.main.foreignScope (AUTHZ-11)', () => {
+  const main = (extra: Record<string, unknown>) => ({
+    clients: { main: { ...base.clients.main, ...extra } },
+  })
+  test('one scope name is read', () => {
+    expect(load(main({ foreignScope: 'api:reports' })).clients.main.foreignScope).toBe(
+      'api:reports',
+    )
+    expect(load({}).clients.main.foreignScope).toBeUndefined()
+  })
+
+  test('several names or an empty one is a usage error naming the key', () => {
+    for (const bad of ['api:reports read:x', '', 3])
+      expect(() => load(main({ foreignScope: bad }))).toThrow(/foreignScope/)
+  })
+})
+
 describe('sessionLifetime (SEC-11)', () => {
   test('a whole number of seconds is read', () => {
     expect(load({ sessionLifetime: 20 }).sessionLifetime).toBe(20)

@@ -14,6 +14,10 @@ const client = Joi.object({
     .uri({ scheme: ['https', 'http'] })
     .optional(),
   scope: Joi.string().min(1).optional(),
+  // one scope name (RFC 6749 §3.3 scope-token: no space)
+  foreignScope: Joi.string()
+    .pattern(/^[\x21\x23-\x5B\x5D-\x7E]+$/)
+    .optional(),
 })
 const user = Joi.object({ username: Joi.string().required(), password: Joi.string().required() })
 

@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto'
 import { decodeJwt } from 'jose'
 import { estimateEntropyBits } from '../harness/entropy.ts'
-import { type AreaChecks, check } from '../harness/check.ts'
+import { type AreaChecks, check, classify } from '../harness/check.ts'
 import type { code as catalogue } from '../catalogue/code.ts'
 import type { HttpResponse } from '../harness/http.ts'
 import {
   about,
+  aside,
+  CheckFailure,
   expectEqual,
   expectJsonObject,
   expectOAuthError,
@@ -326,21 +328,40 @@ const CODE_09 = check(async (ctx) => {
     extra: { scope: ['openid', ...widened].join(' ') },
   })
   if (res.status !== 200) {
-    // refusing the parameter is allowed; INTERFACE.md §4.2 says it is not used
-    expectOAuthError(res, 400)
+    // refusing the parameter is allowed; INTERFACE.md §4.2 says it is not used. How the
+    // refusal is shaped is not the subject (nothing was widened)
+    aside('refused', () => expectOAuthError(res, 400))
     ctx.note(`the scope parameter was refused: HTTP ${res.status}`)
     return
   }
-  const body = expectJsonObject(res, 'token response')
-  // RFC 6749 §3.3, §4.1.3: the grant is the scope authorized at the authorization endpoint
+  // what is read below must be there to be read: its absence shows no widening
+  const body = aside('precondition', () => expectJsonObject(res, 'token response'))
+  // RFC 6749 §3.3, §4.1.3: the grant is the scope authorized at the authorization endpoint.
+  // The subject is widening: §3.3 lets the server "fully or partially ignore the scope
+  // requested" and issue a narrower one, so a grant narrower than openid (even "") is the
+  // token response's own question (CODE-01), noted here; a scope beyond the code's fails
   if (body.scope !== undefined) {
     const granted = scopeTokens(body.scope) ?? []
+    const beyond = granted.filter((s) => s !== 'openid')
     expectThat(
-      granted.length > 0 && granted.every((s) => s === 'openid'),
-      `a code for scope=openid came back with scope=${JSON.stringify(body.scope)}`,
+      beyond.length === 0,
+      `a code for scope=openid came back with scope=${JSON.stringify(body.scope)}: widened by ${beyond.join(' ')} at the token request`,
     )
+    if (!granted.includes('openid'))
+      ctx.note(
+        `a code for scope=openid came back with scope=${JSON.stringify(body.scope)}: narrower, not widened (RFC 6749 §3.3 allows it; the token response's scope is CODE-01's subject)`,
+      )
   }
-  const { payload } = await verifyJwt(ctx, String(body.access_token))
+  const { payload } = await verifyJwt(ctx, String(body.access_token)).catch((err: unknown) => {
+    const judged = classify(err)
+    if (judged.kind !== 'failure') throw err
+    // the token is read for its scope only (AT-01 judges its signature and claims)
+    throw new CheckFailure(
+      `the access token does not verify, so its scope was not read: ${judged.message ?? (err as Error).message}`,
+      undefined,
+      'precondition',
+    )
+  })
   const atScope = scopeTokens(payload.scope) ?? []
   expectThat(
     !widened.some((s) => atScope.includes(s)),

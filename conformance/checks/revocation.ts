@@ -214,17 +214,33 @@ const REV_06 = check(async (ctx) => {
   const other = otherClient(ctx)
   const set = await signIn(ctx, { scope: 'openid offline_access', offline: true, ownSession: true })
   const rt = refreshTokenOf(set)
-  // each token is its own sub-case, and for each the effect comes before the answer's form: an
-  // answer in the wrong shape hides neither token's fate
-  for (const [what, token] of [
+  const tokens = [
     ['access token', set.accessToken],
     ['refresh token', rt],
-  ] as const) {
+  ] as const
+  // the positive control: a token still active after another client's revocation shows the
+  // revocation refused only if it was active before it. A token the introspection endpoint
+  // already calls inactive (INTRO-01/02 judge that) shows nothing about the revocation
+  const unshown: string[] = []
+  for (const [what, token] of tokens) {
+    const before = (await introspectRaw(ctx, token)).json as { active?: unknown } | undefined
+    if (before?.active !== true) unshown.push(what)
+  }
+  // each token is its own sub-case, and for each the effect comes before the answer's form: an
+  // answer in the wrong shape hides neither token's fate
+  for (const [what, token] of tokens) {
     const res = await revokeRaw(ctx, token, { client: other })
     // RFC 7009 §2.1: the server MUST verify the token was issued to the requesting client
-    await ctx.subcase(`introspection of the ${what} after another client revoked it`, async () => {
-      expectActive(await introspectRaw(ctx, token), `the ${what} after another client revoked it`)
-    })
+    if (!unshown.includes(what))
+      await ctx.subcase(
+        `introspection of the ${what} after another client revoked it`,
+        async () => {
+          expectActive(
+            await introspectRaw(ctx, token),
+            `the ${what} after another client revoked it`,
+          )
+        },
+      )
     await ctx.subcase(`revocation of another client's ${what}`, () => {
       // ARCHITECTURE.md: a silent 200 (INTERFACE.md §4.5: with a message); RFC 7009 §2.1 also
       // allows an error
@@ -238,6 +254,11 @@ const REV_06 = check(async (ctx) => {
   await ctx.subcase('refresh after another client revoked it', async () => {
     expectStatus(await refreshRaw(ctx, rt), 200, 'refresh after another client revoked it')
   })
+  // what the control could not show leaves the check inconclusive, after whatever it did show
+  expectControl(
+    unshown.length === 0,
+    `the ${unshown.join(' and the ')} introspected inactive before any revocation, so whether another client's revocation left ${unshown.length > 1 ? 'them' : 'it'} active cannot be shown by introspection`,
+  )
 })
 
 const REV_07 = check(async (ctx) => {

@@ -17,6 +17,8 @@ import { transportProblem } from './transport.ts'
 
 /** What a check body receives. */
 export interface CheckContext {
+  /** The check's requirement (unset in a context a test builds by hand). */
+  readonly id?: RequirementId
   readonly target: Target
   readonly http: Http
   /** Records an observation that does not change the verdict. */
@@ -255,6 +257,16 @@ export function drivesBrowser(id: RequirementId): boolean {
   return /^(LOGIN|LOGOUT|RATE)-/.test(id) || id === 'SEC-07'
 }
 
+/**
+ * Whether the check's subject is the authorization endpoint or its login page (AUTHZ-*,
+ * LOGIN-*): for such a check a provider's error page in place of the redirect is a verdict;
+ * for any other, the authorization is a step before its subject, and a flow stuck there leaves
+ * it inconclusive (flows.ts `codeOf`).
+ */
+export function authorizationIsSubject(id: RequirementId): boolean {
+  return /^(AUTHZ|LOGIN)-/.test(id)
+}
+
 /** Every registered check ID, in catalogue order. */
 export function registeredChecks(): RequirementId[] {
   return (Object.keys(requirements) as RequirementId[]).filter((id) => registry.has(id))
@@ -381,6 +393,7 @@ export async function runCheck(
   if (!entry) return result('skip', 'no check is registered for this requirement')
   if (entry.embeddedOnly && !target.embedded) return result('skip', entry.embeddedOnly)
   const ctx: CheckContext = {
+    id,
     target: targetFor(id, target, entry.exclusive),
     http,
     note: (m) => notes.push(m),

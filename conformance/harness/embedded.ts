@@ -77,6 +77,15 @@ const fixtureClient = (id: (typeof clients)[number]['id']): TargetClient => {
 }
 
 /**
+ * A scope another fixture client is registered for and `id` is not (AUTHZ-11's foreign scope):
+ * the fixtures say it, as a deployment's configuration would (`clients.main.foreignScope`).
+ */
+const foreignScope = (id: (typeof clients)[number]['id']): string | undefined => {
+  const own = new Set(clients.find((x) => x.id === id)?.scopes ?? [])
+  return clients.flatMap((c) => c.scopes).find((s) => !own.has(s))
+}
+
+/**
  * Starts the reference server in-process: SQLite in memory, fixtures loaded, a fresh dev CA,
  * HTTPS on a free loopback port and the plain listener on another, and returns it as a target.
  */
@@ -149,7 +158,10 @@ async function startOnce(
       baseUrl: config.baseUrl,
       ca: tls.ca,
       clients: {
-        main: fixtureClient('conformance-client'),
+        main: {
+          ...fixtureClient('conformance-client'),
+          foreignScope: foreignScope('conformance-client'),
+        },
         other: fixtureClient('other-client'),
         third: fixtureClient('third-client'),
         service: fixtureClient('service-client'),

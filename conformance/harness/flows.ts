@@ -1,6 +1,6 @@
 import type { CookieJar } from 'tough-cookie'
 import type { Page } from '@playwright/test'
-import type { CheckContext } from './check.ts'
+import { authorizationIsSubject, type CheckContext } from './check.ts'
 import {
   browse,
   clientOrigins,
@@ -51,6 +51,11 @@ export interface AuthorizeResult {
    * sign-in by form post over HTTP (`byFormPost`).
    */
   readonly via: 'browser' | 'session' | 'form-post'
+  /**
+   * The authorization is a step before the check's subject (a check whose subject is not the
+   * authorization endpoint): a flow that never reached the client is inconclusive (`codeOf`).
+   */
+  readonly beforeSubject?: boolean
 }
 
 export interface AuthorizeOptions {
@@ -141,6 +146,9 @@ export async function authorize(
     ...options.params,
   })
   const user = options.user === null ? undefined : (options.user ?? ctx.target.users.primary)
+  // a request with the check's own parameters (a challenge, a prompt) is part of its subject
+  const beforeSubject =
+    ctx.id !== undefined && !authorizationIsSubject(ctx.id) && options.params === undefined
   const base = {
     client,
     redirectUri,
@@ -183,6 +191,7 @@ export async function authorize(
             loginPostStatus: undefined,
           },
           via: 'session',
+          beforeSubject,
         }
       }
       if (replayed.kind === 'login') {
@@ -224,24 +233,46 @@ export async function authorize(
           loginPostStatus: undefined,
         },
         via: 'form-post',
+        beforeSubject,
       }
     }
     ctx.note(`sign-in: through the browser, since the form post did not sign in (${posted.why})`)
   }
-  // the sign-in that establishes the user's session skips the browser pool: checks that hold a
-  // place in it may be waiting for this session
-  const context =
-    options.context ?? (await ctx.newBrowserContext(establish ? { outsidePool: true } : undefined))
-  // the browser goes on with the session's cookies, as the user's browser would: a login page
-  // there (one a script renders, which the replay cannot see) means the session has ended
-  if (unread && sessions) await giveSession(context, sessions.newest(unread))
-  const outcome = await browse(context, ctx.target, url.toString(), ctx.http, {
-    ...(user ? { user } : {}),
-    ...(options.cancel ? { cancel: true } : {}),
-    onLoginPage: async (page) => {
-      if (options.screenshot) await ctx.screenshot('login page', page, { fullPage: true })
-    },
-  })
+  // a browser that goes on with the shared session holds it (SharedSessions.hold): another
+  // check answering an interaction on the same session at once would leave one of the two on
+  // the provider's error page, a verdict that depends on what runs beside it
+  const held = unread && sessions ? await sessions.hold(unread) : undefined
+  if (unread && !held) {
+    ctx.note(
+      `sign-in: ${user?.username ?? ''}'s IdP session was in use by other checks for too long; signing in on a session of its own`,
+    )
+    unread = undefined
+  }
+  let outcome: BrowserOutcome
+  let context: BrowserContext
+  try {
+    // the sign-in that establishes the user's session, or holds it, skips the browser pool:
+    // checks that hold a place in it may be waiting for this session
+    context =
+      options.context ??
+      (await ctx.newBrowserContext(establish || held ? { outsidePool: true } : undefined))
+    // the browser goes on with the session's cookies, as the user's browser would: a login page
+    // there (one a script renders, which the replay cannot see) means the session has ended
+    if (held) await giveSession(context, held.jar)
+    outcome = await browse(context, ctx.target, url.toString(), ctx.http, {
+      ...(user ? { user } : {}),
+      ...(options.cancel ? { cancel: true } : {}),
+      onLoginPage: async (page) => {
+        if (options.screenshot) await ctx.screenshot('login page', page, { fullPage: true })
+      },
+    })
+    // the cookies the browser reached the client with are the session from then on (the
+    // provider may have given it a new identifier on the way); a sign-in is handled below
+    if (held && outcome.callback && !outcome.loginShown)
+      held.release(await jarOf(context).catch(() => undefined))
+  } finally {
+    held?.release()
+  }
   if (!outcome.callback && outcome.stopped && stuckAtStop(outcome.stopped))
     await ctx.screenshot(
       `the page the suite could not get past: ${outcome.stopped.url}`,
@@ -268,7 +299,7 @@ export async function authorize(
   }
   if (!establish && ctx.sessions)
     ctx.note(
-      `sign-in: through the browser (${options.ownSession ? 'a session of its own: the check misuses its credentials on purpose' : options.context || !replayable(ctx, options) ? 'the check drives the browser itself' : 'no reusable session'})`,
+      `sign-in: through the browser (${options.ownSession ? 'a session of its own: the check misuses its credentials on purpose' : options.context || !replayable(ctx, options) ? 'the check drives the browser itself' : held ? `on ${user?.username ?? ''}'s shared IdP session, which it held while it answered the pages the replay left to it` : 'no reusable session'})`,
     )
   return {
     client,
@@ -282,6 +313,7 @@ export async function authorize(
     callback: outcome.callback ? new URL(outcome.callback) : undefined,
     outcome,
     via: 'browser',
+    beforeSubject,
   }
 }
 
@@ -345,14 +377,29 @@ export function expectGotPast(result: AuthorizeResult): void {
   if (stop) throw new Error(couldNotGetPast(stop, result.url))
 }
 
-/** The code of a successful authorization, or a check failure saying what came back instead. */
-export function codeOf(result: AuthorizeResult): string {
+/**
+ * The flow reached the client. A check whose subject comes after the authorization (the token
+ * endpoint, the tokens) and never got there is inconclusive: it was stuck before its subject,
+ * on whatever page (the provider's error page included; AUTHZ-* judge the authorization
+ * endpoint). For a check whose subject is the authorization, it is a failure.
+ */
+function expectCallback(result: AuthorizeResult): asserts result is AuthorizeResult & {
+  callback: URL
+} {
   // a page the suite could not answer is its own limit: inconclusive, never the IdP's failure
   expectGotPast(result)
-  expectThat(
-    result.callback,
-    `the IdP never redirected to ${result.redirectUri} (${whereLeft(result)})`,
-  )
+  if (result.callback) return
+  const where = `${result.redirectUri} (${whereLeft(result)})`
+  if (result.beforeSubject)
+    throw new Error(
+      `stuck before the check's subject: the authorization step never reached ${where}; the authorization endpoint is judged by the AUTHZ-* checks`,
+    )
+  expectThat(false, `the IdP never redirected to ${where}`)
+}
+
+/** The code of a successful authorization, or a check failure saying what came back instead. */
+export function codeOf(result: AuthorizeResult): string {
+  expectCallback(result)
   const error = result.callback.searchParams.get('error')
   expectThat(
     !error,
@@ -380,8 +427,7 @@ export function whereLeft(result: AuthorizeResult): string {
 export async function redeemWithClient(
   result: AuthorizeResult,
 ): Promise<oidc.TokenEndpointResponse & oidc.TokenEndpointResponseHelpers> {
-  expectGotPast(result)
-  expectThat(result.callback, `the IdP never redirected to ${result.redirectUri}`)
+  expectCallback(result)
   return oidc.authorizationCodeGrant(result.config, result.callback, {
     pkceCodeVerifier: result.verifier,
     expectedState: result.state,

@@ -341,3 +341,35 @@ describe('SharedSessions.replay', () => {
     expect(await jar.getCookieString(`${IDP}/`)).toBe('sid=abc')
   })
 })
+
+describe('SharedSessions.hold', () => {
+  test('a browser holding the session keeps its replays waiting; the cookies it ends with are the session from then on', async () => {
+    const sessions = new SharedSessions()
+    const http = fakeHttp((_url, cookie): Answer => {
+      const sid = /sid=(\w+)/.exec(cookie ?? '')?.[1]
+      // only the identifier the browser was given last is live (the provider rotated it)
+      return sid === 'rotated'
+        ? { status: 303, headers: { location: `${CLIENT}/cb?code=c1` } }
+        : { status: 200, text: LOGIN_PAGE }
+    })
+    const jar = await signedInJar()
+    const held = await sessions.hold(jar)
+    expect(await held?.jar.getCookieString(`${IDP}/`)).toBe('sid=abc')
+    // a replay and a second hold started now wait for the release
+    const replay = sessions.replay(http, jar, `${IDP}/auth?x=1`, [CLIENT], LOGIN)
+    const second = sessions.hold(jar)
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(http.urls).toEqual([])
+    const rotated = new CookieJar()
+    await rotated.setCookie('sid=rotated; Path=/; Secure; HttpOnly', `${IDP}/`)
+    held?.release(rotated)
+    // a second release is ignored
+    held?.release()
+    expect((await replay).kind).toBe('callback')
+    expect(http.cookies).toEqual(['sid=rotated'])
+    const next = await second
+    expect(await next?.jar.getCookieString(`${IDP}/`)).toBe('sid=rotated')
+    next?.release()
+    expect(await sessions.newest(jar).getCookieString(`${IDP}/`)).toBe('sid=rotated')
+  })
+})

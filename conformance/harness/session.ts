@@ -218,6 +218,62 @@ export class SharedSessions {
     }
   }
 
+  /**
+   * Takes the session `jar` began for a browser that goes on with its cookies (a page the replay
+   * left to the browser: a configured consent, an account chooser, a page a script renders).
+   * Replays and other holds of the session wait until `release`: answering an interaction may
+   * give the session a new identifier (node-oidc-provider's resume does), and a browser and a
+   * replay answering on one session at once leave one of them on the provider's error page
+   * ("interaction session and authentication session mismatch"), a verdict that would depend on
+   * what ran beside it. `release(cookies)` with the cookies the browser ended with at the client
+   * makes them the session from then on. Undefined when other uses of the session took more
+   * than TURN_WAIT_MS: the caller then signs in on a session of its own. A hold not released
+   * within HOLD_MS is released, so a check that died holding it stops no other.
+   */
+  async hold(jar: CookieJar): Promise<SessionHold | undefined> {
+    const root = this.#lender ?? this
+    let line = root.#lines.get(jar)
+    if (!line) {
+      line = { tail: Promise.resolve(), latest: jar }
+      root.#lines.set(jar, line)
+    }
+    const theLine = line
+    let free: (cookies: CookieJar | undefined) => void = () => undefined
+    const released = new Promise<CookieJar | undefined>((resolve) => (free = resolve))
+    let abandoned = false
+    const turn = theLine.tail.then(() => (abandoned ? undefined : theLine.latest))
+    let limit: NodeJS.Timeout | undefined
+    theLine.tail = turn.then(
+      async (held) => {
+        if (held === undefined) return
+        limit = setTimeout(() => free(undefined), HOLD_MS)
+        limit.unref()
+        const cookies = await released
+        clearTimeout(limit)
+        if (cookies) {
+          theLine.latest = cookies
+          root.#lines.set(cookies, theLine)
+        }
+      },
+      () => undefined,
+    )
+    let timer: NodeJS.Timeout | undefined
+    const waited = new Promise<'busy'>((resolve) => {
+      timer = setTimeout(() => resolve('busy'), TURN_WAIT_MS)
+    })
+    try {
+      const held = await Promise.race([turn, waited])
+      if (held === 'busy' || held === undefined) {
+        // its turn, when it comes, is skipped
+        abandoned = true
+        return undefined
+      }
+      return { jar: held, release: (cookies) => free(cookies) }
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
   /** One replay with the session's newest cookies, on a copy of them (see `replay`). */
   async #replayOnce(
     http: Http,
@@ -289,6 +345,20 @@ export class SharedSessions {
 
 /** How long a replay waits for the other replays of its session before the browser decides. */
 const TURN_WAIT_MS = 20_000
+
+/** The longest a browser holds a shared session (SharedSessions.hold) before it is taken back. */
+const HOLD_MS = 120_000
+
+/** A shared session taken by one browser (SharedSessions.hold). */
+export interface SessionHold {
+  /** The session's newest cookies, for the browser to go on with. */
+  readonly jar: CookieJar
+  /**
+   * Lets the session's other uses go on; given the cookies the browser ended with at the client,
+   * they are the session from then on. Only the first call counts.
+   */
+  release(cookies?: CookieJar): void
+}
 
 /** How many consent / "continue" pages one replay answers before it leaves them to the browser. */
 export const MAX_ANSWERS = 3

@@ -14,6 +14,12 @@ export interface TargetClient {
    * ask for them; without, those checks skip with why).
    */
   readonly scope?: string | undefined
+  /**
+   * A scope another application is registered for and this client is not (the main client's
+   * only): AUTHZ-11 asks for it and expects it never granted. Without it, that sub-case is
+   * skipped with why: whether a scope is another application's is the deployment's to say.
+   */
+  readonly foreignScope?: string | undefined
 }
 
 export interface TargetUser {

@@ -4,6 +4,7 @@ import type { introspection } from '../../catalogue/introspection.ts'
 import {
   asMainClient,
   basicWithoutChallenge,
+  corruptTokenJson,
   escapeRegExp,
   FORGERIES,
   forgeryKind,
@@ -155,6 +156,24 @@ export const introspectionSabotage: Record<keyof typeof introspection, Sabotages
         }),
       ),
     })),
+    {
+      // the token response's scope leaves out what its tokens show (a deviation CODE-01 and
+      // TOK-02 judge), so INTRO-02 judges by the request: a scope beyond it still fails
+      how: 'the token response says scope ""; a refresh token introspects a scope never requested',
+      expect:
+        /^refresh token introspection: scope \(the original grant\): "[^"]*admin:users[^"]*" holds admin:users, which was never requested/,
+      handlers: (target: Target): HttpHandler[] => [
+        ...corruptTokenJson((b) => {
+          if (typeof b.refresh_token === 'string') b.scope = ''
+        })(target),
+        ...onForm(INTROSPECT, async ({ form, forward }) =>
+          withJson(await forward(), (b) => {
+            if (b.active === true && !isJwt(form.get('token')))
+              b.scope = `${String(b.scope)} admin:users`
+          }),
+        )(target),
+      ],
+    },
   ]),
   // one sabotage per token that must introspect inactive (each a sub-case)
   'INTRO-03': perPart([
