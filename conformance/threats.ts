@@ -68,7 +68,7 @@ export const threats = [
     title: 'Credential leakage via browser history',
     attack: 'reads a code from the browser history and redeems it, or an access token put in a URL',
     applies: true,
-    checks: ['CODE-02', 'CODE-05', 'PKCE-05', 'UI-03'],
+    checks: ['CODE-02', 'CODE-05', 'PKCE-05', 'UI-12'],
   },
   {
     section: 'RFC 9700 §4.4',
@@ -482,7 +482,8 @@ export const threats = [
     title: 'Token leakage via log files and HTTP referrers',
     attack: 'reads tokens and credentials from URLs in logs and Referer headers',
     applies: true,
-    checks: ['SEC-04', 'SEC-08', 'UI-03'],
+    // UI-12: user-info refuses an access token in the URI query (RFC 6750 §2.3, §5.3)
+    checks: ['SEC-04', 'SEC-08', 'UI-12'],
     harm: 'token theft',
   },
   // RFC 6749 §10.10: the login page's own guessing threat, which RFC 6819 §4 leaves to the

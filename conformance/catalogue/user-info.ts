@@ -14,9 +14,9 @@ export const userInfo = area('UserInfo', {
   },
   'UI-03': {
     level: 'MUST',
-    source: 'RFC 6750 §2 (MUST), §2.2 (MAY), §2.3 (SHOULD NOT); RFC 9700 §4.3.2',
+    source: 'RFC 6750 §2 (MUST), §2.2 (MAY)',
     title:
-      'a token in the header and the body at once is 400 invalid_request; body and query tokens answer cleanly',
+      'a token in the header and the body at once is 400 invalid_request; a body token answers cleanly',
   },
   'UI-04': {
     level: 'MUST',
@@ -58,5 +58,21 @@ export const userInfo = area('UserInfo', {
     level: 'SHOULD',
     source: 'OIDC Core §5.3.1; Fetch Standard (CORS)',
     title: 'a CORS preflight allowing the Authorization header succeeds for browser-based RPs',
+  },
+  // RFC 6750 §2.3: "it SHOULD NOT be used unless it is impossible to transport the access token
+  // in the Authorization request header field or the HTTP request entity-body. Resource servers
+  // MAY support this method." §5.3: "Bearer tokens SHOULD NOT be passed in page URLs (for example,
+  // as query string parameters)." RFC 9700 §4.3.2: "Clients MUST NOT pass access tokens in a URI
+  // query parameter in the way described in Section 2.3 of [RFC6750]." INTERFACE.md §4.3 names
+  // the Authorization header only. The MAY lets a resource server accept it, so not MUST; what it
+  // accepts serves only the use both RFCs tell clients not to make (user-info always takes the
+  // header, OIDC Core §5.3.1), hence SHOULD, which the security gate holds at MUST as token theft
+  // (RFC 6819 §4.6.7: tokens in URLs leak through logs and Referer)
+  'UI-12': {
+    level: 'SHOULD',
+    source:
+      'RFC 6750 §2.3 (SHOULD NOT be used; resource servers MAY support it), §5.3 (SHOULD NOT be passed in page URLs); RFC 9700 §4.3.2 (clients MUST NOT); INTERFACE.md §4.3 (the Authorization header)',
+    title:
+      'an access token in the URI query (?access_token=) of GET or POST is refused with a 4xx, never answered with claims',
   },
 })

@@ -51,12 +51,17 @@ describe('security gate', () => {
         'SEC-10',
         'SEC-11',
         'TLS-03',
+        'UI-12',
       ].sort(),
     )
     // a lock-out is a denial of service, not a takeover: SEC-01 stays a warning
     expect(gated.has('SEC-01')).toBe(false)
     expect(gated.get('REV-03')).toMatch(/^token theft \(RFC 9700 §4\.10 /)
     expect(gated.get('SEC-11')).toMatch(/^account takeover \(RFC 6819 §4\.4\.1\.6 /)
+    // a token accepted in the URL leaks through logs and Referer (issue 30)
+    expect(gated.get('UI-12')).toBe(
+      'token theft (RFC 6819 §4.6.7 Token leakage via log files and HTTP referrers)',
+    )
     expect(gated.get('LOGIN-07')).toBe(
       'account takeover (RFC 6749 §10.10 Credentials-guessing attacks on the login page)',
     )

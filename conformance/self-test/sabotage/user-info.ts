@@ -3,11 +3,13 @@ import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
 import type { userInfo } from '../../catalogue/user-info.ts'
 import {
   escapeRegExp,
+  type Extend,
   fetchVia,
   FORGERIES,
   forgeryKind,
   type ForgeryKind,
   onForm,
+  onRequestOf,
   perPart,
   plainHeaders,
   replaceJson,
@@ -91,7 +93,8 @@ export const userInfoSabotage: Record<keyof typeof userInfo, Sabotages> = {
       ),
     },
   ],
-  // one sabotage per answer the check judges: the query token, the double token's status and error
+  // one sabotage per answer the check judges: the double token's status and its error (a token
+  // in the query is UI-12's)
   'UI-03': [
     {
       how: 'a token in the header and the body at once is accepted (the body is ignored)',
@@ -112,17 +115,6 @@ export const userInfoSabotage: Record<keyof typeof userInfo, Sabotages> = {
         Promise.resolve(
           request.method === 'POST' && bearer(request) !== undefined
             ? HttpResponse.json({ error: 'invalid_token' }, { status: 400 })
-            : undefined,
-        ),
-      ),
-    },
-    {
-      how: 'a token in the query string is refused with HTTP 403',
-      expect: /^GET with \?access_token: expected 400 or 401, got 403/,
-      handlers: onUserInfo((request) =>
-        Promise.resolve(
-          new URL(request.url).searchParams.has('access_token')
-            ? HttpResponse.json({ error: 'access_denied' }, { status: 403 })
             : undefined,
         ),
       ),
@@ -380,4 +372,53 @@ export const userInfoSabotage: Record<keyof typeof userInfo, Sabotages> = {
       }),
     },
   ],
+  // one sabotage per method (each a sub-case) that takes the token from the query, built on the
+  // server (a hapi extension moving it into the Authorization header before the handler reads
+  // the request, as a framework's token extractor that reads the query would), and one for an
+  // answer that is no refusal
+  'UI-12': [
+    {
+      how: 'user-info takes ?access_token= as the bearer token (GET and POST)',
+      expect:
+        /^GET user-info with the access token in the URI query \(access_token parameter\): accepted with HTTP 200/,
+      extend: queryTokenAsBearer(),
+    },
+    {
+      how: 'user-info takes ?access_token= as the bearer token of a POST only',
+      expect:
+        /^POST user-info with the access token in the URI query \(access_token parameter\): accepted with HTTP 200/,
+      extend: queryTokenAsBearer('post'),
+    },
+    {
+      how: 'a token in the query string is answered HTTP 500',
+      expect:
+        /^GET user-info with the access token in the URI query \(access_token parameter\): expected a 4xx refusal, got 500/,
+      handlers: onUserInfo((request) =>
+        Promise.resolve(
+          new URL(request.url).searchParams.has('access_token')
+            ? HttpResponse.json(
+                { error: 'server_error', error_description: 'internal error' },
+                { status: 500 },
+              )
+            : undefined,
+        ),
+      ),
+    },
+  ],
+}
+
+/**
+ * A reference server whose user-info reads `?access_token=` as the bearer token (of `method`'s
+ * requests, default any): moved into the Authorization header, and out of the query, before the
+ * handler runs.
+ */
+function queryTokenAsBearer(method?: 'get' | 'post'): Extend {
+  return onRequestOf({ path: USER_INFO, ...(method ? { method } : {}) }, (request) => {
+    const query = request.query as Record<string, unknown>
+    const token = query.access_token
+    const headers = request.headers as Record<string, string | undefined>
+    if (typeof token !== 'string' || headers.authorization !== undefined) return
+    headers.authorization = `Bearer ${token}`
+    delete query.access_token
+  })
 }
