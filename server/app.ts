@@ -287,6 +287,12 @@ export async function createServer(config: Config, options: AppOptions): Promise
       requireHostHeader: false,
     } as ServerOptions,
     router: { stripTrailingSlash: false, isCaseSensitive: true },
+    // no HTTP compression: the hosted pages carry a CSRF token beside the username the user
+    // typed, and token responses carry tokens, which is what BREACH reads through gzip (RFC 7457
+    // §2.6, CVE-2013-3587); and hapi's gzip runs on libuv's pool, which the store and every
+    // signature share; gzip was about a sixth of a login page's CPU in issue 33's sign-in flood.
+    // Nothing sent is more than a few KiB
+    compression: false,
     routes: {
       payload: { maxBytes: 64 * 1024, timeout: config.requestTimeout * 1000 },
       // an idle socket mid-request (a handler waiting on a slow database is not idle traffic

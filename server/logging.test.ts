@@ -75,6 +75,19 @@ describe('JSON logs', () => {
       '/auth/user-info?access_token=[REDACTED]',
     ])
     for (const l of access) expect(typeof l.req?.id).toBe('string')
+    // the access lines are an allow-list of fields: nothing else can carry a secret into them
+    for (const line of lines.map((l) => JSON.parse(l) as Record<string, unknown>)) {
+      if (line.res === undefined) continue
+      expect(Object.keys(line).sort()).toEqual(
+        ['level', 'time', 'pid', 'req', 'res', 'responseTime', 'msg'].sort(),
+      )
+      expect(
+        Object.keys(line.req as object).every((k) =>
+          ['id', 'method', 'url', 'remoteAddress', 'userAgent'].includes(k),
+        ),
+      ).toBe(true)
+      expect(Object.keys(line.res as object)).toEqual(['statusCode'])
+    }
     expect(lines.join('')).not.toMatch(
       /conformance-secret|Y29uZm9ybWFuY2|session-cookie-value|refresh-token-value|access-token-value/,
     )

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest'
 import type { App } from './app.ts'
-import { authorizeQuery, postLoginForm, testApp } from './test-helpers.ts'
+import { loadConfig } from './config.ts'
+import { authorizeQuery, postLoginForm, testApp, windowFromNow } from './test-helpers.ts'
 
 let app: App
 beforeAll(async () => {
@@ -44,5 +45,115 @@ describe('a flood of sign-ins cannot stall the server (password hashing is bound
     // with the permits back, sign-ins are judged again: a wrong password, then the right one
     expect((await signIn('alice', 'not-it', 'text/html')).statusCode).toBe(401)
     expect((await signIn('alice', 'wonderland', 'text/html')).statusCode).toBe(303)
+  })
+})
+
+describe('a sign-in refused for capacity is cheap and counts against its address (issue 33)', () => {
+  const ADDRESS_LIMIT = 3
+  const USER_LIMIT = 2
+  let limited: App
+  beforeAll(async () => {
+    limited = await testApp({
+      passwordHashConcurrency: 1,
+      passwordHashQueue: 1,
+      rateLimits: {
+        ...loadConfig({}, {}).rateLimits,
+        login: windowFromNow(USER_LIMIT, 300),
+        loginaddress: windowFromNow(ADDRESS_LIMIT, 300),
+      },
+    })
+  })
+  afterAll(async () => {
+    await limited.stop()
+  })
+
+  /** Opens a login page and posts its form from `remoteAddress`, as JSON. */
+  async function attempt(username: string, password: string, remoteAddress: string) {
+    const page = await limited.server.inject({
+      url: `/auth/authorize?${authorizeQuery().toString()}`,
+      remoteAddress,
+    })
+    const field = (name: string) =>
+      new RegExp(`name="${name}" value="([^"]+)"`).exec(page.payload)?.[1] ?? ''
+    const set = page.headers['set-cookie']
+    const cookie = (Array.isArray(set) ? set : set ? [set] : [])
+      .map((c) => c.split(';')[0] ?? '')
+      .join('; ')
+    return limited.server.inject({
+      method: 'POST',
+      url: '/auth/login',
+      remoteAddress,
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        accept: 'application/json',
+        cookie,
+      },
+      payload: new URLSearchParams({
+        interaction: field('interaction'),
+        csrf: field('csrf'),
+        username,
+        password,
+        action: 'login',
+      }).toString(),
+    })
+  }
+
+  /** Takes the gate's permit and its queue place until the returned function is called. */
+  function fillGate(): () => Promise<void> {
+    let release: () => void = () => undefined
+    const held = limited.deps.hashing.run(() => new Promise<void>((r) => (release = r)))
+    const queued = limited.deps.hashing.run(() => Promise.resolve())
+    expect(limited.deps.hashing.full).toBe(true)
+    return async () => {
+      release()
+      await Promise.all([held, queued])
+    }
+  }
+
+  test('refused before the store is read, the same for a known user and an unknown name, and not counted against the username', async () => {
+    const interactions = vi.spyOn(limited.deps.store.interactions, 'get')
+    const users = vi.spyOn(limited.deps.store.users, 'byUsername')
+    const drain = fillGate()
+    let known: Awaited<ReturnType<typeof attempt>>
+    let unknown: Awaited<ReturnType<typeof attempt>>
+    try {
+      known = await attempt('alice', 'guess', '192.0.2.10')
+      unknown = await attempt('nobody', 'guess', '192.0.2.10')
+      // no interaction read, no user lookup (and so no hash) for a refused sign-in
+      expect(interactions).not.toHaveBeenCalled()
+      expect(users).not.toHaveBeenCalled()
+    } finally {
+      interactions.mockRestore()
+      users.mockRestore()
+      await drain()
+    }
+    for (const res of [known, unknown]) {
+      expect(res.statusCode).toBe(503)
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0)
+    }
+    expect(JSON.parse(known.payload)).toEqual(JSON.parse(unknown.payload))
+    expect(known.payload).not.toContain('alice')
+    // two refusals for alice reached the username's limit (2) had they counted against it:
+    // they did not, and the address (2 of 3) still has room
+    expect((await attempt('alice', 'wonderland', '192.0.2.10')).statusCode).toBe(303)
+  })
+
+  test('an address that retries refusals at once uses up its budget and is then refused 429', async () => {
+    const address = '192.0.2.20'
+    const drain = fillGate()
+    const statuses: number[] = []
+    try {
+      for (let i = 0; i < ADDRESS_LIMIT + 2; i++)
+        statuses.push((await attempt(`user${i}`, 'guess', address)).statusCode)
+    } finally {
+      await drain()
+    }
+    expect(statuses).toEqual([...Array.from({ length: ADDRESS_LIMIT }, () => 503), 429, 429])
+    // with the queue free again, that address is still over its budget, whoever signs in,
+    // while another address is not
+    const after = await attempt('alice', 'wonderland', address)
+    expect(after.statusCode).toBe(429)
+    expect(Number(after.headers['retry-after'])).toBeGreaterThan(0)
+    expect((await attempt('alice', 'wonderland', '192.0.2.21')).statusCode).toBe(303)
   })
 })

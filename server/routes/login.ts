@@ -168,6 +168,24 @@ function refused(
 }
 
 /**
+ * A sign-in refused because the hashing queue is full: 503 with Retry-After (RFC 9110 §15.6.4),
+ * the same answer for every username since no user was looked up. It counts as a failed
+ * sign-in of its address, so one address that retries each refusal at once uses up its
+ * `loginaddress` budget and is then answered 429 for a counter read, instead of spinning on
+ * 503s; it does not count against the username, whose owner did nothing.
+ */
+async function busy(
+  request: Request,
+  h: ResponseToolkit,
+  byAddress: LoginWindow,
+  deps: LoginDeps,
+): Promise<ResponseObject> {
+  const over = await countAddressFailure(byAddress, deps)
+  if (over) return throttled(request, h, over, deps)
+  return refused(request, h, new HashingBusy(), 'The server is busy. Try again in a moment.')
+}
+
+/**
  * POST /auth/login: the hosted login form. CSRF-protected three ways (RFC 6749 §10.12): the
  * form's token must match its interaction, the interaction must be this browser's (cookie), and
  * a cross-origin Origin is refused. Success redirects with 303 (RFC 9700 §4.12).
@@ -197,6 +215,16 @@ export const login = (deps: Deps): ServerRoute => ({
         return errorPageResponse(h, invalidRequest('the sign-in form is incomplete'), undefined)
       if (interactionCookie(request) !== id)
         return forbidden('this sign-in was started in another browser or has expired')
+      const cancelling = formField(form, 'action') === 'cancel'
+      const byAddress = addressWindow(request, deps)
+      if (!cancelling) {
+        // before any store work: a throttled address, or a full hashing queue, is refused for
+        // the price of a counter, so a flood of sign-ins that retries every refusal at once
+        // (issue 33) costs no interaction read, user lookup or page
+        const addressBlocked = await alreadyBlocked(byAddress, deps)
+        if (addressBlocked) return throttled(request, h, addressBlocked, deps)
+        if (deps.hashing.full) return busy(request, h, byAddress, deps)
+      }
       const interaction = await deps.store.interactions.get(id, deps.clock())
       if (!interaction)
         return errorPageResponse(
@@ -208,7 +236,7 @@ export const login = (deps: Deps): ServerRoute => ({
         return forbidden('the sign-in form token is invalid')
       const ar = interaction.request as unknown as AuthorizationRequest
 
-      if (formField(form, 'action') === 'cancel') {
+      if (cancelling) {
         await deps.store.interactions.take(id)
         return errorRedirect(
           h,
@@ -221,9 +249,7 @@ export const login = (deps: Deps): ServerRoute => ({
       const username = formField(form, 'username') ?? ''
       const password = formField(form, 'password') ?? ''
       const counted = loginWindow(request, username, deps)
-      const byAddress = addressWindow(request, deps)
-      const blocked =
-        (await alreadyBlocked(byAddress, deps)) ?? (await alreadyBlocked(counted, deps))
+      const blocked = await alreadyBlocked(counted, deps)
       if (blocked) return throttled(request, h, blocked, deps)
       const user =
         username !== '' && username.length <= 255
@@ -240,8 +266,8 @@ export const login = (deps: Deps): ServerRoute => ({
           verificationWeight(stored, deps.config.scrypt),
         )
       } catch (err) {
-        if (err instanceof HashingBusy)
-          return refused(request, h, err, 'The server is busy. Try again in a moment.')
+        // the queue filled up since the check above: refused the same way
+        if (err instanceof HashingBusy) return busy(request, h, byAddress, deps)
         throw err
       }
       const valid = verified && user !== undefined

@@ -1,6 +1,6 @@
 import { expect, test } from 'vitest'
 import { cachedClients } from './cached-clients.ts'
-import type { Client, ClientRepository } from './store.ts'
+import type { Branding, Client, ClientRepository } from './store.ts'
 
 const client = (id: string, name = id): Client => ({
   id,
@@ -71,4 +71,42 @@ test('the cache is bounded', async () => {
   await cached.get('c0') // evicted by c2: read again
   await cached.get('c2') // still cached
   expect(reads() - before).toBe(1)
+})
+
+const brand = (logo: string): Branding => ({
+  logo_url: logo,
+  brand_color: '#000000',
+  application_name: 'A',
+  privacy_policy_url: 'https://a.example/privacy',
+  terms_of_service_url: 'https://a.example/terms',
+})
+
+test("a cached client's branding is served from memory with it, dropped when it is written, and never cached for an unknown id", async () => {
+  const { repo } = fakeRepo()
+  const brandingReads: string[] = []
+  let logo = 'https://a.example/logo.png'
+  repo.branding = (id) => {
+    brandingReads.push(id)
+    return Promise.resolve(id === 'a' ? brand(logo) : undefined)
+  }
+  let t = 0
+  const cached = cachedClients(repo, { ttlSeconds: 10, now: () => t })
+  await cached.get('a')
+  expect(await cached.branding('a')).toEqual(brand(logo))
+  expect(await cached.branding('a')).toEqual(brand(logo))
+  expect(brandingReads).toEqual(['a'])
+  // a write through the cache is seen at once
+  logo = 'https://a.example/new.png'
+  await cached.upsert(client('a'), brand(logo))
+  await cached.get('a')
+  expect(await cached.branding('a')).toEqual(brand(logo))
+  expect(brandingReads).toEqual(['a', 'a'])
+  // and it expires with the client
+  t = 10_000
+  await cached.branding('a')
+  expect(brandingReads).toEqual(['a', 'a', 'a'])
+  // ids that name no client are read every time
+  await cached.branding('nope')
+  await cached.branding('nope')
+  expect(brandingReads.filter((id) => id === 'nope')).toHaveLength(2)
 })

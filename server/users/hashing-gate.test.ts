@@ -54,6 +54,31 @@ describe('the password hashing gate', () => {
     await Promise.all([first, second])
   })
 
+  test('says it is full exactly when run would refuse any task', async () => {
+    const gate = createHashingGate({ concurrency: 1, queue: 1 })
+    const { task, releaseAll } = controlled()
+    expect(gate.full).toBe(false)
+    const first = gate.run(task)
+    // the permit is taken, the queue still has room
+    expect(gate.full).toBe(false)
+    const second = gate.run(task)
+    expect(gate.full).toBe(true)
+    await expect(gate.run(task)).rejects.toBeInstanceOf(HashingBusy)
+    await releaseAll()
+    expect(gate.full).toBe(false)
+    await releaseAll()
+    await Promise.all([first, second])
+
+    // without a queue, full as soon as no permit is left
+    const unqueued = createHashingGate({ concurrency: 1, queue: 0 })
+    const held = unqueued.run(task)
+    expect(unqueued.full).toBe(true)
+    await expect(unqueued.run(task)).rejects.toBeInstanceOf(HashingBusy)
+    await releaseAll()
+    await held
+    expect(unqueued.full).toBe(false)
+  })
+
   test('a padded verification (weight 2) waits for both permits and is not overtaken', async () => {
     const gate = createHashingGate({ concurrency: 2, queue: 10 })
     const order: string[] = []

@@ -17,6 +17,11 @@ export interface HashingGate {
   run<T>(task: () => Promise<T>, weight?: number): Promise<T>
   /** Hashes running and waiting now (for tests and metrics). */
   readonly load: { readonly running: number; readonly waiting: number }
+  /**
+   * True when `run` would refuse any task now, whatever its weight (every permit taken and the
+   * queue full): a sign-in can be refused before the work that leads up to its hash.
+   */
+  readonly full: boolean
 }
 
 export interface HashingGateOptions {
@@ -68,6 +73,11 @@ export function createHashingGate({ concurrency, queue }: HashingGateOptions): H
   return {
     get load() {
       return { running, waiting: waiting.length }
+    },
+    get full() {
+      // a non-empty queue refuses every newcomer once it is full; an empty one (queue 0)
+      // refuses only when no permit is left for even the lightest task
+      return waiting.length >= queue && (waiting.length > 0 || running >= concurrency)
     },
     async run<T>(task: () => Promise<T>, weight = 1): Promise<T> {
       if (waiting.length === 0 && fits(weight)) running += weight
