@@ -48,7 +48,7 @@ export const RP_USAGE = `Usage: idp-conformance rp-test --list
        idp-conformance rp-test --run "<sign-in command>" [options]
 
 Runs your client's sign-in once per RP test issuer ({base_url}/rp/{test-id}: one deliberate
-fault each; twice, one after the other, for rp-key-rotation-between-sign-ins) and judges it from what the command reports and what the issuer saw your client do
+fault each; twice, one after the other, for rp-key-rotation-op-sign-key) and judges it from what the command reports and what the issuer saw your client do
 with the tokens. The command reports one of three outcomes:
   signed in       it exits 0
   refused         it prints the line ${REFUSED_LINE} on stdout (any exit code)

@@ -48,11 +48,11 @@ const LIBRARY_FINDINGS: Record<
       why: 'at_hash is not checked in the code flow, which Core §3.1.3.8 makes a MAY',
     },
     // it never fetches the JWKS (no signature check, above), so the key tests are not exercised
-    'rp-key-rotation-op-sign-key': {
+    'rp-key-rotation-op-sign-key-native': {
       verdict: 'skip',
       why: 'never fetches the JWKS: no key is ever looked up, so rotation proves nothing',
     },
-    'rp-key-rotation-between-sign-ins': {
+    'rp-key-rotation-op-sign-key': {
       verdict: 'skip',
       why: 'never fetches the JWKS: a key kept from the first sign-in is never looked up',
     },
@@ -193,10 +193,10 @@ describe('RP tests against third-party relying-party libraries (Chromium sign-in
     // fetch is refused ("no valid key found in issuer's jwks_uri"): within a minute it behaves
     // as a client that keeps its first JWKS, and the test says so
     const [control, rotation] = await run((s) => openidClientV5(s, { keepIssuer: true }), {
-      only: ['rp-key-rotation-between-sign-ins'],
+      only: ['rp-key-rotation-op-sign-key'],
     })
     expect(control?.verdict, control?.message).toBe('pass')
-    expect(rotation?.id).toBe('rp-key-rotation-between-sign-ins')
+    expect(rotation?.id).toBe('rp-key-rotation-op-sign-key')
     expect(rotation?.verdict, rotation?.message).toBe('warn')
     expect(rotation?.message).toMatch(
       /^sign-in 2 of 2: your client did not sign in .*the issuer saw: sign-in started, JWKS never fetched, signing key replaced, code redeemed/,
@@ -329,7 +329,7 @@ describe('RP tests against a hand-written RP on jose (a second validation core)'
     }
     // the key tests were exercised, not skipped: between the sign-ins the RP kept its JWKS and
     // re-fetched it for the new kid (no cooldown), so sign-in 2 fetched the JWKS again
-    expect(results.find((r) => r.id === 'rp-key-rotation-between-sign-ins')?.message).toMatch(
+    expect(results.find((r) => r.id === 'rp-key-rotation-op-sign-key')?.message).toMatch(
       /sign-in 2: [^;]*JWKS fetched/,
     )
   }, 600_000)

@@ -135,8 +135,8 @@ describe('rp-test judge', () => {
     expect(statically.verdict).toBe('skip')
     expect(statically.message).toMatch(/^not exercised: your client never fetched this issuer's/)
   })
-  it('the rotation between sign-ins passes only when both sign-ins fetched the JWKS and signed in', () => {
-    const t = test('rp-key-rotation-between-sign-ins')
+  it('the rotation between sign-ins (rp-key-rotation-op-sign-key) passes only when both sign-ins fetched the JWKS and signed in', () => {
+    const t = test('rp-key-rotation-op-sign-key')
     expect(t.signIns).toBe(2)
     const fetched = ev(['authorize'], ['jwks'], ['token-issued'])
     const rotated = ev(['authorize'], ['key-rotated'], ['jwks'], ['token-issued'])
@@ -211,7 +211,7 @@ describe('rp-test judge', () => {
     expect(judge(extra, REFUSED, ev(['authorize'], ['token-issued']), true).verdict).toBe('fail')
   })
   it('a key test without a JWKS fetch is not exercised, not passed (issue 31)', () => {
-    for (const id of ['rp-key-rotation-op-sign-key', 'rp-jwks-two-keys']) {
+    for (const id of ['rp-key-rotation-op-sign-key-native', 'rp-jwks-two-keys']) {
       const j = judge(test(id), SIGNED_IN, ev(['authorize'], ['token-issued']), true)
       expect(j.verdict, id).toBe('skip')
       expect(j.message).toMatch(/^not exercised: your client signed in without fetching/)
@@ -385,6 +385,18 @@ describe('rp-test judge', () => {
       RP_CONTROL,
       'rp-id_token-alg-none-refused',
     ])
+    // the rotation between two sign-ins took the Foundation's ID; its former ID still runs it,
+    // and the rotation just before signing has the Foundation's -native ID
+    expect(selectRpTests(['rp-key-rotation-between-sign-ins']).map((t) => t.id)).toEqual([
+      RP_CONTROL,
+      'rp-key-rotation-op-sign-key',
+    ])
+    expect(test('rp-key-rotation-op-sign-key').signIns).toBe(2)
+    expect(test('rp-key-rotation-op-sign-key').foundation?.id).toBe('rp-key-rotation-op-sign-key')
+    expect(test('rp-key-rotation-op-sign-key-native').signIns).toBeUndefined()
+    expect(test('rp-key-rotation-op-sign-key-native').foundation?.id).toBe(
+      'rp-key-rotation-op-sign-key-native',
+    )
     expect(selectRpTests(undefined)[0]?.id).toBe(RP_CONTROL)
   })
   it('passes a run only when every MUST was exercised and passed', () => {
@@ -503,7 +515,7 @@ describe('a test of two sign-ins', () => {
       const results = await runRpTests({
         baseUrl: `http://127.0.0.1:${port}`,
         dispatcher,
-        only: ['rp-key-rotation-between-sign-ins'],
+        only: ['rp-key-rotation-op-sign-key'],
         signIn: (env) => {
           seen.push(`${env.RP_TEST_ID} ${env.RP_TEST_SIGN_IN}/${env.RP_TEST_SIGN_INS}`)
           return Promise.resolve(
@@ -515,8 +527,8 @@ describe('a test of two sign-ins', () => {
       })
       expect(seen).toEqual([
         `${RP_CONTROL} 1/1`,
-        'rp-key-rotation-between-sign-ins 1/2',
-        'rp-key-rotation-between-sign-ins 2/2',
+        'rp-key-rotation-op-sign-key 1/2',
+        'rp-key-rotation-op-sign-key 2/2',
       ])
       const rotation = results[1]
       expect(rotation?.verdict).toBe('warn')

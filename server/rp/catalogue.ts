@@ -291,12 +291,13 @@ export const RP_TESTS = [
     fix: 'when the ID token carries at_hash, compare it with the left half of SHA-256 of the access token',
   },
   {
-    id: 'rp-key-rotation-op-sign-key',
+    id: 'rp-key-rotation-op-sign-key-native',
     kind: 'positive',
     level: 'MUST',
     foundation: {
-      id: 'rp-key-rotation-op-sign-key',
-      relation: 'same direction (the Foundation config RP plan; not in Basic RP)',
+      id: 'rp-key-rotation-op-sign-key-native',
+      relation:
+        'same test (the Foundation config RP plan, OIDCCClientTestSigningKeyRotationJustBeforeSigning; not in Basic RP): the key is rotated just before the ID token is signed',
     },
     stage: 'token-response',
     exercisedBy: 'jwks',
@@ -306,7 +307,7 @@ export const RP_TESTS = [
     fix: 'on an unknown kid, re-fetch the JWKS (once) before refusing: keys rotate',
   },
   {
-    id: 'rp-key-rotation-between-sign-ins',
+    id: 'rp-key-rotation-op-sign-key',
     kind: 'positive',
     // Core §10.1.1 words the re-fetch without a requirement keyword ("The verifier knows to go
     // back to the jwks_uri location"), and a client may throttle its re-fetches (jose's
@@ -316,7 +317,7 @@ export const RP_TESTS = [
     foundation: {
       id: 'rp-key-rotation-op-sign-key',
       relation:
-        'the same duty over two sign-ins (ours): the key the client fetched at the first is withdrawn before the second, so a client that keeps its first JWKS must re-fetch',
+        'same test, lower level (the Foundation config RP plan, OIDCCClientTestSigningKeyRotation; not in Basic RP): two sign-ins, the key the client fetched at the first is withdrawn before the second, so a client that keeps its first JWKS must re-fetch; a SHOULD here because Core §10.1.1 words the re-fetch without a requirement keyword and a client may throttle its re-fetches',
     },
     stage: 'token-response',
     exercisedBy: 'jwks',
@@ -419,12 +420,15 @@ export type RpTestId = (typeof RP_TESTS)[number]['id']
 
 /**
  * Former IDs of tests renamed so that an ID means what the Foundation's test of that name means:
- * `--only` still takes them (the old ID runs the renamed test, not the Foundation's).
+ * `--only` still takes them (the old ID runs the renamed test). A former ID that is now another
+ * test's ID (`rp-key-rotation-op-sign-key`, once the rotation before the first JWKS fetch, now
+ * the rotation between two sign-ins as the Foundation's) runs the test that has it now.
  */
 export const RP_ALIASES: Readonly<Record<string, RpTestId>> = {
   'rp-id_token-sig-none': 'rp-id_token-alg-none-refused',
   'rp-id_token-bad-sig-rs256': 'rp-id_token-bad-sig-rs256-code-flow',
   'rp-id_token-bad-at_hash': 'rp-id_token-bad-at_hash-code-flow',
+  'rp-key-rotation-between-sign-ins': 'rp-key-rotation-op-sign-key',
 }
 
 const BY_ID = new Map<string, RpTest>(RP_TESTS.map((t) => [t.id, t]))

@@ -21,9 +21,9 @@ async function newKey(): Promise<RpKey> {
  * The test issuers' own keys, in this process's memory and never in the store, so nothing an
  * RP test does can touch the normal issuer's keys: `main` signs every ID token; `decoy` is the
  * first key of the two-key JWKS; `stranger` is never published (bad signature, unknown kid);
- * `rotate()` makes a new key for the key-rotation test, which publishes the two newest;
- * `current()` is the one key of the rotation between sign-ins, and `replace()` withdraws it for a
- * new one.
+ * `rotate()` makes a new key for rp-key-rotation-op-sign-key-native (rotated just before
+ * signing), which publishes the two newest; `current()` is the one key of rp-key-rotation-op-
+ * sign-key (the rotation between two sign-ins), and `replace()` withdraws it for a new one.
  */
 export function createRpKeys(): {
   main(): Promise<RpKey>

@@ -151,7 +151,10 @@ export const rpIssuers = (
       test.stage === 'discovery' &&
       mismatchServedAt !== undefined &&
       deps.clock() - mismatchServedAt <= 600
-    /** Whether the key of the rotation between sign-ins has signed an ID token yet. */
+    /**
+     * Whether the key of rp-key-rotation-op-sign-key (the rotation between two sign-ins) has
+     * signed an ID token yet.
+     */
     let betweenKeyUsed = false
     /** The issuer a test's tokens and callbacks name: another one for the discovery test. */
     const namedIssuer = (test: RpTest): string =>
@@ -359,11 +362,11 @@ export const rpIssuers = (
         case 'rp-id_token-bad-at_hash-code-flow':
           claims.at_hash = atHash(randomToken())
           break
-        case 'rp-key-rotation-op-sign-key':
+        case 'rp-key-rotation-op-sign-key-native':
           signer = await keys.rotate()
           kid = signer.kid
           break
-        case 'rp-key-rotation-between-sign-ins':
+        case 'rp-key-rotation-op-sign-key':
           // positive: a correct ID token, signed by the one published key; the next sign-in
           // started here replaces that key
           signer = await keys.current()
@@ -541,9 +544,9 @@ export const rpIssuers = (
           handler: async (request, h) => {
             const test = testOf(request)
             const set =
-              test.id === 'rp-key-rotation-op-sign-key'
+              test.id === 'rp-key-rotation-op-sign-key-native'
                 ? await keys.rotated()
-                : test.id === 'rp-key-rotation-between-sign-ins'
+                : test.id === 'rp-key-rotation-op-sign-key'
                   ? [await keys.current()]
                   : test.id === 'rp-jwks-two-keys' ||
                       test.id === 'rp-id_token-kid-absent-multiple-jwks'
@@ -593,7 +596,7 @@ export const rpIssuers = (
               params.set('state', marker)
             }
             observe(test, 'authorize', { clientId })
-            if (test.id === 'rp-key-rotation-between-sign-ins' && betweenKeyUsed) {
+            if (test.id === 'rp-key-rotation-op-sign-key' && betweenKeyUsed) {
               // a sign-in after one that was answered: the key the client may have kept from it
               // is withdrawn, and only the new one is published
               betweenKeyUsed = false

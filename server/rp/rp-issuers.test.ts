@@ -381,8 +381,8 @@ describe('RP test issuers', () => {
     )
   })
 
-  it('rp-key-rotation-op-sign-key signs with a new kid each time, published with the previous one', async () => {
-    const test = 'rp-key-rotation-op-sign-key'
+  it('rp-key-rotation-op-sign-key-native signs with a new kid each time, published with the previous one', async () => {
+    const test = 'rp-key-rotation-op-sign-key-native'
     const a = await signIn(test, { nonce: 'n' })
     const b = await signIn(test, { nonce: 'n' })
     const kidA = decodeProtectedHeader(String(a.tokens.id_token)).kid
@@ -392,8 +392,8 @@ describe('RP test issuers', () => {
     await verify(test, b.tokens.id_token)
   })
 
-  it('rp-key-rotation-between-sign-ins: the second sign-in replaces the key, and a JWKS kept from the first cannot verify it', async () => {
-    const test = 'rp-key-rotation-between-sign-ins'
+  it('rp-key-rotation-op-sign-key: the second sign-in replaces the key, and a JWKS kept from the first cannot verify it', async () => {
+    const test = 'rp-key-rotation-op-sign-key'
     const first = await signIn(test, { nonce: 'n' })
     const kept = await jwksOf(test)
     const kidA = decodeProtectedHeader(String(first.tokens.id_token)).kid
