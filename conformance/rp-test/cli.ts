@@ -5,7 +5,7 @@ import { rootCertificates } from 'node:tls'
 import { parseArgs } from 'node:util'
 import { Agent } from 'undici'
 import { clients, users } from '../../fixtures/index.ts'
-import { RP_CONTROL, RP_TESTS, type RpTest } from '../../server/rp/catalogue.ts'
+import { RP_CONTROL, RP_NOT_SERVED, RP_TESTS, type RpTest } from '../../server/rp/catalogue.ts'
 import { startEmbedded, type Embedded } from '../harness/embedded.ts'
 import { buildReport } from '../report/json.ts'
 import { junitReport } from '../report/junit.ts'
@@ -71,7 +71,8 @@ RP_TEST_USERNAME, RP_TEST_PASSWORD.
 
 Options:
   --list               the tests, one per line: ID, level, kind, the OpenID Foundation RP test
-                       it is or relates to (tab-separated)
+                       it is or relates to (tab-separated); then the Foundation RP tests not
+                       served here, level - and kind "not served", with the reason
   --run CMD            the sign-in command (run through the shell)
   --base-url URL       a separately started reference server (default: start one embedded)
   --ca FILE            PEM to trust for --base-url
@@ -133,6 +134,11 @@ export async function rpTestMain(argv: readonly string[], io: RpIo): Promise<num
             ? `OpenID Foundation ${t.foundation.id}: ${t.foundation.relation}`
             : 'ours: no OpenID Foundation RP test of this name',
         ].join('\t')}\n`,
+      )
+    // then the Foundation's RP tests not served here: level -, kind "not served", the reason
+    for (const n of RP_NOT_SERVED)
+      io.out.write(
+        `${[n.id, '-', 'not served', `OpenID Foundation ${n.id} (${n.plan}): ${n.reason}`].join('\t')}\n`,
       )
     return RP_EXIT.ok
   }

@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import { describe, expect, it } from 'vitest'
-import { RP_CONTROL, RP_TESTS, rpTest, type RpTest } from '../../server/rp/catalogue.ts'
+import {
+  RP_CONTROL,
+  RP_NOT_SERVED,
+  RP_TESTS,
+  rpTest,
+  type RpTest,
+} from '../../server/rp/catalogue.ts'
 import type { RpEvent, RpEventKind, RpLogoutCall } from '../../server/rp/observations.ts'
 import { startEmbedded } from '../harness/embedded.ts'
 import { rpTestMain } from './cli.ts'
@@ -551,7 +557,74 @@ describe('idp-conformance rp-test', () => {
       .trim()
       .split('\n')
       .map((l) => l.split('\t'))
-    expect(rows.map((r) => r[0])).toEqual(RP_TESTS.map((x) => x.id))
+    // the served tests first, then the Foundation's RP tests not served here
+    expect(rows.map((r) => r[0])).toEqual([
+      ...RP_TESTS.map((x) => x.id),
+      ...RP_NOT_SERVED.map((x) => x.id),
+    ])
+    expect(new Set(rows.map((r) => r[0])).size).toBe(rows.length)
+    for (const r of rows) expect(r, r[0]).toHaveLength(4)
+    const served = new Set<string>(RP_TESTS.map((x) => x.id))
+    for (const r of rows.slice(RP_TESTS.length)) {
+      expect(r.slice(1, 3), r[0]).toEqual(['-', 'not served'])
+      expect(r[3]?.startsWith(`OpenID Foundation ${r[0]} (`), r[0]).toBe(true)
+      expect(r[3], r[0]).toMatch(/\): \S/)
+    }
+    // every Foundation RP test of the Basic, config and RP-Initiated RP plans (their rp-… names,
+    // as OIDCCClientBasicTestPlan, OIDCCClientConfigTestPlan and the logout modules give them)
+    // is served under its own ID or listed as not served, with its reason
+    for (const id of [
+      'rp-response_type-code',
+      'rp-id_token-issuer-mismatch',
+      'rp-id_token-sub',
+      'rp-id_token-aud',
+      'rp-id_token-iat',
+      'rp-id_token-kid-absent-single-jwks',
+      'rp-id_token-kid-absent-multiple-jwks',
+      'rp-id_token-sig-rs256',
+      'rp-id_token-sig-none',
+      'rp-id_token-bad-sig-rs256',
+      'rp-userinfo-bearer-header',
+      'rp-userinfo-bad-sub-claim',
+      'rp-nonce-invalid',
+      'rp-scope-userinfo-claims',
+      'rp-token_endpoint-client_secret_basic',
+      'rp-discovery-openid-configuration',
+      'rp-discovery-jwks_uri-keys',
+      'rp-discovery-issuer-not-matching-config',
+      'rp-key-rotation-op-sign-key-native',
+      'rp-key-rotation-op-sign-key',
+      'rp-init-logout',
+      'rp-init-logout-other-state',
+      'rp-init-logout-no-state',
+    ])
+      expect(
+        rows.map((r) => r[0]),
+        id,
+      ).toContain(id)
+    // a Foundation test one of ours only relates to is listed too, saying which of ours covers it
+    for (const x of RP_TESTS as readonly RpTest[])
+      if (x.foundation && !served.has(x.foundation.id))
+        expect(rows.find((r) => r[0] === x.foundation?.id)?.[3], x.id).toContain(x.id)
+    expect(rows.find((r) => r[0] === 'rp-id_token-sig-none')?.[3]).toMatch(
+      /opposite test is served as rp-id_token-alg-none-refused/,
+    )
+    expect(rows.find((r) => r[0] === 'rp-token_endpoint-client_secret_basic')?.[3]).toMatch(
+      /client_secret_post is the only/,
+    )
+    expect(rows.find((r) => r[0] === 'rp-key-rotation-op-sign-key')).toEqual([
+      'rp-key-rotation-op-sign-key',
+      'SHOULD',
+      'positive',
+      expect.stringMatching(
+        /^OpenID Foundation rp-key-rotation-op-sign-key: same test, lower level/,
+      ),
+    ])
+    expect(rows.find((r) => r[0] === 'rp-key-rotation-op-sign-key-native')?.slice(1, 4)).toEqual([
+      'MUST',
+      'positive',
+      expect.stringMatching(/^OpenID Foundation rp-key-rotation-op-sign-key-native: same test/),
+    ])
     expect(rows.find((r) => r[0] === 'rp-id_token-alg-none-refused')).toEqual([
       'rp-id_token-alg-none-refused',
       'MUST',

@@ -418,6 +418,203 @@ export const RP_TESTS = [
 
 export type RpTestId = (typeof RP_TESTS)[number]['id']
 
+/** An OpenID Foundation RP test that has no test issuer here, and why. */
+export interface RpNotServed {
+  /** The Foundation's `rp-…` name, or its module's name where the plan gives none. */
+  readonly id: string
+  /** The Foundation plans that hold it. */
+  readonly plan: string
+  /** Why it is not served: what in INTERFACE.md rules it out, or which test of ours covers it. */
+  readonly reason: string
+}
+
+const CODE_FLOW_ONLY = 'INTERFACE.md §1: the only response type is code'
+const SIGNING = 'INTERFACE.md §1 and §2.7: ID tokens are signed with RS256 only'
+const LOGOUT = 'INTERFACE.md §4.6 has RP-initiated logout only'
+
+/**
+ * The OpenID Foundation's RP tests (the conformance suite's client test plans) that are not
+ * served here under their own ID, each with its reason: `rp-test --list` prints them after the
+ * served tests, so every Foundation RP test is either served, covered by one of ours, or
+ * documented as not applying to this interface.
+ */
+export const RP_NOT_SERVED: readonly RpNotServed[] = [
+  {
+    id: 'rp-response_type-code',
+    plan: 'Basic RP',
+    reason:
+      'covered by our control rp-id_token-sig-rs256: a code-flow sign-in with no fault, which is what this test asks',
+  },
+  {
+    id: 'rp-id_token-sig-none',
+    plan: 'Basic RP, config RP',
+    reason: `the opposite test is served as rp-id_token-alg-none-refused (--only rp-id_token-sig-none runs it): the Foundation registers the client for alg none and expects a sign-in; ${SIGNING} and no client registers none`,
+  },
+  {
+    id: 'rp-id_token-bad-sig-rs256',
+    plan: 'Basic RP',
+    reason:
+      'served at a lower level as rp-id_token-bad-sig-rs256-code-flow (--only rp-id_token-bad-sig-rs256 runs it): in the code flow OIDC Core §3.1.3.7 (6) lets the client rely on TLS instead',
+  },
+  {
+    id: 'rp-token_endpoint-client_secret_basic',
+    plan: 'Basic RP',
+    reason:
+      'INTERFACE.md §1 and §5 (3): client_secret_post is the only token endpoint authentication method (a client that sends Basic fails the control, told so)',
+  },
+  {
+    id: 'rp-userinfo-bearer-header',
+    plan: 'full RP (commented out of Basic RP)',
+    reason:
+      'not a test of its own: how the client sends its access token is its choice (RFC 6750 §2); INTERFACE.md §4.3 defines the Authorization header, and rp-scope-userinfo-claims passes only on a user-info call the issuer answered',
+  },
+  {
+    id: 'rp-userinfo-bearer-body',
+    plan: 'full RP (commented out of Basic RP)',
+    reason:
+      'INTERFACE.md §4.3 defines the Authorization header only (the test issuers also answer a form-body token on POST, RFC 6750 §2.2, but no test requires it)',
+  },
+  {
+    id: 'oidcc-client-test-missing-aud',
+    plan: 'full RP (its old name: rp-id_token-aud)',
+    reason:
+      'not served yet: rp-id_token-aud covers an aud of another client; a missing REQUIRED claim is covered by rp-id_token-sub and rp-id_token-iat (OIDC Core §2), not yet for aud',
+  },
+  {
+    id: 'rp-discovery-openid-configuration',
+    plan: 'config RP, dynamic RP',
+    reason:
+      'not a test of its own: every test issuer serves its own discovery document and each verdict says whether the client fetched it, but no test requires it (INTERFACE.md lets a client be configured statically); only rp-discovery-issuer-not-matching-config needs it to be exercised',
+  },
+  {
+    id: 'rp-discovery-jwks_uri-keys',
+    plan: 'config RP, dynamic RP',
+    reason:
+      "not a test of its own: the key tests need a fetch of the test issuer's own jwks_uri (else not exercised), but its path is fixed per issuer, not random per run as the Foundation's, so nothing proves the client read it from discovery",
+  },
+  ...['rp-discovery-webfinger-acct', 'rp-discovery-webfinger-url'].map((id) => ({
+    id,
+    plan: 'dynamic RP, full RP',
+    reason: 'INTERFACE.md has no WebFinger endpoint (OIDC Discovery §2): the issuer is configured',
+  })),
+  {
+    id: 'rp-registration-dynamic',
+    plan: 'dynamic RP, full RP',
+    reason:
+      'INTERFACE.md has no registration endpoint (OIDC Dynamic Client Registration): clients are registered by the operator',
+  },
+  ...['rp-request_uri-sig', 'rp-request_uri-unsigned'].map((id) => ({
+    id,
+    plan: 'dynamic RP, full RP',
+    reason:
+      'INTERFACE.md §4.1 has no request or request_uri parameter (request objects, OIDC Core §6)',
+  })),
+  {
+    id: 'rp-userinfo-sig',
+    plan: 'dynamic RP, full RP',
+    reason:
+      'INTERFACE.md §4.3 answers user-info as plain JSON: no signed user-info response (OIDC Core §5.3.2)',
+  },
+  ...[
+    'rp-response_type-id_token',
+    'rp-response_type-id_token+token',
+    'rp-response_type-code+id_token',
+    'rp-response_type-code+token',
+    'rp-response_type-code+id_token+token',
+    'rp-nonce-unless-code-flow',
+    'rp-id_token-missing-at_hash',
+    'rp-id_token-bad-c_hash',
+    'rp-id_token-missing-c_hash',
+  ].map((id) => ({ id, plan: 'implicit RP, hybrid RP', reason: CODE_FLOW_ONLY })),
+  {
+    id: 'rp-id_token-bad-at_hash',
+    plan: 'implicit RP, hybrid RP',
+    reason: `served at a lower level as rp-id_token-bad-at_hash-code-flow (--only rp-id_token-bad-at_hash runs it): ${CODE_FLOW_ONLY}, where OIDC Core §3.1.3.8 makes the at_hash check a MAY`,
+  },
+  {
+    id: 'oidcc-client-test-form-post-error',
+    plan: 'form-post RP plans, full RP',
+    reason:
+      'INTERFACE.md defines no response_mode: the authorization response is a redirect with query parameters, never form_post',
+  },
+  ...['oidcc-client-test-invalid-sig-hs256', 'oidcc-client-test-invalid-sig-es256'].map((id) => ({
+    id,
+    plan: 'full RP',
+    reason: `${SIGNING}; the Foundation registers the client for ${id.endsWith('hs256') ? 'HS256' : 'ES256'}, which no client here can be`,
+  })),
+  ...['oidcc-client-test-aggregated-claims', 'oidcc-client-test-distributed-claims'].map((id) => ({
+    id,
+    plan: 'full RP',
+    reason:
+      'INTERFACE.md §2.4 has plain user claims only: no aggregated or distributed claims (OIDC Core §5.6.2)',
+  })),
+  {
+    id: 'oidcc-client-test-mtls-endpoint-aliases',
+    plan: 'full RP',
+    reason:
+      'INTERFACE.md has no mutual TLS (RFC 8705 mtls_endpoint_aliases): clients authenticate with client_secret_post',
+  },
+  {
+    id: 'rp-init-logout-other-state',
+    plan: 'RP-Initiated RP',
+    reason:
+      'not served yet: the redirect back from logout with another state (rp-init-logout echoes the state the client sent)',
+  },
+  {
+    id: 'rp-init-logout-no-state',
+    plan: 'RP-Initiated RP',
+    reason:
+      'not served yet: the redirect back from logout without the state the client sent (rp-init-logout echoes it)',
+  },
+  ...['rp-frontchannel-rpinitlogout', 'oidcc-client-test-rp-frontchannel-opinitlogout'].map(
+    (id) => ({
+      id,
+      plan: 'front-channel logout RP',
+      reason: `${LOGOUT}: no front-channel logout (no frontchannel_logout_uri)`,
+    }),
+  ),
+  ...[
+    'rp-backchannel-rpinitlogout',
+    'rp-backchannel-rpinitlogout-lt-alg-none',
+    'rp-backchannel-rpinitlogout-lt-no-event',
+    'rp-backchannel-rpinitlogout-lt-with-nonce',
+    'rp-backchannel-rpinitlogout-lt-wrong-alg',
+    'rp-backchannel-rpinitlogout-lt-wrong-aud',
+    'rp-backchannel-rpinitlogout-lt-wrong-event',
+    'rp-backchannel-rpinitlogout-lt-wrong-issuer',
+  ].map((id) => ({
+    id,
+    plan: 'back-channel logout RP',
+    reason: `${LOGOUT}: no back-channel logout (no backchannel_logout_uri, no logout token)`,
+  })),
+  {
+    id: 'oidcc-client-test-refresh-token',
+    plan: 'refresh token RP',
+    reason:
+      'not served yet: a sign-in, then the refresh_token grant and user-info with the new access token',
+  },
+  ...[
+    'oidcc-client-test-refresh-token-invalid-issuer',
+    'oidcc-client-test-refresh-token-invalid-sub',
+  ].map((id) => ({
+    id,
+    plan: 'refresh token RP',
+    reason:
+      'INTERFACE.md §2.2: the refresh_token grant returns no ID token, so there is none to carry another iss or sub',
+  })),
+  {
+    id: 'oidcc-client-test-3rd-party-init-login',
+    plan: '3rd-party initiated login RP',
+    reason:
+      'INTERFACE.md registers no initiate_login_uri (OIDC Core §4): the issuer never starts a login at the client',
+  },
+  {
+    id: 'oidcc-client-test-session-management',
+    plan: 'session management RP',
+    reason: `${LOGOUT}: no OpenID Connect Session Management (no check_session_iframe)`,
+  },
+]
+
 /**
  * Former IDs of tests renamed so that an ID means what the Foundation's test of that name means:
  * `--only` still takes them (the old ID runs the renamed test). A former ID that is now another
