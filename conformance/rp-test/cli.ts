@@ -123,7 +123,8 @@ export async function rpTestMain(argv: readonly string[], io: RpIo): Promise<num
     return RP_EXIT.ok
   }
   if (values.list) {
-    // tab-separated, the ID first (cut -f1 gives the IDs)
+    // tab-separated, the ID first (cut -f1 gives the IDs; the served ones are the lines whose
+    // level is not -)
     for (const t of RP_TESTS as readonly RpTest[])
       io.out.write(
         `${[
@@ -155,9 +156,15 @@ export async function rpTestMain(argv: readonly string[], io: RpIo): Promise<num
     .map((s) => s.trim())
     .filter(Boolean)
   const unknown = only?.filter((p) => matchRpTests(p).length === 0) ?? []
+  // a Foundation RP test --list shows as not served: say why rather than "no RP test"
+  const notServed = unknown.flatMap((p) => RP_NOT_SERVED.filter((n) => n.id === p))
+  if (notServed.length)
+    return usage(
+      `--only names an OpenID Foundation RP test not served here: ${notServed.map((n) => `${n.id} (${n.reason})`).join('; ')}`,
+    )
   if (unknown.length)
     return usage(
-      `--only names no RP test: ${unknown.join(', ')} (exact IDs from --list, or a glob such as rp-id_token-*)`,
+      `--only names no RP test: ${unknown.join(', ')} (exact IDs of served tests from --list, or a glob such as rp-id_token-*)`,
     )
   if (values.ca && !values['base-url']) return usage('--ca goes with --base-url')
 

@@ -646,6 +646,12 @@ describe('idp-conformance rp-test', () => {
       expect(await rpTestMain(args, t.io)).toBe(2)
       expect(t.err()).toMatch(/idp-conformance rp-test:/)
     }
+    // a Foundation test --list shows as not served is refused with its reason
+    const t = io()
+    expect(await rpTestMain(['--run', 'true', '--only', 'rp-registration-dynamic'], t.io)).toBe(2)
+    expect(t.err()).toMatch(
+      /not served here: rp-registration-dynamic \(INTERFACE\.md has no registration endpoint/,
+    )
   })
 
   it('a command that exits 1 is ERROR on every test, never a pass, and the run exits 1', async () => {
