@@ -74,6 +74,19 @@ const pages: Record<string, { status: number; title: string; body: string }> = {
     'Sign in',
     `<form method="post" action="/x"><input name="u"><input type="password" name="p"><input type="submit" value="Log in"><input type="submit" value="Continue"></form>`,
   ),
+  // E of blind round 2: an empty shell whose script asks the provider's API, which answers only
+  // with the interaction cookie set by the redirect that led here, then renders the form
+  '/shell': page('Sign in', `<div id="app">loading…</div><script src="/shell.js"></script>`),
+  // F of blind round 2: a language chooser (links) before a server-rendered login form
+  '/lang': page(
+    'Welcome',
+    `<h1>Choose your language</h1><ul><li><a href="/lang-en">English</a></li><li><a href="/lang-fr">Français</a></li></ul>`,
+  ),
+  // an error page served with HTTP 200: an error said, nothing to fill
+  '/oops': page(
+    'Error',
+    `<h1>Error</h1><p>invalid_request: the redirect_uri is not registered</p>`,
+  ),
   // a script page that stays put with nothing to answer
   '/spinner': page('Please wait', `<p>Loading</p><script>window.x = 1</script>`),
 }
@@ -98,6 +111,14 @@ const SPA_LOGIN_JS = `setTimeout(() => {
 }, 300)
 `
 
+/** The shell's script: the form only when the provider's API knows the interaction. */
+const SHELL_JS = `fetch('/shell/api').then(async (res) => {
+  const app = document.getElementById('app')
+  if (res.ok) app.innerHTML = '<label>E-mail <input type="email"></label><label>Password <input type="password"></label><button>Sign in</button>'
+  else app.innerHTML = '<h1>Something went wrong</h1><p>' + (await res.json()).message + '</p>'
+})
+`
+
 /** Where a POST or the start of a flow goes next. */
 const next: Record<string, string> = {
   '/start-spa': '/spa-login',
@@ -105,6 +126,8 @@ const next: Record<string, string> = {
   '/consent-deny': `${CALLBACK}?error=access_denied`,
   '/continue-done': `${CALLBACK}?code=the-code`,
   '/mfa-done': '/consent',
+  '/lang-en': '/no-cancel',
+  '/lang-fr': '/no-cancel',
   // a redirect to a host that does not resolve: the browser's own error page
   '/away': 'http://nowhere.invalid/',
 }
@@ -120,6 +143,27 @@ function serve(req: IncomingMessage, res: ServerResponse): void {
       res.writeHead(200, { 'content-type': 'application/json' })
       res.end(JSON.stringify(ok ? { next: '/consent' } : {}))
     })
+    return
+  }
+  if (path === '/shell-start') {
+    res.writeHead(303, {
+      location: '/shell',
+      'set-cookie': '_interaction=abc; Path=/shell; HttpOnly; SameSite=Lax',
+    })
+    res.end()
+    return
+  }
+  if (path === '/shell/api') {
+    const known = /(^|;\s*)_interaction=abc(;|$)/.test(req.headers.cookie ?? '')
+    res.writeHead(known ? 200 : 400, { 'content-type': 'application/json' })
+    res.end(
+      JSON.stringify(known ? { fields: ['email', 'password'] } : { message: 'invalid_request' }),
+    )
+    return
+  }
+  if (path === '/shell.js') {
+    res.writeHead(200, { 'content-type': 'text/javascript' })
+    res.end(SHELL_JS)
     return
   }
   if (path === '/spa-login.js') {
@@ -403,11 +447,12 @@ describe('pages judged as the user sees them (pages.ts)', () => {
     await new Promise((resolve) => server.close(resolve))
   })
 
-  const ctx = (login?: LoginConfig) => {
+  const ctx = (login?: LoginConfig, interactions?: InteractionConfig[]) => {
     const t = {
       baseUrl: base,
       clients: { main: { id: 'c', secret: 's', redirectUri: CALLBACK } },
       login,
+      interactions,
     } as unknown as Target
     const contexts: Awaited<ReturnType<Browser['newContext']>>[] = []
     return {
@@ -495,6 +540,87 @@ describe('pages judged as the user sees them (pages.ts)', () => {
         /has no password field$/,
       )
       expect(opened).toBe(0)
+    } finally {
+      await c.close()
+    }
+  }, 60_000)
+
+  test('a login shell rendered by script is rendered with the cookies its redirects set (issue 29, blind round 2, fault 1)', async () => {
+    const c = ctx()
+    try {
+      // the provider's API answers the shell only with the interaction cookie the redirect set
+      expect((await get(c, '/shell/api')).status).toBe(400)
+      const login = await expectLoginPage(c, await get(c, '/shell-start'), 'shell login')
+      expect(login.url).toBe(`${base}/shell`)
+    } finally {
+      await c.close()
+    }
+  }, 60_000)
+
+  test('a provider that accepts a bad redirect URI behind a script-rendered login never passes for an error page (fault 2)', async () => {
+    const c = ctx()
+    try {
+      const failure = await expectErrorPage(c, await get(c, '/shell-start'), 'bad redirect').catch(
+        (err: unknown) => err,
+      )
+      expect(failure).toBeInstanceOf(CheckFailure)
+      expect((failure as Error).message).toMatch(/showed its login form.*rendered by its scripts/)
+    } finally {
+      await c.close()
+    }
+  }, 60_000)
+
+  test('configured interactions before the login are answered and the login page behind them judged (fault 3)', async () => {
+    const language: InteractionConfig = {
+      name: 'language',
+      kind: 'other',
+      detect: 'h1:has-text("Choose your language")',
+      steps: [{ click: 'a:has-text("English")' }],
+    }
+    const configured = ctx(undefined, [language])
+    const plain = ctx()
+    try {
+      const login = await expectLoginPage(configured, await get(configured, '/lang'), 'login')
+      // the page judged (its headers, its HTML) is the login page, not the chooser
+      expect(login.url).toBe(`${base}/no-cancel`)
+      expect(login.text).toMatch(/type="password"/)
+      // the same chooser answered on the way to an "error page": the request was accepted
+      const accepted = await expectErrorPage(
+        configured,
+        await get(configured, '/lang'),
+        'bad redirect',
+      ).catch((err: unknown) => err)
+      expect(accepted).toBeInstanceOf(CheckFailure)
+      expect((accepted as Error).message).toMatch(
+        /showed its login form.*after answering the configured language/,
+      )
+      // unconfigured, the chooser is a page the suite cannot classify: inconclusive, not a pass
+      const unclassified = await expectErrorPage(
+        plain,
+        await get(plain, '/lang'),
+        'bad redirect',
+      ).catch((err: unknown) => err)
+      expect(unclassified).toBeInstanceOf(Error)
+      expect(unclassified).not.toBeInstanceOf(CheckFailure)
+      expect((unclassified as Error).message).toMatch(
+        /neither its login page nor recognisably an error page \("Welcome"/,
+      )
+    } finally {
+      await configured.close()
+      await plain.close()
+    }
+  }, 60_000)
+
+  test('a 200 page is the error page only when it recognisably is one (fault 2)', async () => {
+    const c = ctx()
+    try {
+      await expectErrorPage(c, await get(c, '/oops'), 'bad redirect')
+      expect(c.notes).toEqual(['bad redirect: the error page was served with HTTP 200, not 4xx'])
+      const puzzle = await expectErrorPage(c, await get(c, '/puzzle'), 'bad redirect').catch(
+        (err: unknown) => err,
+      )
+      expect(puzzle).toBeInstanceOf(Error)
+      expect(puzzle).not.toBeInstanceOf(CheckFailure)
     } finally {
       await c.close()
     }

@@ -1,4 +1,6 @@
-import type { BrowserContext } from '@playwright/test'
+import type { BrowserContext, Page, Response as BrowserResponse } from '@playwright/test'
+import { CookieJar } from 'tough-cookie'
+import { appliesTo, ERROR_WORDS, runSteps } from './browser.ts'
 import type { CheckContext } from './check.ts'
 import { CheckFailure, expectEqual, expectStatus, expectThat } from './expect.ts'
 import type { HttpResponse } from './http.ts'
@@ -20,13 +22,16 @@ function clientUris(ctx: Pick<CheckContext, 'target'>): string[] {
   )
 }
 
-/** A tiny cookie jar for following same-origin redirects with the raw client. */
-function cookiesFrom(res: HttpResponse, jar: Map<string, string>): void {
-  for (const line of res.headers.getSetCookie()) {
-    const [pair] = line.split(';')
-    const eq = pair?.indexOf('=') ?? -1
-    if (pair && eq > 0) jar.set(pair.slice(0, eq).trim(), pair.slice(eq + 1).trim())
-  }
+/**
+ * The cookies the raw client received on its way to a page (its redirects and the page itself):
+ * a browser following the same redirects would hold them when it renders the page, and a
+ * script-rendered page's own API calls need them (issue 29, blind round 2, fault 1).
+ */
+const cookieJars = new WeakMap<HttpResponse, CookieJar>()
+
+async function keepCookies(res: HttpResponse, jar: CookieJar): Promise<void> {
+  for (const line of res.headers.getSetCookie())
+    await jar.setCookie(line, res.url, { ignoreError: true }).catch(() => undefined)
 }
 
 /**
@@ -39,10 +44,10 @@ export async function followAtIdp(
   what: string,
 ): Promise<HttpResponse> {
   const origin = new URL(ctx.target.baseUrl).origin
-  const jar = new Map<string, string>()
+  const jar = new CookieJar()
   let res = first
   for (let hop = 0; isRedirect(res); hop++) {
-    cookiesFrom(res, jar)
+    await keepCookies(res, jar)
     const raw = res.headers.get('location')
     expectThat(raw, `${what}: HTTP ${res.status} without a Location header`)
     const location = new URL(raw, res.url)
@@ -54,12 +59,50 @@ export async function followAtIdp(
     }
     expectThat(location.origin === origin, `${what}: redirected off the IdP to ${location.href}`)
     expectThat(hop < 5, `${what}: more than five redirects at the IdP`)
-    const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ')
+    const cookie = await jar.getCookieString(location.href)
     res = await ctx.http.request(location.href, {
       headers: { accept: 'text/html', ...(cookie ? { cookie } : {}) },
     })
   }
+  await keepCookies(res, jar)
+  cookieJars.set(res, jar)
   return res
+}
+
+const SAME_SITE = { strict: 'Strict', lax: 'Lax', none: 'None' } as const
+
+/** Puts the cookies the raw client received for `res` into a browser context. */
+async function carryCookies(context: BrowserContext, res: HttpResponse): Promise<void> {
+  const jar = cookieJars.get(res)
+  if (!jar) return
+  const { cookies } = await jar.serialize()
+  const now = Date.now()
+  const carried = cookies.flatMap((c) => {
+    if (typeof c.key !== 'string' || typeof c.domain !== 'string' || typeof c.value !== 'string')
+      return []
+    const expires =
+      typeof c.expires === 'string' && c.expires !== 'Infinity'
+        ? Date.parse(c.expires) / 1000
+        : undefined
+    if (expires !== undefined && expires * 1000 < now) return []
+    const sameSite =
+      typeof c.sameSite === 'string'
+        ? SAME_SITE[c.sameSite.toLowerCase() as keyof typeof SAME_SITE]
+        : undefined
+    return [
+      {
+        name: c.key,
+        value: c.value,
+        domain: c.domain,
+        path: typeof c.path === 'string' ? c.path : '/',
+        secure: Boolean(c.secure),
+        httpOnly: Boolean(c.httpOnly),
+        ...(expires !== undefined ? { expires } : {}),
+        ...(sameSite ? { sameSite } : {}),
+      },
+    ]
+  })
+  if (carried.length > 0) await context.addCookies(carried)
 }
 
 /** Whether the served HTML has a password field (evidence; a script may still render one). */
@@ -90,30 +133,65 @@ export function loginSelectors(
   ].filter((d): d is string => Boolean(d))
 }
 
+/**
+ * The configured interactions that may stand between the authorization request and the login
+ * page (a language chooser, a cookie banner): every kind but the login and a logout
+ * confirmation. A page they answer is never judged itself (issue 29, blind round 2, fault 3).
+ */
+export function beforeLoginInteractions(
+  target: Pick<CheckContext['target'], 'interactions'>,
+): NonNullable<CheckContext['target']['interactions']>[number][] {
+  return (target.interactions ?? []).filter((i) => i.kind !== 'login' && i.kind !== 'logout')
+}
+
+/** The most configured interactions one rendering answers (a provider that keeps asking). */
+const MAX_ANSWERS = 5
+
 /** What a page showed once rendered in the browser, its scripts run. */
 export interface RenderedPage {
   /** A visible password field. */
   readonly passwordField: boolean
   /** A configured login selector (loginSelectors) shows on the page. */
   readonly loginDetected: boolean
+  /** Visible form fields (text inputs, text areas) a user could fill. */
+  readonly inputs: number
   /** The rendered text (its start). */
   readonly text: string
   readonly title: string
   /** A client URI the page's scripts sent the browser to, if they did. */
   readonly toClient: string | undefined
+  /** The configured interactions answered on the way, in order (their names). */
+  readonly answered: readonly string[]
+  /**
+   * The document the browser ended at once it answered configured interactions (status,
+   * headers, body as the browser received them); undefined when it answered none.
+   */
+  readonly document: HttpResponse | undefined
+}
+
+/** A browser's document response as the harness's HttpResponse. */
+async function asHttpResponse(res: BrowserResponse): Promise<HttpResponse> {
+  const headers = new Headers()
+  for (const { name, value } of await res.headersArray()) headers.append(name, value)
+  const text = await res.text().catch(() => '')
+  return { status: res.status(), headers, text, json: undefined, url: res.url() }
 }
 
 /**
  * Renders a response as the user's browser would: the served document (status, headers and
- * body as the harness received them) at its own URL, its scripts and subresources fetched from
- * the IdP, until the network is quiet (at most 5 s). Navigation to a client URI is caught, never
- * sent. A page the browser cannot render leaves the raw HTML's verdict (undefined).
+ * body as the harness received them) at its own URL, with the cookies the harness received on
+ * its way there, its scripts and subresources fetched from the IdP, until the network is quiet
+ * (at most 5 s). Configured interactions before the login (beforeLoginInteractions) are
+ * answered, at most MAX_ANSWERS, and the page they lead to is the one read. Navigation to a
+ * client URI is caught, never sent. A page the browser cannot render leaves the raw HTML's
+ * verdict (undefined).
  */
 export async function renderPage(
   ctx: Pick<CheckContext, 'target' | 'newBrowserContext'>,
   res: HttpResponse,
 ): Promise<RenderedPage | undefined> {
   const context = await ctx.newBrowserContext()
+  await carryCookies(context, res).catch(() => undefined)
   const page = await context.newPage()
   const clients = clientUris(ctx)
   let toClient: string | undefined
@@ -134,38 +212,97 @@ export async function renderPage(
       route.fulfill({ status: res.status, headers, body: res.text }).catch(() => undefined),
     { times: 1 },
   )
+  // the main frame's documents as the browser received them, the last one read
+  let lastDocument: BrowserResponse | undefined
+  page.on('response', (r) => {
+    if (r.request().isNavigationRequest() && r.frame() === page.mainFrame()) lastDocument = r
+  })
+  const answered: string[] = []
+  const settle = async (): Promise<void> => {
+    await page.waitForLoadState('load', { timeout: 15_000 }).catch(() => undefined)
+    await page.waitForLoadState('networkidle', { timeout: 5000 }).catch(() => undefined)
+  }
   try {
     await page.goto(res.url, { timeout: 15_000 })
-    await page.waitForLoadState('networkidle', { timeout: 5000 }).catch(() => undefined)
+    await settle()
+    const interactions = beforeLoginInteractions(ctx.target)
+    // a configured step may name the primary user ({{username}}); a bare target may have none
+    const user = (ctx.target.users as Partial<CheckContext['target']['users']> | undefined)?.primary
+    answering: while (answered.length < MAX_ANSWERS && !toClient) {
+      const status = lastDocument?.status() ?? res.status
+      for (const interaction of interactions) {
+        if (!appliesTo(interaction, page.url(), status)) continue
+        if (interaction.detect && !(await shows(page, interaction.detect))) continue
+        const navigated = page
+          .waitForEvent('framenavigated', {
+            predicate: (f) => f === page.mainFrame(),
+            timeout: interaction.stepTimeoutMs ?? 15_000,
+          })
+          .catch(() => undefined)
+        await runSteps(page, interaction, user)
+        await navigated
+        await settle()
+        answered.push(interaction.name)
+        continue answering
+      }
+      break
+    }
     const seen = await page.evaluate(() => ({
       passwordField: Array.from(document.querySelectorAll('input[type=password]')).some(
         (el) => el.getClientRects().length > 0,
       ),
+      inputs: Array.from(
+        document.querySelectorAll('input:not([type=hidden]):not([type=submit]), textarea'),
+      ).filter((el) => el.getClientRects().length > 0).length,
       text: document.body.innerText.replace(/\s+/g, ' ').trim().slice(0, 300),
       title: document.title,
     }))
     let loginDetected = false
-    for (const selector of loginSelectors(ctx.target))
-      loginDetected ||= await page
-        .locator(selector)
-        .filter({ visible: true })
-        .count()
-        .then((n) => n > 0)
-        .catch(() => false)
-    return { ...seen, loginDetected, toClient }
-  } catch {
+    for (const selector of loginSelectors(ctx.target)) loginDetected ||= await shows(page, selector)
+    const documentSeen =
+      answered.length > 0 && lastDocument ? await asHttpResponse(lastDocument) : undefined
+    return { ...seen, loginDetected, toClient, answered, document: documentSeen }
+  } catch (err) {
     // the page navigated away while read (to a client URI, caught above) or would not load
-    return toClient
-      ? { passwordField: false, loginDetected: false, text: '', title: '', toClient }
-      : undefined
+    if (toClient)
+      return {
+        passwordField: false,
+        loginDetected: false,
+        inputs: 0,
+        text: '',
+        title: '',
+        toClient,
+        answered,
+        document: undefined,
+      }
+    // a configured interaction that could not be answered is the suite's limit: inconclusive
+    if (answered.length > 0 || /step \d+: .* failed/.test((err as Error).message))
+      throw new Error(
+        `the suite could not answer the configured interactions before the login at ${page.url()}: ${(err as Error).message.split('\n')[0] ?? ''}`,
+      )
+    return undefined
   } finally {
     await page.close().catch(() => undefined)
   }
 }
 
+/** Whether a selector matches a visible element now (no waiting; a bad selector is no match). */
+const shows = (page: Page, selector: string): Promise<boolean> =>
+  page
+    .locator(selector)
+    .filter({ visible: true })
+    .count()
+    .then((n) => n > 0)
+    .catch(() => false)
+
 /**
  * RFC 6749 §4.1.2.1, §3.1.2.4: the error is shown to the user at the IdP, never redirected.
  * The page must be an error (4xx), not the login form, which would redirect after sign-in.
+ * A page served as a success (2xx) is judged as a browser following the same redirects shows
+ * it (rendered, with the cookies received on the way, configured interactions answered): it is
+ * the provider's error page only when it recognisably is one (an error said, nothing to fill);
+ * a page the suite cannot classify leaves the check inconclusive, never passed (issue 29,
+ * blind round 2, fault 2).
  */
 export async function expectErrorPage(
   ctx: Pick<CheckContext, 'target' | 'http' | 'note' | 'newBrowserContext'>,
@@ -175,23 +312,46 @@ export async function expectErrorPage(
   const final = await followAtIdp(ctx, res, what)
   const accepted = `${what}: the request was accepted: the IdP answered HTTP ${res.status}${isRedirect(res) ? ` to ${res.headers.get('location') ?? ''}` : ''} and showed its login form, which would redirect after sign-in, instead of an error`
   expectThat(!hasPasswordField(final.text), accepted)
-  // a page whose HTML leaves it open (scripts that may render a login form or leave the page)
-  // is judged as the user sees it; so is a page served as a success when the configuration
-  // says how the login page is recognised (its detect selector), which only the rendered page
-  // can answer. A page served with an error status is the provider's answer (README).
+  // a page served with an error status is the provider's answer (README) and is judged on its
+  // HTML alone, unless its HTML leaves it open (scripts that may render a login form or leave
+  // the page); a page served as a success is always judged as the user sees it
   const detect = loginSelectors(ctx.target)
-  if (needsRendering(final) || (detect.length > 0 && final.status < 400)) {
+  const success = final.status < 400
+  if (needsRendering(final) || success) {
     const rendered = await renderPage(ctx, final)
     if (rendered) {
+      const via =
+        rendered.answered.length > 0
+          ? `, after answering the configured ${rendered.answered.join(', ')}`
+          : ''
       expectThat(
         !rendered.toClient,
-        `${what}: the page's script sent the browser to the client URI ${rendered.toClient ?? ''} (RFC 6749 §4.1.2.1: an invalid redirect URI or client is never redirected to)`,
+        `${what}: the page's script sent the browser to the client URI ${rendered.toClient ?? ''}${via} (RFC 6749 §4.1.2.1: an invalid redirect URI or client is never redirected to)`,
       )
-      expectThat(!rendered.passwordField, `${accepted} (rendered by its scripts)`)
+      expectThat(!rendered.passwordField, `${accepted} (rendered by its scripts${via})`)
       expectThat(
         !rendered.loginDetected,
-        `${accepted} (recognised by the configured login detect ${detect.join(', ')})`,
+        `${accepted} (recognised by the configured login detect ${detect.join(', ')}${via})`,
       )
+      const shown = rendered.document ?? final
+      if (
+        shown.status < 400 &&
+        !(rendered.inputs === 0 && ERROR_WORDS.test(`${rendered.title} ${rendered.text}`))
+      )
+        throw new Error(
+          `${what}: the IdP answered with a page (HTTP ${shown.status}${via}) that is neither its login page nor recognisably an error page ("${rendered.title}": ${rendered.text.slice(0, 160)}): the suite cannot tell whether the request was refused`,
+        )
+      if (rendered.answered.length > 0) return shown
+    } else if (success) {
+      const text = visibleText(final.text)
+      const fields = /<(input\b(?![^>]*\btype\s*=\s*["']?(hidden|submit)\b)|textarea\b)/i.test(
+        final.text,
+      )
+      if (fields || !ERROR_WORDS.test(text))
+        throw new Error(
+          `${what}: the IdP answered HTTP ${final.status} with a page the browser could not render and whose HTML is not recognisably an error page: the suite cannot tell whether the request was refused`,
+        )
+      ctx.note(`${what}: the page could not be rendered; judged on its HTML`)
     } else ctx.note(`${what}: the page could not be rendered; judged on its HTML`)
   }
   // the MUST is no redirect to the unverified URI (RFC 6749 §3.1.2.4, §4.1.2.1); no source
@@ -201,7 +361,11 @@ export async function expectErrorPage(
   return final
 }
 
-/** The login page (INTERFACE.md §4.1), possibly behind same-origin redirects. */
+/**
+ * The login page (INTERFACE.md §4.1), possibly behind same-origin redirects and configured
+ * interactions before it (a language chooser): the page returned is the login page a browser
+ * following the same redirects and answering those interactions shows.
+ */
 export async function expectLoginPage(
   ctx: Pick<CheckContext, 'target' | 'http' | 'newBrowserContext'>,
   res: HttpResponse,
@@ -219,11 +383,17 @@ export async function expectLoginPage(
   )
   if (hasPasswordField(final.text)) return final
   // no password field in the HTML: the page is judged as the user sees it, rendered, when its
-  // scripts may render the form (a single-page login) or when the configuration says how the
+  // scripts may render the form (a single-page login), when the configuration says how the
   // login page is recognised (login.detect: a user-name page before the password, a passkey
-  // page). A page the browser cannot render is the harness's limit, not the IdP's fault.
+  // page), or when configured interactions may stand before it (a language chooser), which
+  // are answered first. A page the browser cannot render is the harness's limit, not the IdP's
+  // fault.
   const detect = loginSelectors(ctx.target)
-  if (needsRendering(final) || detect.length > 0) {
+  if (
+    needsRendering(final) ||
+    detect.length > 0 ||
+    beforeLoginInteractions(ctx.target).length > 0
+  ) {
     const rendered = await renderPage(ctx, final)
     if (!rendered)
       throw new Error(
@@ -233,10 +403,18 @@ export async function expectLoginPage(
       detect.length > 0
         ? `no password field and nothing the configured login detect (${detect.join(', ')}) matches`
         : 'no password field'
+    const via =
+      rendered.answered.length > 0
+        ? `, after answering the configured ${rendered.answered.join(', ')}`
+        : ''
     expectThat(
       rendered.passwordField || rendered.loginDetected,
-      `${what}: the page has ${how}, neither in its HTML nor once its scripts ran ("${rendered.title}": ${rendered.text.slice(0, 160)})`,
+      `${what}: the page${via} has ${how}, neither in its HTML nor once its scripts ran ("${rendered.title}": ${rendered.text.slice(0, 160)})`,
     )
+    if (rendered.document) {
+      expectStatus(rendered.document, 200, `${what}: the login page${via}`)
+      return rendered.document
+    }
     return final
   }
   throw new CheckFailure(`${what}: the page has no password field`)
