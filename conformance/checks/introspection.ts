@@ -10,7 +10,8 @@ import {
   expectJsonObject,
   expectNoTokenData,
   expectOAuthError,
-  expectRevoked,
+  activeForTheCheck,
+  revokedForTheCheck,
   expectScope,
   expectStatus,
   expectThat,
@@ -167,8 +168,13 @@ async function reuseCode(
 
 const INTRO_03 = check({ exclusive: true }, async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid offline_access' })
-  // the same token is active, so the refusals below are about what was changed
-  expectActive(await introspectRaw(ctx, set.accessToken), 'the genuine access token')
+  // the positive control: the same token is active, so the refusals below are about what was
+  // changed; an introspection that calls every token inactive shows nothing (INTRO-01 judges)
+  activeForTheCheck(
+    await introspectRaw(ctx, set.accessToken),
+    'the genuine access token',
+    'forged, revoked or expired tokens introspected inactive show nothing',
+  )
   // each token that must be inactive is its own sub-case: every one called active is reported
   const inactive = async (what: string, token: string): Promise<void> =>
     ctx.subcase(`introspection of ${what}`, async () => {
@@ -184,9 +190,20 @@ const INTRO_03 = check({ exclusive: true }, async (ctx) => {
     offline: true,
     ownSession: true,
   })
-  expectRevoked(await revokeRaw(ctx, revoked.accessToken), 'an access token')
+  // each revocation is done before its effect is looked at; its answer's form is REV-02's
+  activeForTheCheck(
+    await introspectRaw(ctx, revoked.accessToken),
+    'an access token before revocation',
+    'its inactivity after the revocation shows nothing',
+  )
+  revokedForTheCheck(ctx, await revokeRaw(ctx, revoked.accessToken), 'an access token')
   await inactive('a revoked access token', revoked.accessToken)
-  expectRevoked(await revokeRaw(ctx, refreshTokenOf(revoked)), 'a refresh token')
+  activeForTheCheck(
+    await introspectRaw(ctx, refreshTokenOf(revoked)),
+    'a refresh token before revocation',
+    'its inactivity after the revocation shows nothing',
+  )
+  revokedForTheCheck(ctx, await revokeRaw(ctx, refreshTokenOf(revoked)), 'a refresh token')
   await inactive('a revoked refresh token', refreshTokenOf(revoked))
 
   const reused = await reuseCode(ctx)
@@ -295,7 +312,9 @@ const INTRO_07 = check(async (ctx) => {
   const rt = refreshTokenOf(set)
   for (const token of [set.accessToken, set.accessToken, rt]) {
     const res = await introspectRaw(ctx, token)
-    expectActive(res, 'a fresh token')
+    // the positive control: a fresh token introspects active, so an inactive answer after the
+    // revocation is the revocation's (INTRO-01 judges a fresh token called inactive)
+    activeForTheCheck(res, 'a fresh token', 'whether a revocation reaches it cannot be shown')
     // RFC 7662 §4 (hardening): an introspection answer is not to be stored
     if (!/no-store/i.test(res.headers.get('cache-control') ?? ''))
       ctx.note('an introspection answer lacks Cache-Control: no-store')
@@ -311,7 +330,7 @@ const INTRO_07 = check(async (ctx) => {
   ] as const) {
     const what = `the revoked ${kind} token`
     await ctx.subcase(what, async () => {
-      expectRevoked(await revokeRaw(ctx, token), `the ${kind} token`)
+      revokedForTheCheck(ctx, await revokeRaw(ctx, token), `the ${kind} token`)
       expectThat(
         await within(1000, () => inactive(token)),
         `${what}: still introspects active after 1 s`,
@@ -319,8 +338,12 @@ const INTRO_07 = check(async (ctx) => {
     })
   }
   const reused = await reuseCode(ctx)
-  expectActive(await introspectRaw(ctx, reused.accessToken), 'the access token of a code')
-  expectActive(await introspectRaw(ctx, reused.accessToken), 'the access token of a code')
+  for (let i = 0; i < 2; i++)
+    activeForTheCheck(
+      await introspectRaw(ctx, reused.accessToken),
+      'the access token of a code',
+      'whether the code replay reaches introspection cannot be shown',
+    )
   // user-info's answer before the replay: only a token it accepted then can show a revocation
   const uiLive = (await userInfoRaw(ctx, reused.accessToken)).status === 200
   expectStatus(await reused.reuse(), 400, 'second redemption of the same code')

@@ -1,5 +1,4 @@
 import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
-import type { HttpResponse } from '../harness/http.ts'
 import type { revocation as catalogue } from '../catalogue/revocation.ts'
 import {
   about,
@@ -14,6 +13,7 @@ import {
   expectRevoked,
   expectStatus,
   expectThat,
+  revokedForTheCheck,
   wrongMethod,
 } from '../harness/expect.ts'
 import {
@@ -47,21 +47,47 @@ async function isActive(ctx: CheckContext, token: string): Promise<boolean> {
 
 const REV_01 = check(async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid offline_access', offline: true, ownSession: true })
-  // the token works and is revoked before the subject: a failure there is a precondition's
+  // the positive controls: the token works at each place before the revocation, so a refusal
+  // after it is the revocation's effect (a token refused before it: UI-01 and INTRO-01 judge)
   const active = await introspectRaw(ctx, set.accessToken)
-  aside('precondition', () => expectActive(active, 'the access token before revocation'))
-  const served = await userInfoRaw(ctx, set.accessToken)
-  aside('precondition', () => expectStatus(served, 200, 'user-info before revocation'))
+  const introspected = (active.json as { active?: unknown } | undefined)?.active === true
+  const served = (await userInfoRaw(ctx, set.accessToken)).status === 200
+  expectControl(
+    introspected || served,
+    `the access token neither introspected active (HTTP ${active.status}) nor was accepted by user-info before revocation, so whether revoking it makes it inactive cannot be shown`,
+  )
   const res = await revokeRaw(ctx, set.accessToken, { hint: 'access_token' })
-  // RFC 7009 §2.2; INTERFACE.md §4.5: 200 with a message
-  aside('precondition', () => expectRevoked(res, 'the access token'))
-  // INTERFACE.md §3: revoked means inactive, for introspection and for user-info alike
-  expectInactive(await introspectRaw(ctx, set.accessToken), 'the revoked access token')
-  expectBearerChallenge(
-    await userInfoRaw(ctx, set.accessToken),
-    401,
-    'invalid_token',
-    'user-info with the revoked access token',
+  // RFC 7009 §2.2; INTERFACE.md §4.5: 200 with a message (its form judged, a failure aside from
+  // the effect, which the sub-cases below still show)
+  await ctx.subcase('revocation of the access token', () =>
+    aside('precondition', () => expectRevoked(res, 'the access token')),
+  )
+  // a revocation refused leaves its effect unshown
+  expectControl(
+    res.status === 200,
+    `the revocation of the access token was answered HTTP ${res.status}, not 200, so its effect cannot be shown`,
+  )
+  // INTERFACE.md §3: revoked means inactive, for introspection and for user-info alike; each
+  // place whose control held is a sub-case
+  if (introspected)
+    await ctx.subcase('introspection of the revoked access token', async () => {
+      expectInactive(await introspectRaw(ctx, set.accessToken), 'the revoked access token')
+    })
+  if (served)
+    await ctx.subcase('user-info with the revoked access token', async () => {
+      expectBearerChallenge(
+        await userInfoRaw(ctx, set.accessToken),
+        401,
+        'invalid_token',
+        'user-info with the revoked access token',
+      )
+    })
+  // what a failed control could not show leaves the check inconclusive, after what it did show
+  expectControl(
+    introspected && served,
+    introspected
+      ? 'user-info refused the access token before revocation, so whether the revocation reaches user-info cannot be shown'
+      : 'the access token introspected inactive before revocation, so whether the revocation reaches introspection cannot be shown',
   )
 })
 
@@ -88,22 +114,6 @@ const REV_02 = check(async (ctx) => {
   })
 })
 
-/**
- * A revocation a check needs done before it can look at its effect: refused, the effect cannot
- * be shown (inconclusive). Its answer's form is REV-01/02/04's subject, so here it is noted.
- */
-function revokedForTheCheck(ctx: CheckContext, res: HttpResponse, what: string): void {
-  expectControl(
-    res.status === 200,
-    `the revocation of ${what} was answered HTTP ${res.status}, not 200, so its effect cannot be shown`,
-  )
-  const body = res.json as { message?: unknown } | undefined
-  if (typeof body?.message !== 'string')
-    ctx.note(
-      `the revocation of ${what} answered 200 without a JSON message (INTERFACE.md §4.5; judged by REV-01, REV-02 and REV-04)`,
-    )
-}
-
 const REV_03 = check(async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid offline_access', offline: true, ownSession: true })
   const rt = refreshTokenOf(set)
@@ -117,9 +127,17 @@ const REV_03 = check(async (ctx) => {
     ['the access token issued with the refresh token', set.accessToken],
     ['an access token minted from the refresh token', refreshed],
   ]
+  // the positive controls: each token works at each place before the revocation, so a refusal
+  // after it is the revocation's effect; a place whose control failed is not judged for it
+  const shown: { what: string; token: string; introspected: boolean; served: boolean }[] = []
   for (const [what, token] of grant) {
     const active = await introspectRaw(ctx, token)
-    aside('precondition', () => expectActive(active, what))
+    shown.push({
+      what,
+      token,
+      introspected: (active.json as { active?: unknown } | undefined)?.active === true,
+      served: (await userInfoRaw(ctx, token)).status === 200,
+    })
   }
   // the refresh token of the grant as it stands: the one the refresh rotated in, if it did
   // (RFC 6749 §6: the client discards the old one)
@@ -131,19 +149,30 @@ const REV_03 = check(async (ctx) => {
   )
   // RFC 7009 §2.1: revoking a refresh token SHOULD also invalidate the grant's access tokens;
   // each token and each place is a sub-case: every one still honoured is reported
-  for (const [what, token] of grant) {
-    await ctx.subcase(`introspection of ${what}, after revoking it`, async () => {
-      expectInactive(await introspectRaw(ctx, token), `${what}, after revoking it`)
-    })
-    await ctx.subcase(`user-info with ${what}, after revoking it`, async () => {
-      expectBearerChallenge(
-        await userInfoRaw(ctx, token),
-        401,
-        'invalid_token',
-        `user-info with ${what}, after revoking it`,
-      )
-    })
+  for (const { what, token, introspected, served } of shown) {
+    if (introspected)
+      await ctx.subcase(`introspection of ${what}, after revoking it`, async () => {
+        expectInactive(await introspectRaw(ctx, token), `${what}, after revoking it`)
+      })
+    if (served)
+      await ctx.subcase(`user-info with ${what}, after revoking it`, async () => {
+        expectBearerChallenge(
+          await userInfoRaw(ctx, token),
+          401,
+          'invalid_token',
+          `user-info with ${what}, after revoking it`,
+        )
+      })
   }
+  // what a failed control could not show leaves the check inconclusive, after what it did show
+  const unshown = shown.flatMap(({ what, introspected, served }) => [
+    ...(introspected ? [] : [`${what} introspected inactive`]),
+    ...(served ? [] : [`user-info refused ${what}`]),
+  ])
+  expectControl(
+    unshown.length === 0,
+    `before the revocation ${unshown.join(', ')}, so whether revoking the refresh token reaches ${unshown.length > 1 ? 'them' : 'it'} cannot be shown`,
+  )
   // RFC 7009 §2.1 (MAY): revoking an access token may take its refresh token along
   const second = await signIn(ctx, {
     scope: 'openid offline_access',

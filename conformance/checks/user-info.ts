@@ -6,11 +6,12 @@ import {
   expectControl,
   expectEqual,
   expectJsonObject,
-  expectRevoked,
   expectStatus,
   expectThat,
   judging,
   parseChallenge,
+  revokedForTheCheck,
+  servedForTheCheck,
 } from '../harness/expect.ts'
 import { expireTokens, idTokenOf, refreshTokenOf, signIn } from '../harness/flows.ts'
 import { clientCredentialsRaw, revokeRaw, USER_INFO, userInfoRaw } from '../harness/requests.ts'
@@ -184,7 +185,13 @@ const UI_06 = check(async (ctx) => {
 
 const UI_07 = check({ exclusive: true }, async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid' })
-  userInfoClaims(await userInfoRaw(ctx, set.accessToken), 'user-info with the genuine token')
+  // the positive control: the genuine token is accepted, so a refusal below is for what was
+  // changed; a user-info that refuses every token shows nothing here (UI-01 judges that)
+  servedForTheCheck(
+    await userInfoRaw(ctx, set.accessToken),
+    'the genuine token',
+    'its refusal of forged, revoked or expired tokens shows nothing',
+  )
   // RFC 6750 §3.1; INTERFACE.md §5.6: RS256 only, a published key, an untouched signature
   // each forgery is its own sub-case: every one accepted is reported, not only the first
   for (const [what, token] of await forgeries(ctx, set.accessToken))
@@ -193,8 +200,13 @@ const UI_07 = check({ exclusive: true }, async (ctx) => {
       expectBearerChallenge(res, 401, 'invalid_token', `user-info with ${what}`)
     })
   const revoked = await signIn(ctx, { scope: 'openid' })
-  userInfoClaims(await userInfoRaw(ctx, revoked.accessToken), 'user-info before revocation')
-  expectRevoked(await revokeRaw(ctx, revoked.accessToken), 'the access token')
+  servedForTheCheck(
+    await userInfoRaw(ctx, revoked.accessToken),
+    'a second genuine token before revocation',
+    'its refusal after the revocation shows nothing',
+  )
+  // the revocation is done before its effect is looked at; its answer's form is REV-02's
+  revokedForTheCheck(ctx, await revokeRaw(ctx, revoked.accessToken), 'the access token')
   await ctx.subcase('user-info with a revoked token', async () => {
     // INTERFACE.md §3: a revoked token is inactive (ARCHITECTURE.md: honoured by jti)
     expectBearerChallenge(
@@ -257,7 +269,13 @@ const UI_08 = check(async (ctx) => {
 
 const UI_09 = check(async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid offline_access', offline: true })
-  userInfoClaims(await userInfoRaw(ctx, set.accessToken), 'user-info with the access token')
+  // the positive control: the grant's access token is accepted, so a refusal below is for the
+  // kind of token; a user-info that refuses every token shows nothing here (UI-01 judges that)
+  servedForTheCheck(
+    await userInfoRaw(ctx, set.accessToken),
+    'the access token',
+    'its refusal of the ID token and the refresh token shows nothing',
+  )
   // RFC 8725 §3.11, RFC 9068 §4: an ID token shares iss, sub, aud and kid, but is not an access token
   // each token is its own sub-case: one accepted does not hide the other
   for (const [what, token] of [
@@ -271,9 +289,16 @@ const UI_09 = check(async (ctx) => {
 
 const UI_10 = check(async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid' })
+  // the positive control: the scheme as RFC 6750 §2.1 spells it is accepted, so a refusal below
+  // is for the spelling; a user-info that refuses every token shows nothing here (UI-01 judges)
+  servedForTheCheck(
+    await userInfoRaw(ctx, set.accessToken, { scheme: 'Bearer' }),
+    '"Authorization: Bearer …"',
+    'its refusal of other spellings of the scheme shows nothing',
+  )
   // RFC 9110 §11.1: the auth-scheme is case-insensitive
   // each spelling is its own sub-case: one refused does not hide another
-  for (const scheme of ['bearer', 'BEARER', 'Bearer'])
+  for (const scheme of ['bearer', 'BEARER'])
     await ctx.subcase(`user-info with "Authorization: ${scheme} …"`, async () => {
       const res = await userInfoRaw(ctx, set.accessToken, { scheme })
       const claims = userInfoClaims(res, `user-info with "Authorization: ${scheme} …"`)

@@ -61,6 +61,49 @@ export function expectControl(condition: unknown, message: string): asserts cond
   if (!condition) throw new ControlFailure(message)
 }
 
+/**
+ * A revocation a check needs done before it can look at its effect: refused, the effect cannot
+ * be shown (inconclusive). Its answer's form is REV-01/02/04's subject, so here it is noted.
+ */
+export function revokedForTheCheck(
+  ctx: { note(message: string): void },
+  res: HttpResponse,
+  what: string,
+): void {
+  expectControl(
+    res.status === 200,
+    `the revocation of ${what} was answered HTTP ${res.status}, not 200, so its effect cannot be shown`,
+  )
+  const body = res.json as { message?: unknown } | undefined
+  if (typeof body?.message !== 'string')
+    ctx.note(
+      `the revocation of ${what} answered 200 without a JSON message (INTERFACE.md §4.5; judged by REV-01, REV-02 and REV-04)`,
+    )
+}
+
+/**
+ * A token introspected active before a check shows what happens to it: the positive control of
+ * a check whose subject is a token made inactive (INTRO-01 judges a genuine token called inactive).
+ */
+export function activeForTheCheck(res: HttpResponse, what: string, why: string): void {
+  const body = res.json as { active?: unknown } | undefined
+  expectControl(
+    res.status === 200 && body?.active === true,
+    `introspection of ${what}: expected active true, got HTTP ${res.status} ${show(res.json ?? res.text.slice(0, 100))}, so ${why}`,
+  )
+}
+
+/**
+ * The same user-info answers a genuine token with 200: the positive control of a check whose
+ * subject is a token user-info must refuse (UI-01 judges a genuine token refused).
+ */
+export function servedForTheCheck(res: HttpResponse, what: string, why: string): void {
+  expectControl(
+    res.status === 200,
+    `user-info with ${what}: expected HTTP 200, got ${res.status}, so ${why}`,
+  )
+}
+
 /** A value for a failure message: JSON, cut after 300 characters. */
 export const show = (v: unknown): string => {
   // JSON.stringify(undefined) is undefined: show it as such rather than crash

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { http, HttpResponse } from 'msw'
 import { describe, expect, test } from 'vitest'
 import { registeredChecks } from '../runner.ts'
+import type { RequirementId } from '../requirements.ts'
 import { judge } from './judge.ts'
 import { proveSabotages } from './prove.ts'
 import { partsOf, sabotage } from './sabotage.ts'
@@ -11,14 +12,18 @@ import {
   DISCOVERY,
   extendAll,
   failedSignInRedirected,
+  INTROSPECT,
+  isJwt,
   LOGIN_FAILED,
   onAuthorize,
+  onForm,
   onResponseOf,
   paramsOf,
   plantedSessionEndedAndKept,
   readableCookieAtSignIn,
   rewriteLoginPage,
   scriptSignIn,
+  REVOKE,
   rewriteSuccessRedirect,
   USER_INFO,
   type BrokenTarget,
@@ -296,6 +301,74 @@ describe('self-test: a negative check without its positive control is inconclusi
     expect(result.verdict, result.message).toBe('error')
     expect(result.message).toMatch(
       /positive control failed.*user-info refused an access token with openid/,
+    )
+  })
+  // the blind provider's shape (issue 29 item 8): a user-info that refuses every token, an
+  // introspection that calls every JWT access token inactive, a revocation that revokes but
+  // answers 200 with an empty text/plain body (RFC 7009 §2.2 allows it; INTERFACE.md §4.5 does not)
+  const refusesEveryToken: BrokenTarget = {
+    handlers: (t) => [
+      ...[http.get, http.post].map((method) =>
+        method(t.baseUrl + USER_INFO, () =>
+          HttpResponse.json(
+            { error: 'invalid_token', error_description: 'refused' },
+            { status: 401, headers: { 'www-authenticate': 'Bearer error="invalid_token"' } },
+          ),
+        ),
+      ),
+      ...onForm(INTROSPECT, async ({ form, forward }) =>
+        isJwt(form.get('token')) ? HttpResponse.json({ active: false }) : forward(),
+      )(t),
+      ...onForm(REVOKE, async ({ forward }) => {
+        await forward()
+        return new HttpResponse('', { status: 200, headers: { 'content-type': 'text/plain' } })
+      })(t),
+    ],
+  }
+  const controls: [RequirementId, RegExp][] = [
+    ['UI-07', /user-info with the genuine token: expected HTTP 200, got 401/],
+    ['UI-09', /user-info with the access token: expected HTTP 200, got 401/],
+    ['UI-10', /user-info with "Authorization: Bearer …": expected HTTP 200, got 401/],
+    [
+      'ROBUST-02',
+      /user-info with the unmutated user token before the mutations: expected HTTP 200, got 401/,
+    ],
+    ['INTRO-03', /introspection of the genuine access token: expected active true/],
+    ['INTRO-07', /introspection of a fresh token: expected active true/],
+    [
+      'REV-01',
+      /the access token neither introspected active .* nor was accepted by user-info before revocation/,
+    ],
+    [
+      'REV-03',
+      /before the revocation the access token issued with the refresh token introspected inactive/,
+    ],
+  ]
+  for (const [id, reason] of controls)
+    test(`${id} against a user-info refusing every token and an introspection calling JWTs inactive is inconclusive, naming its control`, async () => {
+      const result = await withSabotage(id, refusesEveryToken)
+      expect(result.verdict, result.message).toBe('error')
+      expect(result.message).toMatch(/positive control failed/)
+      expect(result.message).toMatch(reason)
+    })
+  test('RT-09 against the same provider still judges its subject: the revoked refresh token is refused, so it passes', async () => {
+    const result = await withSabotage('RT-09', refusesEveryToken)
+    expect(result.verdict, result.message).toBe('pass')
+    expect(result.notes.join('\n')).toMatch(
+      /the revocation of the refresh token answered 200 without a JSON message/,
+    )
+  })
+  test('INTRO-07 against an introspection calling a fresh refresh token inactive is inconclusive', async () => {
+    const result = await withSabotage('INTRO-07', {
+      handlers: onForm(INTROSPECT, async ({ form }) =>
+        Promise.resolve(
+          isJwt(form.get('token')) ? undefined : HttpResponse.json({ active: false }),
+        ),
+      ),
+    })
+    expect(result.verdict, result.message).toBe('error')
+    expect(result.message).toMatch(
+      /positive control failed.*introspection of a fresh token: expected active true/,
     )
   })
 })

@@ -3,6 +3,7 @@ import {
   about,
   expectActive,
   expectBearerChallenge,
+  expectControl,
   expectJsonObject,
   expectStatus,
   expectThat,
@@ -47,21 +48,37 @@ export async function realTokens(
   return { tokens, idToken: idTokenOf(set) }
 }
 
-/** The unmutated tokens must work, or refusing their mutations would prove nothing. */
+/**
+ * The unmutated tokens must work, or refusing their mutations would prove nothing. Before the
+ * mutations that is the positive control: refused then, the check is inconclusive (UI-01 and
+ * INTRO-01 judge a refused genuine token). After them, a token refused is the mutations' doing.
+ */
 export async function expectAccepted(
   ctx: CheckContext,
   tokens: readonly RealToken[],
   when: string,
+  control = false,
 ) {
   for (const t of tokens) {
     if (t.userInfoStatus > 0) {
       const res = await ctx.http.request(USER_INFO, {
         headers: { authorization: `Bearer ${t.token}` },
       })
-      expectStatus(res, t.userInfoStatus, `user-info with the unmutated ${t.name} ${when}`)
+      const what = `user-info with the unmutated ${t.name} ${when}`
+      if (control)
+        expectControl(
+          res.status === t.userInfoStatus,
+          `${what}: expected HTTP ${t.userInfoStatus}, got ${res.status}, so its refusal of mutated tokens shows nothing`,
+        )
+      else expectStatus(res, t.userInfoStatus, what)
     }
     const res = await ctx.http.postForm(INTROSPECT, { token: t.token, ...credentials(t.client) })
-    about(`the unmutated ${t.name} ${when}`, () => expectActive(res, t.name))
+    if (control)
+      expectControl(
+        (res.json as { active?: unknown } | undefined)?.active === true,
+        `introspection of the unmutated ${t.name} ${when}: not active (HTTP ${res.status}), so mutated tokens introspected inactive show nothing`,
+      )
+    else about(`the unmutated ${t.name} ${when}`, () => expectActive(res, t.name))
   }
 }
 
