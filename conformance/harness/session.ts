@@ -153,6 +153,16 @@ export class SharedSessions {
     if (current === jar && this.#jars.get(user.username) === entry) this.#jars.delete(user.username)
   }
 
+  /** The queue of uses of one shared session (its replays and browser holds), made on first use. */
+  #lineOf(jar: CookieJar) {
+    let line = this.#lines.get(jar)
+    if (!line) {
+      line = { tail: Promise.resolve(), latest: jar }
+      this.#lines.set(jar, line)
+    }
+    return line
+  }
+
   /**
    * Sends the authorization request with the session's cookies and follows the IdP's redirects
    * (followWithJar: each hop recorded in the check's transcript) until the client's redirect
@@ -171,12 +181,7 @@ export class SharedSessions {
     interactions: readonly InteractionConfig[] = [],
   ): Promise<ReplayOutcome> {
     const root = this.#lender ?? this
-    let line = root.#lines.get(jar)
-    if (!line) {
-      line = { tail: Promise.resolve(), latest: jar }
-      root.#lines.set(jar, line)
-    }
-    const theLine = line
+    const theLine = root.#lineOf(jar)
     // one replay of a session at a time: another may be giving it a new identifier right now
     let timer: NodeJS.Timeout | undefined
     const waited = new Promise<'busy'>((resolve) => {
@@ -232,12 +237,7 @@ export class SharedSessions {
    */
   async hold(jar: CookieJar): Promise<SessionHold | undefined> {
     const root = this.#lender ?? this
-    let line = root.#lines.get(jar)
-    if (!line) {
-      line = { tail: Promise.resolve(), latest: jar }
-      root.#lines.set(jar, line)
-    }
-    const theLine = line
+    const theLine = root.#lineOf(jar)
     let free: (cookies: CookieJar | undefined) => void = () => undefined
     const released = new Promise<CookieJar | undefined>((resolve) => (free = resolve))
     let abandoned = false
