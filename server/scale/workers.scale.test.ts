@@ -82,7 +82,13 @@ describe.skipIf(!pgUp)('serve --workers 2 on PostgreSQL', () => {
       configFile,
       JSON.stringify({
         clients: {
-          main: { ...byId('conformance-client'), scope: 'read:documents' },
+          // foreignScope: a scope another fixture client (service-client) is registered for and
+          // this one is not, as examples/reference-server/target.json names it (AUTHZ-11)
+          main: {
+            ...byId('conformance-client'),
+            scope: 'read:documents',
+            foreignScope: 'api:reports',
+          },
           other: byId('other-client'),
           third: byId('third-client'),
           // the scopes each client asks for with client_credentials (never guessed)
