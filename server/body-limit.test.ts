@@ -2,12 +2,10 @@ import { request } from 'node:https'
 import { connect } from 'node:tls'
 import { Agent } from 'undici'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { createServer, type App } from './app.ts'
-import { loadConfig } from './config.ts'
+import type { App } from './app.ts'
 import { DRAIN_LIMIT } from './plugins/body-limit.ts'
-import { freePort } from './test-helpers.ts'
-import { TEST_SCRYPT } from './users/passwords.ts'
-import { createDevCertificate, type TlsMaterial } from './tls.ts'
+import { listeningApp } from './test-helpers.ts'
+import type { TlsMaterial } from './tls.ts'
 
 // A body over a route's limit gets 413 in INTERFACE.md §7's JSON shape, and the client can read
 // it: the server reads a bounded amount of the refused body away before it answers, instead of
@@ -19,21 +17,7 @@ let tls: TlsMaterial
 let port: number
 let dispatcher: Agent
 beforeAll(async () => {
-  port = await freePort()
-  tls = await createDevCertificate(['127.0.0.1'])
-  const config = loadConfig(
-    {},
-    {
-      port,
-      host: '127.0.0.1',
-      baseUrl: `https://127.0.0.1:${port}`,
-      // below OWASP's minimum on purpose: a test server
-      scrypt: TEST_SCRYPT,
-      databaseUrl: 'sqlite::memory:',
-    },
-  )
-  app = await createServer(config, { tls, log: () => undefined })
-  await app.start()
+  ;({ app, tls, port } = await listeningApp())
   dispatcher = new Agent({ connect: { ca: tls.ca } })
 })
 afterAll(async () => {

@@ -1,11 +1,9 @@
 import { connect as tcp } from 'node:net'
 import { connect } from 'node:tls'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { freePort } from './test-helpers.ts'
-import { createServer, type App } from './app.ts'
-import { loadConfig } from './config.ts'
-import { TEST_SCRYPT } from './users/passwords.ts'
-import { createDevCertificate, type TlsMaterial } from './tls.ts'
+import { freePort, listeningApp } from './test-helpers.ts'
+import type { App } from './app.ts'
+import type { TlsMaterial } from './tls.ts'
 
 // INTERFACE.md §7: every error answer is {error, error_description}, including what Node's
 // HTTP parser refuses before hapi sees a request; nosniff and HSTS are on every response.
@@ -15,23 +13,8 @@ let tls: TlsMaterial
 let port: number
 let plainPort: number
 beforeAll(async () => {
-  port = await freePort()
   plainPort = await freePort()
-  tls = await createDevCertificate(['127.0.0.1'])
-  const config = loadConfig(
-    {},
-    {
-      port,
-      httpPort: plainPort,
-      host: '127.0.0.1',
-      baseUrl: `https://127.0.0.1:${port}`,
-      // below OWASP's minimum on purpose: a test server
-      scrypt: TEST_SCRYPT,
-      databaseUrl: 'sqlite::memory:',
-    },
-  )
-  app = await createServer(config, { tls, log: () => undefined })
-  await app.start()
+  ;({ app, tls, port } = await listeningApp({ httpPort: plainPort }))
 })
 afterAll(async () => {
   await app.stop()

@@ -50,6 +50,32 @@ export async function testApp(
   return createServer(cfg, { tls: await tls, log: () => undefined, ...options })
 }
 
+/**
+ * A reference server listening for real on 127.0.0.1 (a free port, a fresh dev CA, in-memory
+ * SQLite unless `config` says otherwise), for tests that need sockets rather than inject.
+ */
+export async function listeningApp(
+  config: Partial<Config> = {},
+): Promise<{ app: App; tls: TlsMaterial; port: number }> {
+  const port = await freePort()
+  const material = await createDevCertificate(['127.0.0.1'])
+  const cfg = loadConfig(
+    {},
+    {
+      port,
+      host: '127.0.0.1',
+      baseUrl: `https://127.0.0.1:${port}`,
+      // below OWASP's minimum on purpose: a test server
+      scrypt: TEST_SCRYPT,
+      databaseUrl: 'sqlite::memory:',
+      ...config,
+    },
+  )
+  const app = await createServer(cfg, { tls: material, log: () => undefined })
+  await app.start()
+  return { app, tls: material, port }
+}
+
 const setCookies = (headers: Record<string, unknown>): string[] => {
   const set = headers['set-cookie']
   const list = Array.isArray(set) ? (set as string[]) : typeof set === 'string' ? [set] : []
