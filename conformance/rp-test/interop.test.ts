@@ -129,6 +129,20 @@ async function run(
 const verdicts = (results: readonly CheckResult[]) =>
   Object.fromEntries(results.map((r) => [r.id, r.verdict]))
 
+/** Every RP test's verdict is the one `expected` names, else pass; the message lists what did not pass. */
+function expectVerdicts(
+  results: readonly CheckResult[],
+  expected: (id: string) => Verdict | undefined,
+): void {
+  expect(
+    verdicts(results),
+    results
+      .filter((r) => r.verdict !== 'pass')
+      .map((r) => `${r.id}: ${r.message ?? ''}`)
+      .join('\n'),
+  ).toEqual(Object.fromEntries(RP_TESTS.map((t) => [t.id, expected(t.id) ?? 'pass'])))
+}
+
 describe('RP tests against third-party relying-party libraries (Chromium sign-in)', () => {
   for (const [name, make] of [
     ['openid-client v6', openidClientV6],
@@ -137,16 +151,7 @@ describe('RP tests against third-party relying-party libraries (Chromium sign-in
     it(`${name}: refuses every negative test and signs in on every positive one, findings aside`, async () => {
       const results = await run(make)
       const findings = LIBRARY_FINDINGS[name] ?? {}
-      const expected = Object.fromEntries(
-        RP_TESTS.map((t) => [t.id, findings[t.id]?.verdict ?? 'pass']),
-      )
-      expect(
-        verdicts(results),
-        results
-          .filter((r) => r.verdict !== 'pass')
-          .map((r) => `${r.id}: ${r.message ?? ''}`)
-          .join('\n'),
-      ).toEqual(expected)
+      expectVerdicts(results, (id) => findings[id]?.verdict)
       // each recorded finding is the library accepting that fault, or never reaching it, as
       // the judge words it
       // (or, for a positive test, not signing in)
@@ -304,19 +309,10 @@ const JOSE_RP: Partial<Record<RpTestId, { verdict?: Verdict; why?: string; refus
 describe('RP tests against a hand-written RP on jose (a second validation core)', () => {
   it('jose RP: every verdict is what its source does, each refusal by the check made for that fault', async () => {
     const results = await run(joseRp)
-    const expected = Object.fromEntries(
-      RP_TESTS.map((t) => [
-        t.id,
-        (JOSE_RP as Record<string, { verdict?: Verdict } | undefined>)[t.id]?.verdict ?? 'pass',
-      ]),
+    expectVerdicts(
+      results,
+      (id) => (JOSE_RP as Record<string, { verdict?: Verdict } | undefined>)[id]?.verdict,
     )
-    expect(
-      verdicts(results),
-      results
-        .filter((r) => r.verdict !== 'pass')
-        .map((r) => `${r.id}: ${r.message ?? ''}`)
-        .join('\n'),
-    ).toEqual(expected)
     for (const t of RP_TESTS) {
       const r = results.find((x) => x.id === t.id)
       const entry = (JOSE_RP as Record<string, { why?: string; refusedBy: RegExp } | undefined>)[
