@@ -3,36 +3,23 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { connect } from 'node:tls'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { freePort } from './test-helpers.ts'
-import { createServer, type App } from './app.ts'
+import { listeningApp } from './test-helpers.ts'
+import type { App } from './app.ts'
 import { loadConfig } from './config.ts'
-import { TEST_SCRYPT } from './users/passwords.ts'
-import { createDevCertificate, loadTls, type TlsMaterial } from './tls.ts'
+import { loadTls, type TlsMaterial } from './tls.ts'
 
 let app: App
 let tls: TlsMaterial
 let port: number
 let dataDir: string
 beforeAll(async () => {
-  port = await freePort()
   dataDir = mkdtempSync(join(tmpdir(), 'idp-files-'))
-  tls = await createDevCertificate(['127.0.0.1'])
-  const config = loadConfig(
-    {},
-    {
-      port,
-      host: '127.0.0.1',
-      baseUrl: `https://127.0.0.1:${port}`,
-      // below OWASP's minimum on purpose: a test server
-      scrypt: TEST_SCRYPT,
-      dataDir,
-      databaseUrl: `sqlite:${join(dataDir, 'db', 'idp.sqlite')}`,
-      // short, so the test does not wait for the 10 s default
-      requestTimeout: 2,
-    },
-  )
-  app = await createServer(config, { tls, log: () => undefined })
-  await app.start()
+  ;({ app, tls, port } = await listeningApp({
+    dataDir,
+    databaseUrl: `sqlite:${join(dataDir, 'db', 'idp.sqlite')}`,
+    // short, so the test does not wait for the 10 s default
+    requestTimeout: 2,
+  }))
 })
 afterAll(async () => {
   await app.stop()
