@@ -56,24 +56,31 @@ export async function testApp(
  */
 export async function listeningApp(
   config: Partial<Config> = {},
-): Promise<{ app: App; tls: TlsMaterial; port: number }> {
+  more: {
+    /** environment variables, as `loadConfig` reads them */
+    env?: Record<string, string>
+    /** more `createServer` options, from the loaded config */
+    options?: (config: Config) => Partial<AppOptions>
+  } = {},
+): Promise<{ app: App; tls: TlsMaterial; port: number; config: Config }> {
   const port = await freePort()
   const material = await createDevCertificate(['127.0.0.1'])
-  const cfg = loadConfig(
-    {},
-    {
-      port,
-      host: '127.0.0.1',
-      baseUrl: `https://127.0.0.1:${port}`,
-      // below OWASP's minimum on purpose: a test server
-      scrypt: TEST_SCRYPT,
-      databaseUrl: 'sqlite::memory:',
-      ...config,
-    },
-  )
-  const app = await createServer(cfg, { tls: material, log: () => undefined })
+  const cfg = loadConfig(more.env ?? {}, {
+    port,
+    host: '127.0.0.1',
+    baseUrl: `https://127.0.0.1:${port}`,
+    // below OWASP's minimum on purpose: a test server
+    scrypt: TEST_SCRYPT,
+    databaseUrl: 'sqlite::memory:',
+    ...config,
+  })
+  const app = await createServer(cfg, {
+    tls: material,
+    log: () => undefined,
+    ...more.options?.(cfg),
+  })
   await app.start()
-  return { app, tls: material, port }
+  return { app, tls: material, port, config: cfg }
 }
 
 const setCookies = (headers: Record<string, unknown>): string[] => {

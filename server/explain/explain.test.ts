@@ -5,12 +5,10 @@ import { join } from 'node:path'
 import * as oidc from 'openid-client'
 import { Agent } from 'undici'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { freePort } from '../test-helpers.ts'
-import { createServer, type App } from '../app.ts'
+import type { App } from '../app.ts'
 import { loadConfig, type Config } from '../config.ts'
-import { TEST_SCRYPT } from '../users/passwords.ts'
-import { createDevCertificate } from '../tls.ts'
-import { testApp, windowFromNow } from '../test-helpers.ts'
+import type { TlsMaterial } from '../tls.ts'
+import { listeningApp, testApp, windowFromNow } from '../test-helpers.ts'
 import type { Finding } from './findings.ts'
 
 /**
@@ -80,32 +78,20 @@ const form = (path: string, body: Record<string, string>, headers: Record<string
   })
 
 beforeAll(async () => {
-  const port = await freePort()
-  base = `https://127.0.0.1:${port}`
-  const config = loadConfig(
-    { CLIENTS_FILE: clientsFile, USERS_FILE: usersFile, EXPLAIN: 'true' },
+  let tls: TlsMaterial
+  let port: number
+  ;({ app, tls, port } = await listeningApp(
+    {},
     {
-      host: '127.0.0.1',
-      port,
-      baseUrl: base,
-      databaseUrl: 'sqlite::memory:',
-      // below OWASP's minimum on purpose: a test server
-      scrypt: TEST_SCRYPT,
+      env: { CLIENTS_FILE: clientsFile, USERS_FILE: usersFile, EXPLAIN: 'true' },
+      options: (config) => ({
+        rateLimits: (): Config['rateLimits'] => ({ ...config.rateLimits, token: tokenLimit }),
+        onFinding: (f) => printed.push(f),
+      }),
     },
-  )
-  const tls = await createDevCertificate(['127.0.0.1'])
+  ))
+  base = `https://127.0.0.1:${port}`
   agent = new Agent({ connect: { ca: tls.ca } })
-  const limits = config.rateLimits
-  app = await createServer(config, {
-    tls,
-    log: () => undefined,
-    rateLimits: (): Config['rateLimits'] => ({
-      ...limits,
-      token: tokenLimit,
-    }),
-    onFinding: (f) => printed.push(f),
-  })
-  await app.start()
 })
 afterAll(async () => {
   await app.stop()
