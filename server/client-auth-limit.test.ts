@@ -21,20 +21,8 @@ afterAll(async () => {
   await app.stop()
 })
 
-const tokenRequest = (secret: string, remoteAddress: string) =>
-  app.server.inject({
-    method: 'POST',
-    url: '/auth/token',
-    remoteAddress,
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    payload: new URLSearchParams({
-      grant_type: 'client_credentials',
-      client_id: 'service-client',
-      client_secret: secret,
-    }).toString(),
-  })
-
-const tokenRequestAs = (clientId: string, remoteAddress: string) =>
+/** A client_credentials request from `remoteAddress`, by service-client unless `clientId` says. */
+const tokenRequest = (secret: string, remoteAddress: string, clientId = 'service-client') =>
   app.server.inject({
     method: 'POST',
     url: '/auth/token',
@@ -43,9 +31,11 @@ const tokenRequestAs = (clientId: string, remoteAddress: string) =>
     payload: new URLSearchParams({
       grant_type: 'client_credentials',
       client_id: clientId,
-      client_secret: 'wrong',
+      client_secret: secret,
     }).toString(),
   })
+const tokenRequestAs = (clientId: string, remoteAddress: string) =>
+  tokenRequest('wrong', remoteAddress, clientId)
 
 describe('failed client authentication (RFC 6819 §5.1.4.2.3)', () => {
   test('a source trying secrets across many client_ids is limited in all', async () => {
