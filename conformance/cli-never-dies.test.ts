@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -6,6 +6,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { describe, expect, test } from 'vitest'
 import { selectChecks } from './cli.ts'
 import type { RunReport } from './report/json.ts'
+import { chromiumUnder } from './test-support.ts'
 
 // Issue #29, done-when: the suite never exits without writing its reports. The CLI runs in its
 // own process, as CI runs it; from outside its code, a module loaded before it (node --import)
@@ -43,27 +44,6 @@ process.stdout.write = (chunk, ...rest) => {
   return write(chunk, ...rest)
 }
 `
-
-/** Every process under `root` whose command line names Chromium (and their children). */
-function chromiumUnder(root: number): number[] {
-  const table = execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' })
-    .trim()
-    .split('\n')
-    .map((line) => {
-      const [pid, ppid, ...args] = line.trim().split(/\s+/)
-      return { pid: Number(pid), ppid: Number(ppid), args: args.join(' ') }
-    })
-  const below = [root]
-  for (let i = 0; i < below.length; i++)
-    for (const p of table) if (p.ppid === below[i] && !below.includes(p.pid)) below.push(p.pid)
-  const browsers = table
-    .filter((p) => below.includes(p.pid) && /chrom|headless/i.test(p.args))
-    .map((p) => p.pid)
-  for (let i = 0; i < browsers.length; i++)
-    for (const p of table)
-      if (p.ppid === browsers[i] && !browsers.includes(p.pid)) browsers.push(p.pid)
-  return browsers
-}
 
 describe('the CLI never exits without its reports', () => {
   test('escaped rejections, a timer that throws and a killed browser: the run ends by itself and reports every check', async () => {

@@ -5,9 +5,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { EXIT, main, selectChecks } from './cli.ts'
+import { EXIT, selectChecks } from './cli.ts'
 import { embeddedOnlyReason } from './harness/needs.ts'
 import type { RunReport } from './report/json.ts'
+import { runCli } from './test-support.ts'
 
 // Issue #29: the suite never exits without writing its reports. A stop (SIGTERM, --run-timeout)
 // that comes before any check ran, while the embedded server starts or while the preflight
@@ -237,26 +238,16 @@ describe('a run stopped before any check ran still reports', () => {
 
   test('a preflight that stops the run writes the reports too: the target unreachable, exit 3', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cli-preflight-stop-'))
-    let out = ''
-    let err = ''
-    const io = {
-      out: { write: (s: string) => (out += s), isTTY: false },
-      err: { write: (s: string) => (err += s) },
-      env: {},
-    }
-    const code = await main(
-      [
-        '--base-url',
-        'https://127.0.0.1:1',
-        '--config',
-        config,
-        '--only',
-        ONLY,
-        '--report-dir',
-        dir,
-      ],
-      io,
-    )
+    const { code, out, err } = await runCli([
+      '--base-url',
+      'https://127.0.0.1:1',
+      '--config',
+      config,
+      '--only',
+      ONLY,
+      '--report-dir',
+      dir,
+    ])
     expect(code, `${out}\n${err}`).toBe(EXIT.unreachable)
     expect(err).toMatch(/^idp-conformance: preflight: .*the target is unreachable \(ECONNREFUSED/)
     expect(out).toContain(`the reports are in ${dir}`)

@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, test } from 'vitest'
-import { EXIT, main, parseRunTimeout, selectChecks } from './cli.ts'
+import { EXIT, parseRunTimeout, selectChecks } from './cli.ts'
 import type { RunReport } from './report/json.ts'
+import { runCli } from './test-support.ts'
 
 // Issue #29, item 6: a stopped run (SIGTERM, SIGINT, --run-timeout) still writes every report,
 // with what ran and the rest marked not run, and its exit code is never 0.
@@ -109,16 +110,11 @@ describe('a stopped run still reports', () => {
 
   test('--run-timeout: the reports are written when the time is up, exit 4', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cli-run-timeout-'))
-    let out = ''
-    const io = {
-      out: { write: (s: string) => (out += s), isTTY: false },
-      err: { write: (s: string) => (out += s) },
-      env: {},
-    }
     const listening = process.listenerCount('SIGTERM')
-    const code = await main(
+    const { code, out } = await runCli(
       ['--only', ONLY, '--parallel', '1', '--run-timeout', '2', '--report-dir', dir],
-      io,
+      {},
+      { merged: true },
     )
     expect(code, out).toBe(EXIT.incomplete)
     expect(out).toMatch(/Result: INCOMPLETE \(the run's time limit of 2 s was reached/)

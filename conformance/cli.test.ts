@@ -6,23 +6,15 @@ import {
   DEFAULT_PARALLEL,
   DEFAULT_PARALLEL_REMOTE,
   EXIT,
-  main,
   parseParallel,
   parseShuffle,
   selectChecks,
   withRerunDefault,
 } from './cli.ts'
+import { runCli } from './test-support.ts'
 
-function run(argv: string[], env: NodeJS.ProcessEnv = {}, isTTY = false) {
-  let out = ''
-  let err = ''
-  const io = {
-    out: { write: (s: string) => (out += s), isTTY },
-    err: { write: (s: string) => (err += s) },
-    env,
-  }
-  return main(argv, io).then((code) => ({ code, out, err }))
-}
+const run = (argv: string[], env: NodeJS.ProcessEnv = {}, isTTY = false) =>
+  runCli(argv, env, { isTTY })
 
 const dir = mkdtempSync(join(tmpdir(), 'cli-'))
 const config = join(dir, 'target.json')

@@ -1,9 +1,9 @@
-import { execFileSync } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { check } from './harness/check.ts'
 import { startEmbedded, type Embedded } from './harness/embedded.ts'
 import type { CheckResult } from './harness/types.ts'
 import { runChecks } from './runner.ts'
+import { chromiumUnder } from './test-support.ts'
 
 // Issue #29, item 6: a run never dies. The checks here are the test's own, run by the runner in
 // place of the registered ones for their IDs (RunOptions.checks); the other IDs run the suite's.
@@ -39,26 +39,6 @@ const until = (ms: number, signal?: AbortSignal): Promise<void> =>
   })
 
 const verdicts = (results: readonly CheckResult[]) => results.map((r) => [r.id, r.verdict])
-
-/**
- * The Chromium this test process launched, with every process under it (Debian's
- * chromium-headless-shell is a shell script that starts the browser as its child).
- */
-function chromiumTree(): number[] {
-  const table = execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' })
-    .trim()
-    .split('\n')
-    .map((line) => {
-      const [pid, ppid, ...args] = line.trim().split(/\s+/)
-      return { pid: Number(pid), ppid: Number(ppid), args: args.join(' ') }
-    })
-  const tree = table
-    .filter((p) => p.ppid === process.pid && /chrom|headless/i.test(p.args))
-    .map((p) => p.pid)
-  for (let i = 0; i < tree.length; i++)
-    for (const p of table) if (p.ppid === tree[i] && !tree.includes(p.pid)) tree.push(p.pid)
-  return tree
-}
 
 describe('a run never dies', () => {
   let embedded: Embedded
@@ -152,7 +132,7 @@ describe('a run never dies', () => {
           const context = await ctx.newBrowserContext()
           const page = await context.newPage()
           await page.goto(`${ctx.target.baseUrl}/.well-known/openid-configuration`)
-          const pids = chromiumTree()
+          const pids = chromiumUnder(process.pid)
           expect(pids.length).toBeGreaterThan(1)
           for (const pid of pids) process.kill(pid, 'SIGKILL')
           // the browser's end is seen (bounded), so the next step meets a dead browser

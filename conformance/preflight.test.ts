@@ -2,30 +2,21 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { EXIT, main } from './cli.ts'
+import { EXIT } from './cli.ts'
 import { startEmbedded, type Embedded } from './harness/embedded.ts'
 import { resolveTarget, type TargetConfig } from './harness/target.ts'
 import { transportProblem } from './harness/transport.ts'
 import { preflight } from './preflight.ts'
 import { runChecks } from './runner.ts'
 import { createDevCertificate } from '../server/tls.ts'
+import { runCli } from './test-support.ts'
 
 /**
  * Issue 32: a setting that is wrong is named in seconds, before any check runs. The target is a
  * real reference server; each case breaks one setting of the configuration that points at it.
  */
 
-function run(argv: string[]) {
-  let out = ''
-  let err = ''
-  const io = {
-    out: { write: (s: string) => (out += s), isTTY: false },
-    err: { write: (s: string) => (err += s) },
-    env: {},
-  }
-  const started = performance.now()
-  return main(argv, io).then((code) => ({ code, out, err, ms: performance.now() - started }))
-}
+const run = (argv: string[]) => runCli(argv)
 
 const dir = mkdtempSync(join(tmpdir(), 'preflight-'))
 let server: Embedded

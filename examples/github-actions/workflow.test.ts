@@ -3,8 +3,9 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { EXIT, main } from '../../conformance/cli.ts'
+import { EXIT } from '../../conformance/cli.ts'
 import { chromiumExecutable } from '../../conformance/harness/browser.ts'
+import { runCli } from '../../conformance/test-support.ts'
 
 /**
  * The workflow file users copy as it is (issue 32): it parses as YAML, has the shape GitHub
@@ -124,13 +125,4 @@ describe('examples/github-actions/conformance.yml', () => {
   })
 })
 
-async function cli(argv: string[], env: NodeJS.ProcessEnv) {
-  let out = ''
-  let err = ''
-  const code = await main(argv, {
-    out: { write: (s: string) => (out += s), isTTY: false },
-    err: { write: (s: string) => (err += s) },
-    env,
-  })
-  return { code, out, err }
-}
+const cli = (argv: string[], env: NodeJS.ProcessEnv) => runCli(argv, env)
