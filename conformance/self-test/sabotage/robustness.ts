@@ -8,6 +8,7 @@ import {
   replaceJson,
   type Sabotages,
   type Target,
+  userNameColumnOf,
 } from './kit.ts'
 
 /** How to break the target for each ROBUST-* check. */
@@ -103,6 +104,11 @@ export const robustnessSabotage: Record<keyof typeof robustness, Sabotages> = {
           })
         }),
       ],
+    },
+    {
+      how: 'a sign-in within a live interaction answers 500 when its user name is longer than 255 characters (a VARCHAR(255) column)',
+      expect: /^\/auth\/login within an interaction: HTTP 500: a 5xx for a malformed request/,
+      extend: userNameColumnOf(255),
     },
     {
       how: 'logout answers its refusals with an empty plain-text 400',
