@@ -62,6 +62,20 @@ export const robustnessSabotage: Record<keyof typeof robustness, Sabotages> = {
       ],
     },
     {
+      how: 'authorize answers a state of 256 to 2048 characters with an HTML 500 page (a VARCHAR(255) column behind its own 2048 limit)',
+      expect: /^\/auth\/authorize: HTTP 500: a 5xx for a malformed request/,
+      handlers: (target) => [
+        http.all(`${target.baseUrl}/auth/authorize`, async ({ request }) => {
+          const states = (await paramsOf(request)).getAll('state')
+          if (!states.some((s) => s.length > 255 && s.length <= 2048)) return undefined
+          return new HttpResponse('<!doctype html><title>Internal Server Error</title>', {
+            status: 500,
+            headers: { 'content-type': 'text/html' },
+          })
+        }),
+      ],
+    },
+    {
       how: 'authorize redirects its errors to the redirect_uri it was given, client verified or not',
       expect:
         /^\/auth\/authorize: HTTP 302 redirected the browser to \S+, which the request did not verify/,
