@@ -29,7 +29,7 @@ import {
 } from '../harness/requests.ts'
 
 /** One response of a probe, from the raw client or the browser. */
-interface Probe {
+export interface Probe {
   readonly status: number
   header(name: string): string | null
   /** The raw response, when it came from the raw client (the browser's bodies are not kept). */
@@ -86,7 +86,7 @@ const badSecret = (ctx: CheckContext, path: string, clientId: string) => async (
   )
 
 /** What a probe for the 429 found: the limit reached, or why it could not be probed. */
-type ProbeOutcome =
+export type ProbeOutcome =
   | { readonly limited: Probe; readonly first: Probe; readonly sent: number }
   | {
       readonly unprobed: string
@@ -100,9 +100,10 @@ type ProbeOutcome =
  * covers X-RateLimit-Limit + 1 requests. A target that advertises no limit is probed with the
  * whole budget when `unadvertised` is 'whole budget' (and fails when no 429 comes in it), and
  * left unprobed when it is 'leave'. A missing 429 where the probe could count is a
- * CheckFailure; a probe that could not count (the budget too small, a new window) says why.
+ * CheckFailure; a probe that could not count (the budget too small, a new window it could not
+ * count again in, answers without the window's headers) says why.
  */
-async function probeLimit(
+export async function probeLimit(
   ctx: CheckContext,
   group: string,
   what: string,
@@ -155,9 +156,19 @@ async function probeLimit(
       if (first.status === 429) return { limited: first, first, sent }
     }
   }
-  // a new window during the probe (newWindowBegan: Remaining up, or the same with a later
-  // Reset) starts the count again: a missing 429 then proves nothing
-  let previous = rateWindowOf((name) => first.header(name))
+  // a new window during the probe starts the count again, so a missing 429 then proves nothing:
+  // each answer is compared with the last that carried the window's headers (newWindowBegan:
+  // Remaining up, or the same with a later Reset; past answers without them, any later Reset).
+  // Where the headers are read, an answer without them (a proxy's own error) may hide a window
+  // that began, and may not have been counted at all: a count with one proves nothing either
+  const reading = firstHeaders !== undefined
+  const windowOf = (res: Probe): RateWindow | undefined => {
+    const w = rateWindowOf((name) => res.header(name))
+    return Number.isFinite(w.remaining) && Number.isFinite(w.reset) ? w : undefined
+  }
+  let previous = windowOf(first)
+  let unseen = previous === undefined ? 1 : 0
+  let headerless = unseen
   let restarted = false
   let counted = 1
   while (counted < needed) {
@@ -165,14 +176,22 @@ async function probeLimit(
     sent++
     counted++
     if (res.status === 429) return { limited: res, first, sent }
-    const current = rateWindowOf((name) => res.header(name))
-    const newWindow = newWindowBegan(previous, current)
+    const current = windowOf(res)
+    if (!current) {
+      unseen++
+      headerless++
+      continue
+    }
+    const newWindow =
+      previous !== undefined &&
+      (newWindowBegan(previous, current) || (unseen > 0 && current.reset > previous.reset))
     previous = current
+    unseen = 0
     if (!newWindow) continue
-    // the embedded server's window starts when the probe lowers the limit (PROBE_WINDOW long),
-    // so this is for safety: count again once, within it; a deployment's budget is not spent
-    // twice, so the probe is inconclusive there
-    if (!controls || restarted)
+    // counted again once, in the new window, when a deployment's rateLimitBudget covers it (the
+    // embedded server's window starts when the probe lowers the limit, PROBE_WINDOW long, so
+    // there it is for safety); otherwise the probe is inconclusive
+    if (restarted || (!controls && sent + needed - 1 > budget))
       return {
         unprobed: `${what}: a new rate-limit window began during the probe (X-RateLimit-Remaining ${current.remaining}, X-RateLimit-Reset ${current.reset}), so a missing 429 proves nothing`,
         why: 'new window',
@@ -180,7 +199,13 @@ async function probeLimit(
     ctx.note(`${what}: a new rate-limit window began during the probe; counted again in it`)
     restarted = true
     counted = 1
+    headerless = 0
   }
+  if (reading && headerless > 0)
+    return {
+      unprobed: `${what}: ${headerless} of the answers counted carried no X-RateLimit-Remaining and -Reset, so a window that began among them is not seen: a missing 429 proves nothing`,
+      why: 'new window',
+    }
   throw new CheckFailure(
     advertised !== undefined
       ? `${what}: no 429 after ${sent} requests, though X-RateLimit-Limit is ${advertised} (INTERFACE.md §7)`

@@ -33,11 +33,13 @@ import {
   overLongEach,
   type Pairs,
   pageRequest,
+  type PageRequest,
   pageRequests,
   showPageRequest,
+  type Spoil,
   untouched,
 } from '../harness/fuzz/pages.ts'
-import { expectControl } from '../harness/expect.ts'
+import { CheckFailure, expectControl } from '../harness/expect.ts'
 import type { CookieJar } from 'tough-cookie'
 
 const ROBUST_01 = check(async (ctx) => {
@@ -89,10 +91,41 @@ const ROBUST_02 = check(async (ctx) => {
 })
 
 /**
- * The most login posts within a real interaction (and as many again while shrinking): each is
- * a failed sign-in the target counts, and may throttle the run's address for later checks.
+ * The most generated login posts within a real interaction (and as many again while shrinking):
+ * each is a failed sign-in the target counts, and may throttle the run's address for later checks.
  */
 const MAX_LOGIN_POSTS = 5
+
+/**
+ * What each field of the login form gets alone, within a real interaction, whatever the seed:
+ * one character past a VARCHAR(255) column, 1,000 and 10,000 characters (the form stays under
+ * 16 KiB), and NUL with other control characters (which PostgreSQL refuses in text). The
+ * generated cases reach such values only by chance, and a failed sign-in is too dear to leave
+ * them to it.
+ */
+const LOGIN_FIELD_SPOILS: readonly Spoil[] = [
+  { kind: 'long', length: 256 },
+  { kind: 'long', length: 1_000 },
+  { kind: 'long', length: 10_000 },
+  { kind: 'malformed', value: 'robust-\u0000\u0001\b\t\r\n\u001b\u007f-end' },
+]
+
+/**
+ * The most of those posts ROBUST-03 sends: every one of a form of six fields (the reference
+ * server's has five: interaction, csrf, username, password, action). Each that reaches the
+ * password check is a failed sign-in the target counts against the run's address.
+ */
+const MAX_FIELD_POSTS = 24
+
+/**
+ * An answer that refused the sign-in unread: throttled (RFC 6585 §4) or overloaded for a while
+ * (RFC 9110 §15.6.4, 503 with Retry-After). It judges nothing, and says the address's sign-in
+ * budget is used up for now.
+ */
+const refusedUnread = (res: { status: number; headers: Headers }): boolean =>
+  res.status === 429 || (res.status === 503 && res.headers.has('retry-after'))
+
+const GENERATED_WITHIN = 'the generated cases within an interaction'
 
 const random = (): string => randomBytes(12).toString('base64url')
 
@@ -124,6 +157,9 @@ const ROBUST_03 = check(async (ctx) => {
 
   const redirectUri = main.redirectUri
   let loginUrl: string | undefined
+  // the parts not judged because the sign-in budget was used up: the check is inconclusive
+  // about them once the rest was judged (a failure among the rest still stands)
+  const unjudged: string[] = []
   if (!redirectUri)
     ctx.note(`client ${main.id} has no redirectUri: authorize and the login post are not fuzzed`)
   else {
@@ -206,32 +242,96 @@ const ROBUST_03 = check(async (ctx) => {
         showPageRequest(path),
         { examples },
       )
-      // within a real interaction (its own login page and cookies): never the real password
-      await holds(
-        `${path} within an interaction`,
-        pageRequests(names, ['POST']),
-        async (r) => {
-          const fresh = await loginFormOf(ctx, authorizeUrl, isClient)
-          expectControl(fresh, 'a valid authorization request no longer showed the login form')
-          const action = fresh.form.action
-          await expectPageAnswer(
-            ctx.http,
-            await send(action, fields(fresh.form), r, await cookieFor(fresh.jar, action)),
-            idp,
-            {
-              uri: uriOf(redirectUri),
-              errors: AUTHORIZE_ERRORS,
-              why: 'the interaction belongs to a verified authorization request',
-            },
-            page(r.method),
-          )
-        },
-        Math.min(each, MAX_LOGIN_POSTS),
-        seed,
-        showPageRequest(path),
-        // each case is a failed sign-in the target counts: shrinking adds as few again at most
-        { shrinkBudget: MAX_LOGIN_POSTS },
+      // within a real interaction (its own login page and cookies), never the real password:
+      // each field alone over-long or with control characters, then generated cases
+      const within = `${path} within an interaction`
+      const interactionAnswer = {
+        uri: uriOf(redirectUri),
+        errors: AUTHORIZE_ERRORS,
+        why: 'the interaction belongs to a verified authorization request',
+      }
+      const fieldsFirst = [
+        first.form.usernameField,
+        first.form.passwordField,
+        ...names.filter((n) => n !== first.form.usernameField && n !== first.form.passwordField),
+      ]
+      const fieldCases = fieldsFirst.flatMap((name) =>
+        LOGIN_FIELD_SPOILS.map((s): PageRequest => ({
+          method: 'POST',
+          spoils: [[name, s]],
+          noise: [],
+          body: 'form',
+        })),
       )
+      let posted = 0
+      let refused: string | undefined
+      for (const r of fieldCases) {
+        const what = showPageRequest(path)(r)
+        if (refused !== undefined || posted >= MAX_FIELD_POSTS) {
+          unjudged.push(what)
+          continue
+        }
+        const fresh = await loginFormOf(ctx, authorizeUrl, isClient)
+        expectControl(fresh, 'a valid authorization request no longer showed the login form')
+        const action = fresh.form.action
+        posted++
+        const res = await send(action, fields(fresh.form), r, await cookieFor(fresh.jar, action))
+        if (refusedUnread(res)) {
+          refused = `HTTP ${String(res.status)} at post ${String(posted)}`
+          unjudged.push(what)
+          continue
+        }
+        try {
+          await expectPageAnswer(ctx.http, res, idp, interactionAnswer, true)
+        } catch (err) {
+          if (!(err instanceof CheckFailure)) throw err
+          throw new CheckFailure(`${within}: ${err.message} — ${what}`, err.exchange, err.aside)
+        }
+      }
+      if (unjudged.length > 0)
+        ctx.note(
+          `${within}: ${String(unjudged.length)} of ${String(fieldCases.length)} over-long or control-character posts not judged: ${
+            refused === undefined
+              ? `past the ${String(MAX_FIELD_POSTS)} sign-in posts ROBUST-03 may send`
+              : `the target refused sign-ins from this address (${refused}): its sign-in budget is used up`
+          }`,
+        )
+      // a throttled address would answer the generated cases 429, which judges nothing
+      if (refused !== undefined) unjudged.push(GENERATED_WITHIN)
+      else
+        await holds(
+          within,
+          pageRequests(names, ['POST']),
+          async (r) => {
+            // a throttled address judges nothing more: the cases left are not sent
+            if (refused !== undefined) return
+            const fresh = await loginFormOf(ctx, authorizeUrl, isClient)
+            expectControl(fresh, 'a valid authorization request no longer showed the login form')
+            const action = fresh.form.action
+            const res = await send(
+              action,
+              fields(fresh.form),
+              r,
+              await cookieFor(fresh.jar, action),
+            )
+            if (refusedUnread(res)) {
+              refused = `HTTP ${String(res.status)} to a generated case`
+              return
+            }
+            await expectPageAnswer(ctx.http, res, idp, interactionAnswer, page(r.method))
+          },
+          Math.min(each, MAX_LOGIN_POSTS),
+          seed,
+          showPageRequest(path),
+          // each case is a failed sign-in the target counts: shrinking adds as few again at most
+          { shrinkBudget: MAX_LOGIN_POSTS },
+        )
+      if (refused !== undefined && !unjudged.includes(GENERATED_WITHIN)) {
+        ctx.note(
+          `${within}: the target refused sign-ins from this address (${refused}): its sign-in budget is used up, and the generated cases after it were not sent`,
+        )
+        unjudged.push(`${GENERATED_WITHIN} (${refused}, and those after it)`)
+      }
     }
   }
 
@@ -265,6 +365,11 @@ const ROBUST_03 = check(async (ctx) => {
     showPageRequest(LOGOUT),
     { examples: logoutExamples },
   )
+  // what the sign-in budget left unjudged leaves the check inconclusive, after what it did show
+  if (unjudged.length > 0)
+    throw new Error(
+      `the login post within an interaction was not judged with: ${unjudged.join('; ')} (see the notes)`,
+    )
 })
 
 /** The robustness checks, one per row of catalogue/robustness.ts. */

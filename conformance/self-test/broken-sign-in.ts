@@ -6,7 +6,12 @@ import { clientAddress } from '../../server/protocol/client-address.ts'
 import { sha256Hex } from '../../server/protocol/digest.ts'
 import { rawParams } from '../../server/protocol/params.ts'
 import { LOGIN_FAILED } from '../../server/routes/login.ts'
-import { INTERACTION_COOKIE, SESSION_COOKIE, sessionCookie } from '../../server/sessions.ts'
+import {
+  INTERACTION_COOKIE,
+  interactionCookie,
+  SESSION_COOKIE,
+  sessionCookie,
+} from '../../server/sessions.ts'
 import type { Store, User } from '../../server/store/store.ts'
 import { dummyHash, verifyPassword, verifyPasswordAtCost } from '../../server/users/passwords.ts'
 import { escapeHtml } from '../../server/views/html.ts'
@@ -184,6 +189,24 @@ export const usernameEchoedRaw: Extend = rewriteHtml(LOGIN, (html, request, resp
     ? html.replace(`value="${escapeHtml(username)}"`, () => `value="${username}"`)
     : html
 })
+
+/**
+ * A sign-in whose user name is longer than `max` characters fails inside the server once its
+ * interaction is this browser's and live (the route looks the user up only then): what a
+ * VARCHAR(max) column does in PostgreSQL. The error escapes the route, and hapi answers 500.
+ * A post without its interaction is refused as the sound server refuses it.
+ */
+export const userNameColumnOf =
+  (max: number): Extend =>
+  (app) =>
+    onRequestOf(LOGIN, async (request) => {
+      const username = fieldOf(request, 'username')
+      const id = fieldOf(request, 'interaction')
+      if (username === undefined || username.length <= max || id === undefined) return
+      if (interactionCookie(request) !== id) return
+      if (!(await app.deps.store.interactions.get(id, app.deps.clock()))) return
+      throw new Error(`value too long for type character varying(${String(max)})`)
+    })(app)
 
 /** The success redirect of a sign-in is sent with this status instead of the server's own. */
 export const signInRedirectStatus = (status: number): Extend =>

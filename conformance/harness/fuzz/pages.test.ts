@@ -91,13 +91,21 @@ describe('the spoilt requests of ROBUST-03', () => {
     expect(untouched(r, 'state')).toBe(false)
   })
 
-  test('every parameter gets one over-long case past 2048 characters', () => {
+  test('every parameter gets over-long cases past 255, at 1,000 and past 2048 characters', () => {
     const cases = overLongEach(['a', 'b'], 'GET')
-    expect(cases.map(([c]) => c.spoils[0]?.[0])).toEqual(['a', 'b'])
-    for (const [c] of cases) {
-      const spoil = c.spoils[0]?.[1]
-      expect(spoil?.kind === 'long' && spoil.length > 2048 && spoil.length >= LONG_MIN).toBe(true)
-    }
+    const sent = cases.map(([c]) => {
+      const [name, spoil] = c.spoils[0] ?? []
+      return `${String(name)}:${spoil?.kind === 'long' ? String(spoil.length) : '?'}`
+    })
+    expect(sent).toEqual([
+      'a:256',
+      'a:1000',
+      `a:${String(LONG_MIN + 2048)}`,
+      'b:256',
+      'b:1000',
+      `b:${String(LONG_MIN + 2048)}`,
+    ])
+    expect(LONG_MIN).toBeGreaterThan(2048)
   })
 })
 

@@ -107,16 +107,21 @@ export function pageRequests(
   })
 }
 
-/** One over-long value of each parameter, by `method`: run first, whatever the seed. */
+/**
+ * The over-long lengths each parameter is sent at, whatever the seed: one past a VARCHAR(255)
+ * column, 1,000, and past 2048 (a common limit). A server that refuses a value past its own
+ * limit may still fail below it, where a narrower column or buffer ends; the generated values
+ * are all past 2048.
+ */
+export const OVER_LONG_LENGTHS = [256, 1_000, LONG_MIN + 2048] as const
+
+/** The over-long values of each parameter, by `method`: run first, whatever the seed. */
 export const overLongEach = (names: readonly string[], method: string): [PageRequest][] =>
-  names.map((name) => [
-    {
-      method,
-      spoils: [[name, { kind: 'long', length: LONG_MIN + 2048 }]],
-      noise: [],
-      body: 'form',
-    },
-  ])
+  names.flatMap((name) =>
+    OVER_LONG_LENGTHS.map((length): [PageRequest] => [
+      { method, spoils: [[name, { kind: 'long', length }]], noise: [], body: 'form' },
+    ]),
+  )
 
 const enc = encodeURIComponent
 

@@ -8,6 +8,7 @@ import {
   replaceJson,
   type Sabotages,
   type Target,
+  userNameColumnOf,
 } from './kit.ts'
 
 /** How to break the target for each ROBUST-* check. */
@@ -61,6 +62,20 @@ export const robustnessSabotage: Record<keyof typeof robustness, Sabotages> = {
       ],
     },
     {
+      how: 'authorize answers a state of 256 to 2048 characters with an HTML 500 page (a VARCHAR(255) column behind its own 2048 limit)',
+      expect: /^\/auth\/authorize: HTTP 500: a 5xx for a malformed request/,
+      handlers: (target) => [
+        http.all(`${target.baseUrl}/auth/authorize`, async ({ request }) => {
+          const states = (await paramsOf(request)).getAll('state')
+          if (!states.some((s) => s.length > 255 && s.length <= 2048)) return undefined
+          return new HttpResponse('<!doctype html><title>Internal Server Error</title>', {
+            status: 500,
+            headers: { 'content-type': 'text/html' },
+          })
+        }),
+      ],
+    },
+    {
       how: 'authorize redirects its errors to the redirect_uri it was given, client verified or not',
       expect:
         /^\/auth\/authorize: HTTP 302 redirected the browser to \S+, which the request did not verify/,
@@ -103,6 +118,11 @@ export const robustnessSabotage: Record<keyof typeof robustness, Sabotages> = {
           })
         }),
       ],
+    },
+    {
+      how: 'a sign-in within a live interaction answers 500 when its user name is longer than 255 characters (a VARCHAR(255) column)',
+      expect: /^\/auth\/login within an interaction: HTTP 500: a 5xx for a malformed request/,
+      extend: userNameColumnOf(255),
     },
     {
       how: 'logout answers its refusals with an empty plain-text 400',
