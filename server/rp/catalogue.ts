@@ -1,14 +1,15 @@
 /**
  * The relying-party tests: one test issuer per entry, served at `{base_url}/rp/{id}`, each
  * answering a normal sign-in with exactly one deliberate fault. A test has the ID of the OpenID
- * Foundation's RP test (its `rp-…` test names, kept by the conformance suite's client test plans)
- * only when it means the same: same direction (refuse or sign in) and, where the Foundation's
- * Basic RP certification plan has the test, the same level. Where ours differs it has its own ID
- * and `foundation` names the Foundation's test it relates to and how.
+ * Foundation's RP test (its `rp-…` test names, kept by the conformance suite's client test plans,
+ * or its module's `oidcc-client-test-…` name for a test that has no `rp-…` one) only when it
+ * means the same: same direction (refuse or sign in) and, where the Foundation's Basic RP
+ * certification plan has the test, the same level. Where ours differs it has its own ID and
+ * `foundation` names the Foundation's test it relates to and how.
  *
  * A negative test is passed by a client that refuses the sign-in and does not use what it was
- * given; a positive one by a client that signs in (and, for the logout test, then logs out as
- * RP-Initiated Logout asks). `level` says how hard the spec words the client's duty: a MUST not
+ * given; a positive one by a client that signs in (and, for the logout tests, then logs out as
+ * RP-Initiated Logout asks; for the refresh test, then refreshes and calls user-info). `level` says how hard the spec words the client's duty: a MUST not
  * met fails a run, a SHOULD warns, a MAY is recorded.
  */
 

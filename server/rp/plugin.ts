@@ -539,7 +539,7 @@ export const rpIssuers = (
             handler: (request, h) => {
               const test = testOf(request)
               // the normal document at this issuer's paths; no logout (ID token hints of a test
-              // issuer mean nothing to the normal one) except at the logout test's issuer, whose
+              // issuer mean nothing to the normal one) except at the logout tests' issuers, whose
               // own end_session_endpoint records the call; RFC 9207 iss on every callback
               const { end_session_endpoint: logoutEndpoint, ...doc } = discoveryDocument(
                 rpIssuerUrl(base, test.id),
@@ -811,7 +811,7 @@ export const rpIssuers = (
         },
       },
       ...(['GET', 'POST'] as const).map((method): ServerRoute => ({
-        // RP-initiated logout at the logout test's issuer (RP-Initiated Logout 1.0): records
+        // RP-initiated logout at the logout tests' issuers (RP-Initiated Logout 1.0): records
         // what the request carried, then answers as an OP does: the redirect back with state
         // only for a hint this issuer issued and a URI registered for its client; never an open
         // redirect
