@@ -56,15 +56,18 @@ with the tokens. The command reports one of three outcomes:
                   inconclusive, never counted as a refusal
 Negative tests pass when the client refused and used nothing the fault tainted; positive ones
 when it signed in. A test whose fault the client never reached because of what it does (no
-nonce sent, no JWKS fetched, no user-info call, no discovery, no logout) is "not
+nonce sent, no JWKS fetched, no user-info call, no discovery, no logout, no refresh) is "not
 exercised" (SKIP), never passed.
 
 The command gets: RP_TEST_ISSUER (the issuer to discover), RP_TEST_ID, RP_TEST_EXPECT
 (refuse | sign-in), RP_TEST_SIGNED_IN_URL (optional beacon for your signed-in page),
 RP_TEST_SIGN_IN and RP_TEST_SIGN_INS (which sign-in of how many: 1 of 1, or 1 and 2 of 2),
-RP_TEST_LOGOUT (1 for rp-init-logout: after the sign-in, log out at the issuer's
-end_session_endpoint with id_token_hint, post_logout_redirect_uri and state, and exit 0 once
-your app handled the redirect back; 0 otherwise), RP_TEST_CA and NODE_EXTRA_CA_CERTS (the server's CA, when known); against the embedded
+RP_TEST_LOGOUT (1 for rp-init-logout, rp-init-logout-other-state and rp-init-logout-no-state:
+after the sign-in, log out at the issuer's end_session_endpoint with id_token_hint,
+post_logout_redirect_uri and state, and exit 0 once your app accepted the redirect back, or
+print ${REFUSED_LINE} if it turned it down; 0 otherwise), RP_TEST_REFRESH (1 for
+oidcc-client-test-refresh-token: after the sign-in, redeem the refresh token and call
+user-info with the new access token, and exit 0 once that answered; 0 otherwise), RP_TEST_CA and NODE_EXTRA_CA_CERTS (the server's CA, when known); against the embedded
 server also RP_TEST_CLIENT_ID, RP_TEST_CLIENT_SECRET, RP_TEST_REDIRECT_URI (http://127.0.0.1/callback,
 any port), RP_TEST_POST_LOGOUT_REDIRECT_URI (http://127.0.0.1/logged-out, any port),
 RP_TEST_USERNAME, RP_TEST_PASSWORD.

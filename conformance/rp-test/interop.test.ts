@@ -1,7 +1,7 @@
 import type { Browser } from '@playwright/test'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { clients } from '../../fixtures/index.ts'
-import { RP_CONTROL, RP_TESTS, type RpTestId } from '../../server/rp/catalogue.ts'
+import { RP_CONTROL, RP_TESTS, type RpTest, type RpTestId } from '../../server/rp/catalogue.ts'
 import { launchBrowser } from '../harness/browser.ts'
 import { startEmbedded, type Embedded } from '../harness/embedded.ts'
 import type { CheckResult, Verdict } from '../harness/types.ts'
@@ -163,6 +163,18 @@ describe('RP tests against third-party relying-party libraries (Chromium sign-in
               ? /^your client did not sign in/
               : /^your client accepted/,
         )
+      // the app refreshed through the library and called user-info with the new access token;
+      // after a correct logout it turned down the redirect back whose state it did not send
+      const message = (id: string) => results.find((r) => r.id === id)?.message
+      expect(message('oidcc-client-test-refresh-token')).toMatch(
+        /^signed in and refreshed: .*refresh token redeemed, user-info answered ×2 \(1 to a refreshed access token\)$/,
+      )
+      expect(message('rp-init-logout-other-state')).toMatch(
+        /; your app turned down the redirect back with another state than the one it sent/,
+      )
+      expect(message('rp-init-logout-no-state')).toMatch(
+        /; your app turned down the redirect back without the state it sent/,
+      )
     }, 600_000)
   }
 
@@ -171,17 +183,24 @@ describe('RP tests against third-party relying-party libraries (Chromium sign-in
     const byId = verdicts(results)
     // every positive test signs in: the judge does not fail a client for nothing; it never
     // fetches the JWKS, so the key tests are not exercised rather than passed; its logout
-    // names the client by client_id, not by the ID token as id_token_hint: rp-init-logout fails
+    // names the client by client_id, not by the ID token as id_token_hint: the three logout
+    // tests fail; its refresh sends no client_secret (RFC 6749 §6: a confidential client MUST
+    // authenticate) and goes on with the old access token: the refresh test fails
+    const exercisedBy = (t: RpTest) => t.exercisedBy
     for (const t of RP_TESTS.filter((x) => x.kind === 'positive'))
       expect(byId[t.id], t.id).toBe(
-        (t as { exercisedBy?: string }).exercisedBy === 'jwks'
+        exercisedBy(t) === 'jwks'
           ? 'skip'
-          : t.id === 'rp-init-logout'
+          : exercisedBy(t) === 'logout' || exercisedBy(t) === 'refresh'
             ? 'fail'
             : 'pass',
       )
-    expect(results.find((r) => r.id === 'rp-init-logout')?.message).toMatch(
-      /^your client called the end_session_endpoint without id_token_hint/,
+    for (const id of ['rp-init-logout', 'rp-init-logout-other-state', 'rp-init-logout-no-state'])
+      expect(results.find((r) => r.id === id)?.message, id).toMatch(
+        /^your client called the end_session_endpoint without id_token_hint/,
+      )
+    expect(results.find((r) => r.id === 'oidcc-client-test-refresh-token')?.message).toMatch(
+      /^the issuer refused your client's refresh_token grant: the token endpoint answered invalid_\w+: .*\(to a refresh_token grant\)/,
     )
     // every applicable negative test is not met, at its level
     for (const t of RP_TESTS.filter((x) => x.kind === 'negative'))
@@ -207,6 +226,15 @@ describe('RP tests against third-party relying-party libraries (Chromium sign-in
       /^sign-in 2 of 2: your client did not sign in .*the issuer saw: sign-in started, JWKS never fetched, signing key replaced, code redeemed/,
     )
     expect(rotation?.notes.join('\n')).toMatch(/no valid key found in issuer's jwks_uri/)
+  }, 600_000)
+
+  it('oidcc-client-test-refresh-token: a driver that ignores RP_TEST_REFRESH is not exercised, never passed', async () => {
+    const [, refresh] = await run(openidClientV6, {
+      only: ['oidcc-client-test-refresh-token'],
+      wrap: (signIn) => (env) => signIn({ ...env, RP_TEST_REFRESH: '0' }),
+    })
+    expect(refresh?.verdict, refresh?.message).toBe('skip')
+    expect(refresh?.message).toMatch(/^not exercised: your client signed in but never redeemed/)
   }, 600_000)
 
   it('rp-init-logout: openid-client v6 logs out and passes; a driver that ignores RP_TEST_LOGOUT is not exercised', async () => {
@@ -280,6 +308,7 @@ const JOSE_RP: Partial<Record<RpTestId, { verdict?: Verdict; why?: string; refus
   'rp-id_token-iat': { refusedBy: /missing required "iat" claim/ },
   // audience: its client_id, and no other audience trusted (Core §3.1.3.7 (3))
   'rp-id_token-aud': { refusedBy: /unexpected "aud" claim value/ },
+  'oidcc-client-test-missing-aud': { refusedBy: /missing required "aud" claim/ },
   'rp-id_token-aud-multiple-no-azp': {
     refusedBy: /Core §3\.1\.3\.7 \(3\): untrusted audiences rp-test-foreign-client/,
   },

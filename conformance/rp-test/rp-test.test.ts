@@ -354,6 +354,123 @@ describe('rp-test judge', () => {
       expect(judge(t, SIGNED_IN, ev(['authorize']), true).verdict).toBe('error')
     })
   })
+  describe('rp-init-logout-other-state and -no-state: the logout judged as rp-init-logout, the handling of the redirect back recorded', () => {
+    const signedIn = ev(['authorize'], ['token-issued'])
+    const logout = (call: Partial<RpLogoutCall> = {}): RpEvent[] =>
+      ev(['logout', 'GET …']).map((e) => ({
+        ...e,
+        seq: 10,
+        logout: { hint: 'issued-here', redirectUri: 'registered', state: true, ...call },
+      }))
+    const back = ev(['fault-delivered', 'redirected back from logout …']).map((e) => ({
+      ...e,
+      seq: 11,
+    }))
+    for (const [id, words] of [
+      ['rp-init-logout-other-state', 'with another state than the one it sent'],
+      ['rp-init-logout-no-state', 'without the state it sent'],
+    ] as const) {
+      const t = test(id)
+      it(`${id}: accepted or turned down, a correct logout passes and says which`, () => {
+        const accepted = judge(t, SIGNED_IN, [...signedIn, ...logout(), ...back], true)
+        expect(accepted.verdict).toBe('pass')
+        expect(accepted.message).toContain(
+          `your app accepted the redirect back ${words} (the sign-in command reported signed in (exit 0)): recorded, not judged`,
+        )
+        const turnedDown = judge(t, REFUSED, [...signedIn, ...logout(), ...back], true)
+        expect(turnedDown.verdict).toBe('pass')
+        expect(turnedDown.message).toMatch(
+          /^logged out: id_token_hint an ID token this issuer issued, post_logout_redirect_uri registered, state sent; your app turned down the redirect back/,
+        )
+        expect(turnedDown.message).toMatch(/the issuer saw: .*code redeemed, logout called$/)
+      })
+      it(`${id}: a driver that breaks after the logout is ERROR, never a pass`, () => {
+        const broken = judge(t, BROKEN, [...signedIn, ...logout(), ...back], true)
+        expect(broken.verdict).toBe('error')
+        expect(broken.message).toMatch(/^inconclusive: the sign-in could not run/)
+      })
+      it(`${id}: a logout without state is not exercised (the Foundation skips it), one without a hint fails`, () => {
+        const stateless = judge(t, SIGNED_IN, [...signedIn, ...logout({ state: false })], true)
+        expect(stateless.verdict).toBe('skip')
+        expect(stateless.message).toMatch(
+          /^not exercised: your client's logout request carried no state \(OPTIONAL, RP-Initiated Logout §2\)/,
+        )
+        for (const run of [SIGNED_IN, REFUSED, BROKEN]) {
+          const j = judge(t, run, [...signedIn, ...logout({ hint: 'missing' })], true)
+          expect(j.verdict).toBe('fail')
+          expect(j.message).toMatch(
+            /^your client called the end_session_endpoint without id_token_hint/,
+          )
+        }
+        const never = judge(t, SIGNED_IN, signedIn, true)
+        expect(never.verdict).toBe('skip')
+        expect(never.message).toMatch(/RP_TEST_LOGOUT=1/)
+        // a logout with state the issuer did not answer with its redirect back proves nothing
+        expect(judge(t, REFUSED, [...signedIn, ...logout()], true).verdict).toBe('error')
+      })
+    }
+  })
+
+  describe('oidcc-client-test-refresh-token: judged by the refresh and the user-info call the issuer recorded', () => {
+    const t = test('oidcc-client-test-refresh-token')
+    const signedIn = ev(['authorize'], ['token-issued'], ['userinfo'])
+    const refreshed = ev(['refreshed', 'the refresh_token grant answered a new access token'])
+    const used = ev(['userinfo', 'user-info answered …']).map((e) => ({
+      ...e,
+      grant: 'refresh_token' as const,
+    }))
+    const refusedRefresh = ev([
+      'issuer-refused',
+      'the token endpoint answered invalid_client: …',
+    ]).map((e) => ({ ...e, grant: 'refresh_token' as const }))
+    it('refreshed and user-info called with the new access token: PASS, saying so', () => {
+      const j = judge(t, SIGNED_IN, [...signedIn, ...refreshed, ...used], true)
+      expect(j.verdict).toBe('pass')
+      expect(j.message).toMatch(
+        /^signed in and refreshed: .*the issuer saw: sign-in started, JWKS never fetched, code redeemed, refresh token redeemed, user-info answered ×2 \(1 to a refreshed access token\)$/,
+      )
+    })
+    it('never refreshed, or never used the new access token: not exercised, never passed', () => {
+      const none = judge(t, SIGNED_IN, signedIn, true)
+      expect(none.verdict).toBe('skip')
+      expect(none.message).toMatch(/^not exercised: .*the command got RP_TEST_REFRESH=1/)
+      const unused = judge(t, SIGNED_IN, [...signedIn, ...refreshed, ...ev(['userinfo'])], true)
+      expect(unused.verdict).toBe('skip')
+      expect(unused.message).toMatch(
+        /^not exercised: your client redeemed its refresh token but never called user-info with the access token the refresh answered/,
+      )
+    })
+    it('a refresh the issuer refused fails on its record, whatever the command reported', () => {
+      for (const run of [SIGNED_IN, REFUSED, BROKEN]) {
+        const j = judge(t, run, [...signedIn, ...refusedRefresh], true)
+        expect(j.verdict).toBe('fail')
+        expect(j.message).toMatch(
+          /^the issuer refused your client's refresh_token grant: the token endpoint answered invalid_client/,
+        )
+      }
+    })
+    it('a refusal after a correct refresh fails; a driver that breaks after one is ERROR', () => {
+      const refused = judge(t, REFUSED, [...signedIn, ...refreshed], true)
+      expect(refused.verdict).toBe('fail')
+      expect(refused.message).toMatch(/^your client did not finish after a correct refresh/)
+      const broken = judge(t, BROKEN, [...signedIn, ...refreshed, ...used], true)
+      expect(broken.verdict).toBe('error')
+      expect(broken.message).toMatch(/^inconclusive: the sign-in could not run/)
+    })
+  })
+
+  it('oidcc-client-test-missing-aud: refused passes, signed in fails (MUST), a broken driver is ERROR', () => {
+    const t = test('oidcc-client-test-missing-aud')
+    expect(judge(t, REFUSED, delivered, true).verdict).toBe('pass')
+    const accepted = judge(t, SIGNED_IN, delivered, true)
+    expect(accepted.verdict).toBe('fail')
+    expect(accepted.message).toMatch(/^your client accepted an ID token without aud/)
+    expect(accepted.message).toMatch(/OpenID Connect Core §2 \(aud REQUIRED/)
+    const broken = judge(t, BROKEN, delivered, true)
+    expect(broken.verdict).toBe('error')
+    expect(broken.message).toMatch(/^inconclusive: the sign-in could not run/)
+  })
+
   it('the failed control says the cause the issuer recorded, in plain words', () => {
     const j = judge(
       test(RP_CONTROL),
@@ -432,6 +549,7 @@ describe('the sign-in command contract', () => {
       RP_TEST_SIGN_IN: '1',
       RP_TEST_SIGN_INS: '1',
       RP_TEST_LOGOUT: '0',
+      RP_TEST_REFRESH: '0',
     })
   it('exit 0 is signed in; the refusal line is refused whatever the exit code', async () => {
     expect((await run('exit 0')).outcome).toBe('signed-in')
@@ -597,6 +715,9 @@ describe('idp-conformance rp-test', () => {
       'rp-init-logout',
       'rp-init-logout-other-state',
       'rp-init-logout-no-state',
+      // and of the comprehensive and refresh token RP plans (their module names)
+      'oidcc-client-test-missing-aud',
+      'oidcc-client-test-refresh-token',
     ])
       expect(
         rows.map((r) => r[0]),
@@ -632,6 +753,19 @@ describe('idp-conformance rp-test', () => {
       expect.stringMatching(/^OpenID Foundation rp-id_token-sig-none: opposite direction/),
     ])
     expect(rows.find((r) => r[0] === 'rp-id_token-expired')?.[3]).toMatch(/^ours/)
+    // every Foundation test that could be served here is: none is left "not served yet"
+    for (const r of rows) expect(r[3], r[0]).not.toMatch(/not served yet/)
+    for (const id of [
+      'oidcc-client-test-missing-aud',
+      'oidcc-client-test-refresh-token',
+      'rp-init-logout-other-state',
+      'rp-init-logout-no-state',
+    ])
+      expect(rows.find((r) => r[0] === id)?.slice(1, 4), id).toEqual([
+        'MUST',
+        expect.stringMatching(/^(positive|negative)$/),
+        expect.stringMatching(new RegExp(`^OpenID Foundation ${id}: same test`)),
+      ])
   })
 
   it('refuses bad usage with exit 2', async () => {
@@ -656,15 +790,30 @@ describe('idp-conformance rp-test', () => {
 
   it('a command that exits 1 is ERROR on every test, never a pass, and the run exits 1', async () => {
     const t = io()
-    const code = await rpTestMain(['--run', 'exit 1', '--only', 'rp-id_token-aud', '--quiet'], t.io)
+    // the negative tests and the tests whose second leg (logout, refresh) the command reports
+    const only = [
+      'rp-id_token-aud',
+      'oidcc-client-test-missing-aud',
+      'oidcc-client-test-refresh-token',
+      'rp-init-logout*',
+    ]
+    const code = await rpTestMain(['--run', 'exit 1', '--only', only.join(','), '--quiet'], t.io)
     expect(code).toBe(1)
     expect(t.out()).toMatch(
       /ERROR rp-id_token-sig-rs256 .*\n.*inconclusive: the sign-in could not run/,
     )
-    expect(t.out()).toMatch(/ERROR rp-id_token-aud /)
+    for (const id of [
+      'rp-id_token-aud',
+      'oidcc-client-test-missing-aud',
+      'oidcc-client-test-refresh-token',
+      'rp-init-logout',
+      'rp-init-logout-other-state',
+      'rp-init-logout-no-state',
+    ])
+      expect(t.out()).toMatch(new RegExp(`ERROR ${id} `))
     expect(t.out()).not.toMatch(/PASS /)
     expect(t.out()).toMatch(
-      /MUST: 0 PASS, 0 FAIL, 0 WARN, 0 INFO, 0 not exercised, 2 ERROR\nFAILED \(/,
+      /MUST: 0 PASS, 0 FAIL, 0 WARN, 0 INFO, 0 not exercised, 7 ERROR\nFAILED \(/,
     )
   })
 

@@ -32,6 +32,13 @@ export interface SignInEnv {
    * command that ignores it is "not exercised" on that test, nothing worse.
    */
   readonly RP_TEST_LOGOUT: '0' | '1'
+  /**
+   * `1` for the refresh test (oidcc-client-test-refresh-token): after the sign-in, redeem the
+   * refresh token (grant_type=refresh_token) and call user-info with the new access token, and
+   * exit 0 once that answered; `0` otherwise. A command that ignores it is "not exercised" on
+   * that test, nothing worse.
+   */
+  readonly RP_TEST_REFRESH: '0' | '1'
   readonly [name: string]: string
 }
 
@@ -113,18 +120,27 @@ const times = (n: number): string => (n > 1 ? ` ×${n}` : '')
 /**
  * What the test issuer saw, in plain words and nothing more: the discovery document fetched,
  * the sign-in started, the JWKS
- * fetched, a code redeemed, user-info answered, a request refused by the issuer, the uses of what
- * a fault tainted and the pages marked signed-in.
+ * fetched, a code redeemed, a refresh token redeemed, user-info answered (and how often to a
+ * refreshed access token), a request refused by the issuer, the uses of what a fault tainted and
+ * the pages marked signed-in.
  */
 export function observed(events: readonly RpEvent[]): string {
   const n = (kind: RpEvent['kind']) => events.filter((e) => e.kind === kind).length
+  const toRefreshed = events.filter(
+    (e) => e.kind === 'userinfo' && e.grant === 'refresh_token',
+  ).length
   const parts = [
     ...(n('discovery') ? [`discovery fetched${times(n('discovery'))}`] : []),
     n('authorize') ? `sign-in started${times(n('authorize'))}` : 'no sign-in started',
     n('jwks') ? `JWKS fetched${times(n('jwks'))}` : 'JWKS never fetched',
     ...(n('key-rotated') ? [`signing key replaced${times(n('key-rotated'))}`] : []),
     ...(n('token-issued') ? [`code redeemed${times(n('token-issued'))}`] : []),
-    ...(n('userinfo') ? [`user-info answered${times(n('userinfo'))}`] : []),
+    ...(n('refreshed') ? [`refresh token redeemed${times(n('refreshed'))}`] : []),
+    ...(n('userinfo')
+      ? [
+          `user-info answered${times(n('userinfo'))}${toRefreshed ? ` (${toRefreshed} to a refreshed access token)` : ''}`,
+        ]
+      : []),
     ...(n('logout') ? [`logout called${times(n('logout'))}`] : []),
     ...(n('issuer-refused') ? [`issuer refused a request${times(n('issuer-refused'))}`] : []),
     ...(n('tainted-use') ? [`tainted token or code used${times(n('tainted-use'))}`] : []),
@@ -193,6 +209,23 @@ export function judge(
         message: `your client called the end_session_endpoint ${wrong}. Fix: ${test.fix}. See ${test.reference}; ${seen}`,
       }
   }
+  // the refresh test: a refresh_token grant the issuer refused fails on the issuer's record,
+  // whatever the command reported (the Foundation's module fails a wrong refresh request too)
+  const refreshes = events.filter((e) => e.kind === 'refreshed')
+  if (test.exercisedBy === 'refresh') {
+    const refused = [
+      ...new Set(
+        events
+          .filter((e) => e.kind === 'issuer-refused' && e.grant === 'refresh_token')
+          .map((e) => e.detail ?? 'a refresh_token grant was refused'),
+      ),
+    ]
+    if (refused.length)
+      return {
+        verdict: NOT_MET[test.level],
+        message: `the issuer refused your client's refresh_token grant: ${refused.join('; ')}. Fix: ${test.fix}. See ${test.reference}; ${seen}`,
+      }
+  }
   // evidence outweighs a broken driver: a use of what a fault tainted is an acceptance
   if (run.outcome === 'could-not-run' && !(test.kind === 'negative' && delivered && uses.length))
     return cannotRun()
@@ -206,6 +239,13 @@ export function judge(
       message: `inconclusive: ${reported(run)} but never started a sign-in at this test issuer; point the client at RP_TEST_ISSUER (it differs per test)`,
     }
   if (test.kind === 'positive') {
+    if (test.backFromLogout && logouts.length)
+      return judgeBackFromLogout(test, run, logouts, delivered, seen)
+    if (run.outcome !== 'signed-in' && test.exercisedBy === 'refresh' && refreshes.length)
+      return {
+        verdict: NOT_MET[test.level],
+        message: `your client did not finish after a correct refresh (${reported(run)}): the refresh_token grant answered a new access token. It should ${test.fix} (${test.reference}); ${seen}`,
+      }
     if (run.outcome !== 'signed-in' && test.exercisedBy === 'logout' && logouts.length)
       return {
         verdict: NOT_MET[test.level],
@@ -236,6 +276,22 @@ export function judge(
         verdict: 'skip',
         message: `not exercised: your client signed in without calling user-info at this test issuer (${test.title}); ${seen}`,
       }
+    if (test.exercisedBy === 'refresh') {
+      if (!refreshes.length)
+        return {
+          verdict: 'skip',
+          message: `not exercised: your client signed in but never redeemed its refresh token at this test issuer (the command got RP_TEST_REFRESH=1: after the sign-in, redeem the refresh token, call user-info with the new access token, and exit 0); ${seen}`,
+        }
+      if (!events.some((e) => e.kind === 'userinfo' && e.grant === 'refresh_token'))
+        return {
+          verdict: 'skip',
+          message: `not exercised: your client redeemed its refresh token but never called user-info with the access token the refresh answered, so its use was never shown; ${seen}`,
+        }
+      return {
+        verdict: 'pass',
+        message: `signed in and refreshed: the refresh_token grant answered a new access token, user-info answered it, and the command reported signed in (exit 0); ${seen}`,
+      }
+    }
     if (test.exercisedBy === 'logout') {
       if (!logouts.length)
         return {
@@ -289,6 +345,45 @@ export function judge(
   return {
     verdict: 'pass',
     message: `refused: ${reported(run)} and used nothing the fault tainted; ${seen}`,
+  }
+}
+
+/**
+ * A logout test whose redirect back carries another state or none (rp-init-logout-other-state,
+ * rp-init-logout-no-state), once the client sent a correct logout request and the command
+ * reported how its app handled the redirect back: passed either way, and the message says which
+ * (RP-Initiated Logout §2 sets the RP no duty to check the state it gets back, and the
+ * Foundation's module cannot see the handling); not exercised when the request carried no state
+ * (the Foundation's module skips then).
+ */
+function judgeBackFromLogout(
+  test: RpTest,
+  run: Pick<SignInResult, 'outcome' | 'exitCode'>,
+  logouts: readonly RpEvent[],
+  delivered: boolean,
+  seen: string,
+): { verdict: Verdict; message: string } {
+  const back =
+    test.backFromLogout === 'no-state'
+      ? 'without the state it sent'
+      : 'with another state than the one it sent'
+  if (!logouts.some((e) => e.logout?.state))
+    return {
+      verdict: 'skip',
+      message: `not exercised: your client's logout request carried no state (OPTIONAL, RP-Initiated Logout §2), so a redirect back ${back} proves nothing (the Foundation's module skips then too); ${seen}`,
+    }
+  if (!delivered)
+    return {
+      verdict: 'error',
+      message: `inconclusive: ${reported(run)} but the issuer never redirected your client back ${back}; ${seen}`,
+    }
+  const handled =
+    run.outcome === 'signed-in'
+      ? `your app accepted the redirect back ${back} (${reported(run)})`
+      : `your app turned down the redirect back ${back} (${reported(run)})`
+  return {
+    verdict: 'pass',
+    message: `logged out: id_token_hint an ID token this issuer issued, post_logout_redirect_uri registered, state sent; ${handled}: recorded, not judged, as RP-Initiated Logout §2 sets the RP no duty to check the state it gets back; ${seen}`,
   }
 }
 
@@ -473,6 +568,7 @@ export async function runRpTests(options: RpRunOptions): Promise<CheckResult[]> 
         RP_TEST_SIGN_IN: String(round),
         RP_TEST_SIGN_INS: String(of),
         RP_TEST_LOGOUT: test.exercisedBy === 'logout' ? '1' : '0',
+        RP_TEST_REFRESH: test.exercisedBy === 'refresh' ? '1' : '0',
       })
     } catch (err) {
       const why = `the sign-in threw: ${(err as Error).message}`

@@ -1,14 +1,15 @@
 /**
  * The relying-party tests: one test issuer per entry, served at `{base_url}/rp/{id}`, each
  * answering a normal sign-in with exactly one deliberate fault. A test has the ID of the OpenID
- * Foundation's RP test (its `rp-…` test names, kept by the conformance suite's client test plans)
- * only when it means the same: same direction (refuse or sign in) and, where the Foundation's
- * Basic RP certification plan has the test, the same level. Where ours differs it has its own ID
- * and `foundation` names the Foundation's test it relates to and how.
+ * Foundation's RP test (its `rp-…` test names, kept by the conformance suite's client test plans,
+ * or its module's `oidcc-client-test-…` name for a test that has no `rp-…` one) only when it
+ * means the same: same direction (refuse or sign in) and, where the Foundation's Basic RP
+ * certification plan has the test, the same level. Where ours differs it has its own ID and
+ * `foundation` names the Foundation's test it relates to and how.
  *
  * A negative test is passed by a client that refuses the sign-in and does not use what it was
- * given; a positive one by a client that signs in (and, for the logout test, then logs out as
- * RP-Initiated Logout asks). `level` says how hard the spec words the client's duty: a MUST not
+ * given; a positive one by a client that signs in (and, for the logout tests, then logs out as
+ * RP-Initiated Logout asks; for the refresh test, then refreshes and calls user-info). `level` says how hard the spec words the client's duty: a MUST not
  * met fails a run, a SHOULD warns, a MAY is recorded.
  */
 
@@ -40,10 +41,17 @@ export interface RpTest {
    * What the client must be seen doing for the fault to be exercised at all: fetching this
    * issuer's JWKS (a key test proves nothing about a client that never looks a key up), or
    * calling user-info, or sending the user to this issuer's end_session_endpoint after the
-   * sign-in (the runner asks for that with `RP_TEST_LOGOUT=1`). Without it the test is "not
-   * exercised", never passed.
+   * sign-in (the runner asks for that with `RP_TEST_LOGOUT=1`), or redeeming its refresh token
+   * and calling user-info with the new access token (`RP_TEST_REFRESH=1`). Without it the test is
+   * "not exercised", never passed.
    */
-  readonly exercisedBy?: 'jwks' | 'userinfo' | 'logout'
+  readonly exercisedBy?: 'jwks' | 'userinfo' | 'logout' | 'refresh'
+  /**
+   * For a logout test: how the issuer redirects back to a logout that carried state (default: the
+   * state echoed unchanged): with another state, or without it. The client's handling of that
+   * redirect is recorded, not judged (see the tests that set it).
+   */
+  readonly backFromLogout?: 'other-state' | 'no-state'
   /**
    * How many sign-ins the test needs, one after the other at the same issuer (default one): the
    * runner runs the sign-in command that many times and judges each.
@@ -158,6 +166,25 @@ export const RP_TESTS = [
     accepted: 'an ID token issued to another client (aud)',
     reference: 'OpenID Connect Core §3.1.3.7 (3)',
     fix: 'refuse an ID token whose aud does not contain your client_id',
+  },
+  {
+    id: 'oidcc-client-test-missing-aud',
+    kind: 'negative',
+    // the Foundation's module stops the test as failed when the client goes on to user-info
+    // (AbstractOIDCCClientTestExpectingNothingInvalidIdToken); Core §2 makes aud REQUIRED
+    level: 'MUST',
+    foundation: {
+      id: 'oidcc-client-test-missing-aud',
+      plan: 'OpenID Foundation conformance suite, oidcc-client-test-plan (comprehensive RP tests, not part of certification), module OIDCCClientTestMissingAudInIdToken',
+      relation:
+        'same test (the comprehensive RP plan; not in Basic RP): the ID token has no aud, and a client that goes on to user-info with its access token fails',
+    },
+    stage: 'token-response',
+    title: 'ID token without aud',
+    accepted: 'an ID token without aud (it names no audience, so not your client)',
+    reference:
+      'OpenID Connect Core §2 (aud REQUIRED in every ID token) and §3.1.3.7 (3) (the ID token MUST be rejected if it does not list the client as a valid audience)',
+    fix: 'refuse an ID token whose aud is missing or does not contain your client_id',
   },
   {
     id: 'rp-id_token-aud-multiple-no-azp',
@@ -392,6 +419,28 @@ export const RP_TESTS = [
     fix: 'ignore token response members you do not know',
   },
   {
+    id: 'oidcc-client-test-refresh-token',
+    kind: 'positive',
+    // the Foundation's module fails a refresh request whose refresh token or scope is wrong
+    // (ValidateRefreshToken, EnsureScopeInRefreshRequestContainsNoMoreThanOriginallyGranted, both
+    // stop the test as failed) and finishes only on a user-info call after the refresh: the same
+    // here, a refresh the issuer refused fails, and one never made is not exercised
+    level: 'MUST',
+    foundation: {
+      id: 'oidcc-client-test-refresh-token',
+      plan: 'OpenID Foundation conformance suite, oidcc-client-refreshtoken-test-plan (refresh token RP, not part of certification), module OIDCCClientTestRefreshToken',
+      relation:
+        'same test (the refresh token RP plan): sign in, redeem the refresh token, call user-info with the new access token; the refresh response here carries no ID token and no new refresh token (INTERFACE.md §2.2)',
+    },
+    stage: 'token-response',
+    exercisedBy: 'refresh',
+    title:
+      'after the sign-in, the refresh_token grant answers a new access token, which user-info accepts',
+    reference:
+      'RFC 6749 §6 (the refresh request; a confidential client MUST authenticate, and the scope MUST NOT include any scope not originally granted) and §3.2.1; OpenID Connect Core §12.1, §12.2',
+    fix: 'after the sign-in, redeem the refresh token at the token endpoint (grant_type=refresh_token, client_secret_post, no scope beyond the one granted) and call user-info with the access token it answers',
+  },
+  {
     id: 'rp-init-logout',
     kind: 'positive',
     // the Foundation's module (OIDCCClientTestRPInitLogout) fails a logout request whose
@@ -414,6 +463,50 @@ export const RP_TESTS = [
       'OpenID Connect RP-Initiated Logout 1.0 §2 (id_token_hint: an ID Token previously issued by the OP to the RP; post_logout_redirect_uri: MUST have been previously registered; state: passed back on the redirect), §3; the Foundation requires the hint and the URI',
     fix: "after the sign-in, send the user to the issuer's end_session_endpoint with id_token_hint (the ID token of this sign-in), a post_logout_redirect_uri registered for your client (exactly), and state; accept the redirect back when its state is the one you sent",
   },
+  ...(
+    [
+      {
+        id: 'rp-init-logout-other-state',
+        module:
+          'oidcc-client-test-rp-init-logout-other-state (OIDCCClientTestRPInitLogoutInvalidState)',
+        back: 'other-state',
+        title:
+          'after the sign-in, an RP-initiated logout at this issuer (id_token_hint, registered post_logout_redirect_uri, state); the redirect back carries another state than the one sent',
+        how: 'another state than the one the client sent',
+      },
+      {
+        id: 'rp-init-logout-no-state',
+        module: 'oidcc-client-test-rp-init-logout-no-state (OIDCCClientTestRPInitLogoutNoState)',
+        back: 'no-state',
+        title:
+          'after the sign-in, an RP-initiated logout at this issuer (id_token_hint, registered post_logout_redirect_uri, state); the redirect back carries no state',
+        how: 'no state although the client sent one',
+      },
+    ] as const
+  ).map(
+    (v) =>
+      ({
+        id: v.id,
+        kind: 'positive',
+        // the request is judged as in rp-init-logout (the Foundation's module extends it: the
+        // hint and the URI at FAILURE); the client's handling of the redirect back is recorded,
+        // not judged: RP-Initiated Logout §2 defines state as the RP's own opaque value and sets
+        // the RP no duty to check it, and the Foundation's module cannot see the handling either
+        level: 'MUST',
+        foundation: {
+          id: v.id,
+          plan: `OpenID Foundation conformance suite, oidcc-client-rp-initiated-logout-rp-basic (RP-Initiated RP), module ${v.module}`,
+          relation: `same test (RP-Initiated RP plan): the logout request must carry id_token_hint, a registered post_logout_redirect_uri and state (skipped without state, as the Foundation's), and the redirect back carries ${v.how}; the app's handling of that redirect (accepted or turned down) is recorded, as neither the spec nor the Foundation's module judges it; without the front- or back-channel logout the Foundation sends on the way (not in INTERFACE.md)`,
+        },
+        stage: 'end-session',
+        exercisedBy: 'logout',
+        backFromLogout: v.back,
+        title: v.title,
+        reference:
+          'OpenID Connect RP-Initiated Logout 1.0 §2 (id_token_hint; post_logout_redirect_uri MUST have been previously registered; state: "Opaque value used by the RP to maintain state between the logout request and the callback", passed back by the OP), §3; the Foundation requires the hint, the URI and, for this test, state',
+        fix: "after the sign-in, send the user to the issuer's end_session_endpoint with id_token_hint (the ID token of this sign-in), a post_logout_redirect_uri registered for your client (exactly), and state, and handle the redirect back without breaking whatever its state: accept it or turn it down, and report which",
+      }) as const,
+  ),
 ] as const satisfies readonly RpTest[]
 
 export type RpTestId = (typeof RP_TESTS)[number]['id']
@@ -473,12 +566,6 @@ export const RP_NOT_SERVED: readonly RpNotServed[] = [
     plan: 'full RP (commented out of Basic RP)',
     reason:
       'INTERFACE.md §4.3 defines the Authorization header only (the test issuers also answer a form-body token on POST, RFC 6750 §2.2, but no test requires it)',
-  },
-  {
-    id: 'oidcc-client-test-missing-aud',
-    plan: 'full RP (its old name: rp-id_token-aud)',
-    reason:
-      'not served yet: rp-id_token-aud covers an aud of another client; a missing REQUIRED claim is covered by rp-id_token-sub and rp-id_token-iat (OIDC Core §2), not yet for aud',
   },
   {
     id: 'rp-discovery-openid-configuration',
@@ -554,18 +641,6 @@ export const RP_NOT_SERVED: readonly RpNotServed[] = [
     reason:
       'INTERFACE.md has no mutual TLS (RFC 8705 mtls_endpoint_aliases): clients authenticate with client_secret_post',
   },
-  {
-    id: 'rp-init-logout-other-state',
-    plan: 'RP-Initiated RP',
-    reason:
-      'not served yet: the redirect back from logout with another state (rp-init-logout echoes the state the client sent)',
-  },
-  {
-    id: 'rp-init-logout-no-state',
-    plan: 'RP-Initiated RP',
-    reason:
-      'not served yet: the redirect back from logout without the state the client sent (rp-init-logout echoes it)',
-  },
   ...['rp-frontchannel-rpinitlogout', 'oidcc-client-test-rp-frontchannel-opinitlogout'].map(
     (id) => ({
       id,
@@ -587,12 +662,6 @@ export const RP_NOT_SERVED: readonly RpNotServed[] = [
     plan: 'back-channel logout RP',
     reason: `${LOGOUT}: no back-channel logout (no backchannel_logout_uri, no logout token)`,
   })),
-  {
-    id: 'oidcc-client-test-refresh-token',
-    plan: 'refresh token RP',
-    reason:
-      'not served yet: a sign-in, then the refresh_token grant and user-info with the new access token',
-  },
   ...[
     'oidcc-client-test-refresh-token-invalid-issuer',
     'oidcc-client-test-refresh-token-invalid-sub',

@@ -23,11 +23,17 @@ export type RpEventKind =
   | 'tainted-use'
   /** The integrator marked the client's page as signed-in (`{issuer}/signed-in`). */
   | 'signed-in'
-  /** The test issuer's user-info endpoint answered the client (with claims or an error). */
+  /**
+   * The test issuer's user-info endpoint answered the client (with claims or an error); `grant`
+   * is `refresh_token` when the access token presented was answered by a refresh_token grant.
+   */
   | 'userinfo'
+  /** The refresh_token grant answered the client with a new access token. */
+  | 'refreshed'
   /**
    * The issuer refused a request of the client (an error redirect or error response): `detail`
-   * is the error and its description, `finding` the explain-mode finding it matches, if any.
+   * is the error and its description, `finding` the explain-mode finding it matches, if any;
+   * `grant` is `refresh_token` when the refused request was a refresh_token grant.
    */
   | 'issuer-refused'
   /**
@@ -49,6 +55,9 @@ export interface RpLogoutCall {
   readonly state: boolean
 }
 
+/** The grant behind a `userinfo` or `issuer-refused` event, when it was a refresh (only then). */
+export type RpGrant = 'refresh_token'
+
 export interface RpEvent {
   readonly seq: number
   readonly at: string
@@ -61,13 +70,21 @@ export interface RpEvent {
   readonly finding?: string
   /** For a `logout` event: what the request carried. */
   readonly logout?: RpLogoutCall
+  /** For a `userinfo` or `issuer-refused` event: `refresh_token` when a refresh was behind it. */
+  readonly grant?: RpGrant
 }
 
 export interface RpObservations {
   record(
     test: string,
     kind: RpEventKind,
-    context?: { clientId?: string; detail?: string; finding?: string; logout?: RpLogoutCall },
+    context?: {
+      clientId?: string
+      detail?: string
+      finding?: string
+      logout?: RpLogoutCall
+      grant?: RpGrant
+    },
   ): RpEvent
   /** One test's events after `since`, oldest first. */
   list(test: string, since?: number): RpEvent[]
@@ -89,6 +106,7 @@ export function createObservations(capacity = 5000): RpObservations {
         detail: context.detail?.slice(0, 300),
         ...(context.finding !== undefined ? { finding: context.finding.slice(0, 64) } : {}),
         ...(context.logout !== undefined ? { logout: { ...context.logout } } : {}),
+        ...(context.grant !== undefined ? { grant: context.grant } : {}),
       }
       ring.push(event)
       if (ring.length > capacity) ring.shift()

@@ -29,6 +29,7 @@ import { createRpKeys, type RpKey } from './keys.ts'
 import {
   createObservations,
   type RpEventKind,
+  type RpGrant,
   type RpLogoutCall,
   type RpObservations,
 } from './observations.ts'
@@ -168,6 +169,7 @@ export const rpIssuers = (
         detail?: string
         finding?: string
         logout?: RpLogoutCall
+        grant?: RpGrant
       } = {},
     ): void => {
       const event = observations.record(test.id, kind, {
@@ -175,6 +177,7 @@ export const rpIssuers = (
         ...(context.detail !== undefined ? { detail: context.detail } : {}),
         ...(context.finding !== undefined ? { finding: context.finding } : {}),
         ...(context.logout !== undefined ? { logout: context.logout } : {}),
+        ...(context.grant !== undefined ? { grant: context.grant } : {}),
       })
       // a negative test's fault accepted: the client-check finding `rp.<test>`
       if (test.kind === 'negative' && (kind === 'tainted-use' || kind === 'signed-in'))
@@ -184,6 +187,12 @@ export const rpIssuers = (
           ...(event.detail !== undefined ? { detail: event.detail } : {}),
         })
     }
+
+    /**
+     * The access tokens a test issuer's refresh_token grant answered (by jti), with the test: how
+     * user-info tells a refreshed access token from the sign-in's.
+     */
+    const refreshedAccess = bounded<string>(capacity.taints)
 
     const taintOf = (value: string | undefined): Taint | undefined => {
       for (const key of tokenKeys(value)) {
@@ -279,11 +288,13 @@ export const rpIssuers = (
       const basic =
         endpoint === 'token' &&
         (request.headers as Record<string, string | undefined>).authorization !== undefined
+      const refresh = endpoint === 'token' && form.grant_type === 'refresh_token'
       const record = (error: string, description: string): void =>
         observe(test, 'issuer-refused', {
           clientId,
-          detail: `the ${endpoint} endpoint answered ${error}: ${description}`,
+          detail: `the ${endpoint} endpoint answered ${error}: ${description}${refresh ? ' (to a refresh_token grant)' : ''}`,
           ...(basic ? { finding: 'client-auth.basic' } : {}),
+          ...(refresh ? { grant: 'refresh_token' as const } : {}),
         })
       try {
         const response = await handler()
@@ -334,6 +345,10 @@ export const rpIssuers = (
           break
         case 'rp-id_token-aud':
           claims.aud = FOREIGN_AUDIENCE
+          break
+        case 'oidcc-client-test-missing-aud':
+          delete claims.aud
+          delete claims.azp
           break
         case 'rp-id_token-aud-multiple-no-azp':
           claims.aud = [String(claims.aud), FOREIGN_AUDIENCE]
@@ -463,10 +478,27 @@ export const rpIssuers = (
           400,
           'Sign-out error',
         )
+      // the redirect back: state echoed (RP-Initiated Logout §2), or the test's deviation from it
+      const back =
+        state === undefined
+          ? undefined
+          : test.backFromLogout === 'no-state'
+            ? undefined
+            : test.backFromLogout === 'other-state'
+              ? `other-${randomToken().slice(0, 16)}`
+              : state
+      if (uri !== undefined && state !== undefined && test.backFromLogout)
+        observe(test, 'fault-delivered', {
+          clientId,
+          detail:
+            back === undefined
+              ? 'redirected back from logout without the state sent'
+              : 'redirected back from logout with another state than the one sent',
+        })
       const nonce = newNonce()
       const response =
         uri !== undefined
-          ? redirectToClient(h, uri, { state }, request.method === 'post' ? 303 : 302)
+          ? redirectToClient(h, uri, { state: back }, request.method === 'post' ? 303 : 302)
           : page(h, loggedOutPage({ branding: undefined, nonce }), { nonce })
       await endSession(request, response, deps)
       return response
@@ -507,7 +539,7 @@ export const rpIssuers = (
             handler: (request, h) => {
               const test = testOf(request)
               // the normal document at this issuer's paths; no logout (ID token hints of a test
-              // issuer mean nothing to the normal one) except at the logout test's issuer, whose
+              // issuer mean nothing to the normal one) except at the logout tests' issuers, whose
               // own end_session_endpoint records the call; RFC 9207 iss on every callback
               const { end_session_endpoint: logoutEndpoint, ...doc } = discoveryDocument(
                 rpIssuerUrl(base, test.id),
@@ -644,6 +676,14 @@ export const rpIssuers = (
                 })
                 taintTokens(body, taint)
               }
+              if (typeof body.access_token === 'string') {
+                for (const key of tokenKeys(body.access_token))
+                  if (key.startsWith('at:')) refreshedAccess.put(key, test.id)
+                observe(test, 'refreshed', {
+                  ...ctx,
+                  detail: 'the refresh_token grant answered a new access token',
+                })
+              }
               return jsonNoStore(h, body)
             }
             if (form.grant_type !== 'authorization_code') return jsonNoStore(h, body)
@@ -714,7 +754,16 @@ export const rpIssuers = (
             const taint = taintOf(presented)
             const claims = { ...(response.source as Record<string, unknown>) }
             const clientId = presented ? tokenClient(presented) : undefined
-            observe(test, 'userinfo', { clientId, detail: 'user-info answered with claims' })
+            const refreshed = tokenKeys(presented).some(
+              (key) => refreshedAccess.get(key) === test.id,
+            )
+            observe(test, 'userinfo', {
+              clientId,
+              detail: refreshed
+                ? 'user-info answered with claims, to an access token of the refresh_token grant'
+                : 'user-info answered with claims',
+              ...(refreshed ? { grant: 'refresh_token' as const } : {}),
+            })
             if (taint)
               observe(taint.test, 'tainted-use', {
                 clientId,
@@ -762,7 +811,7 @@ export const rpIssuers = (
         },
       },
       ...(['GET', 'POST'] as const).map((method): ServerRoute => ({
-        // RP-initiated logout at the logout test's issuer (RP-Initiated Logout 1.0): records
+        // RP-initiated logout at the logout tests' issuers (RP-Initiated Logout 1.0): records
         // what the request carried, then answers as an OP does: the redirect back with state
         // only for a hint this issuer issued and a URI registered for its client; never an open
         // redirect
@@ -777,7 +826,7 @@ export const rpIssuers = (
             if (test.exercisedBy !== 'logout')
               throw new OAuthError(
                 'invalid_request',
-                'this test issuer has no end_session_endpoint; rp-init-logout has one',
+                'this test issuer has no end_session_endpoint; the rp-init-logout tests have one',
                 { status: 404 },
               )
             // a request refused before it could be judged (a repeated parameter, an over-long

@@ -123,12 +123,12 @@ async function events(test: string) {
 }
 
 describe('RP test issuers', () => {
-  it('lists every test with its issuer, each ID starting rp-', async () => {
+  it("lists every test with its issuer, each ID a Foundation name (rp-… or its module's oidcc-client-test-…)", async () => {
     const res = await app.server.inject('/rp')
     const body = JSON.parse(res.payload) as { tests: { id: string; issuer: string }[] }
     expect(body.tests.map((t) => t.id)).toEqual(RP_TESTS.map((t) => t.id))
     for (const t of body.tests) {
-      expect(t.id).toMatch(/^rp-/)
+      expect(t.id).toMatch(/^(rp-|oidcc-client-test-)/)
       expect(t.issuer).toBe(`${BASE}/rp/${t.id}`)
     }
   })
@@ -519,6 +519,126 @@ describe('RP test issuers', () => {
     expect(elsewhere.statusCode).toBe(404)
     expect(JSON.parse(elsewhere.payload)).toMatchObject({ error: 'invalid_request' })
   })
+
+  it('oidcc-client-test-missing-aud: an ID token without aud (nor azp); using its access token is a tainted use', async () => {
+    const test = 'oidcc-client-test-missing-aud'
+    const { tokens } = await signIn(test, { state: 's', nonce: 'n' })
+    const claims = decodeJwt(String(tokens.id_token))
+    expect(claims.aud).toBeUndefined()
+    expect(claims.azp).toBeUndefined()
+    expect(claims.sub).toBeDefined()
+    // a correct verifier refuses it for the missing aud, everything else being right
+    await expect(verify(test, tokens.id_token)).rejects.toThrow(/missing required "aud" claim/)
+    await app.server.inject({
+      url: `/rp/${test}/auth/user-info`,
+      headers: { authorization: `Bearer ${String(tokens.access_token)}` },
+    })
+    const seen = await events(test)
+    expect(seen.map((e) => e.kind)).toContain('fault-delivered')
+    expect(seen.filter((e) => e.kind === 'tainted-use').map((e) => e.detail)).toEqual([
+      expect.stringMatching(/^called user-info with the access token/),
+    ])
+  })
+
+  it('oidcc-client-test-refresh-token: records the refresh, tells a refreshed access token at user-info from the sign-in one, and a refused refresh as one', async () => {
+    const test = 'oidcc-client-test-refresh-token'
+    const { tokens } = await signIn(test, { state: 's', nonce: 'n' })
+    const userInfo = (token: unknown) =>
+      app.server.inject({
+        url: `/rp/${test}/auth/user-info`,
+        headers: { authorization: `Bearer ${String(token)}` },
+      })
+    const refresh = (params: Record<string, string>) =>
+      app.server.inject({
+        method: 'POST',
+        url: `/rp/${test}/auth/token`,
+        headers: form,
+        payload: new URLSearchParams({
+          grant_type: 'refresh_token',
+          refresh_token: String(tokens.refresh_token),
+          client_id: 'conformance-client',
+          ...params,
+        }).toString(),
+      })
+    expect((await userInfo(tokens.access_token)).statusCode).toBe(200)
+    const refreshed = await refresh({ client_secret: 'conformance-secret' })
+    expect(refreshed.statusCode).toBe(200)
+    const fresh = JSON.parse(refreshed.payload) as Record<string, unknown>
+    expect(fresh.access_token).not.toBe(tokens.access_token)
+    expect((await userInfo(fresh.access_token)).statusCode).toBe(200)
+    // RFC 6749 §6: a confidential client must authenticate its refresh
+    const unauthenticated = await refresh({})
+    expect(unauthenticated.statusCode).toBeGreaterThanOrEqual(400)
+    expect((JSON.parse(unauthenticated.payload) as { error?: unknown }).error).toMatch(/^invalid_/)
+    const seen = (await events(test)) as { kind: string; detail?: string; grant?: string }[]
+    expect(seen.map((e) => [e.kind, e.grant])).toEqual([
+      ['authorize', undefined],
+      ['token-issued', undefined],
+      ['userinfo', undefined],
+      ['refreshed', undefined],
+      ['userinfo', 'refresh_token'],
+      ['issuer-refused', 'refresh_token'],
+    ])
+    expect(seen.at(-1)?.detail).toMatch(
+      /^the token endpoint answered invalid_\w+: .*\(to a refresh_token grant\)$/,
+    )
+    // a token refreshed at another issuer is no refreshed token here
+    const other = await signIn('rp-id_token-sig-rs256')
+    const elsewhere = await app.server.inject({
+      method: 'POST',
+      url: '/rp/rp-id_token-sig-rs256/auth/token',
+      headers: form,
+      payload: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: String(other.tokens.refresh_token),
+        client_id: 'conformance-client',
+        client_secret: 'conformance-secret',
+      }).toString(),
+    })
+    await userInfo((JSON.parse(elsewhere.payload) as Record<string, unknown>).access_token)
+    expect((await events(test)).at(-1)).toMatchObject({ kind: 'userinfo' })
+    expect((await events(test)).at(-1)).not.toHaveProperty('grant')
+  })
+
+  for (const [test, back] of [
+    ['rp-init-logout-other-state', 'another state'],
+    ['rp-init-logout-no-state', 'no state'],
+  ] as const)
+    it(`${test}: a correct logout with state is redirected back with ${back}; one without state gets none, and no deviation is recorded`, async () => {
+      const doc = JSON.parse(
+        (await app.server.inject(`/rp/${test}/.well-known/openid-configuration`)).payload,
+      ) as Record<string, unknown>
+      expect(doc.end_session_endpoint).toBe(`${BASE}/rp/${test}/auth/logout`)
+      const { tokens } = await signIn(test, { state: 's', nonce: 'n' })
+      const uri = 'https://client.example/logged-out'
+      const logout = (params: Record<string, string>) =>
+        app.server.inject(
+          `/rp/${test}/auth/logout?${new URLSearchParams({ id_token_hint: String(tokens.id_token), post_logout_redirect_uri: uri, ...params }).toString()}`,
+        )
+      const withState = await logout({ state: 'sent-state' })
+      expect(withState.statusCode).toBe(302)
+      const location = new URL(withState.headers.location ?? '')
+      expect(location.origin + location.pathname).toBe(uri)
+      if (test === 'rp-init-logout-other-state') {
+        expect(location.searchParams.get('state')).toMatch(/^other-/)
+        expect(location.searchParams.get('state')).not.toBe('sent-state')
+      } else expect(location.searchParams.has('state')).toBe(false)
+      const without = await logout({})
+      expect(without.headers.location).toBe(uri)
+      const seen = await events(test)
+      expect(seen.map((e) => e.kind)).toEqual([
+        'discovery',
+        'authorize',
+        'token-issued',
+        'logout',
+        'fault-delivered',
+        'logout',
+      ])
+      // a faulty logout request gets the error page, as at rp-init-logout, and no deviation
+      const foreign = await logout({ id_token_hint: 'not-a-token', state: 'x' })
+      expect(foreign.statusCode).toBe(400)
+      expect((await events(test)).at(-1)).toMatchObject({ kind: 'logout' })
+    })
 
   it('the signed-in beacon of a negative test is recorded and raises its finding', async () => {
     const res = await app.server.inject(

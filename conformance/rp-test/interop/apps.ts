@@ -12,7 +12,9 @@ import { Agent } from 'undici'
  * user-info, and answers a page titled `signed-in` or `refused`: refused whenever the library
  * threw; `error` when the app itself broke, which a driver reports as could-not-run), and, for
  * a library that offers RP-initiated logout, `/logout` (to the issuer's end_session_endpoint)
- * and `/logged-out` (titled `logged-out` when the state is the one the logout sent). Two are built on widely used
+ * and `/logged-out` (titled `logged-out` when the state is the one the logout sent), and, for a
+ * library that refreshes, `/refresh` (redeems the refresh token of the sign-in and calls user-info
+ * with the new access token: titled `refreshed`, `refused`, or `no-refresh` when it cannot). Two are built on widely used
  * libraries with separate protocol cores (openid-client v6 on oauth4webapi; openid-client v5,
  * its own core); the third is deliberately careless, the control that must be judged failing.
  */
@@ -24,10 +26,14 @@ export interface RpClientSettings {
   readonly caPem: string | undefined
 }
 
-/** A finished sign-in: the user-info sub, and the ID token a logout names as its hint. */
+/**
+ * A finished sign-in: the user-info sub, the ID token a logout names as its hint, and the refresh
+ * token a refresh redeems (when the token response had one).
+ */
 export interface RpSignedIn {
   readonly sub: string
   readonly idToken: string
+  readonly refreshToken?: string | undefined
 }
 
 /** One library's sign-in: what to keep between /login and /callback is its own business. */
@@ -49,6 +55,12 @@ export interface RpLibrary {
     issuer: string,
     params: { idToken: string; postLogoutRedirectUri: string; state: string },
   ): Promise<string>
+  /**
+   * Redeems the refresh token of a sign-in (oidcc-client-test-refresh-token) and calls user-info
+   * with the new access token; resolves to that user-info sub, throws when refused. Without it the
+   * app offers no refresh.
+   */
+  refresh?(issuer: string, signedIn: { refreshToken: string; sub: string }): Promise<string>
 }
 
 const SCOPE = 'openid profile email offline_access'
@@ -114,7 +126,15 @@ export function openidClientV6(
       const sub = tokens.claims()?.sub
       if (!sub) throw new Error('no ID token claims')
       const info = await oidc.fetchUserInfo(config, tokens.access_token, sub)
-      return tokens.id_token ? { sub: info.sub, idToken: tokens.id_token } : info.sub
+      return tokens.id_token
+        ? { sub: info.sub, idToken: tokens.id_token, refreshToken: tokens.refresh_token }
+        : info.sub
+    },
+    async refresh(issuer, { refreshToken, sub }) {
+      const config = await configOf(issuer)
+      const tokens = await oidc.refreshTokenGrant(config, refreshToken)
+      // fetchUserInfo compares the user-info sub with the one of the sign-in (Core §5.3.4)
+      return (await oidc.fetchUserInfo(config, tokens.access_token, sub)).sub
     },
     async logoutUrl(issuer, { idToken, postLogoutRedirectUri, state }) {
       return oidc.buildEndSessionUrl(await configOf(issuer), {
@@ -185,7 +205,17 @@ export function openidClientV5(
         nonce,
       })
       const info = await client.userinfo(tokenSet)
-      return tokenSet.id_token ? { sub: info.sub, idToken: tokenSet.id_token } : info.sub
+      return tokenSet.id_token
+        ? { sub: info.sub, idToken: tokenSet.id_token, refreshToken: tokenSet.refresh_token }
+        : info.sub
+    },
+    async refresh(issuer, { refreshToken, sub }) {
+      const client = await clientOf(issuer, 'http://127.0.0.1/callback')
+      const tokenSet = await client.refresh(refreshToken)
+      // userinfo compares the sub only with an ID token in the set, and a refresh answers none
+      const info = await client.userinfo(tokenSet.access_token ?? '')
+      if (info.sub !== sub) throw new Error(`user-info sub ${info.sub} is not ${sub}`)
+      return info.sub
     },
     async logoutUrl(issuer, { idToken, postLogoutRedirectUri, state }) {
       const client = await clientOf(issuer, `${new URL(postLogoutRedirectUri).origin}/callback`)
@@ -211,6 +241,8 @@ export function carelessClient(settings: RpClientSettings): RpLibrary {
     const res = await fetch(url, { headers, dispatcher } as RequestInit)
     return (await res.json()) as Record<string, unknown>
   }
+  /** The access token of each sign-in, by its refresh token (what a failed refresh falls back to). */
+  const refreshing = new Map<string, string>()
   return {
     name: 'careless client',
     async begin(issuer, redirectUri) {
@@ -251,7 +283,31 @@ export function carelessClient(settings: RpClientSettings): RpLibrary {
       const info = await get(String(doc.userinfo_endpoint), {
         authorization: `Bearer ${tokens.access_token}`,
       })
-      return { sub: String(info.sub), idToken: tokens.id_token ?? '' }
+      refreshing.set(tokens.refresh_token ?? '', tokens.access_token)
+      return {
+        sub: String(info.sub),
+        idToken: tokens.id_token ?? '',
+        refreshToken: tokens.refresh_token,
+      }
+    },
+    async refresh(issuer, { refreshToken }) {
+      // deliberately careless: a refresh without client authentication (RFC 6749 §6 requires it
+      // of a confidential client), its error ignored, and the old access token used on
+      const doc = await get(`${issuer}/.well-known/openid-configuration`)
+      const res = await fetch(String(doc.token_endpoint), {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'refresh_token',
+          refresh_token: refreshToken,
+          client_id: settings.clientId,
+        }).toString(),
+        dispatcher,
+      } as RequestInit)
+      const tokens = (await res.json()) as Record<string, string>
+      const access = tokens.access_token ?? refreshing.get(refreshToken) ?? ''
+      const info = await get(String(doc.userinfo_endpoint), { authorization: `Bearer ${access}` })
+      return String(info.sub)
     },
     async logoutUrl(issuer, { postLogoutRedirectUri, state }) {
       // deliberately careless: logs out by client_id, without the ID token as id_token_hint
@@ -279,7 +335,10 @@ export async function startRpApp(
 ): Promise<{ url: string; stop(): Promise<void> }> {
   const sessions = new Map<string, { issuer: string; state: unknown }>()
   /** Signed-in sessions, for the logout: the issuer, the ID token, the logout's state. */
-  const signedIn = new Map<string, { issuer: string; idToken: string; logoutState?: string }>()
+  const signedIn = new Map<
+    string,
+    { issuer: string; idToken: string; sub: string; refreshToken?: string; logoutState?: string }
+  >()
   let origin = ''
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     void (async () => {
@@ -315,8 +374,29 @@ export async function startRpApp(
           return page(res, 401, 'refused', `${library.name} refused: ${(err as Error).message}`)
         }
         if (typeof done === 'string') return page(res, 200, 'signed-in', `signed in as ${done}`)
-        signedIn.set(sid, { issuer: session.issuer, idToken: done.idToken })
+        signedIn.set(sid, {
+          issuer: session.issuer,
+          idToken: done.idToken,
+          sub: done.sub,
+          ...(done.refreshToken ? { refreshToken: done.refreshToken } : {}),
+        })
         return page(res, 200, 'signed-in', `signed in as ${done.sub}`)
+      }
+      if (url.pathname === '/refresh') {
+        // the refresh token of the sign-in redeemed, and user-info called with the new token
+        const session = signedIn.get(sid)
+        if (!library.refresh || !session?.refreshToken)
+          return page(res, 404, 'no-refresh', `${library.name}: no refresh token to redeem`)
+        let sub: string
+        try {
+          sub = await library.refresh(session.issuer, {
+            refreshToken: session.refreshToken,
+            sub: session.sub,
+          })
+        } catch (err) {
+          return page(res, 401, 'refused', `${library.name} refused: ${(err as Error).message}`)
+        }
+        return page(res, 200, 'refreshed', `refreshed; user-info says ${sub}`)
       }
       if (url.pathname === '/logout') {
         // RP-initiated logout: to the issuer's end_session_endpoint, back to /logged-out

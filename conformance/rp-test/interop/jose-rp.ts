@@ -141,6 +141,43 @@ export function joseRp(settings: RpClientSettings): RpLibrary {
     }
   }
 
+  /** RFC 6749 §5.1 and §5.2: the Bearer access token of a token response, or a refusal. */
+  function bearerOf(status: number, body: Record<string, unknown>): string {
+    // RFC 6749 §5.1: a successful response is 200; §5.2: anything else is an error
+    if (status !== 200)
+      throw new Refused(
+        'RFC 6749 §5.2',
+        `the token endpoint answered HTTP ${status} ${String(body.error)}: ${String(body.error_description)}`,
+      )
+    const accessToken = body.access_token
+    if (typeof accessToken !== 'string' || !accessToken)
+      throw new Refused('RFC 6749 §5.1', 'the token response has no access_token')
+    // RFC 6749 §5.1: token_type is REQUIRED and case-insensitive; §7.1: "The client MUST NOT
+    // use an access token if it does not understand the token type"; this client knows Bearer
+    if (typeof body.token_type !== 'string' || body.token_type.toLowerCase() !== 'bearer')
+      throw new Refused(
+        'RFC 6749 §7.1',
+        `the token response has token_type ${JSON.stringify(body.token_type)}, not Bearer`,
+      )
+    return accessToken
+  }
+
+  /** Core §5.3: user-info with the access token, used only if its sub is the ID token's. */
+  async function userInfoOf(metadata: Metadata, accessToken: string, sub: string): Promise<void> {
+    // Core §5.3.1 with RFC 6750 §2.1
+    const info = await get(metadata.userinfo_endpoint, { authorization: `Bearer ${accessToken}` })
+    if (info.status !== 200)
+      throw new Refused('Core §5.3.3', `user-info answered HTTP ${info.status}`)
+    // §5.3.2: JSON unless the client registered a signed or encrypted response (it did not)
+    if (!/^application\/json\b/i.test(info.headers.get('content-type') ?? ''))
+      throw new Refused('Core §5.3.2', 'user-info did not answer JSON')
+    const userInfo = (await info.json()) as Record<string, unknown>
+    // §5.3.4: "The sub Claim in the UserInfo Response MUST be verified to exactly match the sub
+    // Claim in the ID Token; if they do not match, the UserInfo Response values MUST NOT be used"
+    if (userInfo.sub !== sub)
+      throw new Refused('Core §5.3.4', 'the user-info sub differs from the ID token sub')
+  }
+
   /** Core §3.1.3.7 and §3.1.3.8: the ID token of a token response, or a refusal. */
   async function validateIdToken(
     idToken: string,
@@ -274,40 +311,44 @@ export function joseRp(settings: RpClientSettings): RpLibrary {
         signal: AbortSignal.timeout(HTTP_TIMEOUT_MS),
       } as RequestInit)
       const body = (await res.json()) as Record<string, unknown>
-      // RFC 6749 §5.1: a successful response is 200; §5.2: anything else is an error
-      if (res.status !== 200)
-        throw new Refused(
-          'RFC 6749 §5.2',
-          `the token endpoint answered HTTP ${res.status} ${String(body.error)}: ${String(body.error_description)}`,
-        )
-      const accessToken = body.access_token
-      if (typeof accessToken !== 'string' || !accessToken)
-        throw new Refused('RFC 6749 §5.1', 'the token response has no access_token')
-      // RFC 6749 §5.1: token_type is REQUIRED and case-insensitive; §7.1: "The client MUST NOT
-      // use an access token if it does not understand the token type"; this client knows Bearer
-      if (typeof body.token_type !== 'string' || body.token_type.toLowerCase() !== 'bearer')
-        throw new Refused(
-          'RFC 6749 §7.1',
-          `the token response has token_type ${JSON.stringify(body.token_type)}, not Bearer`,
-        )
+      const accessToken = bearerOf(res.status, body)
       // Core §3.1.3.3: id_token is REQUIRED in the code flow's token response
       if (typeof body.id_token !== 'string')
         throw new Refused('Core §3.1.3.3', 'the token response has no id_token')
       const claims = await validateIdToken(body.id_token, accessToken, session)
 
-      // Core §5.3.1 with RFC 6750 §2.1
-      const info = await get(metadata.userinfo_endpoint, { authorization: `Bearer ${accessToken}` })
-      if (info.status !== 200)
-        throw new Refused('Core §5.3.3', `user-info answered HTTP ${info.status}`)
-      // §5.3.2: JSON unless the client registered a signed or encrypted response (it did not)
-      if (!/^application\/json\b/i.test(info.headers.get('content-type') ?? ''))
-        throw new Refused('Core §5.3.2', 'user-info did not answer JSON')
-      const userInfo = (await info.json()) as Record<string, unknown>
-      // §5.3.4: "The sub Claim in the UserInfo Response MUST be verified to exactly match the sub
-      // Claim in the ID Token; if they do not match, the UserInfo Response values MUST NOT be used"
-      if (userInfo.sub !== claims.sub)
-        throw new Refused('Core §5.3.4', 'the user-info sub differs from the ID token sub')
-      return { sub: String(claims.sub), idToken: body.id_token }
+      await userInfoOf(metadata, accessToken, String(claims.sub))
+      return {
+        sub: String(claims.sub),
+        idToken: body.id_token,
+        // RFC 6749 §5.1: OPTIONAL
+        refreshToken: typeof body.refresh_token === 'string' ? body.refresh_token : undefined,
+      }
+    },
+    async refresh(issuer, { refreshToken, sub }) {
+      const metadata = await discover(issuer)
+      // RFC 6749 §6: grant_type and refresh_token, no scope (the one granted stays), and the
+      // client authenticates as a confidential client MUST (§3.2.1, client_secret_post)
+      const res = await fetch(metadata.token_endpoint, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          accept: 'application/json',
+        },
+        body: new URLSearchParams({
+          grant_type: 'refresh_token',
+          refresh_token: refreshToken,
+          client_id: settings.clientId,
+          client_secret: settings.clientSecret,
+        }).toString(),
+        dispatcher,
+        signal: AbortSignal.timeout(HTTP_TIMEOUT_MS),
+      } as RequestInit)
+      const body = (await res.json()) as Record<string, unknown>
+      const accessToken = bearerOf(res.status, body)
+      // the sub of the sign-in's ID token, as Core §5.3.4 asks
+      await userInfoOf(metadata, accessToken, sub)
+      return sub
     },
     async logoutUrl(issuer, { idToken, postLogoutRedirectUri, state }) {
       const { end_session_endpoint: endSession } = await discover(issuer)
