@@ -80,7 +80,8 @@ export const authorize = area('Authorize', {
   'AUTHZ-15': {
     level: 'MUST',
     source: 'OIDC Core §3.1.2.1, §2 (auth_time), §15.1',
-    title: 'prompt=login and an exceeded max_age force a new login; a large max_age does not',
+    title:
+      'prompt=login and an exceeded max_age (max_age=0 included) force a new login, or an error with prompt=none; a large max_age does not',
   },
   'AUTHZ-16': {
     level: 'MUST',

@@ -76,6 +76,44 @@ const AUTHZ_15 = check({ exclusive: true }, async (ctx) => {
     t3,
     'auth_time (max_age=10000)',
   )
+
+  if (ctx.target.controls) ctx.target.controls.advanceClock(2)
+  else await new Promise((r) => setTimeout(r, 2100))
+  // OIDC Core §3.1.2.1: an exceeded max_age demands a new login, and prompt=none forbids showing
+  // one: "An error is returned if an End-User is not already authenticated" (§3.1.2.6 codes)
+  const silentAged = await authorize(ctx, {
+    context,
+    params: { prompt: 'none', max_age: '1' },
+    user: null,
+  })
+  const silentLabel = 'prompt=none with max_age=1, 2 s after the login'
+  expectThat(!silentAged.outcome.loginShown, `${silentLabel} showed the login page`)
+  expectThat(silentAged.callback, `${silentLabel} did not send the browser back to the client`)
+  const silent = silentAged.callback.searchParams
+  expectThat(
+    !silent.has('code'),
+    `${silentLabel} issued a code: the login is older than max_age, so the OP MUST re-authenticate (OIDC Core §3.1.2.1), which prompt=none forbids: an error such as login_required (§3.1.2.6)`,
+  )
+  expectThat(
+    NEEDS_UI_ERRORS.includes(silent.get('error') ?? ''),
+    `${silentLabel}: expected error ${NEEDS_UI_ERRORS.join(' or ')} (OIDC Core §3.1.2.6), got ${JSON.stringify(silent.get('error'))}`,
+  )
+  expectEqual(silent.get('state'), silentAged.state, `state (${silentLabel})`)
+
+  // max_age=0: any elapsed time exceeds it, so the OP re-authenticates (OIDC Core §3.1.2.1;
+  // the OpenID Connect WG's resolution of its issue 993: effectively prompt=login); the login
+  // above is more than a second old
+  const zero = await authorize(ctx, { context, params: { max_age: '0' } })
+  expectThat(
+    zero.outcome.loginShown,
+    'max_age=0, 2 s after the login, did not show the login page (OIDC Core §3.1.2.1: re-authenticate when the elapsed time is greater than max_age)',
+  )
+  const zeroBody = await redeemCode(ctx, codeOf(zero), zero.verifier, client, 'max_age=0')
+  const t4 = await verifiedAuthTime(ctx, zeroBody, 'max_age=0')
+  expectThat(
+    t4 > t3,
+    `auth_time after the max_age=0 login (${t4}) is not later than the one before (${t3})`,
+  )
 })
 
 const AUTHZ_16 = check(async (ctx) => {

@@ -414,18 +414,36 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
       },
     }),
   },
-  'AUTHZ-15': {
-    how: 'prompt=login and max_age are ignored when a session exists',
-    expect: /^prompt=login with a live session did not show the login page/,
-    extend: onAuthorizationRequest((params) => {
-      if (typeof params.prompt === 'string')
-        params.prompt = params.prompt
-          .split(' ')
-          .filter((p) => p !== 'login')
-          .join(' ')
-      delete params.max_age
-    }),
-  },
+  'AUTHZ-15': [
+    {
+      how: 'prompt=login and max_age are ignored when a session exists',
+      expect: /^prompt=login with a live session did not show the login page/,
+      extend: onAuthorizationRequest((params) => {
+        if (typeof params.prompt === 'string')
+          params.prompt = params.prompt
+            .split(' ')
+            .filter((p) => p !== 'login')
+            .join(' ')
+        delete params.max_age
+      }),
+    },
+    {
+      // the falsy-zero test `if (maxAge && ...)`
+      how: 'max_age=0 is taken as no max_age',
+      expect: /^max_age=0, 2 s after the login, did not show the login page/,
+      extend: onAuthorizationRequest((params) => {
+        if (params.max_age === '0') delete params.max_age
+      }),
+    },
+    {
+      how: 'prompt=none answers from the session although max_age is exceeded',
+      expect: /^prompt=none with max_age=1, 2 s after the login issued a code/,
+      extend: onAuthorizationRequest((params) => {
+        if (typeof params.prompt === 'string' && params.prompt.split(' ').includes('none'))
+          delete params.max_age
+      }),
+    },
+  ],
   'AUTHZ-16': {
     how: 'the cancel button is treated as a failed login',
     expect: /^cancelling did not send the browser back to the client/,
