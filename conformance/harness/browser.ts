@@ -561,8 +561,11 @@ const BUTTONS = 'button, input[type=submit], input[type=button], [role=button]'
  */
 const ACCOUNT_ROLES = ['button', 'link', 'option', 'menuitem', 'menuitemradio', 'radio'] as const
 
-/** Words of a control that removes or forgets an account rather than choosing it. */
-const FORGET_LABEL = /\b(remove|forget|delete|sign ?out|log ?out)\b/i
+/**
+ * Words of a control that removes, forgets or disowns an account rather than choosing it
+ * ("Remove alice", "Not alice@example.com?").
+ */
+const FORGET_LABEL = /\b(remove|forget|delete|not|sign ?out|log ?out)\b/i
 
 /**
  * The control of an account chooser that picks `user`, as a user finds it on the rendered page:
@@ -580,10 +583,10 @@ export async function accountControl(
   const escaped = names.map((n) => n.trim().replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
   // a whole name: not part of a longer one (alice@example.com in malice@example.com)
   const naming = new RegExp(`(?<![\\w.@+-])(${escaped.join('|')})(?![\\w@+-]|\\.\\w)`, 'i')
+  // the control's words besides the names (a name may hold "no" or "back")
+  const besides = (text: string): string => text.replace(new RegExp(naming.source, 'gi'), ' ')
   const refuses = (text: string): boolean =>
-    REFUSE_LABEL.test(text.replace(naming, ' ')) ||
-    LOGOUT_LABEL.test(text) ||
-    FORGET_LABEL.test(text)
+    REFUSE_LABEL.test(besides(text)) || LOGOUT_LABEL.test(text) || FORGET_LABEL.test(besides(text))
   const textOf = async (control: Locator): Promise<string> =>
     (
       (await control

@@ -107,7 +107,8 @@ const pages: Record<string, { status: number; title: string; body: string }> = {
 document.getElementById('app').innerHTML =
   '<div role="button" tabindex="0" id="b">Bob<br>bob@example.com</div>' +
   '<div role="button" tabindex="0" id="m">Malice<br>malice@example.com</div>' +
-  '<div role="button" tabindex="0" id="o">Use another account</div>'
+  '<div role="button" tabindex="0" id="o">Use another account</div>' +
+  '<a href="/picked-alice" id="n">Not alice@example.com?</a>'
 for (const el of document.querySelectorAll('[role=button]'))
   el.addEventListener('click', () => (location.href = '/picked-' + el.id))
 </script>`,
@@ -350,7 +351,7 @@ describe('the interaction driver (browse) on local pages', () => {
     ])
   }, 60_000)
 
-  test('a chooser that does not name the user: no account is picked, the suite could not get past it', async () => {
+  test('a chooser that does not name the user (but in a "Not …?" link): no account is picked, the suite could not get past it', async () => {
     const outcome = await run('/strangers', target(), { user })
     expect(outcome.callback).toBeUndefined()
     expect(outcome.interactions).toEqual([])
