@@ -19,7 +19,13 @@ const client = Joi.object({
     .pattern(/^[\x21\x23-\x5B\x5D-\x7E]+$/)
     .optional(),
 })
-const user = Joi.object({ username: Joi.string().required(), password: Joi.string().required() })
+const user = Joi.object({
+  username: Joi.string().required(),
+  password: Joi.string().required(),
+  // the names an account chooser may show the user by (browser.ts accountControl)
+  email: Joi.string(),
+  name: Joi.string(),
+})
 
 const selector = Joi.string().min(1)
 const interactionStep = Joi.alternatives().try(

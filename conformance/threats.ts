@@ -22,6 +22,13 @@ export type Threat = {
       readonly applies: true
       readonly checks: readonly [RequirementId, ...RequirementId[]]
       /**
+       * For a check of `checks` that judges more than the threat (a refusal and the shape of
+       * its answer, say): the parts of its subject that are this threat's (the `on` names of
+       * its expectations, CheckResult.subjects). Its failure on another part leaves the threat
+       * not shown, never not mitigated; a failure without a part's name still counts.
+       */
+      readonly parts?: Partial<Record<RequirementId, readonly [string, ...string[]]>>
+      /**
        * What the attack wins when it gets through, for the threats the security gate holds at
        * MUST: a SHOULD check behind such a threat fails a security-profile run (gatedShoulds).
        */
@@ -38,6 +45,9 @@ export type Threat = {
 
 /** The harms the security profile's gate will not ship: the attacker acts as a user, or holds their tokens. */
 export type Harm = 'account takeover' | 'token theft'
+
+/** REV-02's part that is a threat's: the revoked refresh token neither refreshes nor introspects active. */
+export const REVOKED_REFRESH_TOKEN = 'the revoked refresh token refused'
 
 const NO_IMPLICIT =
   'the implicit grant is not offered: response_type is code only (AUTHZ-07, DISC-04 show it)'
@@ -156,6 +166,8 @@ export const threats = [
     attack: 'uses a stolen refresh token, from another client or after revocation',
     applies: true,
     checks: ['RT-07', 'RT-08', 'RT-09', 'RT-10', 'REV-02', 'CODE-03'],
+    // REV-02 also judges the revocation answer's shape (INTERFACE.md §4.5), no part of this
+    parts: { 'REV-02': [REVOKED_REFRESH_TOKEN] },
     harm: 'token theft',
   },
   {
@@ -196,6 +208,7 @@ export const threats = [
     attack: 'steals a refresh token from a client and uses it',
     applies: true,
     checks: ['RT-07', 'RT-08', 'REV-02'],
+    parts: { 'REV-02': [REVOKED_REFRESH_TOKEN] },
   },
   {
     section: 'RFC 6819 §4.1.3',

@@ -391,8 +391,10 @@ const LOGIN_07 = check({ exclusive: true }, async (ctx) => {
   // throttling that a correct password slips through would not slow guessing at all
   await ctx.subcase('while throttled', async () => {
     const right = await replaySignIn(ctx, form, user)
+    // followed as the user's browser would, past a "stay signed in?" or consent page: a
+    // sign-in stopped there by the HTTP follow alone would pass for a throttled one
     expectThat(
-      !(await followToClient(ctx, form, right, redirectUri)),
+      !(await followToClient(ctx, form, right, redirectUri, [], { browserAs: user })),
       'while throttled: the correct password still signed in',
     )
   })

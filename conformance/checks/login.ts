@@ -12,6 +12,7 @@ import {
   captureSignIn,
   cookiesSet,
   followToClient,
+  type Follow,
   describeSignIn,
   replaySignIn,
   wrongPassword,
@@ -207,16 +208,20 @@ const LOGIN_05 = check(async (ctx) => {
   const signedIn = await replaySignIn(ctx, form, ctx.target.users.primary)
   // the sign-in may pass through the IdP's own redirects before it reaches the client
   const hops: HttpResponse[] = []
+  // a page the HTTP follow leaves to the browser ("stay signed in?", a script's consent) is
+  // answered there; the cookies judged are those of the sign-in's HTTP answers (hops)
+  const follow: Follow = { browserAs: ctx.target.users.primary }
   const reached = await followToClient(
     ctx,
     form,
     signedIn,
     redirectUriOf(ctx, mainClient(ctx)),
     hops,
+    follow,
   )
   expectControl(
     reached,
-    `${describeSignIn(form)}, replayed with the browser's cookies for it and followed through the IdP's redirects, never reached the client (first answer HTTP ${signedIn.status})`,
+    `${describeSignIn(form)}, replayed with the browser's cookies for it and followed through the IdP's redirects, never reached the client (first answer HTTP ${signedIn.status}${follow.stoppedAt ? `; stopped at ${follow.stoppedAt}` : ''})`,
   )
   const cookies = [...cookiesSet(res), ...cookiesSet(signedIn), ...hops.flatMap(cookiesSet)]
   expectThat(cookies.length > 0, 'the sign-in set no cookie at all (how is the session kept?)')

@@ -1,5 +1,6 @@
 import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
 import type { revocation as catalogue } from '../catalogue/revocation.ts'
+import { REVOKED_REFRESH_TOKEN } from '../threats.ts'
 import {
   about,
   aside,
@@ -91,6 +92,9 @@ const REV_01 = check(async (ctx) => {
   )
 })
 
+/** REV-02's part that judges the revocation answer itself (INTERFACE.md §4.5), no threat's. */
+const REVOCATION_ANSWER = 'the revocation answer'
+
 const REV_02 = check(async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid offline_access', offline: true, ownSession: true })
   const rt = refreshTokenOf(set)
@@ -98,20 +102,32 @@ const REV_02 = check(async (ctx) => {
   aside('precondition', () => expectActive(active, 'the refresh token before revocation'))
   const res = await revokeRaw(ctx, rt, { hint: 'refresh_token' })
   // the answer and what it did are sub-cases: a malformed answer hides neither effect
-  await ctx.subcase('revocation of the refresh token', () =>
-    // INTERFACE.md §4.5: "Returns HTTP 200 with JSON containing a message string"
-    expectRevoked(res, 'the refresh token'),
+  // (its status and body are the interface's answer, no threat's subject: threats.ts parts)
+  await ctx.subcase(
+    'revocation of the refresh token',
+    () =>
+      // INTERFACE.md §4.5: "Returns HTTP 200 with JSON containing a message string"
+      expectRevoked(res, 'the refresh token'),
+    { subject: REVOCATION_ANSWER },
   )
   // RFC 7009 §2.1: the token is invalidated at once; INTERFACE.md §7: invalid_grant
-  await ctx.subcase('refresh with the revoked refresh token', async () => {
-    const refreshed = await refreshRaw(ctx, rt)
-    about('refresh with the revoked refresh token', () =>
-      expectOAuthError(refreshed, 400, 'invalid_grant'),
-    )
-  })
-  await ctx.subcase('introspection of the revoked refresh token', async () => {
-    expectInactive(await introspectRaw(ctx, rt), 'the revoked refresh token')
-  })
+  await ctx.subcase(
+    'refresh with the revoked refresh token',
+    async () => {
+      const refreshed = await refreshRaw(ctx, rt)
+      about('refresh with the revoked refresh token', () =>
+        expectOAuthError(refreshed, 400, 'invalid_grant'),
+      )
+    },
+    { subject: REVOKED_REFRESH_TOKEN },
+  )
+  await ctx.subcase(
+    'introspection of the revoked refresh token',
+    async () => {
+      expectInactive(await introspectRaw(ctx, rt), 'the revoked refresh token')
+    },
+    { subject: REVOKED_REFRESH_TOKEN },
+  )
 })
 
 const REV_03 = check(async (ctx) => {

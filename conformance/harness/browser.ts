@@ -5,6 +5,7 @@ import {
   chromium,
   type Browser,
   type BrowserContext,
+  type Locator,
   type Page,
   type Request,
 } from '@playwright/test'
@@ -173,6 +174,18 @@ export function clientOrigins(target: Pick<Target, 'clients'>): string[] {
   return [...new Set(uris.filter((u): u is string => Boolean(u)).map((u) => new URL(u).origin))]
 }
 
+/** The user each browser context holds an IdP session of (signed in there, or given one). */
+const sessionUsers = new WeakMap<BrowserContext, TargetUser>()
+
+/**
+ * Records that `context` holds `user`'s IdP session: a later flow there that signs nobody in
+ * (`user` omitted: stop at the login form) still answers an account chooser with that user, as
+ * the person at that browser would.
+ */
+export function rememberSessionUser(context: BrowserContext, user: TargetUser): void {
+  sessionUsers.set(context, user)
+}
+
 /** The most pages one flow answers before it gives up (a provider that keeps asking). */
 const MAX_INTERACTIONS = 12
 
@@ -193,6 +206,8 @@ export async function browse(
   options: BrowserFlowOptions = {},
 ): Promise<BrowserOutcome> {
   const timeout = options.timeoutMs ?? 15_000
+  // whom an account chooser is answered for: the user signing in, else the context's session's
+  const account = (): TargetUser | undefined => options.user ?? sessionUsers.get(context)
   const page = await context.newPage()
   const cdp = await context.newCDPSession(page)
   // a holder, because the DevTools handler sets it behind the type checker's back
@@ -298,7 +313,7 @@ export async function browse(
   for (let step = 0; !arrived(); step++) {
     if (step >= MAX_INTERACTIONS)
       return await outcome(await describeStop(page, 'limit', doc.status))
-    const found = await recognise(page, target, options.user, callbackReached, doc, timeout)
+    const found = await recognise(page, target, account(), callbackReached, doc, timeout)
     if (arrived()) break
     if (found.kind === 'moved') continue
     if (found.kind === 'none') {
@@ -332,6 +347,7 @@ export async function browse(
           await runSteps(page, found.interaction, options.user, options.onLoginStep)
         else await submitLogin(page, options.user, target.login, options.onLoginStep)
         countSignIn(context)
+        rememberSessionUser(context, options.user)
         signedIn = true
         answered.push(`signed in at ${where}`)
       } else {
@@ -340,7 +356,7 @@ export async function browse(
     } else {
       // a flow asked to cancel never approves anything: it stops where it cannot cancel
       if (options.cancel) return await outcome()
-      if (found.interaction) await runSteps(page, found.interaction, options.user)
+      if (found.interaction) await runSteps(page, found.interaction, account())
       else await found.answer()
       answered.push(`${found.label} at ${where}`)
     }
@@ -476,7 +492,7 @@ async function lookAt(
   }
   if (await visible(page, loginDetector(target.login)))
     return { kind: 'login', name: 'login', label: 'login', answer: () => Promise.resolve() }
-  const scan = await scanButtons(page, user)
+  const scan = await scanButtons(page)
   if (scan?.approve !== undefined) {
     const index = scan.approve
     return {
@@ -486,13 +502,14 @@ async function lookAt(
       answer: () => page.locator(BUTTONS).nth(index).click(),
     }
   }
-  if (scan?.account !== undefined) {
-    const index = scan.account
+  // no approve control: maybe an account chooser
+  const account = user ? await accountControl(page, user) : undefined
+  if (account) {
     return {
       kind: 'answer',
       name: 'account',
-      label: `account chooser (built-in: "${scan.accountText}")`,
-      answer: () => page.locator(ACCOUNTS).nth(index).click(),
+      label: `account chooser (built-in: "${account.text}")`,
+      answer: () => account.control.click(),
     }
   }
   // the login page whose password field is there but hidden (an injected hint's markup covers
@@ -536,31 +553,112 @@ async function visible(page: Page, selector: string): Promise<boolean> {
 
 /** The controls a built-in answer may press. */
 const BUTTONS = 'button, input[type=submit], input[type=button], [role=button]'
-/** The controls of an account chooser. */
-const ACCOUNTS = 'a[href], button, [role=button], [role=option], [role=link], li[tabindex]'
+/**
+ * Roles a chooser's account control has, whose accessible name Playwright computes from the
+ * control's content or its aria-label: a <button>, an <a href>, a `role=button` card, a list
+ * box option, a menu item, a radio. A control of another shape (an <a> without href, an
+ * <li tabindex=0>, a <div> with a click listener) is found by its visible text instead.
+ */
+const ACCOUNT_ROLES = ['button', 'link', 'option', 'menuitem', 'menuitemradio', 'radio'] as const
+
+/**
+ * Words of a control that removes, forgets or disowns an account rather than choosing it
+ * ("Remove alice", "Not alice@example.com?").
+ */
+const FORGET_LABEL = /\b(remove|forget|delete|not|sign ?out|log ?out)\b/i
+
+/**
+ * The control of an account chooser that picks `user`, as a user finds it on the rendered page:
+ * the first visible control whose accessible name or text holds one of the names the user is
+ * shown by (the user name, and the configured `email` and `name`) as a whole word, never a
+ * control that refuses, switches or forgets ("Use another account", "Remove alice"). A chooser
+ * that does not name the user gives undefined: the suite never picks an account it was not told.
+ */
+export async function accountControl(
+  page: Page,
+  user: TargetUser,
+): Promise<{ control: Locator; text: string } | undefined> {
+  const names = [user.username, user.email, user.name].filter((n): n is string => Boolean(n))
+  if (names.length === 0) return undefined
+  const escaped = names.map((n) => n.trim().replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+  // a whole name: not part of a longer one (alice@example.com in malice@example.com)
+  const naming = new RegExp(`(?<![\\w.@+-])(${escaped.join('|')})(?![\\w@+-]|\\.\\w)`, 'i')
+  // the control's words besides the names (a name may hold "no" or "back")
+  const besides = (text: string): string => text.replace(new RegExp(naming.source, 'gi'), ' ')
+  const refuses = (text: string): boolean =>
+    REFUSE_LABEL.test(besides(text)) || LOGOUT_LABEL.test(text) || FORGET_LABEL.test(besides(text))
+  const textOf = async (control: Locator): Promise<string> =>
+    (
+      (await control
+        .evaluate((el) =>
+          [el.getAttribute('aria-label') ?? '', (el as HTMLElement).innerText || ''].join(' '),
+        )
+        .catch(() => '')) || ''
+    )
+      .replace(/\s+/g, ' ')
+      .trim()
+  // no more than a handful of candidates per look: a chooser lists a few accounts
+  const LOOK = 8
+  for (const role of ACCOUNT_ROLES) {
+    const found = page.getByRole(role, { name: naming }).filter({ visible: true })
+    const count = Math.min(await found.count().catch(() => 0), LOOK)
+    for (let i = 0; i < count; i++) {
+      const control = found.nth(i)
+      if (!(await control.isEnabled().catch(() => false))) continue
+      const text = await textOf(control)
+      if (!refuses(text)) return { control, text }
+    }
+  }
+  // a card of another shape: the element that shows the name, or the nearest one around it a
+  // user can click (a link without href, a focusable item, a click handler's pointer cursor)
+  const shown = page.getByText(naming).filter({ visible: true })
+  const count = Math.min(await shown.count().catch(() => 0), LOOK)
+  for (let i = 0; i < count; i++) {
+    const text = await shown
+      .nth(i)
+      .evaluate((el) => {
+        // no helper functions in here: the bundler would wrap them in a __name() the page lacks
+        for (let at: Element | null = el; at && at !== document.body; at = at.parentElement) {
+          if (at.tagName === 'FORM') return undefined
+          if (
+            at.tagName === 'A' ||
+            at.tagName === 'BUTTON' ||
+            at.tagName === 'LABEL' ||
+            at.hasAttribute('tabindex') ||
+            at.hasAttribute('onclick') ||
+            /^(button|link|option|menuitem|radio|listitem)$/.test(at.getAttribute('role') ?? '') ||
+            getComputedStyle(at).cursor === 'pointer'
+          )
+            return [at.getAttribute('aria-label') ?? '', (at as HTMLElement).innerText || '']
+              .join(' ')
+              .replace(/\s+/g, ' ')
+              .trim()
+        }
+        return undefined
+      })
+      .catch(() => undefined)
+    // the click on the name reaches the control around it, as a user's click would
+    if (text !== undefined && !refuses(text)) return { control: shown.nth(i), text }
+  }
+  return undefined
+}
 
 /**
  * Reads the rendered page's visible controls: the first approve-like one (never one whose label
- * also says deny, cancel or sign out), and, on a page without one, a control naming the user
- * (an account chooser).
+ * also says deny, cancel or sign out).
  */
-async function scanButtons(
-  page: Page,
-  user: TargetUser | undefined,
-): Promise<
+async function scanButtons(page: Page): Promise<
   | {
       approve?: number | undefined
       approveText?: string | undefined
       consent: boolean
-      account?: number | undefined
-      accountText?: string | undefined
     }
   | undefined
 > {
   const found = await page
     .evaluate(
       // no helper functions in here: the bundler would wrap them in a __name() the page lacks
-      ([buttons, accounts, username]) => ({
+      ([buttons]) => ({
         buttons: Array.from(document.querySelectorAll(buttons)).map((el) => ({
           text: (el instanceof HTMLInputElement ? el.value : (el as HTMLElement).innerText || '')
             .replace(/\s+/g, ' ')
@@ -570,15 +668,9 @@ async function scanButtons(
             getComputedStyle(el).visibility !== 'hidden' &&
             !(el as HTMLButtonElement).disabled,
         })),
-        accounts: username
-          ? Array.from(document.querySelectorAll(accounts)).map((el) => ({
-              text: ((el as HTMLElement).innerText || '').replace(/\s+/g, ' ').trim(),
-              shown: el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden',
-            }))
-          : [],
         text: document.body.innerText.slice(0, 4000),
       }),
-      [BUTTONS, ACCOUNTS, user?.username ?? ''] as const,
+      [BUTTONS] as const,
     )
     .catch(() => undefined)
   if (!found) return undefined
@@ -589,19 +681,9 @@ async function scanButtons(
     ? -1
     : found.buttons.findIndex((b) => b.shown && APPROVE_LABEL.test(b.text) && !refuses(b.text))
   const refusal = found.buttons.some((b) => b.shown && refuses(b.text))
-  const account =
-    approve < 0 && user
-      ? found.accounts.findIndex(
-          (a) =>
-            a.shown &&
-            a.text.toLowerCase().includes(user.username.toLowerCase()) &&
-            !refuses(a.text),
-        )
-      : -1
   return {
     ...(approve >= 0 ? { approve, approveText: found.buttons[approve]?.text } : {}),
     consent: refusal || CONSENT_WORDS.test(found.text),
-    ...(account >= 0 ? { account, accountText: found.accounts[account]?.text } : {}),
   }
 }
 

@@ -8,10 +8,16 @@ import { Slots, type Slot } from './pool.ts'
 import { countIn, newCounters, SharedSessions, type RunCounters } from './session.ts'
 import { redactResult, redactUrl } from './redact.ts'
 import type { Target } from './target.ts'
-import { CheckFailure, ControlFailure } from './expect.ts'
+import { CheckFailure, ControlFailure, on } from './expect.ts'
 import { inCheckScope } from './guard.ts'
 import type { Level } from '../catalogue/requirement.ts'
-import type { Aside, CheckResult, Exchange, Verdict } from './types.ts'
+import {
+  WHOLE_SUBJECT,
+  type Aside,
+  type CheckResult,
+  type Exchange,
+  type Verdict,
+} from './types.ts'
 import { settledWithin } from './settled.ts'
 import { transportProblem } from './transport.ts'
 
@@ -51,7 +57,14 @@ export interface CheckContext {
    * goes on, so every deviation is reported (the first as the headline, the rest in `more`).
    * Anything but a conformance failure (a failed control, a harness error) ends the check.
    */
-  subcase(what: string, fn: () => Promise<void> | void): Promise<void>
+  subcase(
+    what: string,
+    fn: () => Promise<void> | void,
+    options?: {
+      /** The part of the check's subject the sub-case is about (expect.ts `on`). */
+      readonly subject?: string
+    },
+  ): Promise<void>
   /**
    * The run's shared IdP sessions, from which `authorize` may take codes over HTTP; undefined
    * for a check that must drive the browser (its subject is the login page, the session or
@@ -351,22 +364,25 @@ export async function runCheck(
   const started = performance.now()
   // failures of sub-cases (ctx.subcase), in the order found, each with its cause: the exchange
   // its expectation judged, else what the exchanges made until then say (never later ones)
-  const failures: { message: string; cause: string; aside: Aside | undefined }[] = []
-  const judgedNow = (
-    message: string,
-    err: unknown,
-  ): { cause: string; aside: Aside | undefined } => {
+  const failures: Judged[] = []
+  const judgedNow = (message: string, err: unknown): Judged => {
     const failure = err instanceof CheckFailure ? err : undefined
     const before = http.exchanges.slice()
     return {
+      message,
       cause: causeOf(message, before, failure?.exchange),
       aside: failure?.aside ?? asideOf(message, before, failure?.exchange),
+      subject: failure?.subject,
     }
   }
   const result = (
     verdict: Verdict,
     message: string | undefined,
-    judged?: { cause?: string | undefined; aside?: Aside | undefined },
+    judged?: {
+      cause?: string | undefined
+      aside?: Aside | undefined
+      subjects?: readonly string[] | undefined
+    },
     more?: readonly string[],
   ): CheckResult => {
     // an endpoint the check used at the interface's path because discovery did not say: noted
@@ -383,6 +399,7 @@ export async function runCheck(
       message,
       ...(judged?.cause ? { cause: judged.cause } : {}),
       ...(judged?.aside && verdict !== 'error' ? { aside: judged.aside } : {}),
+      ...(judged?.subjects && verdict !== 'error' ? { subjects: judged.subjects } : {}),
       ...(more && more.length > 0 ? { more } : {}),
       notes,
       exchanges: http.exchanges,
@@ -415,16 +432,16 @@ export async function runCheck(
       limitMs = wanted
       arm()
     },
-    async subcase(what, fn) {
+    async subcase(what, fn, options) {
       try {
-        await fn()
+        await (options?.subject === undefined ? fn() : on(options.subject, fn))
       } catch (err) {
         const judged = classify(err)
         if (judged.kind !== 'failure') throw err
         const message = judged.message ?? describe(err)
         failures.push({
-          message: message.startsWith(`${what}:`) ? message : `${what}: ${message}`,
           ...judgedNow(message, err),
+          message: message.startsWith(`${what}:`) ? message : `${what}: ${message}`,
         })
       }
     },
@@ -513,7 +530,7 @@ export async function runCheck(
       return result(
         failedVerdict[req.level],
         first.message,
-        { cause: first.cause, aside: allAside(failures) },
+        { cause: first.cause, aside: allAside(failures), subjects: subjectsOf(failures) },
         rest.map((f) => f.message),
       )
     return result('pass', undefined)
@@ -555,11 +572,15 @@ export async function runCheck(
       return result(
         failedVerdict[req.level],
         first.message,
-        { cause: first.cause, aside: allAside(all) },
+        { cause: first.cause, aside: allAside(all), subjects: subjectsOf(all) },
         [...rest.map((f) => f.message), last],
       )
     }
-    if (judged.kind === 'failure') return result(failedVerdict[req.level], message, judgedAt)
+    if (judged.kind === 'failure')
+      return result(failedVerdict[req.level], message, {
+        ...judgedAt,
+        subjects: subjectsOf([judgedAt]),
+      })
     const why =
       judged.kind === 'control'
         ? `inconclusive: a positive control failed, so the check's negative cases prove nothing: ${message}`
@@ -586,6 +607,26 @@ export async function runCheck(
  */
 const allAside = (failures: readonly { aside: Aside | undefined }[]): Aside | undefined =>
   failures.every((f) => f.aside) ? failures[0]?.aside : undefined
+
+/** A failure found by a check: its message, its cause, whether it is aside, what it is about. */
+interface Judged {
+  readonly message: string
+  readonly cause: string
+  readonly aside: Aside | undefined
+  readonly subject: string | undefined
+}
+
+/**
+ * What a failed check's failures on its subject are about (CheckResult.subjects): the `on`
+ * name of each failure that is not aside, WHOLE_SUBJECT for one without a name. Undefined when
+ * no failure has a name: every failure is about the check's whole subject, as before parts.
+ */
+export function subjectsOf(
+  failures: readonly Omit<Judged, 'message' | 'cause'>[],
+): string[] | undefined {
+  if (failures.every((f) => f.subject === undefined)) return undefined
+  return [...new Set(failures.filter((f) => !f.aside).map((f) => f.subject ?? WHOLE_SUBJECT))]
+}
 
 /** How long the end of a check waits for its browser contexts to close. */
 const CLOSE_WITHIN_MS = 10_000

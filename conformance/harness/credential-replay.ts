@@ -1,14 +1,14 @@
 import type { BrowserContext, Response, Route } from '@playwright/test'
 import { CookieJar } from 'tough-cookie'
-import { submitLogin } from './browser.ts'
+import { browse, rememberSessionUser, submitLogin } from './browser.ts'
 import type { CheckContext } from './check.ts'
 import type { HttpResponse } from './http.ts'
 import { oidc } from './oidc.ts'
-import { followWithJar, readApproveForm } from './form-sign-in.ts'
+import { followWithJar, giveSession, readApproveForm } from './form-sign-in.ts'
 import { jarOf, MAX_ANSWERS } from './session.ts'
 import type { TargetUser } from './target.ts'
 import { expectControl, expectThat } from './expect.ts'
-import { authorize, type AuthorizeResult } from './flows.ts'
+import { authorize, couldNotGetPast, type AuthorizeResult } from './flows.ts'
 
 // The replay of the browser's own credential request with the raw client, and the tampering
 // LOGIN-02/03/05/07 do with it: the request is captured as the login page sends it (a form
@@ -309,13 +309,28 @@ function scriptLocation(res: HttpResponse): URL | undefined {
   return undefined
 }
 
+/** How a follow of a credential request may go on, and where it stopped (followToClient). */
+export interface Follow {
+  /**
+   * Hands a page the HTTP follow cannot answer (a "Stay signed in?" yes/no page, a consent
+   * page a script renders) to the browser's interaction loop, with the cookies the chain set,
+   * as the browser of this user's sign-in would go on: the built-in and configured
+   * interactions are answered (bounded, browser.ts `browse`), a login page is never signed in
+   * at. For a sign-in that should reach the client (a positive control, a right password).
+   */
+  readonly browserAs?: TargetUser
+  /** Set to where the follow stopped short of the client, as a user would name the page. */
+  stoppedAt?: string
+}
+
 /**
  * Follows the IdP's answer to a credential request the way a browser would: a redirect chain
  * (or, for a script's sign-in, the location its JSON answer names), each hop at the IdP with
  * the cookies the browser held plus those the chain set (a cookie jar, path and expiry rules
  * included), answering on the way at most MAX_ANSWERS server-rendered consent or "continue"
  * pages whose one form asks nothing (readApproveForm, as the session replay does), until a
- * redirect leaves for `redirectUri` (returned) or the chain stops at the IdP (undefined).
+ * redirect leaves for `redirectUri` (returned) or the chain stops at the IdP (undefined), or,
+ * with `follow.browserAs`, the page it stops at is handed to the browser (continueInBrowser).
  * Providers pass through intermediate redirects, such as node-oidc-provider's
  * `/auth/authorize/<uid>` resume, before redirecting to the client.
  */
@@ -326,6 +341,7 @@ export async function followToClient(
   redirectUri: string,
   /** Collects every response of the chain after the first (their Set-Cookie, for LOGIN-05). */
   hops: HttpResponse[] = [],
+  follow: Follow = {},
 ): Promise<URL | undefined> {
   const jar = (await jarOf(form.context)) ?? new CookieJar()
   const idp = new URL(ctx.target.baseUrl).origin
@@ -341,8 +357,12 @@ export async function followToClient(
         ? undefined
         : readApproveForm(stopped.text, stopped.url)
     if (next && isClient(next)) return next
-    if (answers >= MAX_ANSWERS || (next ? next.origin !== idp : approve?.method !== 'POST'))
-      return undefined
+    if (answers >= MAX_ANSWERS || (next ? next.origin !== idp : approve?.method !== 'POST')) {
+      follow.stoppedAt = `HTTP ${stopped.status} at ${pageAddress(stopped.url)}`
+      return follow.browserAs && !next
+        ? await continueInBrowser(ctx, jar, stopped, redirectUri, follow.browserAs, follow)
+        : undefined
+    }
     const cookie = await jar.getCookieString(next ? next.toString() : (approve?.action ?? ''))
     const headers = { accept: 'text/html', ...(cookie ? { cookie } : {}) }
     res = next
@@ -354,6 +374,63 @@ export async function followToClient(
         })
     hops.push(res)
   }
+}
+
+/** A page's address for messages: no query or fragment (they hold one-time values). */
+const pageAddress = (url: string): string => {
+  const u = new URL(url)
+  return `${u.origin}${u.pathname}`
+}
+
+/**
+ * Goes on in a browser from the page an HTTP follow stopped at: a fresh browser context gets
+ * the cookies of the chain (`jar`) and is shown the page exactly as the IdP served it (the
+ * response is fulfilled at its own address, so a page answering a POST is shown too, and its
+ * forms and scripts work at the IdP's origin), then the interaction loop answers what it
+ * recognises, as `user`'s browser would (an account chooser for that user), never a login
+ * page. Returns the client URL reached, else undefined with `follow.stoppedAt` naming the
+ * page. Only an HTML page answered 2xx is handed over: an error status is the IdP's answer.
+ */
+async function continueInBrowser(
+  ctx: CheckContext,
+  jar: CookieJar,
+  stopped: HttpResponse,
+  redirectUri: string,
+  user: TargetUser,
+  follow: Follow,
+): Promise<URL | undefined> {
+  const type = stopped.headers.get('content-type') ?? ''
+  if (stopped.status < 200 || stopped.status >= 300 || !/\bhtml\b/i.test(type)) return undefined
+  const context = await ctx.newBrowserContext()
+  await giveSession(context, jar)
+  rememberSessionUser(context, user)
+  const at = new URL(stopped.url).href
+  await context.route(
+    (url) => url.href === at,
+    (route) => route.fulfill({ status: stopped.status, contentType: type, body: stopped.text }),
+    { times: 1 },
+  )
+  const outcome = await browse(context, ctx.target, at, ctx.http, {})
+  const reached = outcome.callback ? new URL(outcome.callback) : undefined
+  if (reached && reached.toString().startsWith(redirectUri)) {
+    ctx.note(
+      `the replayed sign-in stopped at ${pageAddress(at)}, which the HTTP follow leaves to the browser: went on there${outcome.interactions?.length ? `, answering ${outcome.interactions.join(', ')}` : ''}`,
+    )
+    return reached
+  }
+  const stop = outcome.stopped
+  follow.stoppedAt = stop
+    ? stop.kind === 'error-page'
+      ? `the IdP's error page "${stop.title}" at ${stop.url}`
+      : stop.kind === 'elsewhere'
+        ? `a page the browser could not load (${stop.url})`
+        : couldNotGetPast(stop)
+    : outcome.loginShown
+      ? `the IdP's login page again (the browser went on from ${pageAddress(at)})`
+      : reached
+        ? `${reached.origin}${reached.pathname}, not the client's redirect URI`
+        : `${pageAddress(at)} (the browser got no further)`
+  return undefined
 }
 
 /** Every Set-Cookie of a response that sets a value (clearing ones are left out). */
@@ -409,10 +486,11 @@ export async function expectSignsIn(
 ): Promise<void> {
   ctx.note(`${what}: replayed the browser's own sign-in request, ${describeSignIn(form)}`)
   const res = await replaySignIn(ctx, form, user)
-  const reached = await followToClient(ctx, form, res, redirectUri)
+  const follow: Follow = { browserAs: user }
+  const reached = await followToClient(ctx, form, res, redirectUri, [], follow)
   expectControl(
     reached,
-    `${what}: ${describeSignIn(form)}, replayed untampered with the browser's cookies for it and followed through the IdP's redirects, never reached ${redirectUri} (first answer HTTP ${res.status})`,
+    `${what}: ${describeSignIn(form)}, replayed untampered with the browser's cookies for it and followed through the IdP's redirects, never reached ${redirectUri} (first answer HTTP ${res.status}${follow.stoppedAt ? `; stopped at ${follow.stoppedAt}` : ''})`,
   )
   expectControl(reached.searchParams.get('code'), `${what}: the client was reached without a code`)
 }

@@ -10,11 +10,38 @@ export class CheckFailure extends Error {
   readonly exchange: Exchange | undefined
   /** Set by `aside`: the failure is not about the check's subject (CheckResult.aside). */
   readonly aside: Aside | undefined
-  constructor(message: string, exchange?: Exchange, aside?: Aside) {
+  /** Set by `on`: the part of the check's subject the failed expectation is about. */
+  readonly subject: string | undefined
+  constructor(message: string, exchange?: Exchange, aside?: Aside, subject?: string) {
     super(message)
     this.exchange = exchange
     this.aside = aside
+    this.subject = subject
   }
+}
+
+/**
+ * Runs expectations about one part of the check's subject, named `subject` (a check that
+ * judges a refusal and the answer's shape, say): a failure among them carries the name, which
+ * the threat table reads (CheckResult.subjects, threats.ts `parts`) to count a failure only
+ * against the threats that part is about. An inner `on` keeps its own name.
+ */
+export function on<T>(subject: string, expectations: () => T): T {
+  const tagged = (err: unknown): unknown =>
+    err instanceof CheckFailure && err.subject === undefined
+      ? new CheckFailure(err.message, err.exchange, err.aside, subject)
+      : err
+  let value: T
+  try {
+    value = expectations()
+  } catch (err) {
+    throw tagged(err)
+  }
+  if (value instanceof Promise)
+    return value.catch((err: unknown) => {
+      throw tagged(err)
+    }) as T
+  return value
 }
 
 /**
@@ -28,7 +55,7 @@ export function aside<T>(kind: Aside, expectations: () => T): T {
     return expectations()
   } catch (err) {
     if (err instanceof CheckFailure && !err.aside)
-      throw new CheckFailure(err.message, err.exchange, kind)
+      throw new CheckFailure(err.message, err.exchange, kind, err.subject)
     throw err
   }
 }
@@ -42,7 +69,7 @@ export function judging<T>(res: HttpResponse, expectations: () => T): T {
     return expectations()
   } catch (err) {
     if (err instanceof CheckFailure && !err.exchange)
-      throw new CheckFailure(err.message, exchangeOf(res), err.aside)
+      throw new CheckFailure(err.message, exchangeOf(res), err.aside, err.subject)
     throw err
   }
 }
@@ -195,7 +222,7 @@ export function about<T>(what: string, expectations: () => T): T {
     return expectations()
   } catch (err) {
     if (err instanceof CheckFailure)
-      throw new CheckFailure(`${what}: ${err.message}`, err.exchange, err.aside)
+      throw new CheckFailure(`${what}: ${err.message}`, err.exchange, err.aside, err.subject)
     throw err
   }
 }

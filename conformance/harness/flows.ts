@@ -4,6 +4,7 @@ import { authorizationIsSubject, type CheckContext } from './check.ts'
 import {
   browse,
   clientOrigins,
+  rememberSessionUser,
   submitLogin,
   type BrowserOutcome,
   type BrowserStop,
@@ -217,7 +218,10 @@ export async function authorize(
       held,
     )
     if (posted.kind === 'signed-in') {
-      if (options.context) await giveSession(options.context, posted.jar)
+      if (options.context) {
+        await giveSession(options.context, posted.jar)
+        rememberSessionUser(options.context, user)
+      }
       ctx.note(
         `sign-in: ${user.username}'s login form posted over HTTP (a new session${options.ownSession ? ' of its own: the check misuses its credentials on purpose' : ''})`,
       )
@@ -258,7 +262,10 @@ export async function authorize(
       (await ctx.newBrowserContext(establish || held ? { outsidePool: true } : undefined))
     // the browser goes on with the session's cookies, as the user's browser would: a login page
     // there (one a script renders, which the replay cannot see) means the session has ended
-    if (held) await giveSession(context, held.jar)
+    if (held) {
+      await giveSession(context, held.jar)
+      if (user) rememberSessionUser(context, user)
+    }
     outcome = await browse(context, ctx.target, url.toString(), ctx.http, {
       ...(user ? { user } : {}),
       ...(options.cancel ? { cancel: true } : {}),

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import type { Browser } from '@playwright/test'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { browse, launchBrowser } from './browser.ts'
+import { browse, launchBrowser, rememberSessionUser } from './browser.ts'
 import { answerLogoutConfirmation, withoutLogoutAnswers } from './logout.ts'
 import { couldNotGetPast, stuckAt, type AuthorizeResult } from './flows.ts'
 import { createHttp } from './http.ts'
@@ -87,6 +87,32 @@ const pages: Record<string, { status: number; title: string; body: string }> = {
     'Error',
     `<h1>Error</h1><p>invalid_request: the redirect_uri is not registered</p>`,
   ),
+  // G of blind round 2: account cards rendered by script as <div role=button>, an <li
+  // tabindex=0> and an <a> without href, each naming the user only by display name or e-mail
+  '/cards': page(
+    'Choose an account',
+    `<div id="app">loading…</div><script src="/cards.js"></script>`,
+  ),
+  // a plain form per account, the user's button labelled by aria-label alone (an avatar)
+  '/form-chooser': page(
+    'Choose an account',
+    `<form method="post" action="/pick-bob"><button aria-label="Continue as bob@example.com"><img alt=""></button></form>
+<form method="post" action="/pick-alice"><button aria-label="Continue as alice@example.com"><img alt=""></button></form>
+<form method="post" action="/spa-login"><button>Use another account</button></form>`,
+  ),
+  // a chooser that does not name the configured user (a near miss included): nothing is picked
+  '/strangers': page(
+    'Choose an account',
+    `<div id="app"></div><script>
+document.getElementById('app').innerHTML =
+  '<div role="button" tabindex="0" id="b">Bob<br>bob@example.com</div>' +
+  '<div role="button" tabindex="0" id="m">Malice<br>malice@example.com</div>' +
+  '<div role="button" tabindex="0" id="o">Use another account</div>' +
+  '<a href="/picked-alice" id="n">Not alice@example.com?</a>'
+for (const el of document.querySelectorAll('[role=button]'))
+  el.addEventListener('click', () => (location.href = '/picked-' + el.id))
+</script>`,
+  ),
   // a script page that stays put with nothing to answer
   '/spinner': page('Please wait', `<p>Loading</p><script>window.x = 1</script>`),
 }
@@ -111,6 +137,26 @@ const SPA_LOGIN_JS = `setTimeout(() => {
 }, 300)
 `
 
+/**
+ * The account cards' script: rendered after load, each card a different shape, chosen by a
+ * click listener (no form, no href). `?as=` picks the shape the user's own card has.
+ */
+const CARDS_JS = `setTimeout(() => {
+  const shape = new URLSearchParams(location.search).get('as') || 'div'
+  const card = (tag, id, who, mail) =>
+    tag === 'div' ? '<div role="button" class="card" id="' + id + '"><b>' + who + '</b><small>' + mail + '</small></div>'
+    : tag === 'li' ? '<ul><li tabindex="0" class="card" id="' + id + '"><span>' + who + '</span> <span>' + mail + '</span></li></ul>'
+    : '<a class="card" id="' + id + '">' + who + ' · ' + mail + '</a>'
+  document.getElementById('app').innerHTML =
+    card('div', 'bob', 'Bob Builder', 'bob@example.com') +
+    card(shape, 'alice', 'Alice Liddell', 'alice.liddell@example.org') +
+    '<div role="button" class="card" id="other">Use another account</div>' +
+    '<div role="button" class="card" id="forget">Remove Alice Liddell</div>'
+  for (const el of document.querySelectorAll('.card'))
+    el.addEventListener('click', () => (location.href = '/picked-' + el.id))
+}, 300)
+`
+
 /** The shell's script: the form only when the provider's API knows the interaction. */
 const SHELL_JS = `fetch('/shell/api').then(async (res) => {
   const app = document.getElementById('app')
@@ -128,6 +174,8 @@ const next: Record<string, string> = {
   '/mfa-done': '/consent',
   '/lang-en': '/no-cancel',
   '/lang-fr': '/no-cancel',
+  '/picked-alice': `${CALLBACK}?code=alice`,
+  '/pick-alice': `${CALLBACK}?code=alice`,
   // a redirect to a host that does not resolve: the browser's own error page
   '/away': 'http://nowhere.invalid/',
 }
@@ -164,6 +212,11 @@ function serve(req: IncomingMessage, res: ServerResponse): void {
   if (path === '/shell.js') {
     res.writeHead(200, { 'content-type': 'text/javascript' })
     res.end(SHELL_JS)
+    return
+  }
+  if (path === '/cards.js') {
+    res.writeHead(200, { 'content-type': 'text/javascript' })
+    res.end(CARDS_JS)
     return
   }
   if (path === '/spa-login.js') {
@@ -259,6 +312,50 @@ describe('the interaction driver (browse) on local pages', () => {
     const outcome = await run('/choose', target(), { user })
     expect(outcome.callback).toBe(`${CALLBACK}?code=the-code`)
     expect(outcome.interactions?.[0]).toMatch(/^account chooser \(built-in: "alice@example.com"\)/)
+  }, 60_000)
+
+  // issue 29, blind round 2 (G): AUTHZ-15 stopped on a script-rendered account card
+  const alice: TargetUser = { ...user, name: 'Alice Liddell', email: 'alice.liddell@example.org' }
+  for (const shape of ['div', 'li', 'a'] as const)
+    test(`an account card rendered by script (${shape === 'div' ? '<div role=button>' : shape === 'li' ? '<li tabindex=0>' : '<a> without href'}): the user's, by name or e-mail`, async () => {
+      const outcome = await run(`/cards?as=${shape}`, target(), { user: alice })
+      expect(outcome.callback).toBe(`${CALLBACK}?code=alice`)
+      expect(outcome.interactions).toEqual([
+        expect.stringMatching(
+          /^account chooser \(built-in: "Alice Liddell.*alice\.liddell@example\.org"\)/,
+        ),
+      ])
+    }, 60_000)
+
+  test('a flow that signs nobody in answers the chooser for the user whose session the browser holds', async () => {
+    const context = await browser.newContext()
+    try {
+      const t = target()
+      // no session in the browser: the chooser names someone the suite was never told about
+      const before = await browse(context, t, `${base}/cards?as=div`, createHttp(t), {})
+      expect(before.callback).toBeUndefined()
+      expect(before.stopped?.kind).toBe('unrecognised')
+      rememberSessionUser(context, alice)
+      const after = await browse(context, t, `${base}/cards?as=div`, createHttp(t), {})
+      expect(after.callback).toBe(`${CALLBACK}?code=alice`)
+    } finally {
+      await context.close()
+    }
+  }, 60_000)
+
+  test("a chooser of form buttons: the one whose accessible name (aria-label) holds the user's e-mail", async () => {
+    const outcome = await run('/form-chooser', target(), { user })
+    expect(outcome.callback).toBe(`${CALLBACK}?code=alice`)
+    expect(outcome.interactions).toEqual([
+      expect.stringMatching(/^account chooser \(built-in: "Continue as alice@example\.com"\)/),
+    ])
+  }, 60_000)
+
+  test('a chooser that does not name the user (but in a "Not …?" link): no account is picked, the suite could not get past it', async () => {
+    const outcome = await run('/strangers', target(), { user })
+    expect(outcome.callback).toBeUndefined()
+    expect(outcome.interactions).toEqual([])
+    expect(outcome.stopped).toMatchObject({ kind: 'unrecognised', title: 'Choose an account' })
   }, 60_000)
 
   test('a page no interaction recognises is where the suite got stuck, with title and address', async () => {

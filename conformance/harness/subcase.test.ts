@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest'
 import { check, createRunResources, register, runCheck, type RunResources } from './check.ts'
-import { ControlFailure, expectThat } from './expect.ts'
+import { aside, ControlFailure, expectThat, on } from './expect.ts'
+import { WHOLE_SUBJECT } from './types.ts'
 import type { Target } from './target.ts'
 import type { Page } from '@playwright/test'
 
@@ -40,6 +41,22 @@ register({
     await ctx.screenshot('the logged-out page', page)
     await ctx.subcase('all', () => expectThat(true, 'never'))
   }),
+  // issue 29 item 9: the parts of the subject failures are about, for the threat table
+  'DISC-05': check(async (ctx) => {
+    await ctx.subcase('shape', () => expectThat(false, 'text/plain'), { subject: 'the answer' })
+    await ctx.subcase('effect', () => expectThat(true, 'never'), { subject: 'the effect' })
+    await ctx.subcase('aside', () =>
+      aside('precondition', () => on('the effect', () => expectThat(false, 'no token first'))),
+    )
+  }),
+  'DISC-06': check(async (ctx) => {
+    await ctx.subcase('shape', () => expectThat(false, 'text/plain'), { subject: 'the answer' })
+    await on('the effect', () => Promise.resolve(expectThat(false, 'still active')))
+  }),
+  'DISC-07': check(async (ctx) => {
+    await ctx.subcase('shape', () => expectThat(false, 'text/plain'), { subject: 'the answer' })
+    expectThat(false, 'untagged')
+  }),
   'DISC-02': check(async (ctx) => {
     ctx.extendTimeout(10 * 60_000)
     await new Promise((resolve) => setTimeout(resolve, 1000))
@@ -59,6 +76,27 @@ describe('sub-cases: every deviation of a check is reported', () => {
     expect(r.verdict).toBe('fail')
     expect(r.message).toBe('first: broken')
     expect(r.more).toEqual(['the rest was inconclusive: the control did not hold'])
+  })
+})
+
+describe("a failure names the part of the check's subject it is about (CheckResult.subjects)", () => {
+  test("a sub-case's subject; a failure aside from the subject is not one of them", async () => {
+    const r = await runCheck('DISC-05', target, resources)
+    expect(r.verdict).toBe('fail')
+    expect(r.subjects).toEqual(['the answer'])
+  })
+
+  test('on() names the part of a failure after the sub-cases, also for a promise', async () => {
+    const r = await runCheck('DISC-06', target, resources)
+    expect(r.subjects).toEqual(['the answer', 'the effect'])
+  })
+
+  test('a failure without a part is about the whole subject; no part named anywhere: none', async () => {
+    expect((await runCheck('DISC-07', target, resources)).subjects).toEqual([
+      'the answer',
+      WHOLE_SUBJECT,
+    ])
+    expect((await runCheck('DISC-01', target, resources)).subjects).toBeUndefined()
   })
 })
 

@@ -25,6 +25,12 @@ export interface TargetClient {
 export interface TargetUser {
   readonly username: string
   readonly password: string
+  /**
+   * Other names the provider shows this user by on an account chooser (an e-mail address, a
+   * display name), besides the user name: the built-in chooser picks the control naming one.
+   */
+  readonly email?: string | undefined
+  readonly name?: string | undefined
 }
 
 /**

@@ -23,6 +23,12 @@ export const VERDICTS: readonly Verdict[] = [
 /** Why a failure says nothing about the check's subject (CheckResult.aside). */
 export type Aside = 'precondition' | 'refused'
 
+/**
+ * CheckResult.subjects' name for a failure whose expectation names no part of the check's
+ * subject: it may be about any of them, so it counts against every threat behind the check.
+ */
+export const WHOLE_SUBJECT = '*'
+
 /** One HTTP exchange, secrets and tokens redacted. */
 export interface Exchange {
   readonly method: string
@@ -59,6 +65,13 @@ export interface CheckResult {
    * count such a failure as a threat left open (report/threats.ts).
    */
   readonly aside?: Aside | undefined
+  /**
+   * Set on a failed check some of whose expectations name the part of its subject they are
+   * about (expect.ts `on`, a sub-case's `subject`): the parts its failures that are not aside
+   * are about, WHOLE_SUBJECT for a failure without a name. The threat table counts the failure
+   * against a threat only when one of them is a part that threat is about (threats.ts `parts`).
+   */
+  readonly subjects?: readonly string[] | undefined
   /** Deviations found after the first (sub-cases independent of the headline). */
   readonly more?: readonly string[] | undefined
   /** Observations that do not change the verdict (SHOULD-level notes, measured values). */

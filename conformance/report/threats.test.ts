@@ -1,11 +1,17 @@
 import { describe, expect, test } from 'vitest'
 import { selectChecks, selectsSecurityProfile } from '../cli.ts'
 import '../checks/index.ts'
-import type { CheckResult, Verdict } from '../harness/types.ts'
+import { WHOLE_SUBJECT, type CheckResult, type Verdict } from '../harness/types.ts'
 import { requirements, type RequirementId } from '../requirements.ts'
-import { gatedShoulds, profileChecks, threats, type Threat } from '../threats.ts'
+import {
+  gatedShoulds,
+  profileChecks,
+  REVOKED_REFRESH_TOKEN,
+  threats,
+  type Threat,
+} from '../threats.ts'
 import { formatSummary } from './terminal.ts'
-import { markdownThreats, threatTable } from './threats.ts'
+import { markdownThreats, offThreat, threatTable } from './threats.ts'
 
 const result = (id: RequirementId, verdict: Verdict): CheckResult => ({
   id,
@@ -135,6 +141,51 @@ describe('threat table', () => {
     expect(threatTable(open)?.find((r) => r.section === 'RFC 9700 §4.8')?.status).toBe(
       'not mitigated',
     )
+  })
+
+  test("a failure on a part of the check's subject that is not the threat's leaves it not shown (issue 29, item 9)", () => {
+    // REV-02 judges the revocation answer (INTERFACE.md §4.5) and the revoked token's refusal;
+    // only the refusal is refresh-token protection (threats.ts parts)
+    const rev02 = (subjects: readonly string[] | undefined): CheckResult[] =>
+      all('pass').map((r) =>
+        r.id === 'REV-02' ? { ...result('REV-02', 'fail'), ...(subjects ? { subjects } : {}) } : r,
+      )
+    const status = (results: CheckResult[], section: string) =>
+      threatTable(results)?.find((r) => r.section === section)?.status
+    const shape = rev02(['the revocation answer'])
+    expect(status(shape, 'RFC 9700 §4.14')).toBe('not shown')
+    expect(status(shape, 'RFC 6819 §4.1.2')).toBe('not shown')
+    expect(markdownThreats(threatTable(shape) ?? [])).toMatch(
+      /RFC 9700 §4\.14 Refresh token protection \[token theft\] \| not shown \| .*REV-02 FAIL \(on the revocation answer, not counted\)/,
+    )
+    // the revoked token still refreshing is the threat
+    expect(status(rev02([REVOKED_REFRESH_TOKEN]), 'RFC 9700 §4.14')).toBe('not mitigated')
+    expect(status(rev02(['the revocation answer', REVOKED_REFRESH_TOKEN]), 'RFC 6819 §4.1.2')).toBe(
+      'not mitigated',
+    )
+    // a failure that names no part may be about anything: it counts, as before parts
+    expect(status(rev02(undefined), 'RFC 9700 §4.14')).toBe('not mitigated')
+    expect(status(rev02([WHOLE_SUBJECT, 'the revocation answer']), 'RFC 9700 §4.14')).toBe(
+      'not mitigated',
+    )
+    // a skipped or inconclusive REV-02 was never counted
+    const skipped = all('pass').map((r) => (r.id === 'REV-02' ? result('REV-02', 'skip') : r))
+    expect(status(skipped, 'RFC 9700 §4.14')).toBe('not shown')
+  })
+
+  test('offThreat: a failure is elsewhere only when every part it failed on is another', () => {
+    expect(offThreat(['a'], ['b'])).toEqual(['a'])
+    expect(offThreat(['a', 'b'], ['b'])).toBeUndefined()
+    expect(offThreat([WHOLE_SUBJECT], ['b'])).toBeUndefined()
+    expect(offThreat(undefined, ['b'])).toBeUndefined()
+    expect(offThreat(['a'], undefined)).toBeUndefined()
+    expect(offThreat([], ['b'])).toBeUndefined()
+  })
+
+  test("every part a threat names is one a check's expectations can carry", () => {
+    for (const t of threats as readonly Threat[])
+      if (t.applies === true)
+        for (const id of Object.keys(t.parts ?? {})) expect(t.checks).toContain(id)
   })
 
   test('a run without any profile check has no threat table', () => {

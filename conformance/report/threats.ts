@@ -1,13 +1,17 @@
-import type { Aside, CheckResult } from '../harness/types.ts'
+import { WHOLE_SUBJECT, type Aside, type CheckResult } from '../harness/types.ts'
+import type { RequirementId } from '../requirements.ts'
 import { type Harm, profileChecks, threats, type Threat } from '../threats.ts'
 import { escapeHtml } from './escape.ts'
 import { markdownCell } from './escape.ts'
 
 /**
  * mitigated: every check behind the threat ran and passed; not mitigated: one of them failed,
- * warned or noted a MAY on its own subject; not shown: none did, but one was inconclusive,
- * skipped, not run, or failed on something other than its subject (a precondition, or the shape
- * of a refusal: CheckResult.aside), which says nothing about the attack; not applicable and
+ * warned or noted a MAY on its own subject, on a part of it that is the threat's; not shown:
+ * none did, but one was inconclusive, skipped, not run, or failed on something other than its
+ * subject (a precondition, or the shape of a refusal: CheckResult.aside) or on a part of its
+ * subject that is not the threat's (CheckResult.subjects, threats.ts `parts`: the Content-Type
+ * of REV-02's revocation answer under refresh-token protection), which says nothing about the
+ * attack; not applicable and
  * unobservable (applies, but no black-box check can see it) come from the catalogue.
  */
 export type ThreatStatus =
@@ -20,6 +24,11 @@ export interface ThreatCheck {
   readonly verdict: string | undefined
   /** Why its failure is not counted against the threat (CheckResult.aside). */
   readonly aside?: Aside
+  /**
+   * Set when it failed only on parts of its subject that are not this threat's (CheckResult.
+   * subjects against threats.ts `parts`): the parts it failed on, not counted.
+   */
+  readonly elsewhere?: readonly string[]
 }
 
 export interface ThreatRow {
@@ -46,7 +55,11 @@ const NOT_MET = new Set(['fail', 'warn', 'info'])
  * nothing either way.
  */
 function statusOf(checks: readonly ThreatCheck[]): ThreatStatus {
-  if (checks.some((c) => c.verdict !== undefined && NOT_MET.has(c.verdict) && !c.aside))
+  if (
+    checks.some(
+      (c) => c.verdict !== undefined && NOT_MET.has(c.verdict) && !c.aside && !c.elsewhere,
+    )
+  )
     return 'not mitigated'
   return checks.every((c) => c.verdict === 'pass') ? 'mitigated' : 'not shown'
 }
@@ -60,9 +73,21 @@ export function threatTable(results: readonly CheckResult[]): ThreatRow[] | unde
   if (!results.some((r) => profile.has(r.id) || r.area === 'Security')) return undefined
   const verdict = new Map(results.map((r) => [r.id, r.verdict as string]))
   const asides = new Map(results.flatMap((r) => (r.aside ? [[r.id, r.aside] as const] : [])))
-  const behind = (id: string): ThreatCheck => {
+  const subjects = new Map(
+    results.flatMap((r) => (r.subjects ? [[r.id, r.subjects] as const] : [])),
+  )
+  const behind = (
+    id: string,
+    parts?: Partial<Record<RequirementId, readonly string[]>>,
+  ): ThreatCheck => {
     const why = asides.get(id)
-    return { id, verdict: verdict.get(id), ...(why ? { aside: why } : {}) }
+    const elsewhere = offThreat(subjects.get(id), parts?.[id as RequirementId])
+    return {
+      id,
+      verdict: verdict.get(id),
+      ...(why ? { aside: why } : {}),
+      ...(elsewhere ? { elsewhere } : {}),
+    }
   }
   return (threats as readonly Threat[]).map((t): ThreatRow => {
     const base = { section: t.section, title: t.title, attack: t.attack }
@@ -70,14 +95,28 @@ export function threatTable(results: readonly CheckResult[]): ThreatRow[] | unde
       return {
         ...base,
         status: 'not applicable',
-        checks: (t.evidence ?? []).map(behind),
+        checks: (t.evidence ?? []).map((id) => behind(id)),
         reason: t.reason,
       }
     if (t.applies === 'unobservable')
       return { ...base, status: 'unobservable', checks: [], reason: t.reason }
-    const checks = t.checks.map(behind)
+    const parts = t.parts
+    const checks = t.checks.map((id) => behind(id, parts))
     return { ...base, status: statusOf(checks), checks, ...(t.harm ? { harm: t.harm } : {}) }
   })
+}
+
+/**
+ * The parts a failed check failed on when none of them is one of the threat's `parts` (and
+ * none is a failure without a part's name, WHOLE_SUBJECT): its failure is about something
+ * else. Undefined when the failure counts: no parts named on either side, or one in common.
+ */
+export function offThreat(
+  failedOn: readonly string[] | undefined,
+  threatParts: readonly string[] | undefined,
+): readonly string[] | undefined {
+  if (!failedOn || !threatParts || failedOn.length === 0) return undefined
+  return failedOn.some((s) => s === WHOLE_SUBJECT || threatParts.includes(s)) ? undefined : failedOn
 }
 
 /** How many threats are in each status. */
@@ -102,7 +141,7 @@ const ASIDE: Record<Aside, string> = {
 const verdictOf = (c: ThreatCheck): string =>
   c.verdict === 'notrun'
     ? 'NOT RUN (stopped)'
-    : `${c.verdict ? c.verdict.toUpperCase() : 'not run'}${c.aside ? ` (${ASIDE[c.aside]})` : ''}`
+    : `${c.verdict ? c.verdict.toUpperCase() : 'not run'}${c.aside ? ` (${ASIDE[c.aside]})` : c.elsewhere && c.verdict && NOT_MET.has(c.verdict) ? ` (on ${c.elsewhere.join(', ')}, not counted)` : ''}`
 
 const checkList = (row: ThreatRow): string =>
   row.checks.map((c) => `${c.id} ${verdictOf(c)}`).join(', ')
