@@ -6,7 +6,7 @@ import { runChecks } from './runner.ts'
 // Issue #30: ROBUST-03 posts each field of the login form alone over-long (256, 1,000 and
 // 10,000 characters) and with control characters within a real interaction, counting its
 // posts. A target that throttles the run's address before they are all sent leaves them
-// unjudged: inconclusive, with a note, never a failure. (Its proof that it fails on a 500 for
+// unjudged: inconclusive, with a note, never a failure (nor a pass). (Its proof that it fails on a 500 for
 // a user name past 255 characters is the self-test's, sabotage/robustness.ts.)
 
 describe('ROBUST-03 within a real interaction', () => {
@@ -50,7 +50,7 @@ describe('ROBUST-03 within a real interaction', () => {
     const result = await robust03(throttling)
     expect(result.verdict, result.message).toBe('error')
     expect(result.message).toMatch(
-      /^inconclusive: the harness could not drive the target: the login post within an interaction was not judged with: POST \/auth\/login with username malformed .*; POST \/auth\/login with password of 256 characters; .*; the generated cases within an interaction \(see the notes\)$/,
+      /^inconclusive: the harness could not drive the target: not judged: the login post within an interaction \(not sent: POST \/auth\/login with username malformed .*; POST \/auth\/login with password of 256 characters; .*; the generated cases within an interaction\) \(see the notes\)$/,
     )
     expect(result.notes).toContainEqual(
       expect.stringMatching(
@@ -63,7 +63,22 @@ describe('ROBUST-03 within a real interaction', () => {
     const result = await robust03(throttlingLater)
     expect(result.verdict, result.message).toBe('error')
     expect(result.message).toMatch(
-      /^inconclusive: the harness could not drive the target: the login post within an interaction was not judged with: the generated cases within an interaction \(HTTP 429 to a generated case, and those after it\) \(see the notes\)$/,
+      /^inconclusive: the harness could not drive the target: not judged: the login post within an interaction \(not sent: the generated cases within an interaction \(HTTP 429 to a generated case, and those after it\)\) \(see the notes\)$/,
+    )
+  }, 120_000)
+
+  // issue 30: a main client without a redirectUri leaves authorize and the login post undriven;
+  // the catalogue names both as ROBUST-03's subject, so logout alone is no pass
+  test('a main client without a redirectUri: inconclusive, naming authorize and the login post', async () => {
+    const { main } = sound.target.clients
+    const target = {
+      ...sound.target,
+      clients: { ...sound.target.clients, main: { ...main, redirectUri: undefined } },
+    }
+    const [result] = await runChecks(target, { ids: ['ROBUST-03'], checkTimeoutMs: 90_000 })
+    expect(result?.verdict, result?.message).toBe('error')
+    expect(result?.message).toMatch(
+      /^inconclusive: the harness could not drive the target: not judged: \/auth\/authorize and the login post \(client \S+ has no redirectUri, so no valid authorization request can be spoilt\) \(see the notes\)$/,
     )
   }, 120_000)
 })

@@ -10,7 +10,8 @@ export const robustness = area('Robustness', {
   },
   'ROBUST-02': {
     level: 'MUST',
-    source: 'RFC 9068 §4; RFC 8725 §3.1; RFC 7515 §7.1; RFC 7662 §2.2; RFC 6750 §3.1',
+    source:
+      'RFC 9068 §4; RFC 8725 §3.1; RFC 7515 §7.1, §5.2; RFC 7519 §7.2; RFC 7662 §2.2; RFC 6750 §3.1',
     title:
       'generated mutations of a real access token are refused by user-info (401) and introspection ({"active":false})',
   },

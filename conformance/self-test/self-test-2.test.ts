@@ -1,8 +1,14 @@
-import { http } from 'msw'
+import { http, HttpResponse } from 'msw'
 import { describe, expect, test } from 'vitest'
 import { proveSabotages } from './prove.ts'
+import { AUTHORIZE, BRANDING, LOGOUT, TOKEN } from '../harness/requests.ts'
 import {
   extendAll,
+  INTROSPECT,
+  REVOKE,
+  scriptSignIn,
+  USER_INFO,
+  type BrokenTarget,
   firstUnknownUserStalled,
   knownUserAnsweredLate,
   relay,
@@ -40,5 +46,55 @@ describe('self-test: a 429 without Retry-After is not a deviation', () => {
     })
     expect(result.verdict, result.message).toBe('pass')
     expect(result.notes.join('\n')).toMatch(/the 429 has no Retry-After \(RFC 6585 §4: MAY\)/)
+  })
+})
+
+// No false passes (issue 30): a 429 (RFC 6585 §4) or a 503 with Retry-After judges nothing, and
+// a part of a ROBUST check the harness cannot drive is not judged: the check is inconclusive,
+// naming the part, never a pass (it used to pass all of these).
+describe('self-test: ROBUST-* parts throttled or not driven are not judged', () => {
+  const throttled = (paths: readonly string[], status = 429): BrokenTarget => ({
+    handlers: (t) =>
+      paths.map((path) =>
+        http.all(`${t.baseUrl}${path}`, () =>
+          HttpResponse.json(
+            { error: 'temporarily_unavailable', error_description: 'slow down' },
+            { status, headers: { 'retry-after': '60' } },
+          ),
+        ),
+      ),
+  })
+  test('ROBUST-01 against endpoints that always answer 429 temporarily_unavailable is inconclusive', async () => {
+    const result = await withSabotage(
+      'ROBUST-01',
+      throttled([TOKEN, INTROSPECT, REVOKE, USER_INFO, BRANDING]),
+    )
+    expect(result.verdict, result.message).toBe('error')
+    expect(result.message).toMatch(
+      /^inconclusive: the harness could not drive the target: not judged: \/auth\/token \(\d+ case\(s\) answered unread, the first HTTP 429 \(throttled, RFC 6585 §4\) to .*; \/auth\/branding \(/,
+    )
+  })
+  test('ROBUST-01 against a user-info that answers 503 with Retry-After is inconclusive about it', async () => {
+    const result = await withSabotage('ROBUST-01', throttled([USER_INFO], 503))
+    expect(result.verdict, result.message).toBe('error')
+    expect(result.message).toMatch(
+      /not judged: \/auth\/user-info \(\d+ case\(s\) answered unread, the first HTTP 503 with Retry-After/,
+    )
+  })
+  test('ROBUST-03 against authorize, login and logout that always answer 429 is inconclusive', async () => {
+    const result = await withSabotage('ROBUST-03', throttled([AUTHORIZE, '/auth/login', LOGOUT]))
+    expect(result.verdict, result.message).toBe('error')
+    expect(result.message).toMatch(
+      /not judged: the login post \(a valid authorization request showed no login form .*\); \/auth\/authorize \(\d+ case\(s\) answered unread, the first HTTP 429 .*; \/auth\/logout \(\d+ case\(s\) answered unread/,
+    )
+  })
+  test('ROBUST-03 against a login page built by script is inconclusive about the login post', async () => {
+    const result = await withSabotage('ROBUST-03', {
+      extend: scriptSignIn({ scriptRendered: true }),
+    })
+    expect(result.verdict, result.message).toBe('error')
+    expect(result.message).toMatch(
+      /^inconclusive: the harness could not drive the target: not judged: the login post \(a valid authorization request showed no login form in its HTML \(script-rendered or multi-step\)/,
+    )
   })
 })

@@ -284,6 +284,17 @@ export async function mutate(m: TokenMutation, token: string, forge: Forge): Pro
           return segments.join('.')
         case 'swapped-segments':
           return i === 2 ? `${p}.${h}.${s}` : `${h}.${s}.${p}`
+        // padding, whitespace and a stray character leave a lenient base64url decoder (Node's
+        // Buffer, most base64 libraries) with the same octets, in the signature segment the same
+        // signature over the same signing input. Refusing them is still demanded at MUST:
+        // RFC 7519 §7.2 "If any of the listed steps fail, then the JWT MUST be rejected", whose
+        // step 7 is RFC 7515 §5.2's validation, and RFC 7515 §5.2 step 7 decodes the signature
+        // "following the restriction that no line breaks, whitespace, or other additional
+        // characters have been used" (step 2 alike for the header; RFC 7515 §2: base64url is
+        // "with all trailing '=' characters omitted ... and without the inclusion of any line
+        // breaks, whitespace, or other additional characters"); "If any of the listed steps
+        // fails, then the signature or MAC cannot be validated" (§5.2). So they stay in the
+        // MUST of ROBUST-02 (RFC 9068 §4 validates the access token by RFC 7519's rules).
         case 'padding':
           segments[i] = `${seg}${m.at % 2 === 0 ? '=' : '=='}`
           return segments.join('.')

@@ -8,6 +8,7 @@ import {
   overLongEach,
   type PageRequest,
   pageRequest,
+  refusable,
   untouched,
 } from './pages.ts'
 
@@ -143,9 +144,57 @@ describe('expectPageAnswer', () => {
     )
   })
 
-  test('the refusals before reading, and the throttle, pass as they come', async () => {
-    for (const status of [405, 413, 414, 415, 429, 431])
-      await expectPageAnswer(none, answer(status), IDP, undefined, true)
+  test('a throttle (RFC 6585 §4) or an overload with Retry-After is not judged, never a pass', async () => {
+    expect(await expectPageAnswer(none, answer(429), IDP, undefined, true)).toMatch(/HTTP 429/)
+    // whatever refusals the request allowed
+    expect(await expectPageAnswer(none, answer(429), IDP, undefined, true, [429])).toMatch(
+      /HTTP 429/,
+    )
+    expect(
+      await expectPageAnswer(none, answer(503, { 'retry-after': '30' }), IDP, undefined, true),
+    ).toMatch(/HTTP 503 with Retry-After/)
+    // at a later hop too
+    const throttled = httpAnswering(answer(429, {}, '', `${IDP}/login`))
+    expect(
+      await expectPageAnswer(throttled, answer(302, { location: '/login' }), IDP, undefined, true),
+    ).toMatch(/HTTP 429/)
+    // a 503 without Retry-After is the server's error
+    await expect(expectPageAnswer(none, answer(503), IDP, undefined, true)).rejects.toThrow(
+      /HTTP 503: a 5xx/,
+    )
+    // an answer that judges the request says so
+    expect(await expectPageAnswer(none, html, IDP, undefined, true)).toBeUndefined()
+  })
+
+  test('a refusal before reading passes only where it answers what was sent', async () => {
+    const get = (spoils: PageRequest['spoils'], method = 'GET'): PageRequest => ({
+      method,
+      spoils,
+      noise: [],
+      body: 'form',
+    })
+    const long: PageRequest['spoils'] = [['state', { kind: 'long', length: 5000 }]]
+    const empty: PageRequest['spoils'] = [['state', { kind: 'empty' }]]
+    expect(refusable(get(long), ['GET', 'POST'])).toEqual([414, 431])
+    expect(refusable(get(long, 'POST'), ['GET', 'POST'])).toEqual([413])
+    expect(refusable(get(empty, 'PUT'), ['GET', 'POST'])).toEqual([405])
+    expect(refusable(get(empty), ['GET', 'POST'])).toEqual([])
+    for (const status of [414, 431])
+      expect(
+        await expectPageAnswer(none, answer(status), IDP, undefined, true, [414, 431]),
+      ).toBeUndefined()
+    // a bare 405, 413, 414, 415 or 431 to a request it does not answer is no page and no error
+    for (const status of [405, 413, 414, 415, 431])
+      await expect(
+        expectPageAnswer(
+          none,
+          answer(status),
+          IDP,
+          undefined,
+          true,
+          refusable(get(empty), ['GET']),
+        ),
+      ).rejects.toThrow(/neither an HTML page for the user nor an error in the JSON shape/)
   })
 
   test('a redirect to an unverified client URI fails; to the verified one only with an error', async () => {

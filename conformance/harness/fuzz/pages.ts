@@ -187,11 +187,42 @@ export const showPageRequest = (path: string) => (r: PageRequest) =>
   }`
 
 /**
- * Statuses that refuse a request before the application reads it, and the throttle: acceptable
- * whatever their body (RFC 9110 §15.5.6, §15.5.14, §15.5.15, §15.5.16; RFC 6585 §4, §5;
- * INTERFACE.md §7: 429 when a rate limit is exceeded).
+ * An answer that refused the request unread because of load, not because of what was sent:
+ * throttled (RFC 6585 §4: 429 "indicates that the user has sent too many requests in a given
+ * amount of time") or unavailable for a while (RFC 9110 §15.6.4: 503 with Retry-After, "the
+ * server is currently unable to handle the request due to a temporary overload"). Neither says
+ * anything about how the request was judged: the case is not judged (never a pass). Returns
+ * why, or undefined for an answer that judges the request.
  */
-export const REFUSED_BEFORE_READING = [405, 413, 414, 415, 429, 431]
+export function refusedUnread(res: { status: number; headers: Headers }): string | undefined {
+  if (res.status === 429) return 'HTTP 429 (throttled, RFC 6585 §4)'
+  if (res.status === 503 && res.headers.has('retry-after'))
+    return 'HTTP 503 with Retry-After (overloaded, RFC 9110 §15.6.4)'
+  return undefined
+}
+
+/**
+ * The statuses that answer what `r` sent before the application reads it, accepted whatever
+ * their body, but only where they answer that request:
+ * - 405 for a method the endpoint does not take (RFC 9110 §15.5.6: "the method received in the
+ *   request-line is known by the origin server but not supported by the target resource");
+ *   never for GET or POST at authorize and logout, which must take both (OIDC Core §3.1.2.1,
+ *   RP-Initiated Logout §2), nor for POST at the login form;
+ * - for an over-long value: 414 when it is in the URI (RFC 9110 §15.5.15: "the target URI is
+ *   longer than the server is willing to interpret") and 431 with it (RFC 6585 §5: "header
+ *   fields are too large", which Node's parser counts the request line in), 413 when it is in
+ *   a POSTed body (RFC 9110 §15.5.14: "the request content is larger than the server is willing
+ *   or able to process").
+ * Never 415 (RFC 9110 §15.5.16): every body sent is application/x-www-form-urlencoded, the type
+ * OIDC Core §3.1.2.1 names for a POSTed authorization request. Never 429: see `refusedUnread`.
+ */
+export function refusable(r: PageRequest, methods: readonly string[]): number[] {
+  const statuses: number[] = []
+  if (!methods.includes(r.method)) statuses.push(405)
+  if (r.spoils.some(([, s]) => s.kind === 'long'))
+    statuses.push(...(r.method === 'POST' ? [413] : [414, 431]))
+  return statuses
+}
 
 /** Where an answer may send the browser, besides the IdP's own pages. */
 export interface AllowedRedirect {
@@ -215,7 +246,9 @@ export const AUTHORIZE_ERRORS = [...AUTHORIZATION_ERRORS, ...NEEDS_UI_ERRORS].fi
  * Judges one answer of a browser-facing endpoint to a malformed request: never a 5xx; a page
  * the user is shown is HTML; a redirect stays at the IdP or goes to a verified client URI
  * (`allowed`) with an error. Same-origin redirects are followed (at most `hops`), each answer
- * judged alike.
+ * judged alike. The first answer may be one of `refused` (`refusable`: what answers the request
+ * as sent). Returns why the request was not judged (throttled or overloaded, `refusedUnread`),
+ * or undefined once it was: a caller counts a case not judged as inconclusive, never as a pass.
  */
 export async function expectPageAnswer(
   http: Http,
@@ -224,14 +257,20 @@ export async function expectPageAnswer(
   allowed: AllowedRedirect | undefined,
   /** Whether a page is owed (GET and POST, what a browser sends). */
   html: boolean,
+  /** Statuses that answer the first request as it was sent (`refusable`). */
+  refused: readonly number[] = [],
   hops = 2,
-): Promise<void> {
+): Promise<string | undefined> {
   const jar = new CookieJar()
   let res = first
   for (let hop = 0; ; hop++) {
     // ARCHITECTURE.md, RFC 9110 §15.6: bad input is never the server's error
+    // a throttle or an overload says nothing of the request: not judged (before the 5xx test:
+    // a 503 with Retry-After is the server's load, not its error about the request)
+    const unread = refusedUnread(res)
+    if (unread !== undefined) return unread
     expectThat(res.status < 500, `HTTP ${String(res.status)}: a 5xx for a malformed request`)
-    if (REFUSED_BEFORE_READING.includes(res.status)) return
+    if (hop === 0 && refused.includes(res.status)) return undefined
     if (res.status >= 300 && res.status < 400) {
       const raw = res.headers.get('location')
       expectThat(raw, `HTTP ${String(res.status)} without a Location header`)
@@ -262,9 +301,9 @@ export async function expectPageAnswer(
             allowed.errors.includes(params.get('error') ?? ''),
             `the error redirect carries error=${JSON.stringify(params.get('error'))}, not one of ${allowed.errors.join(', ')} (RFC 6749 §4.1.2.1)`,
           )
-        return
+        return undefined
       }
-      if (hop >= hops) return
+      if (hop >= hops) return undefined
       for (const set of res.headers.getSetCookie())
         await jar.setCookie(set, res.url, { ignoreError: true }).catch(() => undefined)
       const cookie = await jar.getCookieString(to.toString())
@@ -274,11 +313,11 @@ export async function expectPageAnswer(
       continue
     }
     // a browser never sends other methods here: no page is owed to them
-    if (!html) return
+    if (!html) return undefined
     // RFC 6749 §4.1.2.1: the user is informed of the error (a page, SHOULD); INTERFACE.md §7:
     // an error body is {error, error_description} as JSON. Either shape; nothing else
     const type = res.headers.get('content-type') ?? ''
-    if (/^text\/html\b/i.test(type)) return
+    if (/^text\/html\b/i.test(type)) return undefined
     const body: unknown = res.json
     expectThat(
       res.status >= 400 &&
@@ -291,7 +330,7 @@ export async function expectPageAnswer(
         typeof body.error_description === 'string',
       `HTTP ${String(res.status)} answered with ${type || 'no content type'} (${JSON.stringify(res.text.slice(0, 80))}): neither an HTML page for the user nor an error in the JSON shape of INTERFACE.md §7`,
     )
-    return
+    return undefined
   }
 }
 

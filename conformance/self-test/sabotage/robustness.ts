@@ -2,14 +2,26 @@ import { bypass, http, HttpResponse } from 'msw'
 import type { robustness } from '../../catalogue/robustness.ts'
 import {
   fetchVia,
+  INTROSPECT,
   onForm,
   plainHeaders,
   relay,
   replaceJson,
   type Sabotages,
   type Target,
+  USER_INFO,
   userNameColumnOf,
 } from './kit.ts'
+
+/**
+ * A token as a lenient base64url decoder reads its signature: what is outside the base64url
+ * alphabet ('=' padding, whitespace, a stray character) dropped, so the same signature octets.
+ */
+const lenientSignature = (token: string): string => {
+  const parts = token.split('.')
+  if (parts.length !== 3) return token
+  return [parts[0], parts[1], (parts[2] ?? '').replace(/[^A-Za-z0-9_-]/g, '')].join('.')
+}
 
 /** How to break the target for each ROBUST-* check. */
 export const robustnessSabotage: Record<keyof typeof robustness, Sabotages> = {
@@ -32,19 +44,57 @@ export const robustnessSabotage: Record<keyof typeof robustness, Sabotages> = {
       }),
     ],
   },
-  'ROBUST-02': {
-    how: 'introspection calls any JWT-shaped token it does not know active',
-    expect:
-      /^a mutated access token: introspection of the mutated token: expected active false, got \{"active":true/,
-    handlers: onForm('/auth/introspect', async ({ form, forward }) => {
-      const token = form.get('token') ?? ''
-      return replaceJson(await forward(), (body) =>
-        body.active === false && token.includes('.')
-          ? { active: true, token_type: 'Bearer', client_id: form.get('client_id') }
-          : body,
-      )
-    }),
-  },
+  'ROBUST-02': [
+    {
+      how: 'introspection calls any JWT-shaped token it does not know active',
+      expect:
+        /^a mutated access token: introspection of the mutated token: expected active false, got \{"active":true/,
+      handlers: onForm('/auth/introspect', async ({ form, forward }) => {
+        const token = form.get('token') ?? ''
+        return replaceJson(await forward(), (body) =>
+          body.active === false && token.includes('.')
+            ? { active: true, token_type: 'Bearer', client_id: form.get('client_id') }
+            : body,
+        )
+      }),
+    },
+    {
+      // RFC 7515 §5.2 step 7, RFC 7519 §7.2: such a token MUST be rejected (fuzz/jwt.ts)
+      how: "user-info and introspection decode a token's signature leniently ('=' padding, whitespace and stray characters dropped)",
+      expect:
+        /^a mutated access token: .* counterexample .*"shape":"(padding|whitespace|invalid-char)","segment":"signature"/,
+      handlers: (target) => [
+        http.all(`${target.baseUrl}${USER_INFO}`, async ({ request }) => {
+          const headers = new Headers(request.headers)
+          const auth = headers.get('authorization') ?? ''
+          if (auth.startsWith('Bearer '))
+            headers.set('authorization', `Bearer ${lenientSignature(auth.slice(7))}`)
+          let body: string | undefined
+          if (request.method === 'POST') {
+            const form = new URLSearchParams(await request.clone().text())
+            const token = form.get('access_token')
+            if (token !== null) form.set('access_token', lenientSignature(token))
+            body = form.toString()
+            headers.delete('content-length')
+          }
+          const real = await fetchVia(
+            target.dispatcher,
+            bypass(new Request(request.url, { method: request.method, headers, body })),
+            { redirect: 'manual' },
+          )
+          return new HttpResponse(await real.arrayBuffer(), {
+            status: real.status,
+            headers: plainHeaders(real),
+          })
+        }),
+        ...onForm(INTROSPECT, async ({ form, forward }) => {
+          const token = form.get('token')
+          if (token !== null) form.set('token', lenientSignature(token))
+          return forward(form)
+        })(target),
+      ],
+    },
+  ],
   // one sabotage per part: authorize, the login post (without and within an interaction), logout
   'ROBUST-03': [
     {
@@ -123,6 +173,17 @@ export const robustnessSabotage: Record<keyof typeof robustness, Sabotages> = {
       how: 'a sign-in within a live interaction answers 500 when its user name is longer than 255 characters (a VARCHAR(255) column)',
       expect: /^\/auth\/login within an interaction: HTTP 500: a 5xx for a malformed request/,
       extend: userNameColumnOf(255),
+    },
+    {
+      // OIDC Core §3.1.2.1: authorize MUST take POST; a 405 answers no over-long value
+      how: 'authorize answers every POST with an empty plain-text 405',
+      expect: /^\/auth\/authorize: HTTP 405 answered with text\/plain \S+: neither an HTML page/,
+      handlers: (target: Target) => [
+        http.post(
+          `${target.baseUrl}/auth/authorize`,
+          () => new HttpResponse('', { status: 405, headers: { 'content-type': 'text/plain' } }),
+        ),
+      ],
     },
     {
       how: 'logout answers its refusals with an empty plain-text 400',
