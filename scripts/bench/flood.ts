@@ -20,6 +20,42 @@ export interface FloodResult {
 }
 
 /**
+ * Starts flood-client.ts against `base` (`loops` failed sign-ins at once, each retried at once)
+ * and resolves once it is under way; `stop` ends it and resolves with the login statuses it
+ * saw (0: a network error). Bounded: the start waits 120 s at most, the stop 5 s.
+ */
+export async function startFloodClient(
+  base: string,
+  caPath: string,
+  loops = FLOOD,
+): Promise<{ stop(): Promise<Record<string, number>> }> {
+  const client = startNode('scripts/bench/flood-client.ts', {
+    BASE_URL: base,
+    CA_PATH: caPath,
+    FLOOD: String(loops),
+  })
+  let out = ''
+  client.stdout?.on('data', (c: Buffer) => (out += c.toString()))
+  // 'close', not 'exit': the child's stdout is read to its end
+  const closed = new Promise<void>((resolve) => client.once('close', () => resolve()))
+  try {
+    // bounded: the first login post answered (a refusal, held at most PASSWORD_HASH_BUSY_HOLD)
+    await waitForLine(client, /flooding/, 120_000)
+  } catch (err) {
+    await stop(client)
+    throw err
+  }
+  return {
+    async stop() {
+      await stop(client)
+      await closed
+      const line = out.split('\n').find((l) => l.startsWith('{"statuses"'))
+      return line ? (JSON.parse(line) as { statuses: Record<string, number> }).statuses : {}
+    },
+  }
+}
+
+/**
  * The sign-in flood scenario (issue 33): client_credentials at a moderate load and
  * /health/ready beside it, first alone, then while FLOOD failed sign-ins run at once (each a
  * password hash, retried at once whatever the answer), as ratios of p99s measured in the same
@@ -51,28 +87,13 @@ export async function floodScenario(opts: {
     return { token: t, ready: r }
   }
   const calm = await both(' (p99 baseline)')
-  const client = startNode('scripts/bench/flood-client.ts', {
-    BASE_URL: opts.base,
-    CA_PATH: opts.caPath,
-    FLOOD: String(FLOOD),
-  })
+  const client = await startFloodClient(opts.base, opts.caPath)
   let statuses: Record<string, number> = {}
   let flooded: FloodResult['flooded']
   try {
-    // bounded: the first login post answered (a refusal, held at most PASSWORD_HASH_BUSY_HOLD)
-    await waitForLine(client, /flooding/, 120_000)
     flooded = await both(`, ${FLOOD} failed sign-ins at once`)
   } finally {
-    const last = new Promise<string>((resolve) => {
-      let out = ''
-      client.stdout?.on('data', (c: Buffer) => (out += c.toString()))
-      // 'close', not 'exit': the child's stdout is read to its end
-      if (client.exitCode !== null) resolve(out)
-      else client.once('close', () => resolve(out))
-    })
-    await stop(client)
-    const line = (await last).split('\n').find((l) => l.startsWith('{"statuses"'))
-    if (line) statuses = (JSON.parse(line) as { statuses: Record<string, number> }).statuses
+    statuses = await client.stop()
   }
   const ratio = (a: ScenarioResult, b: ScenarioResult) => a.p99Ms / Math.max(1, b.p99Ms)
   return {
