@@ -6,7 +6,7 @@ import { authorizeQuery, postLoginForm, testApp, windowFromNow } from './test-he
 let app: App
 beforeAll(async () => {
   // refusals answered at once: the hold (PASSWORD_HASH_BUSY_HOLD) has tests of its own
-  // (users/hashing-gate.test.ts, login-flood-latency.test.ts)
+  // (users/hashing-gate.test.ts, the last test here, scale/login-flood.scale.test.ts)
   app = await testApp({ passwordHashConcurrency: 1, passwordHashQueue: 1, passwordHashBusyHold: 0 })
 })
 afterAll(async () => {
