@@ -4,16 +4,16 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { freePort } from '../server/test-helpers.ts'
 import { signingBaseline } from './bench/baselines.ts'
+import { clientCredentials, CLIENT, httpTo, mintCode, REDIRECT, signIn } from './bench/http-flow.ts'
 import {
-  clientCredentials,
-  CLIENT,
-  failedSignIn,
-  httpTo,
-  mintCode,
-  REDIRECT,
-  signIn,
-} from './bench/http-flow.ts'
-import { cpuSeconds, rssMiB, startNode, stop, waitForLine } from './bench/process.ts'
+  cpuSeconds,
+  rssMiB,
+  startNode,
+  startReferenceServer,
+  stop,
+  waitForLine,
+} from './bench/process.ts'
+import { floodScenario, floodSummary } from './bench/flood.ts'
 import { percentile, pool, runScenario, type ScenarioResult } from './bench/scenarios.ts'
 
 /** The installed node-oidc-provider's version, for the report. */
@@ -28,6 +28,13 @@ function peerVersion(): string {
 if (process.argv.includes('--suite')) {
   const { benchSuite } = await import('./bench/suite.ts')
   await benchSuite(process.argv.slice(2))
+  process.exit(0)
+}
+
+// npm run bench -- --flood [--quick]: the sign-in flood scenario alone (issue 33)
+if (process.argv.includes('--flood')) {
+  const { benchFlood } = await import('./bench/flood.ts')
+  await benchFlood(process.argv.includes('--quick'))
   process.exit(0)
 }
 
@@ -47,27 +54,7 @@ const warmup = quick ? 1 : 3
 const outDir = values.out ?? 'reports/bench'
 const dataDir = mkdtempSync(join(tmpdir(), 'idp-bench-'))
 const port = await freePort()
-const unlimited = '1000000000/60'
-const server = startNode(
-  'scripts/serve.ts',
-  {
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    DATA_DIR: dataDir,
-    CODE_TTL: '600',
-    ...(values['database-url']
-      ? { DATABASE_URL: values['database-url'], DATABASE_SCHEMA: `bench_${process.pid}` }
-      : {}),
-    ...Object.fromEntries(
-      ['TOKEN', 'INTROSPECT', 'REVOKE', 'USERINFO', 'LOGIN', 'LOGINADDRESS', 'PUBLIC'].map((g) => [
-        `RATE_LIMIT_${g}`,
-        unlimited,
-      ]),
-    ),
-    // measured as deployed: explain mode is a development aid (off with NODE_ENV=production)
-  },
-  ['--no-explain'],
-)
+const server = startReferenceServer(port, dataDir, values['database-url'])
 const constantPort = await freePort()
 const constant = startNode('scripts/bench/constant-server.ts', { PORT: String(constantPort) })
 const peerPort = await freePort()
@@ -148,44 +135,24 @@ try {
     to: 'raw RS256 signatures/s (jose, all cores)',
     value: peerIssuance.reqPerSec / signing.jose.perSecond,
   }
-  // the sign-in flood (issue 33): client_credentials at a moderate load, alone and then while
-  // FLOOD failed sign-ins run at once (each a password hash), as a ratio of p99s
-  const FLOOD = 24
-  const moderate = {
-    url: `${base}/auth/token`,
-    method: 'POST' as const,
-    headers: formHeaders,
-    body: ccBody,
-    connections: 4,
-  }
-  const calm = await run('client_credentials, 4 connections (p99 baseline)', moderate)
-  const floodStatuses = new Map<number, number>()
-  let flooding = true
-  const flood = Promise.all(
-    Array.from({ length: FLOOD }, async () => {
-      while (flooding) {
-        const status = await failedSignIn(http).catch(() => 0)
-        floodStatuses.set(status, (floodStatuses.get(status) ?? 0) + 1)
-      }
-    }),
-  )
-  let flooded: ScenarioResult
-  try {
-    flooded = await run(
-      `client_credentials, 4 connections, ${FLOOD} failed sign-ins at once`,
-      moderate,
-    )
-  } finally {
-    flooding = false
-    await flood
-  }
-  flooded.ratio = {
+  console.log('sign-in flood…')
+  const flood = await floodScenario({
+    base,
+    caPath: join(dataDir, 'tls', 'ca.pem'),
+    serverPid: pid,
+    seconds,
+    warmup,
+    ccBody,
+  })
+  results.push(flood.calm.token, flood.calm.ready, flood.flooded.token, flood.flooded.ready)
+  flood.flooded.token.ratio = {
     to: 'its p99 without the sign-ins (target ≤ 2 ×)',
-    value: flooded.p99Ms / Math.max(1, calm.p99Ms),
+    value: flood.ratios.token,
   }
-  const floodAnswers = [...floodStatuses]
-    .map(([status, n]) => `${n} × ${status || 'network error'}`)
-    .join(', ')
+  flood.flooded.ready.ratio = {
+    to: 'its p99 without the sign-ins (target ≤ 2 ×)',
+    value: flood.ratios.ready,
+  }
 
   await run('introspection', {
     url: `${base}/auth/introspect`,
@@ -313,7 +280,7 @@ try {
     '',
     `Peer: the reference server issues client_credentials tokens at ${(issuance.reqPerSec / peerIssuance.reqPerSec).toFixed(2)} × node-oidc-provider's rate (target ≥ 1.0 ×, goal 1.5 ×), using ${(issuance.cpuMsPerRequest / peerIssuance.cpuMsPerRequest).toFixed(2)} × its server CPU per token (target ≤ 1.0 ×); the peer keeps its grants in its in-memory development adapter, the reference server in ${values['database-url'] ? 'PostgreSQL' : 'SQLite'}.`,
     '',
-    `Sign-in flood: client_credentials p99 ${flooded.p99Ms} ms while ${FLOOD} failed sign-ins ran at once (${floodAnswers}), ${calm.p99Ms} ms without: ${(flooded.p99Ms / Math.max(1, calm.p99Ms)).toFixed(2)} × (target ≤ 2 ×).`,
+    floodSummary(flood),
     '',
     `Memory soak: ${soakTokens} tokens issued; RSS ${early.toFixed(0)} MiB early, ${late.toFixed(0)} MiB late (${(((late - early) / early) * 100).toFixed(1)} %).`,
   ].join('\n')

@@ -260,6 +260,7 @@ export async function createServer(config: Config, options: AppOptions): Promise
     hashing: createHashingGate({
       concurrency: config.passwordHashConcurrency,
       queue: config.passwordHashQueue,
+      busyHold: config.passwordHashBusyHold * 1000,
     }),
     verifyPassword: options.verifyPassword ?? verifyPasswordAtCost,
     explain: config.explain

@@ -50,6 +50,14 @@ describe('loadConfig', () => {
     )
   })
 
+  test('reads the hold of a refused sign-in: 1 s by default, fractions and 0 allowed, bounded', () => {
+    expect(loadConfig({}).passwordHashBusyHold).toBe(1)
+    expect(loadConfig({ PASSWORD_HASH_BUSY_HOLD: '0.25' }).passwordHashBusyHold).toBe(0.25)
+    expect(loadConfig({ PASSWORD_HASH_BUSY_HOLD: '0' }).passwordHashBusyHold).toBe(0)
+    expect(() => loadConfig({ PASSWORD_HASH_BUSY_HOLD: '-1' })).toThrow(/PASSWORD_HASH_BUSY_HOLD/)
+    expect(() => loadConfig({ PASSWORD_HASH_BUSY_HOLD: '31' })).toThrow(/PASSWORD_HASH_BUSY_HOLD/)
+  })
+
   test('reads the environment, a config file, and lets the environment win', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cfg-'))
     const file = join(dir, 'config.json')

@@ -154,6 +154,15 @@ export interface Config {
    */
   readonly passwordHashQueue: number
   /**
+   * Seconds a sign-in refused before its hash (hashing queue full, or its address over the
+   * `loginaddress` limit) is held before it is answered, on a timer: a client that retries
+   * every refusal at once then sends one sign-in per hold instead of spinning the event loop
+   * that serves every other endpoint. At most 256 are held at once (beyond, answered at once);
+   * a closed connection ends its hold. 0 answers at once. Env `PASSWORD_HASH_BUSY_HOLD`.
+   * Default 1.
+   */
+  readonly passwordHashBusyHold: number
+  /**
    * Least level of the JSON log lines `serve` writes to stdout (pino): fatal, error, warn, info
    * (one access line per request), debug, trace or silent. Env `LOG_LEVEL`. Default info.
    */
@@ -294,6 +303,7 @@ const schema = Joi.object<Config>({
   }).required(),
   passwordHashConcurrency: Joi.number().integer().min(1).max(64).required(),
   passwordHashQueue: Joi.number().integer().min(0).max(10000).required(),
+  passwordHashBusyHold: Joi.number().min(0).max(30).required(),
   rateLimits: Joi.object(
     Object.fromEntries(RATE_LIMIT_GROUPS.map((g) => [g, rateLimit.required()])),
   ).required(),
@@ -422,6 +432,7 @@ export function loadConfig(
         : undefined,
     passwordHashConcurrency: num(env.PASSWORD_HASH_CONCURRENCY),
     passwordHashQueue: num(env.PASSWORD_HASH_QUEUE),
+    passwordHashBusyHold: num(env.PASSWORD_HASH_BUSY_HOLD),
   }
   const merged: Input = { ...file }
   for (const [k, v] of Object.entries(fromEnv)) if (v !== undefined) merged[k] = v
@@ -471,6 +482,7 @@ export function loadConfig(
     scrypt: OWASP_SCRYPT,
     passwordHashConcurrency: defaultHashConcurrency(env),
     passwordHashQueue: 16,
+    passwordHashBusyHold: 1,
     ...merged,
     host,
     port,

@@ -1,5 +1,7 @@
+import { once } from 'node:events'
 import { connect as tcp, type Socket } from 'node:net'
 import { request } from 'node:https'
+import { connect as tlsOver } from 'node:tls'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { createServer, type App } from './app.ts'
 import { loadConfig, type Config } from './config.ts'
@@ -79,6 +81,27 @@ function live(port: number, localAddress: string): Promise<number | string> {
   })
 }
 
+/** GET /health/live over HTTPS on an already open TCP `socket`; the status, or the error's code. */
+function liveOver(socket: Socket): Promise<number | string> {
+  return new Promise((resolve) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        path: '/health/live',
+        // no agent: the request goes over the socket createConnection gives
+        createConnection: () => tlsOver({ socket, ca: tls.ca, host: '127.0.0.1' }),
+      },
+      (res) => {
+        res.resume()
+        resolve(res.statusCode ?? 0)
+      },
+    )
+    req.setTimeout(15_000, () => req.destroy(new Error('timed out')))
+    req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message))
+    req.end()
+  })
+}
+
 describe('sockets are bounded: silent connections cannot starve the server', () => {
   test(
     'a connection that never completes its TLS handshake is closed after TLS_HANDSHAKE_TIMEOUT',
@@ -121,6 +144,64 @@ describe('sockets are bounded: silent connections cannot starve the server', () 
       await Promise.all(held.map((h) => h.closed))
       // the server sees those closes a moment after the client: each try is a real request,
       // and a bounded number of them
+      let status: number | string = 'not tried'
+      for (let i = 0; i < 50 && status !== 200; i++) status = await live(port, '127.0.0.1')
+      expect(status).toBe(200)
+    },
+  )
+
+  test(
+    'beyond MAX_CONNECTIONS in all, new connections are dropped while the open ones are still served, and service resumes when they close',
+    { timeout: 30_000 },
+    async () => {
+      const CAP = 4
+      // no per-address cap: every connection comes from 127.0.0.1 here, so only the global one
+      // is at work
+      const { app, port } = await started({
+        tlsHandshakeTimeout: 60,
+        maxConnections: CAP,
+        maxConnectionsPerAddress: 0,
+      })
+      const listener = app.server.listener
+      let accepted = 0
+      let allAccepted: () => void = () => undefined
+      const capReached = new Promise<void>((resolve) => (allAccepted = resolve))
+      listener.on('connection', () => {
+        if (++accepted === CAP) allAccepted()
+      })
+      const held = await Promise.all(Array.from({ length: CAP }, () => silent(port)))
+      // bounded: the server accepts the CAP connections it was sent
+      await within(capReached, 10_000, undefined)
+      expect(accepted).toBe(CAP)
+
+      // the next connection is dropped as it arrives (Node's 'drop', server.maxConnections),
+      // so a new client is not served
+      const dropped = once(listener, 'drop')
+      const extra = await silent(port)
+      expect(
+        await within(
+          extra.closed.then(() => 'closed'),
+          10_000,
+          'still open',
+        ),
+      ).toBe('closed')
+      expect(
+        await within(
+          dropped.then(() => 'drop'),
+          10_000,
+          'no drop',
+        ),
+      ).toBe('drop')
+      expect(await live(port, '127.0.0.1')).not.toBe(200)
+
+      // a connection accepted within the cap is still served: TLS and a request on it now
+      const [first, ...others] = held
+      expect(await liveOver(first?.socket ?? extra.socket)).toBe(200)
+
+      // once the held connections close, new ones are served again: each try is a real
+      // request, and a bounded number of them (the server sees the closes a moment later)
+      for (const h of held) h.socket.destroy()
+      await Promise.all(others.map((h) => h.closed))
       let status: number | string = 'not tried'
       for (let i = 0; i < 50 && status !== 200; i++) status = await live(port, '127.0.0.1')
       expect(status).toBe(200)

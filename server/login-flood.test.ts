@@ -5,7 +5,9 @@ import { authorizeQuery, postLoginForm, testApp, windowFromNow } from './test-he
 
 let app: App
 beforeAll(async () => {
-  app = await testApp({ passwordHashConcurrency: 1, passwordHashQueue: 1 })
+  // refusals answered at once: the hold (PASSWORD_HASH_BUSY_HOLD) has tests of its own
+  // (users/hashing-gate.test.ts, the last test here, scale/login-flood.scale.test.ts)
+  app = await testApp({ passwordHashConcurrency: 1, passwordHashQueue: 1, passwordHashBusyHold: 0 })
 })
 afterAll(async () => {
   await app.stop()
@@ -56,6 +58,7 @@ describe('a sign-in refused for capacity is cheap and counts against its address
     limited = await testApp({
       passwordHashConcurrency: 1,
       passwordHashQueue: 1,
+      passwordHashBusyHold: 0,
       rateLimits: {
         ...loadConfig({}, {}).rateLimits,
         login: windowFromNow(USER_LIMIT, 300),
@@ -155,5 +158,40 @@ describe('a sign-in refused for capacity is cheap and counts against its address
     expect(after.statusCode).toBe(429)
     expect(Number(after.headers['retry-after'])).toBeGreaterThan(0)
     expect((await attempt('alice', 'wonderland', '192.0.2.21')).statusCode).toBe(303)
+  })
+})
+
+describe('a sign-in refused for capacity is held before its answer (PASSWORD_HASH_BUSY_HOLD)', () => {
+  test('the refusal waits on the hold, then answers 503, and nothing stays held', async () => {
+    const held = await testApp({
+      passwordHashConcurrency: 1,
+      passwordHashQueue: 1,
+      passwordHashBusyHold: 0.2,
+    })
+    let release: () => void = () => undefined
+    const running = held.deps.hashing.run(() => new Promise<void>((r) => (release = r)))
+    const queued = held.deps.hashing.run(() => Promise.resolve())
+    try {
+      const state = { answered: false }
+      const refusal = postLoginForm(
+        held,
+        authorizeQuery(),
+        { username: 'nobody', password: 'guess' },
+        'application/json',
+      ).finally(() => (state.answered = true))
+      // bounded: the route reaches the hold within a few seconds of event-loop turns
+      const until = performance.now() + 10_000
+      while (held.deps.hashing.held === 0 && !state.answered && performance.now() < until)
+        await new Promise((r) => setImmediate(r))
+      expect(held.deps.hashing.held, 'the refusal was held').toBe(1)
+      expect(state.answered).toBe(false)
+      const res = await refusal
+      expect(res.statusCode).toBe(503)
+      expect(held.deps.hashing.held).toBe(0)
+    } finally {
+      release()
+      await Promise.all([running, queued])
+      await held.stop()
+    }
   })
 })

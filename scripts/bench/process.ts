@@ -93,3 +93,34 @@ export async function stop(child: ChildProcess): Promise<void> {
   ])
   if (!done) child.kill('SIGKILL')
 }
+
+/**
+ * The reference server as the bench measures it: its own process, on loopback, every rate
+ * limit lifted (the bench measures cost, not the limits), explain mode off as deployed.
+ */
+export function startReferenceServer(
+  port: number,
+  dataDir: string,
+  databaseUrl?: string,
+): ChildProcess {
+  const unlimited = '1000000000/60'
+  return startNode(
+    'scripts/serve.ts',
+    {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      CODE_TTL: '600',
+      ...(databaseUrl
+        ? { DATABASE_URL: databaseUrl, DATABASE_SCHEMA: `bench_${process.pid}` }
+        : {}),
+      ...Object.fromEntries(
+        ['TOKEN', 'INTROSPECT', 'REVOKE', 'USERINFO', 'LOGIN', 'LOGINADDRESS', 'PUBLIC'].map(
+          (g) => [`RATE_LIMIT_${g}`, unlimited],
+        ),
+      ),
+    },
+    // measured as deployed: explain mode is a development aid (off with NODE_ENV=production)
+    ['--no-explain'],
+  )
+}

@@ -181,8 +181,27 @@ async function busy(
   deps: LoginDeps,
 ): Promise<ResponseObject> {
   const over = await countAddressFailure(byAddress, deps)
+  await holdRefusal(request, deps)
   if (over) return throttled(request, h, over, deps)
   return refused(request, h, new HashingBusy(), 'The server is busy. Try again in a moment.')
+}
+
+/**
+ * Holds a sign-in refused before its hash for `PASSWORD_HASH_BUSY_HOLD` on a timer (the
+ * hashing gate bounds how many), ended early if the client closes its connection: a flood
+ * client that retries every refusal at once would otherwise turn each cheap refusal into the
+ * next request at once, and those requests, not the hashes, were what delayed every other
+ * endpoint under a sign-in flood (issue 33).
+ */
+async function holdRefusal(request: Request, deps: LoginDeps): Promise<void> {
+  const closed = new AbortController()
+  const abort = () => closed.abort()
+  request.raw.res.once('close', abort)
+  try {
+    await deps.hashing.holdRefusal(closed.signal)
+  } finally {
+    request.raw.res.removeListener('close', abort)
+  }
 }
 
 /**
@@ -222,7 +241,10 @@ export const login = (deps: Deps): ServerRoute => ({
         // the price of a counter, so a flood of sign-ins that retries every refusal at once
         // (issue 33) costs no interaction read, user lookup or page
         const addressBlocked = await alreadyBlocked(byAddress, deps)
-        if (addressBlocked) return throttled(request, h, addressBlocked, deps)
+        if (addressBlocked) {
+          await holdRefusal(request, deps)
+          return throttled(request, h, addressBlocked, deps)
+        }
         if (deps.hashing.full) return busy(request, h, byAddress, deps)
       }
       const interaction = await deps.store.interactions.get(id, deps.clock())

@@ -1,5 +1,5 @@
-import { describe, expect, test } from 'vitest'
-import { createHashingGate, defaultHashConcurrency, HashingBusy } from './hashing-gate.ts'
+import { afterEach, describe, expect, test, vi } from 'vitest'
+import { createHashingGate, defaultHashConcurrency, HashingBusy, HOLD_CAP } from './hashing-gate.ts'
 
 /** A task that runs until released, recording how many ran at once. */
 function controlled() {
@@ -111,5 +111,74 @@ describe('the password hashing gate', () => {
     expect(defaultHashConcurrency({})).toBe(2)
     expect(defaultHashConcurrency({ UV_THREADPOOL_SIZE: '16' })).toBe(8)
     expect(defaultHashConcurrency({ UV_THREADPOOL_SIZE: '1' })).toBe(1)
+  })
+})
+
+describe('holding a refused sign-in (issue 33)', () => {
+  afterEach(() => {
+    vi.useRealTimers()
+  })
+
+  /** Starts a hold and reports whether it has ended, without waiting for it. */
+  function track(promise: Promise<void>) {
+    const state = { ended: false }
+    void promise.then(() => (state.ended = true))
+    return state
+  }
+
+  test('a refusal is held for busyHold on a timer, then released', async () => {
+    vi.useFakeTimers()
+    const gate = createHashingGate({ concurrency: 1, queue: 0, busyHold: 1000 })
+    const hold = track(gate.holdRefusal(new AbortController().signal))
+    expect(gate.held).toBe(1)
+    await vi.advanceTimersByTimeAsync(999)
+    expect(hold.ended).toBe(false)
+    await vi.advanceTimersByTimeAsync(1)
+    expect(hold.ended).toBe(true)
+    expect(gate.held).toBe(0)
+    // nothing left behind: no timer keeps running after the hold
+    expect(vi.getTimerCount()).toBe(0)
+  })
+
+  test('a closed connection ends its hold at once and clears its timer', async () => {
+    vi.useFakeTimers()
+    const gate = createHashingGate({ concurrency: 1, queue: 0, busyHold: 30_000 })
+    const closed = new AbortController()
+    const hold = track(gate.holdRefusal(closed.signal))
+    await vi.advanceTimersByTimeAsync(10)
+    expect(hold.ended).toBe(false)
+    closed.abort()
+    await vi.advanceTimersByTimeAsync(0)
+    expect(hold.ended).toBe(true)
+    expect(gate.held).toBe(0)
+    expect(vi.getTimerCount()).toBe(0)
+    // an already closed connection is not held at all
+    const again = track(gate.holdRefusal(closed.signal))
+    await vi.advanceTimersByTimeAsync(0)
+    expect(again.ended).toBe(true)
+  })
+
+  test(`at most HOLD_CAP (${HOLD_CAP}) refusals are held; the next ones are answered at once`, async () => {
+    vi.useFakeTimers()
+    const gate = createHashingGate({ concurrency: 1, queue: 0, busyHold: 1000 })
+    const signal = new AbortController().signal
+    const held = Array.from({ length: HOLD_CAP }, () => track(gate.holdRefusal(signal)))
+    expect(gate.held).toBe(HOLD_CAP)
+    const beyond = track(gate.holdRefusal(signal))
+    await vi.advanceTimersByTimeAsync(0)
+    expect(beyond.ended).toBe(true)
+    expect(held.some((h) => h.ended)).toBe(false)
+    await vi.advanceTimersByTimeAsync(1000)
+    expect(held.every((h) => h.ended)).toBe(true)
+    expect(gate.held).toBe(0)
+  })
+
+  test('with busyHold 0 (the default) a refusal is answered at once', async () => {
+    vi.useFakeTimers()
+    const gate = createHashingGate({ concurrency: 1, queue: 0 })
+    const hold = track(gate.holdRefusal(new AbortController().signal))
+    await vi.advanceTimersByTimeAsync(0)
+    expect(hold.ended).toBe(true)
+    expect(vi.getTimerCount()).toBe(0)
   })
 })

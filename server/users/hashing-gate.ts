@@ -22,6 +22,16 @@ export interface HashingGate {
    * queue full): a sign-in can be refused before the work that leads up to its hash.
    */
   readonly full: boolean
+  /**
+   * Holds a refused sign-in on a timer before it is answered (`busyHold` ms; no CPU while
+   * held), so a client that retries each refusal at once sends one per hold instead of
+   * spinning the event loop every endpoint shares (issue 33). Returns at once when holding is
+   * off, when HOLD_CAP refusals are held already, or when `closed` is aborted; a hold ends early
+   * when `closed` aborts (the client went away). Never rejects.
+   */
+  holdRefusal(closed: AbortSignal): Promise<void>
+  /** Refusals held now (for tests and metrics). */
+  readonly held: number
 }
 
 export interface HashingGateOptions {
@@ -29,7 +39,16 @@ export interface HashingGateOptions {
   readonly concurrency: number
   /** Sign-ins that may wait for a permit; the next one is refused. */
   readonly queue: number
+  /** Milliseconds a refused sign-in is held before its answer (holdRefusal); 0: none. */
+  readonly busyHold?: number
 }
+
+/**
+ * Refusals held at once, at most: each holds a socket and a timer, a few KiB. Beyond it a
+ * refusal is answered at once, so holding never grows without bound; the connection caps
+ * (plugins/connections.ts) bound the clients that can be spinning then.
+ */
+export const HOLD_CAP = 256
 
 /** Seconds a refused sign-in is told to wait: a queue drains in about that on the default cost. */
 const RETRY_AFTER = 2
@@ -56,8 +75,13 @@ export function defaultHashConcurrency(env: NodeJS.ProcessEnv = process.env): nu
   return Math.max(1, Math.floor(pool / 2))
 }
 
-export function createHashingGate({ concurrency, queue }: HashingGateOptions): HashingGate {
+export function createHashingGate({
+  concurrency,
+  queue,
+  busyHold = 0,
+}: HashingGateOptions): HashingGate {
   let running = 0
+  let held = 0
   const waiting: { weight: number; start: () => void }[] = []
   // a task heavier than the whole gate still runs, alone
   const fits = (weight: number) => running === 0 || running + weight <= concurrency
@@ -73,6 +97,26 @@ export function createHashingGate({ concurrency, queue }: HashingGateOptions): H
   return {
     get load() {
       return { running, waiting: waiting.length }
+    },
+    get held() {
+      return held
+    },
+    async holdRefusal(closed: AbortSignal): Promise<void> {
+      if (busyHold <= 0 || held >= HOLD_CAP || closed.aborted) return
+      held++
+      try {
+        await new Promise<void>((resolve) => {
+          const end = () => {
+            clearTimeout(timer)
+            closed.removeEventListener('abort', end)
+            resolve()
+          }
+          const timer = setTimeout(end, busyHold)
+          closed.addEventListener('abort', end, { once: true })
+        })
+      } finally {
+        held--
+      }
     },
     get full() {
       // a non-empty queue refuses every newcomer once it is full; an empty one (queue 0)
