@@ -5,10 +5,19 @@ import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
 import type { login as catalogue } from '../catalogue/login.ts'
 import { oidc } from '../harness/oidc.ts'
 import { expectJsonObject, expectStatus, expectThat, expectControl } from '../harness/expect.ts'
-import { authorize, mainClient, validParams } from '../harness/flows.ts'
+import { authorize, mainClient, redirectUriOf, validParams } from '../harness/flows.ts'
+import type { HttpResponse } from '../harness/http.ts'
 import { authorizeRaw } from '../harness/requests.ts'
 import { expectErrorPage, expectLoginPage } from '../harness/pages.ts'
-import { cookiesSet, wrongPassword } from '../harness/credential-replay.ts'
+import {
+  captureSignIn,
+  cookiesSet,
+  describeSignIn,
+  followToClient,
+  replaySignIn,
+  type SignInRequest,
+  wrongPassword,
+} from '../harness/credential-replay.ts'
 
 // The login page as a user sees it: its branding, its framing, its headers, sub-resources and
 // cookies, and what it does with reflected input. The credential request's defences (forgery,
@@ -124,33 +133,56 @@ const LOGIN_02 = check(async (ctx) => {
   const loginPage = 'login page (GET /auth/authorize)'
   await ctx.subcase(loginPage, () => expectUnframeable(ctx, login, loginPage))
 
-  // the page a wrong password leads to, as the browser got it: the answer to the request that
-  // carried the password, over however many pages and requests the sign-in takes (no replay)
+  // the page a wrong password leads to: the answer to the browser's own credential request,
+  // replayed with a wrong password; a sign-in over several pages or requests, which no single
+  // replay covers, is judged on the browser's own failed sign-in instead (no replay needed)
   const failedPage = 'page after a failed login'
-  const attempt = await failedSignInPage(ctx).catch((err: unknown) => {
-    ctx.note(`${failedPage}: inconclusive, ${(err as Error).message.split('\n')[0] ?? ''}`)
+  const form = await captureSignIn(ctx).catch((err: unknown) => {
+    ctx.note(
+      `${failedPage}: judged on the browser's own failed sign-in, since ${(err as Error).message.split('\n')[0] ?? ''}`,
+    )
     return undefined
   })
-  if (attempt)
-    try {
-      const answer = attempt.response
-      const failed = { status: answer.status(), headers: await browserHeaders(answer) }
-      const script = !answer.request().isNavigationRequest()
-      await ctx.subcase(failedPage, () => {
-        expectThat(
-          failed.status < 300 || failed.status >= 400,
-          `a wrong password was answered with HTTP ${failed.status}`,
+  if (form) {
+    const failed = await replaySignIn(ctx, form, wrongPassword(ctx.target.users.primary))
+    await ctx.subcase(failedPage, () => {
+      expectThat(
+        failed.status < 300 || failed.status >= 400,
+        `a wrong password was answered with HTTP ${failed.status}`,
+      )
+      // a script's sign-in gets data, not a page: its page stays the login page, judged above
+      if (form.via === 'script' && !/html/i.test(failed.headers.get('content-type') ?? ''))
+        ctx.note(
+          `${failedPage}: none, ${describeSignIn(form)} was answered HTTP ${failed.status} (${failed.headers.get('content-type') ?? 'no content type'}) and the login page stays shown`,
         )
-        // a script's sign-in gets data, not a page: its page stays the login page, judged above
-        if (script && !/html/i.test(failed.headers.get('content-type') ?? ''))
-          ctx.note(
-            `${failedPage}: none, the script's fetch/XHR call to ${new URL(answer.url()).pathname} was answered HTTP ${failed.status} (${failed.headers.get('content-type') ?? 'no content type'}) and the login page stays shown`,
+      else expectUnframeable(ctx, failed, failedPage)
+    })
+  } else {
+    const attempt = await failedSignInPage(ctx).catch((err: unknown) => {
+      ctx.note(`${failedPage}: inconclusive, ${(err as Error).message.split('\n')[0] ?? ''}`)
+      return undefined
+    })
+    if (attempt)
+      try {
+        const answer = attempt.response
+        const failed = { status: answer.status(), headers: await browserHeaders(answer) }
+        const script = !answer.request().isNavigationRequest()
+        await ctx.subcase(failedPage, () => {
+          expectThat(
+            failed.status < 300 || failed.status >= 400,
+            `a wrong password was answered with HTTP ${failed.status}`,
           )
-        else expectUnframeable(ctx, failed, failedPage)
-      })
-    } finally {
-      await attempt.end()
-    }
+          // a script's sign-in gets data, not a page: its page stays the login page, judged above
+          if (script && !/html/i.test(failed.headers.get('content-type') ?? ''))
+            ctx.note(
+              `${failedPage}: none, the script's fetch/XHR call to ${new URL(answer.url()).pathname} was answered HTTP ${failed.status} (${failed.headers.get('content-type') ?? 'no content type'}) and the login page stays shown`,
+            )
+          else expectUnframeable(ctx, failed, failedPage)
+        })
+      } finally {
+        await attempt.end()
+      }
+  }
 
   const unknown = { ...params, client_id: `unknown-${oidc.randomState().slice(0, 8)}` }
   const errorPage = 'error page (unknown client)'
@@ -207,6 +239,57 @@ function setCookieLines(response: Response): Promise<string[]> {
 /** A Set-Cookie line that sets a value (clearing ones are left out, as cookiesSet does). */
 const setsValue = (c: string): boolean => !/^[^=]+=\s*(;|$)/.test(c) && !/;\s*max-age=0\b/i.test(c)
 
+/**
+ * The cookies the browser's own credential request, replayed, and the redirects after it set;
+ * undefined when the replay does not reach the client (the sign-in goes on after it).
+ */
+async function replayedCookies(
+  ctx: CheckContext,
+  form: SignInRequest,
+): Promise<string[] | undefined> {
+  ctx.note(
+    `the cookies of the sign-in: replayed the browser's own request, ${describeSignIn(form)}`,
+  )
+  const signedIn = await replaySignIn(ctx, form, ctx.target.users.primary)
+  // the sign-in may pass through the IdP's own redirects before it reaches the client
+  const hops: HttpResponse[] = []
+  const reached = await followToClient(
+    ctx,
+    form,
+    signedIn,
+    redirectUriOf(ctx, mainClient(ctx)),
+    hops,
+  )
+  if (!reached) {
+    // a sign-in that goes on after this request (a one-time code): the browser's own cookies
+    ctx.note(
+      `the cookies of the sign-in: those the browser gets signing in, since ${describeSignIn(form)}, replayed with the browser's cookies for it and followed through the IdP's redirects, never reached the client (first answer HTTP ${signedIn.status}: a sign-in over several requests?)`,
+    )
+    return undefined
+  }
+  return [...cookiesSet(signedIn), ...hops.flatMap(cookiesSet)]
+}
+
+/**
+ * The cookies the browser gets signing in (the configured steps or the usual form), from the
+ * login page to the client: the IdP's documents and script calls.
+ */
+async function browserSignInCookies(ctx: CheckContext, origin: string): Promise<string[]> {
+  const signIn = await ctx.newBrowserContext()
+  const pending: Promise<string[]>[] = []
+  signIn.on('response', (r) => {
+    const kind = r.request().resourceType()
+    if (['document', 'fetch', 'xhr'].includes(kind) && URL.canParse(r.url()))
+      if (new URL(r.url()).origin === origin) pending.push(setCookieLines(r))
+  })
+  const signedIn = await authorize(ctx, { context: signIn })
+  expectControl(
+    signedIn.callback?.searchParams.get('code'),
+    'the sign-in in the browser never reached the client with a code',
+  )
+  return (await Promise.all(pending)).flat().filter(setsValue)
+}
+
 const LOGIN_05 = check(async (ctx) => {
   const res = await expectLoginPage(
     ctx,
@@ -257,23 +340,18 @@ const LOGIN_05 = check(async (ctx) => {
     }
   })
 
-  // OWASP ASVS V3.4: the cookies of the sign-in are Secure, HttpOnly and SameSite. They are
-  // those the browser got signing in, over however many pages and requests the sign-in takes
-  // (the configured steps or the usual form): no replay of the credential request is needed
-  const signIn = await ctx.newBrowserContext()
-  const pending: Promise<string[]>[] = []
-  signIn.on('response', (r) => {
-    const kind = r.request().resourceType()
-    if (['document', 'fetch', 'xhr'].includes(kind) && URL.canParse(r.url()))
-      if (new URL(r.url()).origin === origin) pending.push(setCookieLines(r))
+  // OWASP ASVS V3.4: the cookies of the sign-in are Secure, HttpOnly and SameSite: those of the
+  // browser's own credential request, replayed, and of the redirects after it; a sign-in over
+  // several pages or requests, which no single replay covers, is judged on the cookies the
+  // browser gets signing in (no replay needed)
+  const form = await captureSignIn(ctx).catch((err: unknown) => {
+    ctx.note(
+      `the cookies of the sign-in: those the browser gets signing in, since ${(err as Error).message.split('\n')[0] ?? ''}`,
+    )
+    return undefined
   })
-  const signedIn = await authorize(ctx, { context: signIn })
-  expectControl(
-    signedIn.callback?.searchParams.get('code'),
-    'the sign-in in the browser never reached the client with a code',
-  )
-  ctx.note('the cookies of the sign-in: those the browser got signing in (login page to client)')
-  const lines = (await Promise.all(pending)).flat().filter(setsValue)
+  const lines =
+    (form && (await replayedCookies(ctx, form))) ?? (await browserSignInCookies(ctx, origin))
   // one judgement per cookie and attributes judged (a cookie set again, with a new value or
   // expiry but the same Secure, HttpOnly and SameSite, is judged once)
   const judged = (c: string): string =>
