@@ -5,12 +5,12 @@ import {
   browse,
   clientOrigins,
   rememberSessionUser,
-  submitLogin,
   type BrowserOutcome,
   type BrowserStop,
 } from './browser.ts'
 import { giveSession, signInByFormPost } from './form-sign-in.ts'
 import { jarOf } from './session.ts'
+import { failedSignIn, onFirstLoginPage } from './failed-sign-in.ts'
 import {
   about,
   expectControl,
@@ -746,49 +746,44 @@ export interface LoginAnswer {
 }
 
 /**
- * Opens the login page once in `context` and returns a sender that posts the form with the
- * credentials `credentials()` gives (a new pair each time: the throttling and spraying probes)
- * and resolves with the answer to the post (the form's, or that of the request a script signs
- * in with); the page is filled again after each refusal.
+ * Opens the login page in `context` and returns a sender that signs in with the credentials
+ * `credentials()` gives (a new pair each time: the throttling and spraying probes) and resolves
+ * with the provider's answer to the request that carried the password (the form's post, or a
+ * script's fetch/XHR call), or to the last request posted when the provider refused an earlier
+ * step (failedSignIn). Steps that only follow a success (a one-time code after the password) are
+ * not waited for. The next attempt starts on the same page when it shows the sign-in's first
+ * page again, else from a fresh authorization request (a login over several pages leaves the
+ * browser on its password page after a refusal).
  */
 export async function failedLogins(
   ctx: CheckContext,
   context: BrowserContext,
   credentials: () => TargetUser,
 ): Promise<() => Promise<LoginAnswer>> {
-  const { outcome } = await authorize(ctx, { context, user: null })
-  expectThat(outcome.loginShown, 'the authorization request did not show the login page')
-  const page = outcome.page
+  const loginPage = async (): Promise<Page> => {
+    const { outcome } = await authorize(ctx, { context, user: null })
+    expectThat(outcome.loginShown, 'the authorization request did not show the login page')
+    return outcome.page
+  }
+  let page = await loginPage()
+  let fresh = true
   return async () => {
-    // listened for before the form is sent, and observed at once: a wait that outlives the step
-    // (a page closed, a timeout while the form is still being filled, a fill that throws) must
-    // not reject unobserved and take the run down; it is rethrown here, for the check to judge.
-    // Bounded by what is left of the check's time (at least 10 s), not by a fixed 10 s: a
-    // password hash on a loaded machine may take longer, and the check's limit ends it anyway.
-    // The answer is the form's post, or the POST a login page's script sends the credentials
-    // with (fetch/XHR) to the login page's origin
-    const origin = new URL(page.url()).origin
-    const posted = page
-      .waitForResponse(
-        (r) => {
-          const req = r.request()
-          if (req.method() !== 'POST') return false
-          if (req.isNavigationRequest()) return true
-          const script = req.resourceType() === 'fetch' || req.resourceType() === 'xhr'
-          return script && URL.canParse(req.url()) && new URL(req.url()).origin === origin
-        },
-        { timeout: Math.max(10_000, ctx.timeLeftMs()) },
-      )
-      .then(
-        (response) => ({ response }),
-        (error: unknown) => ({ error }),
-      )
-    await submitLogin(page, credentials(), ctx.target.login)
-    const answer = await posted
-    if ('error' in answer) throw answer.error
-    const res = answer.response
-    const headers = await res.allHeaders()
-    await page.waitForLoadState('load', { timeout: 10_000 }).catch(() => undefined)
+    if (!fresh && !(await onFirstLoginPage(page, ctx.target.login))) {
+      if (!page.isClosed()) await page.close().catch(() => undefined)
+      page = await loginPage()
+    }
+    fresh = false
+    // bounded by what is left of the check's time (at least 10 s), not by a fixed 10 s: a
+    // password hash on a loaded machine may take longer, and the check's limit ends it anyway
+    const attempt = await failedSignIn(
+      page,
+      credentials(),
+      ctx.target.login,
+      Math.max(10_000, ctx.timeLeftMs()),
+    )
+    const res = attempt.response
+    const headers: Record<string, string> = await res.allHeaders().catch(() => ({}))
+    await attempt.end()
     return { status: res.status(), header: (name) => headers[name] ?? null }
   }
 }
