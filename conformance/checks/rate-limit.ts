@@ -4,7 +4,7 @@ import { PROBE_LIMIT, PROBE_WINDOW } from '../harness/target.ts'
 import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
 import type { rateLimit as catalogue } from '../catalogue/rate-limit.ts'
 import type { HttpResponse } from '../harness/http.ts'
-import { newWindowBegan, rateWindowOf, type RateWindow } from '../harness/rate-window.ts'
+import { countTo429 } from '../harness/rate-count.ts'
 import {
   CheckFailure,
   expectEqual,
@@ -85,6 +85,16 @@ const badSecret = (ctx: CheckContext, path: string, clientId: string) => async (
     }),
   )
 
+/**
+ * Requests of a deployment's probe in flight at once: a limit of 300 per minute, sent one after
+ * the other at a loaded machine's pace (200 ms each), takes longer than its window. The
+ * embedded server's probe (its limit lowered, its window starting with the probe) stays in order.
+ */
+const BURST_CONCURRENCY = 8
+
+/** How many times a deployment's count starts again in a new window, when the budget covers it. */
+const BURST_RESTARTS = 2
+
 /** What a probe for the 429 found: the limit reached, or why it could not be probed. */
 type ProbeOutcome =
   | { readonly limited: Probe; readonly first: Probe; readonly sent: number }
@@ -138,12 +148,15 @@ async function probeLimit(
   // limit is unknown, so the whole budget is spent looking for the 429
   const needed = advertised !== undefined ? advertised + 1 : budget
   // a deployment's window that would end before the count does (the first request's time, twice
-  // over, per request): the count starts in the next one when the wait fits in the check's time
-  // and the budget covers the one request more (the embedded server's window starts with the
-  // probe); a window that begins during the count all the same is handled below
+  // over, per request in flight): the count starts in the next one when the wait fits in the
+  // check's time and the budget covers the one request more (the embedded server's window starts
+  // with the probe); a window that begins during the count all the same is handled below
+  const concurrency = controls ? 1 : BURST_CONCURRENCY
+  const countMs = (needed * firstMs * 2) / concurrency + 1000
+  // the count gets the time it needs on a loaded machine (bounded: extendTimeout)
+  ctx.extendTimeout(countMs * 2 + 10_000)
   let sent = 1
   if (!controls && firstHeaders && needed + 1 <= budget) {
-    const countMs = needed * firstMs * 2 + 1000
     const untilResetMs = (firstHeaders.reset - Date.now() / 1000) * 1000 + 1000
     if (untilResetMs < countMs && untilResetMs + countMs < ctx.timeLeftMs() - 10_000) {
       ctx.note(
@@ -155,32 +168,28 @@ async function probeLimit(
       if (first.status === 429) return { limited: first, first, sent }
     }
   }
-  // a new window during the probe (newWindowBegan: Remaining up, or the same with a later
-  // Reset) starts the count again: a missing 429 then proves nothing
-  let previous = rateWindowOf((name) => first.header(name))
-  let restarted = false
-  let counted = 1
-  while (counted < needed) {
-    const res = await send()
-    sent++
-    counted++
-    if (res.status === 429) return { limited: res, first, sent }
-    const current = rateWindowOf((name) => res.header(name))
-    const newWindow = newWindowBegan(previous, current)
-    previous = current
-    if (!newWindow) continue
-    // the embedded server's window starts when the probe lowers the limit (PROBE_WINDOW long),
-    // so this is for safety: count again once, within it; a deployment's budget is not spent
-    // twice, so the probe is inconclusive there
-    if (!controls || restarted)
-      return {
-        unprobed: `${what}: a new rate-limit window began during the probe (X-RateLimit-Remaining ${current.remaining}, X-RateLimit-Reset ${current.reset}), so a missing 429 proves nothing`,
-        why: 'new window',
-      }
-    ctx.note(`${what}: a new rate-limit window began during the probe; counted again in it`)
-    restarted = true
-    counted = 1
-  }
+  // a new window during the probe (outsideWindow: Remaining above what the count allows, or a
+  // later Reset) starts the count again: a missing 429 then proves nothing. The embedded
+  // server's window starts when the probe lowers the limit (PROBE_WINDOW long), so counting
+  // again there (once) is for safety; a deployment's count starts again while the budget
+  // covers it, and is inconclusive when it does not
+  const counted = await countTo429({
+    send,
+    start: first,
+    needed,
+    concurrency,
+    budget: controls ? Infinity : budget - sent,
+    restarts: controls ? 1 : BURST_RESTARTS,
+    onRestart: () =>
+      ctx.note(`${what}: a new rate-limit window began during the probe; counted again in it`),
+  })
+  sent += counted.sent
+  if ('limited' in counted) return { limited: counted.limited, first, sent }
+  if ('rolledOver' in counted)
+    return {
+      unprobed: `${what}: a new rate-limit window began during the probe (X-RateLimit-Remaining ${counted.rolledOver.remaining}, X-RateLimit-Reset ${counted.rolledOver.reset}), and the rateLimitBudget does not cover counting again, so a missing 429 proves nothing`,
+      why: 'new window',
+    }
   throw new CheckFailure(
     advertised !== undefined
       ? `${what}: no 429 after ${sent} requests, though X-RateLimit-Limit is ${advertised} (INTERFACE.md §7)`
@@ -298,44 +307,53 @@ const RATE_02 = check({ exclusive: true }, async (ctx) => {
     )
   // a deployment's window that would end before the count does: the count starts in the next
   // one, when the wait fits in the check's time (the embedded server's window starts with the
-  // probe); a window that begins during the count all the same is handled below
-  const countMs = (b.remaining + 1) * perRequestMs * 2 + 1000
+  // probe); a window that begins during the count all the same is handled below. A deployment's
+  // count is sent BURST_CONCURRENCY requests at a time, so that it fits in its window on a
+  // loaded machine
+  const concurrency = controls ? 1 : BURST_CONCURRENCY
+  const countMs = ((b.remaining + 1) * perRequestMs * 2) / concurrency + 1000
+  ctx.extendTimeout(countMs * 2 + (b.reset - Date.now() / 1000) * 1000 + 20_000)
   const untilResetMs = (b.reset - Date.now() / 1000) * 1000 + 1000
   if (!controls && untilResetMs < countMs && untilResetMs + countMs < ctx.timeLeftMs() - 10_000) {
     ctx.note(
       `the window's Reset was ${Math.ceil(untilResetMs / 1000)} s away, less than the count takes: the count starts in the next window`,
     )
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, untilResetMs)))
-    b = rateHeaders(await send(), 'token endpoint, first request of the next window')
+    const next = await send()
+    b = rateHeaders(next, 'token endpoint, first request of the next window')
   }
-  // the count to the 429, in one window: a new window during it (newWindowBegan) starts it
-  // again, once, when the budget covers it; otherwise a missing 429 proves nothing
-  let previous: RateWindow = { remaining: b.remaining, reset: b.reset }
-  let left = b.remaining
-  let counted = 0
-  let restarted = false
-  let limited: Probe | undefined
-  while (!limited && counted <= left) {
-    const res = await send()
-    counted++
-    if (res.status === 429) {
-      limited = res
-      break
-    }
-    const current = rateWindowOf((name) => res.header(name))
-    const began = newWindowBegan(previous, current)
-    previous = current
-    if (!began) continue
-    if (restarted || sent + current.remaining + 1 > budget)
-      throw new Error(
-        `a new rate-limit window began during the count to the 429 (X-RateLimit-Remaining ${current.remaining}, X-RateLimit-Reset ${current.reset}), and the rateLimitBudget does not cover counting again: a missing 429 proves nothing`,
-      )
-    ctx.note('a new rate-limit window began during the count to the 429; counted again in it')
-    restarted = true
-    counted = 0
-    left = current.remaining
+  // the count to the 429, in one window: a new window during it (outsideWindow) starts it again
+  // when the budget covers it; otherwise a missing 429 proves nothing
+  const left = b.remaining
+  const start: Probe = {
+    status: 401,
+    header: (name) =>
+      ({ 'x-ratelimit-remaining': String(b.remaining), 'x-ratelimit-reset': String(b.reset) })[
+        name
+      ] ?? null,
   }
-  expectThat(limited, `no 429 after X-RateLimit-Remaining ${left} more requests`)
+  const count = await countTo429({
+    send: bad,
+    start,
+    // one past the limit in one window (from b, at least one past its Remaining: a window that
+    // begins during the count starts it again from the new window's first answer)
+    needed: b.limit + 1,
+    concurrency,
+    budget: controls ? Infinity : budget - sent,
+    restarts: controls ? 1 : BURST_RESTARTS,
+    onRestart: () =>
+      ctx.note('a new rate-limit window began during the count to the 429; counted again in it'),
+  })
+  sent += count.sent
+  if ('rolledOver' in count)
+    throw new Error(
+      `a new rate-limit window began during the count to the 429 (X-RateLimit-Remaining ${count.rolledOver.remaining}, X-RateLimit-Reset ${count.rolledOver.reset}), and the rateLimitBudget does not cover counting again: a missing 429 proves nothing`,
+    )
+  const limited = 'limited' in count ? count.limited : undefined
+  expectThat(
+    limited,
+    `no 429 after ${count.sent} more requests, though X-RateLimit-Remaining was ${left}`,
+  )
   const reset = expectLimited(ctx, limited, 'token endpoint').reset
   // a 429 with valid credentials must not have issued a token (on the embedded server only, so a
   // configured client of a real deployment is not throttled for the rest of the run)
