@@ -759,7 +759,11 @@ export async function failedLogins(
   const { outcome } = await authorize(ctx, { context, user: null })
   expectThat(outcome.loginShown, 'the authorization request did not show the login page')
   const page = outcome.page
+  // the page's own waits (a click's navigation, a fill) get what is left of the check's time
+  // too, not Playwright's fixed 30 s: a loaded server's password hash may take longer
+  page.setDefaultTimeout(Math.max(30_000, ctx.timeLeftMs()))
   return async () => {
+    page.setDefaultTimeout(Math.max(30_000, ctx.timeLeftMs()))
     // listened for before the form is sent, and observed at once: a wait that outlives the step
     // (a page closed, a timeout while the form is still being filled, a fill that throws) must
     // not reject unobserved and take the run down; it is rethrown here, for the check to judge.
