@@ -763,6 +763,9 @@ export async function failedLogins(
   const loginPage = async (): Promise<Page> => {
     const { outcome } = await authorize(ctx, { context, user: null })
     expectThat(outcome.loginShown, 'the authorization request did not show the login page')
+    // the page's own waits (a click's navigation, a fill) get what is left of the check's time
+    // too, not Playwright's fixed 30 s: a loaded server's password hash may take longer
+    outcome.page.setDefaultTimeout(Math.max(30_000, ctx.timeLeftMs()))
     return outcome.page
   }
   let page = await loginPage()
@@ -773,6 +776,7 @@ export async function failedLogins(
       page = await loginPage()
     }
     fresh = false
+    page.setDefaultTimeout(Math.max(30_000, ctx.timeLeftMs()))
     // bounded by what is left of the check's time (at least 10 s), not by a fixed 10 s: a
     // password hash on a loaded machine may take longer, and the check's limit ends it anyway
     const attempt = await failedSignIn(
