@@ -57,12 +57,9 @@ const bearer = (request: Request): string | undefined =>
 const userInfoAcceptsExpired: Extend = (app) => {
   app.server.ext('onPreResponse', async (request, h) => {
     const response = request.response
-    if (
-      request.path !== USER_INFO ||
-      !('isBoom' in response && response.isBoom) ||
-      response.output.statusCode !== 401
-    )
-      return h.continue
+    // the refusal, whether still an error or already the server's own 401 answer
+    const status = 'isBoom' in response ? response.output.statusCode : response.statusCode
+    if (request.path !== USER_INFO || status !== 401) return h.continue
     const header: unknown = request.headers.authorization
     const token = typeof header === 'string' ? /^Bearer\s+(\S+)$/i.exec(header)?.[1] : undefined
     if (!token) return h.continue
