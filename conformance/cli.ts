@@ -13,6 +13,7 @@ import {
   CHECK_TIMEOUT_MS,
   embeddedOnlyReason,
   predictSkips,
+  predictUnjudgedParts,
 } from './harness/needs.ts'
 import type { Target, TargetConfig } from './harness/target.ts'
 import { gatedShoulds, profileChecks } from './threats.ts'
@@ -234,17 +235,17 @@ export function parseShuffle(value: string | undefined): number | undefined {
 
 /**
  * Before a run against a deployment: the checks its configuration will skip (a client or
- * user it does not name), and the embedded-only checks, each with why.
+ * user it does not name), the embedded-only checks, and the parts of checks that run without
+ * them (an expired access token, without a usable accessTokenLifetime), each with why.
  */
 export function plannedSkips(ids: readonly RequirementId[], config: TargetConfig): string {
   const embeddedOnly = ids.flatMap((id) => {
     const why = embeddedOnlyReason(id)
     return why ? [`  ${id}: ${why}`] : []
   })
-  const skips = predictSkips(
-    ids.filter((id) => !embeddedOnlyReason(id)),
-    config,
-  ).map(({ id, why }) => `  ${id}: ${why}`)
+  const run = ids.filter((id) => !embeddedOnlyReason(id))
+  const skipped = predictSkips(run, config)
+  const skips = skipped.map(({ id, why }) => `  ${id}: ${why}`)
   const lines: string[] = []
   if (embeddedOnly.length)
     lines.push(
@@ -253,6 +254,16 @@ export function plannedSkips(ids: readonly RequirementId[], config: TargetConfig
     )
   if (skips.length)
     lines.push(`The configuration will skip ${plural(skips.length, 'check')}:`, ...skips)
+  // a check that runs with a part left out: its verdict does not cover that part
+  const parts = predictUnjudgedParts(
+    run.filter((id) => !skipped.some((s) => s.id === id)),
+    config,
+  ).map(({ id, why }) => `  ${id}: ${why}`)
+  if (parts.length)
+    lines.push(
+      `Not judged against a deployment (the check runs without this part): ${parts.length}`,
+      ...parts,
+    )
   return lines.length ? `${lines.join('\n')}\n` : ''
 }
 

@@ -168,6 +168,7 @@ async function reuseCode(
 
 const INTRO_03 = check({ exclusive: true }, async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid offline_access' })
+  const receivedAt = Date.now()
   // the positive control: the same token is active, so the refusals below are about what was
   // changed; an introspection that calls every token inactive shows nothing (INTRO-01 judges)
   activeForTheCheck(
@@ -214,7 +215,11 @@ const INTRO_03 = check({ exclusive: true }, async (ctx) => {
     ctx.note('the access token of a reused code is still active (CODE-03 reports it)')
   else expectInactive(res, 'the access token of a reused code')
 
-  if (expireTokens(ctx, set.body.expires_in, 'an expired access token'))
+  const expiring = { accessToken: set.accessToken, expiresIn: set.body.expires_in, receivedAt }
+  // RFC 7662 §2.2: "If the introspection call is properly authorized but the token is not active
+  // [...] the authorization server MUST return an introspection response with the "active" field
+  // set to "false"" (a token is active until it expires)
+  if (await expireTokens(ctx, 'INTRO-03', expiring, 'an expired access token'))
     expectInactive(await introspectRaw(ctx, set.accessToken), 'an expired access token')
 })
 

@@ -223,6 +223,7 @@ const REV_04 = check({ exclusive: true }, async (ctx) => {
   expectStatus(minted, 200, 'refresh')
   const body = expectJsonObject(minted, 'refresh response')
   const other = String(body.access_token)
+  const receivedAt = Date.now()
   for (const n of [1, 2]) {
     await revoked(`the access token (time ${n})`, set.accessToken)
     await revoked(`the refresh token (time ${n})`, rt)
@@ -230,7 +231,8 @@ const REV_04 = check({ exclusive: true }, async (ctx) => {
   await ctx.subcase('introspection of the revoked refresh token', async () => {
     expectInactive(await introspectRaw(ctx, rt), 'the revoked refresh token')
   })
-  if (expireTokens(ctx, body.expires_in, 'an expired token'))
+  const expiring = { accessToken: other, expiresIn: body.expires_in, receivedAt }
+  if (await expireTokens(ctx, 'REV-04', expiring, 'an expired token'))
     await revoked('an expired access token', other)
 })
 

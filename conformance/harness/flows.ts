@@ -1,3 +1,5 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import { decodeJwt } from 'jose'
 import type { CookieJar } from 'tough-cookie'
 import type { Page } from '@playwright/test'
 import { authorizationIsSubject, type CheckContext } from './check.ts'
@@ -24,6 +26,13 @@ import type { HttpResponse } from './http.ts'
 import { oidc, oidcConfig } from './oidc.ts'
 import { clientCredentialsRaw, redeemRaw, refreshRaw } from './requests.ts'
 import type { TargetClient, TargetUser } from './target.ts'
+import type { RequirementId } from '../requirements.ts'
+import {
+  ACCESS_TOKEN_EXPIRY_TOLERANCE_S,
+  DEFAULT_ACCESS_TOKEN_LIFETIME_S,
+  expiredTokenPartWhy,
+  MAX_ACCESS_TOKEN_WAIT_S,
+} from './needs.ts'
 
 type Json = Record<string, unknown>
 
@@ -658,19 +667,83 @@ export async function probeBasic(
   ctx.note(`${path}: client_secret_basic is refused (INTERFACE.md allows client_secret_post only)`)
 }
 
+/** An access token to present past its expiry, as its token response gave it. */
+export interface IssuedToken {
+  readonly accessToken: string
+  /** The token response's expires_in. */
+  readonly expiresIn: unknown
+  /** Date.now() when the token response was received (the token was issued before). */
+  readonly receivedAt: number
+}
+
 /**
- * Moves the embedded server's clock past an access token's expiry (for the rest of the check:
- * the harness puts it back afterwards); elsewhere notes why the expiry part is left out and
- * returns false.
+ * Brings an access token past its expiry for the rest of the check, and returns whether it did;
+ * else notes why that part (`what`) is not judged and returns false. On the embedded server its
+ * clock is moved (the harness puts it back afterwards). Against a deployment, for the checks
+ * that wait (harness/needs.ts) and an accessTokenLifetime of at most MAX_ACCESS_TOKEN_WAIT_S, it
+ * waits until the token's own expiry, as the later of its `exp` (the target's clock) and
+ * `receivedAt` + expires_in (this machine's clock: a target whose clock lags is waited for too),
+ * plus ACCESS_TOKEN_EXPIRY_TOLERANCE_S, no longer; the check's limit is extended to allow it.
  */
-export function expireTokens(ctx: CheckContext, expiresIn: unknown, what: string): boolean {
+export async function expireTokens(
+  ctx: CheckContext,
+  id: RequirementId,
+  token: IssuedToken,
+  what: string,
+): Promise<boolean> {
   const controls = ctx.target.controls
-  if (!controls) {
-    ctx.note(`${what}: not checked, because only the embedded server's clock can be moved`)
+  const expiresIn = typeof token.expiresIn === 'number' ? token.expiresIn : undefined
+  if (controls) {
+    controls.advanceClock((expiresIn ?? DEFAULT_ACCESS_TOKEN_LIFETIME_S) + 1)
+    return true
+  }
+  const why = expiredTokenPartWhy(id, ctx.target)
+  if (why !== undefined) {
+    ctx.note(`${what}: not judged against this deployment: ${why}`)
     return false
   }
-  controls.advanceClock((typeof expiresIn === 'number' ? expiresIn : 3600) + 1)
+  const ends: number[] = []
+  if (expiresIn !== undefined) ends.push(token.receivedAt + expiresIn * 1000)
+  const exp = jwtExp(token.accessToken)
+  if (exp !== undefined) ends.push(exp * 1000)
+  if (ends.length === 0) {
+    ctx.note(
+      `${what}: not judged: the token response gave no expires_in and the token is not a JWT with exp, so its expiry is unknown`,
+    )
+    return false
+  }
+  const untilMs = Math.max(...ends) + ACCESS_TOKEN_EXPIRY_TOLERANCE_S * 1000
+  const waitMs = Math.max(0, untilMs - Date.now())
+  const limitS = MAX_ACCESS_TOKEN_WAIT_S + ACCESS_TOKEN_EXPIRY_TOLERANCE_S
+  if (waitMs > limitS * 1000) {
+    ctx.note(
+      `${what}: not judged: the token expires ${Math.round(waitMs / 1000)} s from now (with ${ACCESS_TOKEN_EXPIRY_TOLERANCE_S} s of clock tolerance), longer than a check waits (${limitS} s), though accessTokenLifetime is ${String(ctx.target.accessTokenLifetime)} s (CODE-01 compares expires_in with it)`,
+    )
+    return false
+  }
+  // the wait, and a margin for the requests that follow it
+  ctx.extendTimeout(waitMs + 30_000)
+  if (ctx.timeLeftMs() < waitMs + 10_000) {
+    ctx.note(
+      `${what}: not judged: waiting ${Math.round(waitMs / 1000)} s for the token to expire does not fit in the check's time limit (--check-timeout)`,
+    )
+    return false
+  }
+  await sleep(waitMs)
+  ctx.note(
+    `${what}: presented ${Math.round((Date.now() - Math.max(...ends)) / 1000)} s after its expiry (waited ${Math.round(waitMs / 1000)} s; accessTokenLifetime ${String(ctx.target.accessTokenLifetime)} s)`,
+  )
   return true
+}
+
+/** A JWT's exp claim, or undefined for a token that is not a JWT with a numeric exp. */
+function jwtExp(token: string): number | undefined {
+  try {
+    const { exp } = decodeJwt(token)
+    return typeof exp === 'number' ? exp : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /** Polls `probe` until it holds or `ms` have passed; returns whether it held. */

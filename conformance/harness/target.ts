@@ -148,6 +148,13 @@ export interface TargetConfig {
    */
   readonly refreshTokenLifetime?: number | undefined
   /**
+   * The access-token lifetime in seconds (the reference server's ACCESS_TOKEN_TTL; the token
+   * response's expires_in, which CODE-01 compares with it; absent, the interface's default of
+   * 3600). The embedded server's clock is moved past it; on another deployment UI-07 and
+   * INTRO-03 wait a token's `exp` out when it is at most 150 s, else leave that part not judged.
+   */
+  readonly accessTokenLifetime?: number | undefined
+  /**
    * The login-session lifetime in seconds (SEC-11; the reference server's SESSION_TTL). The
    * embedded server's clock is moved past it; on another deployment SEC-11 waits it out when it
    * is short enough, else is skipped.

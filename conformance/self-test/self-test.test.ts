@@ -84,6 +84,21 @@ describe('self-test: a check with nothing to assert does not pass', () => {
   })
 })
 
+// Against a deployment an access token is waited past its exp (accessTokenLifetime), not aged
+// by the embedded clock: a sound server passes, its refusal seen after the wait.
+describe('self-test: an expired access token is waited out against a deployment', () => {
+  test('INTRO-03 against a sound server driven as a deployment with 20-s access tokens passes, after the wait', async () => {
+    const result = await withSabotage('INTRO-03', {
+      config: { accessTokenTtl: 20 },
+      asDeployment: true,
+    })
+    expect(result.verdict, result.message).toBe('pass')
+    expect(result.notes.join('\n')).toMatch(
+      /an expired access token: presented \d+ s after its expiry \(waited \d+ s; accessTokenLifetime 20 s\)/,
+    )
+  })
+})
+
 // RFC 9207's MUSTs bind a server that supports it: one that neither sends iss nor advertises it
 // is not judged by them at MUST, nor passed on a mix-up defense it does not have.
 describe('self-test: a provider without RFC 9207 is skipped, not judged by it', () => {
