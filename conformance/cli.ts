@@ -34,6 +34,7 @@ import { UsageError } from './usage-error.ts'
 import { idGlob } from './id-glob.ts'
 import { runStop } from './stop.ts'
 import { settledWithin } from './harness/settled.ts'
+import { NOMINAL_ROUND_MS } from './harness/pace.ts'
 import { guardRun } from './harness/guard.ts'
 import type { CheckResult } from './harness/types.ts'
 
@@ -216,6 +217,7 @@ export function parseRunTimeout(value: string | undefined): number | undefined {
 
 /** `--check-timeout S`: whole seconds from 5 to 3600, in ms. */
 export function parseCheckTimeout(value: string | undefined): number {
+  // absent: the default, which the run scales by its measured speed (runner.ts)
   if (value === undefined) return CHECK_TIMEOUT_MS
   const n = Number(value)
   if (!/^\d+$/.test(value) || n < 5 || n > 3600)
@@ -587,6 +589,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         ids,
         concurrency,
         checkTimeoutMs,
+        // an explicit --check-timeout holds as given; the default scales with the run's speed
+        scaleCheckTimeout: values['check-timeout'] === undefined,
         onResult: (r) => {
           finished.set(r.id, r)
           progress?.done(r)
@@ -652,6 +656,15 @@ export function formatRunInfo(info: RunInfo): string {
   const lines = [
     `Harness: ${plural(c.browserSignIns, 'browser sign-in')}, ${plural(c.browserChecks, 'check')} drove the browser, ${plural(c.sessionReplays, 'code')} from a replayed IdP session, ${plural(c.browserContexts, 'browser context')}, ${plural(c.httpRequests, 'HTTP request')}`,
   ]
+  const speed = info.speed
+  if (speed && speed.roundMs !== undefined)
+    lines.push(
+      `Speed: one browser round took ${Math.round(speed.roundMs)} ms (median of ${speed.rounds}; nominal ${NOMINAL_ROUND_MS} ms): ${
+        speed.scaled
+          ? `check limits scaled ×${speed.scale.toFixed(1)}`
+          : 'check limits not scaled (--check-timeout given)'
+      }`,
+    )
   return lines.join('\n')
 }
 
