@@ -102,7 +102,9 @@ const USAGE = `usage: idp-conformance [run] [options]
   --allow-errors         inconclusive (ERROR) checks, which the harness could not drive, do
                          not fail the run (by default they do; they are never failures)
   --check-timeout S      seconds one check may take before it is stopped as inconclusive
-                         (default ${CHECK_TIMEOUT_MS / 1000})
+                         (default ${CHECK_TIMEOUT_MS / 1000}, scaled by the run's measured speed: the
+                         median browser round against 2 s, up to x10; time spent waiting for
+                         the browser or a shared session is not counted); given, not scaled
   --run-timeout S        seconds the whole run may take, from the start (the embedded server's
                          start-up and the preflight count; default: no limit); then the checks in
                          flight are stopped, the reports written with the rest marked not run,
