@@ -18,6 +18,7 @@ import {
   REFUSE_LABEL,
 } from './interaction-words.ts'
 import { countSignIn } from './session.ts'
+import { recordRound } from './pace.ts'
 import { redactHeaders, redactUrl, rememberIssuedUrl } from './redact.ts'
 import type {
   InteractionConfig,
@@ -208,6 +209,8 @@ export async function browse(
   const timeout = options.timeoutMs ?? 15_000
   // whom an account chooser is answered for: the user signing in, else the context's session's
   const account = (): TargetUser | undefined => options.user ?? sessionUsers.get(context)
+  // the round's duration, when it reaches the client, is the run's measure of its speed (pace.ts)
+  const begun = performance.now()
   const page = await context.newPage()
   const cdp = await context.newCDPSession(page)
   // a holder, because the DevTools handler sets it behind the type checker's back
@@ -297,6 +300,7 @@ export async function browse(
   }
   const outcome = async (stopped?: BrowserStop): Promise<BrowserOutcome> => {
     const request = await loginRequest()
+    if (arrived()) recordRound(context, performance.now() - begun)
     return {
       callback: seen.callback,
       page,

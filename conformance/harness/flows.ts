@@ -254,7 +254,9 @@ export async function authorize(
   // a browser that goes on with the shared session holds it (SharedSessions.hold): another
   // check answering an interaction on the same session at once would leave one of the two on
   // the provider's error page, a verdict that depends on what runs beside it
-  const held = unread && sessions ? await sessions.hold(unread) : undefined
+  // (the time spent waiting for it is not the check's: ctx.waitingFor)
+  const holding = unread && sessions ? sessions.hold(unread) : undefined
+  const held = holding && (await (ctx.waitingFor ? ctx.waitingFor(holding) : holding))
   if (unread && !held) {
     ctx.note(
       `sign-in: ${user?.username ?? ''}'s IdP session was in use by other checks for too long; signing in on a session of its own`,
