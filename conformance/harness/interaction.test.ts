@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import type { Browser } from '@playwright/test'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { browse, launchBrowser } from './browser.ts'
-import { answerLogoutConfirmation, withoutLogoutAnswers } from './logout.ts'
+import { answerLogoutConfirmation, browseLogout, withoutLogoutAnswers } from './logout.ts'
 import { couldNotGetPast, stuckAt, type AuthorizeResult } from './flows.ts'
 import { createHttp } from './http.ts'
 import { CANCEL, expectErrorPage, expectLoginPage } from './pages.ts'
@@ -53,6 +53,17 @@ const pages: Record<string, { status: number; title: string; body: string }> = {
   '/logout-confirm': page(
     'Sign-out',
     `<form method="post" action="/logged-out"><button name="logout" value="yes">Yes, sign me out</button><button>No, stay signed in</button></form>`,
+  ),
+  // the confirmation a provider shows even for a valid id_token_hint (RP-Initiated Logout §2),
+  // whose "Yes" sends the browser on to the client's post-logout URI
+  '/logout-ask': page(
+    'Sign-out',
+    `<p>Do you want to sign-out from Example App?</p><form method="post" action="/logout-yes"><button name="logout" value="yes">Yes, sign me out</button></form><form method="post" action="/logged-out"><button>No, stay signed in</button></form>`,
+  ),
+  // a confirmation with two sign-out controls: the suite would be guessing which one is meant
+  '/logout-ambiguous': page(
+    'Sign-out',
+    `<form method="post" action="/logout-yes"><button>Sign out of this app</button><button>Sign out everywhere</button></form>`,
   ),
   '/broken': page(
     'Oops',
@@ -126,6 +137,7 @@ const next: Record<string, string> = {
   '/consent-deny': `${CALLBACK}?error=access_denied`,
   '/continue-done': `${CALLBACK}?code=the-code`,
   '/mfa-done': '/consent',
+  '/logout-yes': 'https://client.example/logged-out?state=s1',
   '/lang-en': '/no-cancel',
   '/lang-fr': '/no-cancel',
   // a redirect to a host that does not resolve: the browser's own error page
@@ -349,6 +361,52 @@ describe('the interaction driver (browse) on local pages', () => {
       { user },
     )
     expect(detected.interactions?.[0]).toMatch(/^oops \(configured\) at /)
+  }, 60_000)
+
+  test('a logout that must go through answers the confirmation asked even with a valid hint, and notes it (blind round 3, fault 1)', async () => {
+    const notes: string[] = []
+    const t = target()
+    const ctx = { target: t, http: createHttp(t), note: (m: string) => notes.push(m) }
+    const context = await browser.newContext()
+    try {
+      // built in: the one sign-out control, then the browser is followed to the client
+      const outcome = await browseLogout(ctx, context, `${base}/logout-ask`, 'logout')
+      expect(outcome.callback).toBe('https://client.example/logged-out?state=s1')
+      expect(outcome.stopped).toBeUndefined()
+      expect(notes).toEqual([
+        'logout: the OP asked the user to confirm the logout (RP-Initiated Logout 1.0 §2); answered: built-in: "Yes, sign me out"',
+      ])
+      // configured: the logout interaction's steps
+      const signout: InteractionConfig = {
+        name: 'signout',
+        kind: 'logout',
+        url: '/logout-ambiguous$',
+        steps: [{ click: 'text=Sign out of this app' }],
+      }
+      const configured = await browseLogout(
+        { ...ctx, target: target([signout]) },
+        context,
+        `${base}/logout-ambiguous`,
+        'configured',
+      )
+      expect(configured.callback).toBe('https://client.example/logged-out?state=s1')
+      expect(notes[1]).toMatch(
+        /^configured: the OP showed pages on the way .*; answered: signout \(configured\) at /,
+      )
+      // a confirmation the suite cannot answer is inconclusive (an Error, never a CheckFailure)
+      const unanswerable = browseLogout(ctx, context, `${base}/logout-ambiguous`, 'ambiguous')
+      await expect(unanswerable).rejects.toThrow(
+        /^ambiguous: the logout stopped at a logout confirmation .* configure a logout interaction/,
+      )
+      await expect(unanswerable).rejects.not.toBeInstanceOf(CheckFailure)
+      // any other page is returned as it is, for the check to judge
+      const other = await browseLogout(ctx, context, `${base}/puzzle`, 'other')
+      expect(other.callback).toBeUndefined()
+      expect(new URL(other.page.url()).pathname).toBe('/puzzle')
+      expect(notes).toHaveLength(2)
+    } finally {
+      await context.close()
+    }
   }, 60_000)
 
   test('optional steps are allowed in login.steps too (issue 29, fault 11)', async () => {
