@@ -5,8 +5,11 @@ import {
   extendAll,
   firstUnknownUserStalled,
   knownUserAnsweredLate,
+  onForm,
   relay,
+  TOKEN,
   unknownUserRefusedBeforeHashing,
+  withJson,
 } from './sabotage/kit.ts'
 
 // the other half of the sabotages (self-test.test.ts has the first), in a process of its own;
@@ -41,4 +44,26 @@ describe('self-test: a 429 without Retry-After is not a deviation', () => {
     expect(result.verdict, result.message).toBe('pass')
     expect(result.notes.join('\n')).toMatch(/the 429 has no Retry-After \(RFC 6585 §4: MAY\)/)
   })
+})
+
+// Blind round 3 fault 2 (issue 29 item 11, one deviation, one failure): a token response whose
+// `scope` is empty is TOK-02's deviation (RFC 6749 §5.1); RT-01/RT-02 judge whether offline access
+// was granted by its evidence, a refresh token that works at the token endpoint.
+describe('self-test: an empty scope member with a working refresh token is no failure of RT-01/RT-02', () => {
+  const emptyScope = {
+    handlers: onForm(TOKEN, async ({ form, forward }) => {
+      if (form.get('grant_type') !== 'authorization_code') return undefined
+      return withJson(await forward(), (b) => {
+        if (typeof b.access_token === 'string') b.scope = ''
+      })
+    }),
+  }
+  for (const id of ['RT-01', 'RT-02'] as const)
+    test(`${id} against a code grant answering scope "" with a refresh token that works passes, and notes it`, async () => {
+      const result = await withSabotage(id, emptyScope)
+      expect(result.verdict, result.message).toBe('pass')
+      expect(result.notes.join('\n')).toMatch(
+        /the token response's scope "" leaves out offline_access, but its refresh_token works at the token endpoint/,
+      )
+    })
 })
