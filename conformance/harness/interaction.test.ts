@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import type { Browser } from '@playwright/test'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { browse, launchBrowser } from './browser.ts'
+import { browse, launchBrowser, stepSelector } from './browser.ts'
 import { answerLogoutConfirmation, browseLogout, withoutLogoutAnswers } from './logout.ts'
 import { couldNotGetPast, stuckAt, type AuthorizeResult } from './flows.ts'
 import { createHttp } from './http.ts'
@@ -40,6 +40,12 @@ const pages: Record<string, { status: number; title: string; body: string }> = {
   '/choose': page(
     'Choose an account',
     `<ul><li><a href="/continue">alice@example.com</a></li><li><a href="/spa-login">Use another account</a></li></ul>`,
+  ),
+  // an account chooser of ARIA buttons that names the user, and another that does not (blind
+  // round 3: `{username}` in the configured selector)
+  '/choose-div': page(
+    'Pick an account',
+    `<div role="button" onclick="location.href='/continue'">Alice Example alice@example.com</div><div role="button" onclick="location.href='/spa-login'">Use another account</div>`,
   ),
   '/mfa': page(
     'Two-step verification',
@@ -407,6 +413,27 @@ describe('the interaction driver (browse) on local pages', () => {
     } finally {
       await context.close()
     }
+  }, 60_000)
+
+  test('{username} in an interaction selector (detect and steps) is the user name, never the password (blind round 3, fault 5)', async () => {
+    const chooser: InteractionConfig = {
+      name: 'chooser',
+      kind: 'account',
+      detect: "div[role=button]:has-text('{username}')",
+      steps: [
+        { waitFor: "div[role=button]:has-text('{username}')", optional: true },
+        { click: "div[role=button]:has-text('{username}')" },
+      ],
+    }
+    const outcome = await run('/choose-div', target([chooser]), { user })
+    expect(outcome.interactions?.[0]).toMatch(/^chooser \(configured\) at .*\/choose-div$/)
+    expect(outcome.callback).toBe(`${CALLBACK}?code=the-code`)
+    // quotes in the name stay inside the selector's string; {password} is never substituted
+    const quoted = { username: `o'brien"x\\`, password: 'secret' }
+    expect(stepSelector("text='{username}' >> #p-{password}", quoted)).toBe(
+      `text='o\\'brien\\"x\\\\' >> #p-{password}`,
+    )
+    expect(stepSelector('#who', undefined)).toBe('#who')
   }, 60_000)
 
   test('optional steps are allowed in login.steps too (issue 29, fault 11)', async () => {
