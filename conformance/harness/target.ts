@@ -35,7 +35,8 @@ export interface TargetUser {
 
 /**
  * One declarative login step. Selectors are Playwright selectors; in `value`, `{username}` and
- * `{password}` stand for the signing-in user's credentials (never written to logs or reports).
+ * `{password}` stand for the signing-in user's credentials (never written to logs or reports);
+ * in a selector, `{username}` alone (browser.ts stepSelector).
  */
 export type LoginStep =
   | { readonly goto: string }

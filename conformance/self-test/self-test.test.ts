@@ -21,6 +21,7 @@ import {
   paramsOf,
   plantedSessionEndedAndKept,
   readableCookieAtSignIn,
+  replaceJson,
   rewriteLoginPage,
   scriptSignIn,
   REVOKE,
@@ -371,6 +372,47 @@ describe('self-test: a negative check without its positive control is inconclusi
     expect(result.verdict, result.message).toBe('pass')
     expect(result.notes.join('\n')).toMatch(
       /the revocation of the refresh token answered 200 without a JSON message/,
+    )
+  })
+  // blind round 3 fault 7: the "revokes nothing" and "active with the right secret" parts need
+  // a token that introspects active; INTRO-01 judges one that does not
+  // an authenticated introspection of a JWT access token answers {active:false}; the real
+  // server's answer otherwise (its 401 to a client that did not authenticate included)
+  const jwtsInactive: BrokenTarget = {
+    handlers: onForm(INTROSPECT, async ({ form, forward }) =>
+      isJwt(form.get('token'))
+        ? replaceJson(await forward(), (b) => (b.active === true ? { active: false } : b))
+        : forward(),
+    ),
+  }
+  test('REV-05 against an introspection calling JWTs inactive judges the refusals, then is inconclusive about what they revoked', async () => {
+    const result = await withSabotage('REV-05', jwtsInactive)
+    expect(result.verdict, result.message).toBe('error')
+    expect(result.message).toMatch(
+      /positive control failed.*introspection of the token before any revocation: expected active true, got HTTP 200 \{"active":false\}/,
+    )
+  })
+  test('INTRO-04 against an introspection calling JWTs inactive judges the refusals and passes, noting the part it does not judge', async () => {
+    const result = await withSabotage('INTRO-04', jwtsInactive)
+    expect(result.verdict, result.message).toBe('pass')
+    expect(result.notes.join('\n')).toMatch(
+      /with the right secret answered \{"active":false\}, not active true \(INTRO-01 judges that\)/,
+    )
+  })
+  test('INTRO-04 against an introspection refusing every client is inconclusive, never a pass', async () => {
+    const result = await withSabotage('INTRO-04', {
+      handlers: onForm(INTROSPECT, () =>
+        Promise.resolve(
+          HttpResponse.json(
+            { error: 'invalid_client', error_description: 'refused' },
+            { status: 401, headers: { 'www-authenticate': 'Basic realm="introspect"' } },
+          ),
+        ),
+      ),
+    })
+    expect(result.verdict, result.message).toBe('error')
+    expect(result.message).toMatch(
+      /positive control failed.*introspection of the token with the right secret: expected HTTP 200, got 401/,
     )
   })
   test('INTRO-07 against an introspection calling a fresh refresh token inactive is inconclusive', async () => {
