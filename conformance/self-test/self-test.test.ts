@@ -367,6 +367,20 @@ describe('self-test: a negative check without its positive control is inconclusi
       expect(result.message).toMatch(/positive control failed/)
       expect(result.message).toMatch(reason)
     })
+  // blind round 4, S3: REV-07 failed "revoking the ID token revoked the access token" against an
+  // introspection that never called that access token active
+  test('REV-07 against an introspection calling JWTs inactive is inconclusive about the effects, naming its control', async () => {
+    const result = await withSabotage('REV-07', {
+      handlers: onForm(INTROSPECT, async ({ form, forward }) =>
+        isJwt(form.get('token')) ? HttpResponse.json({ active: false }) : forward(),
+      ),
+    })
+    expect(result.verdict, result.message).toBe('error')
+    expect(result.message).toMatch(/positive control failed/)
+    expect(result.message).toMatch(
+      /introspection before any revocation: the access token did not introspect active/,
+    )
+  })
   test('RT-09 against the same provider still judges its subject: the revoked refresh token is refused, so it passes', async () => {
     const result = await withSabotage('RT-09', refusesEveryToken)
     expect(result.verdict, result.message).toBe('pass')
