@@ -381,6 +381,21 @@ describe('self-test: a negative check without its positive control is inconclusi
       /introspection before any revocation: the access token did not introspect active/,
     )
   })
+  // blind round 4, S8: the success answer's form is REV-02's subject, not REV-07's
+  test('REV-07 against a revocation that revokes but answers 200 with an empty text/plain body passes, and notes it', async () => {
+    const result = await withSabotage('REV-07', {
+      handlers: onForm(REVOKE, async ({ forward }) => {
+        const answer = await forward()
+        return answer.status === 200
+          ? new HttpResponse('', { status: 200, headers: { 'content-type': 'text/plain' } })
+          : answer
+      }),
+    })
+    expect(result.verdict, result.message).toBe('pass')
+    expect(result.notes.join('\n')).toMatch(
+      /the revocation of the ID token answered 200 without a JSON message \(INTERFACE\.md §4\.5; judged by REV-02\)/,
+    )
+  })
   test('RT-09 against the same provider still judges its subject: the revoked refresh token is refused, so it passes', async () => {
     const result = await withSabotage('RT-09', refusesEveryToken)
     expect(result.verdict, result.message).toBe('pass')
