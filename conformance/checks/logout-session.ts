@@ -2,7 +2,7 @@ import type { BrowserContext, Page } from '@playwright/test'
 import { browse, mayMoveByItself } from '../harness/browser.ts'
 import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
 import type { logout as catalogue } from '../catalogue/logout.ts'
-import { CheckFailure, expectThat, show } from '../harness/expect.ts'
+import { CheckFailure, expectControl, expectThat, show } from '../harness/expect.ts'
 import { authorize, codeOf, whereLeft } from '../harness/flows.ts'
 import { endpointUrl } from '../harness/requests.ts'
 import { forgeTampered } from '../harness/jwt.ts'
@@ -34,9 +34,23 @@ async function sessionOf(
   )
   const error = result.callback.searchParams.get('error')
   if (result.callback.searchParams.get('code') && !error) return 'alive'
+  // OIDC Core §3.1.2.6: consent_required and account_selection_required are answers for a
+  // signed-in End-User who must still consent or choose (login_required is the one for none), so
+  // they show a live session (an OP may remember consent in a grant another check revoked:
+  // blind round 4, S7); interaction_required does not say which, so it decides nothing
+  if (error === 'consent_required' || error === 'account_selection_required') {
+    ctx.note(
+      `${what}: prompt=none answered error=${error}, an answer for a signed-in user (OIDC Core §3.1.2.6): the session is alive`,
+    )
+    return 'alive'
+  }
+  expectControl(
+    error !== 'interaction_required',
+    `${what}: prompt=none answered error=interaction_required, which does not say whether the user is still signed in (OIDC Core §3.1.2.6), so the session cannot be shown alive or ended`,
+  )
   expectThat(
     error === 'login_required',
-    `${what}: prompt=none answered error=${show(error)}; expected a code or login_required`,
+    `${what}: prompt=none answered error=${show(error)}; expected a code, login_required, or consent_required / account_selection_required for a signed-in user (OIDC Core §3.1.2.6)`,
   )
   return 'ended'
 }

@@ -100,6 +100,25 @@ describe('self-test: an expired access token is waited out against a deployment'
   })
 })
 
+// OIDC Core §3.1.2.6: consent_required answers prompt=none for a signed-in user who must still
+// consent: a session the logout checks see alive, not an unexpected error (blind round 4, S7)
+describe('self-test: prompt=none answered consent_required shows a live session', () => {
+  test('LOGOUT-07 against an OP answering prompt=none with consent_required while signed in passes, and notes it', async () => {
+    const result = await withSabotage('LOGOUT-07', {
+      extend: rewriteSuccessRedirect((params, request) => {
+        const prompt = (request.query as Record<string, unknown>).prompt
+        if (typeof prompt !== 'string' || !prompt.split(' ').includes('none')) return
+        params.delete('code')
+        params.set('error', 'consent_required')
+      }),
+    })
+    expect(result.verdict, result.message).toBe('pass')
+    expect(result.notes.join('\n')).toMatch(
+      /prompt=none answered error=consent_required, an answer for a signed-in user \(OIDC Core §3\.1\.2\.6\): the session is alive/,
+    )
+  })
+})
+
 // RFC 9207's MUSTs bind a server that supports it: one that neither sends iss nor advertises it
 // is not judged by them at MUST, nor passed on a mix-up defense it does not have.
 describe('self-test: a provider without RFC 9207 is skipped, not judged by it', () => {
