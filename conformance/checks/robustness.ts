@@ -31,6 +31,7 @@ import {
   loginFormOf,
   LOGOUT,
   overLongEach,
+  OVER_LONG_LENGTHS,
   type Pairs,
   pageRequest,
   type PageRequest,
@@ -43,6 +44,7 @@ import {
 } from '../harness/fuzz/pages.ts'
 import { CheckFailure, expectControl } from '../harness/expect.ts'
 import type { CookieJar } from 'tough-cookie'
+import { captureSignIn, describeSignIn, replaySignIn } from '../harness/credential-replay.ts'
 
 /**
  * The parts of a check, or cases of a part, that were not judged: a case answered unread
@@ -268,17 +270,14 @@ const ROBUST_03 = check(async (ctx) => {
     )
 
     // the login form's post: its action and fields from a real login page (a script-rendered
-    // or multi-step login has none to read, and is not fuzzed)
+    // login has none to read: its own sign-in request is replayed instead, scriptSignInCases)
     const authorizeUrl = `${endpointUrl(ctx.target, 'authorization_endpoint')}?${new URLSearchParams(valid.map(([k, v]) => [k, v])).toString()}`
     const isClient = (url: URL) => url.origin !== idp
     const first = await loginFormOf(ctx, authorizeUrl, isClient)
-    // a script-rendered login could be reached through the browser's own credential request
-    // (credential-replay.ts), but that replay needs a browser per case and JSON bodies: not done
-    if (!first)
-      parts.part(
-        'the login post',
-        'a valid authorization request showed no login form in its HTML (script-rendered or multi-step), so there is no form post to spoil',
-      )
+    // a login the page's script sends (fetch/XHR, JSON or form) is reached through the
+    // browser's own credential request, recorded once and replayed with over-long and control
+    // credentials (credential-replay.ts); a sign-in over several requests has none to replay
+    if (!first) await scriptSignInCases(ctx, parts)
     else {
       loginUrl = first.form.action
       const fields = (form: typeof first.form): Pairs => [
@@ -458,6 +457,60 @@ const ROBUST_03 = check(async (ctx) => {
     parts.part('the login post within an interaction', `not sent: ${unjudged.join('; ')}`)
   parts.end()
 })
+
+/** The credentials ROBUST-03 sends through a script's sign-in request: each field alone. */
+const SCRIPT_SIGN_IN_VALUES: readonly [string, string][] = [
+  ...OVER_LONG_LENGTHS.map((n): [string, string] => [`${String(n)} characters`, 'x'.repeat(n)]),
+  ['NUL and control characters', 'robust\u0000\u0001\u001f\u007f\r\n'],
+]
+
+/**
+ * ROBUST-03's login post on a login page its script renders: the browser's own credential
+ * request (captureSignIn), replayed with each credential over-long or holding control
+ * characters (RFC 9110 §15.6: a 5xx is the server's fault, never the request's). A throttled or
+ * overloaded answer (refusedUnread) judges nothing; a request that cannot be recorded or
+ * replayed leaves the part not judged, with why.
+ */
+async function scriptSignInCases(
+  ctx: CheckContext,
+  parts: ReturnType<typeof unjudgedParts>,
+): Promise<void> {
+  const part = 'the login post'
+  const form = await captureSignIn(ctx).catch((err: unknown) => {
+    parts.part(
+      part,
+      `a valid authorization request showed no login form in its HTML, and its script's sign-in could not be recorded: ${(err as Error).message.split('\n')[0] ?? ''}`,
+    )
+    return undefined
+  })
+  if (!form) return
+  ctx.note(`${part}: replayed the page's own sign-in request, ${describeSignIn(form)}`)
+  // never the real user's name: failed sign-ins must not lock a user the other checks sign in
+  const nobody = `robust-${randomBytes(6).toString('hex')}`
+  for (const field of ['username', 'password'] as const)
+    for (const [what, value] of SCRIPT_SIGN_IN_VALUES) {
+      const user =
+        field === 'username'
+          ? { username: value, password: 'robust-not-the-password' }
+          : { username: nobody, password: value }
+      const sent = `${form.method} ${new URL(form.action).pathname} with a ${field} of ${what}`
+      const res = await replaySignIn(ctx, form, user).catch((err: unknown) => err as Error)
+      if (res instanceof Error)
+        throw new CheckFailure(
+          `${sent}: the connection failed (${res.message.split('\n')[0] ?? ''}): the server dropped a sign-in it should answer (RFC 9110 §15.6)`,
+        )
+      const unread = refusedUnread(res)
+      if (unread !== undefined) {
+        // the sign-in budget is used up: the cases after it are not sent
+        parts.unread(part, sent, unread)
+        return
+      }
+      if (res.status >= 500)
+        throw new CheckFailure(
+          `${sent}: HTTP ${String(res.status)}: a server error for a sign-in with a malformed ${field} (RFC 9110 §15.6: the request was the client's to get wrong, a 4xx)`,
+        )
+    }
+}
 
 /** The robustness checks, one per row of catalogue/robustness.ts. */
 export const robustnessChecks: AreaChecks<typeof catalogue> = {

@@ -1,6 +1,7 @@
 import { http, HttpResponse } from 'msw'
 import { describe, expect, test } from 'vitest'
 import { proveSabotages } from './prove.ts'
+import { userNameColumnOf } from './broken-sign-in.ts'
 import { AUTHORIZE, BRANDING, LOGOUT } from '../harness/requests.ts'
 import {
   extendAll,
@@ -88,16 +89,27 @@ describe('self-test: ROBUST-* parts throttled or not driven are not judged', () 
     const result = await withSabotage('ROBUST-03', throttled([AUTHORIZE, '/auth/login', LOGOUT]))
     expect(result.verdict, result.message).toBe('error')
     expect(result.message).toMatch(
-      /not judged: the login post \(a valid authorization request showed no login form .*\); \/auth\/authorize \(\d+ case\(s\) answered unread, the first HTTP 429 .*; \/auth\/logout \(\d+ case\(s\) answered unread/,
+      // the browser's sign-in request is recorded (the handlers change the raw client's
+      // answers only), and its replay is answered 429: that part is not judged either
+      /not judged: \/auth\/authorize \(\d+ case\(s\) answered unread, the first HTTP 429 .*; the login post \(1 case\(s\) answered unread, the first HTTP 429 \(throttled, RFC 6585 §4\) to POST \/auth\/login with a username of 256 characters\); \/auth\/logout \(\d+ case\(s\) answered unread/,
     )
   })
-  test('ROBUST-03 against a login page built by script is inconclusive about the login post', async () => {
+  test("ROBUST-03 against a login page built by script judges the login post through the script's own sign-in request", async () => {
     const result = await withSabotage('ROBUST-03', {
       extend: scriptSignIn({ scriptRendered: true }),
     })
-    expect(result.verdict, result.message).toBe('error')
+    expect(result.verdict, result.message).toBe('pass')
+    expect(result.notes.join('\n')).toMatch(
+      /the login post: replayed the page's own sign-in request, the script's fetch\/XHR call to \/auth\/login-json/,
+    )
+  })
+  test('ROBUST-03 against a script sign-in that answers 500 for a user name past 255 characters fails', async () => {
+    const result = await withSabotage('ROBUST-03', {
+      extend: extendAll(scriptSignIn({ scriptRendered: true }), userNameColumnOf(255)),
+    })
+    expect(result.verdict, result.message).toBe('fail')
     expect(result.message).toMatch(
-      /^inconclusive: the harness could not drive the target: not judged: the login post \(a valid authorization request showed no login form in its HTML \(script-rendered or multi-step\)/,
+      /^POST \/auth\/login-json with a username of 256 characters: HTTP 500: a server error/,
     )
   })
 })
