@@ -15,6 +15,7 @@ import {
 } from '../harness/requests.ts'
 import { holds, propertyBudget } from '../harness/fuzz/property.ts'
 import { pkcePair } from '../harness/flows.ts'
+import { idpOrigins } from '../harness/idp-origins.ts'
 import {
   type Endpoint,
   expectRegisteredError,
@@ -196,7 +197,8 @@ const cookieFor = async (jar: CookieJar, url: string): Promise<string | undefine
 const ROBUST_03 = check(async (ctx) => {
   const { runs, seed } = propertyBudget(ctx)
   const main = ctx.target.clients.main
-  const idp = new URL(ctx.target.baseUrl).origin
+  // the IdP's origins: a login app on an origin of its own is the IdP's (idp-origins.ts)
+  const idp = idpOrigins(ctx.target)
   // authorize, the login post without and within an interaction, logout
   const each = Math.max(1, Math.ceil(runs / 4))
   const page = (method: string) => method === 'GET' || method === 'POST'
@@ -270,7 +272,7 @@ const ROBUST_03 = check(async (ctx) => {
     // the login form's post: its action and fields from a real login page (a script-rendered
     // or multi-step login has none to read, and is not fuzzed)
     const authorizeUrl = `${endpointUrl(ctx.target, 'authorization_endpoint')}?${new URLSearchParams(valid.map(([k, v]) => [k, v])).toString()}`
-    const isClient = (url: URL) => url.origin !== idp
+    const isClient = (url: URL) => !idp.has(url.origin)
     const first = await loginFormOf(ctx, authorizeUrl, isClient)
     // a script-rendered login could be reached through the browser's own credential request
     // (credential-replay.ts), but that replay needs a browser per case and JSON bodies: not done

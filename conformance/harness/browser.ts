@@ -144,6 +144,12 @@ export interface BrowserOutcome {
   /** What the driver answered on the way, in order ("consent (built-in) at /consent"). */
   readonly interactions?: readonly string[] | undefined
   /**
+   * The origins of the main frame's navigations (redirect hops included), in the order first
+   * seen, the clients' origins left out: where the IdP sent the browser on its way (a login app
+   * on an origin of its own; idp-origins.ts learns them once the flow ends with a code).
+   */
+  readonly origins?: readonly string[] | undefined
+  /**
    * Why the flow stopped at the IdP, when it did without being asked to (a flow asked to stop
    * at the login page, or to cancel there, has none).
    */
@@ -277,6 +283,19 @@ export async function browse(
     if (credential.watching && !credential.request && req.method() === 'POST')
       credential.request = req
   })
+  // the main frame's navigations (each redirect hop is a request of its own)
+  const clientSide = new Set(clientOrigins(target))
+  const origins: string[] = []
+  page.on('request', (req) => {
+    if (!req.isNavigationRequest() || req.frame() !== page.mainFrame()) return
+    let origin: string
+    try {
+      origin = new URL(req.url()).origin
+    } catch {
+      return
+    }
+    if (!clientSide.has(origin) && !origins.includes(origin)) origins.push(origin)
+  })
 
   let loginShown = false
   let signedIn = false
@@ -305,6 +324,7 @@ export async function browse(
       loginPostStatus: request?.via === 'form' ? request.status : undefined,
       loginRequest: request,
       interactions: answered,
+      origins: [...origins],
       ...(stopped && !arrived() ? { stopped } : {}),
     }
   }

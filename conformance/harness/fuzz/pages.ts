@@ -4,6 +4,7 @@ import type { CheckContext } from '../check.ts'
 import { ERROR_CHARS, expectThat } from '../expect.ts'
 import { followWithJar, readLoginForm, type LoginFormFields } from '../form-sign-in.ts'
 import type { Http, HttpResponse, RequestOptions } from '../http.ts'
+import { idpOrigins } from '../idp-origins.ts'
 import { AUTHORIZATION_ERRORS, NEEDS_UI_ERRORS } from '../pages.ts'
 import { AUTHORIZE, LOGOUT } from '../requests.ts'
 import { visible } from './property.ts'
@@ -253,7 +254,8 @@ export const AUTHORIZE_ERRORS = [...AUTHORIZATION_ERRORS, ...NEEDS_UI_ERRORS].fi
 export async function expectPageAnswer(
   http: Http,
   first: HttpResponse,
-  idp: string,
+  /** The IdP's origin, or all of them (idp-origins.ts: a login app on an origin of its own). */
+  idp: string | ReadonlySet<string>,
   allowed: AllowedRedirect | undefined,
   /** Whether a page is owed (GET and POST, what a browser sends). */
   html: boolean,
@@ -284,7 +286,7 @@ export async function expectPageAnswer(
         to,
         `HTTP ${String(res.status)} with a Location that is no URL: ${raw.slice(0, 80)}`,
       )
-      if (to.origin !== idp) {
+      if (typeof idp === 'string' ? to.origin !== idp : !idp.has(to.origin)) {
         // RFC 6749 §4.1.2.1, §3.1.2.4; RP-Initiated Logout §2: never to an unverified URI
         expectThat(
           allowed && `${to.origin}${to.pathname}` === allowed.uri,
@@ -342,13 +344,7 @@ export async function loginFormOf(
 ): Promise<{ form: LoginFormFields; jar: CookieJar } | undefined> {
   const jar = new CookieJar()
   const first = await ctx.http.request(authorizeUrl, { headers: { accept: 'text/html' } })
-  const end = await followWithJar(
-    ctx.http,
-    jar,
-    first,
-    new URL(ctx.target.baseUrl).origin,
-    clientUris,
-  )
+  const end = await followWithJar(ctx.http, jar, first, idpOrigins(ctx.target), clientUris)
   if ('client' in end || end.stopped.status !== 200) return undefined
   const form = readLoginForm(end.stopped.text, end.stopped.url)
   return form ? { form, jar } : undefined
