@@ -16,6 +16,7 @@ import {
 import { holds, propertyBudget } from '../harness/fuzz/property.ts'
 import { pkcePair } from '../harness/flows.ts'
 import { idpOrigins } from '../harness/idp-origins.ts'
+import { clientOrigins } from '../harness/browser.ts'
 import {
   type Endpoint,
   expectRegisteredError,
@@ -28,6 +29,7 @@ import { expectAccepted, realTokens, userInfoRefuses } from '../harness/fuzz/tok
 import {
   AUTHORIZE,
   AUTHORIZE_ERRORS,
+  encoded,
   expectPageAnswer,
   loginFormOf,
   LOGOUT,
@@ -199,6 +201,8 @@ const ROBUST_03 = check(async (ctx) => {
   const main = ctx.target.clients.main
   // the IdP's origins: a login app on an origin of its own is the IdP's (idp-origins.ts)
   const idp = idpOrigins(ctx.target)
+  // a redirect to a client's origin is judged whatever the request named (never the IdP's)
+  const clients = clientOrigins(ctx.target)
   // authorize, the login post without and within an interaction, logout
   const each = Math.max(1, Math.ceil(runs / 4))
   const page = (method: string) => method === 'GET' || method === 'POST'
@@ -260,6 +264,7 @@ const ROBUST_03 = check(async (ctx) => {
             : undefined,
           page(r.method),
           refusable(r, ['GET', 'POST']),
+          { sent: encoded(valid, r), clients },
         )
         if (why !== undefined) parts.unread(AUTHORIZE, showPageRequest(AUTHORIZE)(r), why)
       },
@@ -305,6 +310,7 @@ const ROBUST_03 = check(async (ctx) => {
             undefined,
             page(r.method),
             refusable(r, ['POST']),
+            { sent: encoded(valid, r), clients },
           )
           if (why !== undefined)
             parts.unread(`${path} without the interaction`, showPageRequest(path)(r), why)
@@ -347,7 +353,8 @@ const ROBUST_03 = check(async (ctx) => {
         expectControl(fresh, 'a valid authorization request no longer showed the login form')
         const action = fresh.form.action
         posted++
-        const res = await send(action, fields(fresh.form), r, await cookieFor(fresh.jar, action))
+        const sent = fields(fresh.form)
+        const res = await send(action, sent, r, await cookieFor(fresh.jar, action))
         if (refusedUnread(res)) {
           refused = `HTTP ${String(res.status)} at post ${String(posted)}`
           unjudged.push(what)
@@ -361,6 +368,7 @@ const ROBUST_03 = check(async (ctx) => {
             interactionAnswer,
             true,
             refusable(r, ['POST']),
+            { sent: encoded(sent, r), clients },
           )
           if (why !== undefined) parts.unread(within, what, why)
         } catch (err) {
@@ -388,12 +396,8 @@ const ROBUST_03 = check(async (ctx) => {
             const fresh = await loginFormOf(ctx, authorizeUrl, isClient)
             expectControl(fresh, 'a valid authorization request no longer showed the login form')
             const action = fresh.form.action
-            const res = await send(
-              action,
-              fields(fresh.form),
-              r,
-              await cookieFor(fresh.jar, action),
-            )
+            const sent = fields(fresh.form)
+            const res = await send(action, sent, r, await cookieFor(fresh.jar, action))
             if (refusedUnread(res)) {
               refused = `HTTP ${String(res.status)} to a generated case`
               return
@@ -405,6 +409,7 @@ const ROBUST_03 = check(async (ctx) => {
               interactionAnswer,
               page(r.method),
               refusable(r, ['POST']),
+              { sent: encoded(sent, r), clients },
             )
             if (why !== undefined) parts.unread(within, showPageRequest(path)(r), why)
           },
@@ -447,6 +452,7 @@ const ROBUST_03 = check(async (ctx) => {
           : undefined,
         page(r.method),
         refusable(r, ['GET', 'POST']),
+        { sent: encoded(logoutValid, r), clients },
       )
       if (why !== undefined) parts.unread(LOGOUT, showPageRequest(LOGOUT)(r), why)
     },
