@@ -899,7 +899,10 @@ export async function fillLogin(page: Page, user: TargetUser): Promise<void> {
     (await page.locator(username).count()) > 0 || (await page.locator(password).count()) === 0
       ? page.locator(username).first()
       : page.locator('input[type=text]:visible, input:not([type]):visible').first()
-  await name.fill(user.username)
+  // a user name the page holds and will not let be changed (a read-only or disabled field with a
+  // value: the "re-enter your password" page of prompt=login) is left as it is; typing into it
+  // would wait for it to become editable, which it never does (issue 29, blind round 4, S5)
+  if (!(await fixedValue(name))) await name.fill(user.username)
   await page.locator(password).first().fill(user.password)
   if ((await page.locator(submit).count()) > 0) {
     await page.locator(submit).first().click()
@@ -914,6 +917,17 @@ export async function fillLogin(page: Page, user: TargetUser): Promise<void> {
     .first()
   if ((await button.count()) > 0) await button.click()
   else await page.locator(password).first().press('Enter')
+}
+
+/** Whether a field is on the page, read-only or disabled, and already holds a value (no waiting). */
+async function fixedValue(field: ReturnType<Page['locator']>): Promise<boolean> {
+  if ((await field.count()) === 0) return false
+  return field
+    .evaluate((el) => {
+      const input = el as HTMLInputElement
+      return (input.readOnly || input.disabled) && input.value !== ''
+    })
+    .catch(() => false)
 }
 
 /** Labels of a sign-in button. */
