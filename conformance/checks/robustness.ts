@@ -278,13 +278,16 @@ const ROBUST_03 = check(async (ctx) => {
     // or multi-step login has none to read, and is not fuzzed)
     const authorizeUrl = `${endpointUrl(ctx.target, 'authorization_endpoint')}?${new URLSearchParams(valid.map(([k, v]) => [k, v])).toString()}`
     const isClient = (url: URL) => !idp.has(url.origin)
-    const first = await loginFormOf(ctx, authorizeUrl, isClient)
+    let leftTo: URL | undefined
+    const first = await loginFormOf(ctx, authorizeUrl, isClient, (to) => (leftTo = to))
     // a script-rendered login could be reached through the browser's own credential request
     // (credential-replay.ts), but that replay needs a browser per case and JSON bodies: not done
     if (!first)
       parts.part(
         'the login post',
-        'a valid authorization request showed no login form in its HTML (script-rendered or multi-step), so there is no form post to spoil',
+        leftTo && !clients.includes(leftTo.origin)
+          ? `a valid authorization request sent the browser to ${leftTo.origin}${leftTo.pathname}, an origin not known as the IdP's (a login UI on an origin of its own is declared with idpOrigins), so its login form was not read`
+          : 'a valid authorization request showed no login form in its HTML (script-rendered or multi-step), so there is no form post to spoil',
       )
     else {
       loginUrl = first.form.action

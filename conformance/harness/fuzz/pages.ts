@@ -371,15 +371,20 @@ export async function expectPageAnswer(
   }
 }
 
-/** A real login page's form, reached from a valid authorization request; undefined if none. */
+/**
+ * A real login page's form, reached from a valid authorization request; undefined if none.
+ * `left` hears where the IdP's redirects left its origins (`clientUris` said so), if they did.
+ */
 export async function loginFormOf(
   ctx: Pick<CheckContext, 'http' | 'target'>,
   authorizeUrl: string,
   clientUris: (url: URL) => boolean,
+  left?: (url: URL) => void,
 ): Promise<{ form: LoginFormFields; jar: CookieJar } | undefined> {
   const jar = new CookieJar()
   const first = await ctx.http.request(authorizeUrl, { headers: { accept: 'text/html' } })
   const end = await followWithJar(ctx.http, jar, first, idpOrigins(ctx.target), clientUris)
+  if ('client' in end) left?.(end.client)
   if ('client' in end || end.stopped.status !== 200) return undefined
   const form = readLoginForm(end.stopped.text, end.stopped.url)
   return form ? { form, jar } : undefined
