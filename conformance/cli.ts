@@ -13,6 +13,7 @@ import {
   CHECK_TIMEOUT_MS,
   embeddedOnlyReason,
   predictSkips,
+  predictUnjudgedParts,
 } from './harness/needs.ts'
 import type { Target, TargetConfig } from './harness/target.ts'
 import { gatedShoulds, profileChecks } from './threats.ts'
@@ -34,6 +35,7 @@ import { UsageError } from './usage-error.ts'
 import { idGlob } from './id-glob.ts'
 import { runStop } from './stop.ts'
 import { settledWithin } from './harness/settled.ts'
+import { NOMINAL_ROUND_MS } from './harness/pace.ts'
 import { guardRun } from './harness/guard.ts'
 import type { CheckResult } from './harness/types.ts'
 
@@ -101,7 +103,9 @@ const USAGE = `usage: idp-conformance [run] [options]
   --allow-errors         inconclusive (ERROR) checks, which the harness could not drive, do
                          not fail the run (by default they do; they are never failures)
   --check-timeout S      seconds one check may take before it is stopped as inconclusive
-                         (default ${CHECK_TIMEOUT_MS / 1000})
+                         (default ${CHECK_TIMEOUT_MS / 1000}, scaled by the run's measured speed: the
+                         median browser round against 2 s, up to x10; time spent waiting for
+                         the browser or a shared session is not counted); given, not scaled
   --run-timeout S        seconds the whole run may take, from the start (the embedded server's
                          start-up and the preflight count; default: no limit); then the checks in
                          flight are stopped, the reports written with the rest marked not run,
@@ -216,6 +220,7 @@ export function parseRunTimeout(value: string | undefined): number | undefined {
 
 /** `--check-timeout S`: whole seconds from 5 to 3600, in ms. */
 export function parseCheckTimeout(value: string | undefined): number {
+  // absent: the default, which the run scales by its measured speed (runner.ts)
   if (value === undefined) return CHECK_TIMEOUT_MS
   const n = Number(value)
   if (!/^\d+$/.test(value) || n < 5 || n > 3600)
@@ -234,17 +239,17 @@ export function parseShuffle(value: string | undefined): number | undefined {
 
 /**
  * Before a run against a deployment: the checks its configuration will skip (a client or
- * user it does not name), and the embedded-only checks, each with why.
+ * user it does not name), the embedded-only checks, and the parts of checks that run without
+ * them (an expired access token, without a usable accessTokenLifetime), each with why.
  */
 export function plannedSkips(ids: readonly RequirementId[], config: TargetConfig): string {
   const embeddedOnly = ids.flatMap((id) => {
     const why = embeddedOnlyReason(id)
     return why ? [`  ${id}: ${why}`] : []
   })
-  const skips = predictSkips(
-    ids.filter((id) => !embeddedOnlyReason(id)),
-    config,
-  ).map(({ id, why }) => `  ${id}: ${why}`)
+  const run = ids.filter((id) => !embeddedOnlyReason(id))
+  const skipped = predictSkips(run, config)
+  const skips = skipped.map(({ id, why }) => `  ${id}: ${why}`)
   const lines: string[] = []
   if (embeddedOnly.length)
     lines.push(
@@ -253,6 +258,16 @@ export function plannedSkips(ids: readonly RequirementId[], config: TargetConfig
     )
   if (skips.length)
     lines.push(`The configuration will skip ${plural(skips.length, 'check')}:`, ...skips)
+  // a check that runs with a part left out: its verdict does not cover that part
+  const parts = predictUnjudgedParts(
+    run.filter((id) => !skipped.some((s) => s.id === id)),
+    config,
+  ).map(({ id, why }) => `  ${id}: ${why}`)
+  if (parts.length)
+    lines.push(
+      `Not judged against a deployment (the check runs without this part): ${parts.length}`,
+      ...parts,
+    )
   return lines.length ? `${lines.join('\n')}\n` : ''
 }
 
@@ -587,6 +602,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         ids,
         concurrency,
         checkTimeoutMs,
+        // an explicit --check-timeout holds as given; the default scales with the run's speed
+        scaleCheckTimeout: values['check-timeout'] === undefined,
         onResult: (r) => {
           finished.set(r.id, r)
           progress?.done(r)
@@ -652,6 +669,15 @@ export function formatRunInfo(info: RunInfo): string {
   const lines = [
     `Harness: ${plural(c.browserSignIns, 'browser sign-in')}, ${plural(c.browserChecks, 'check')} drove the browser, ${plural(c.sessionReplays, 'code')} from a replayed IdP session, ${plural(c.browserContexts, 'browser context')}, ${plural(c.httpRequests, 'HTTP request')}`,
   ]
+  const speed = info.speed
+  if (speed && speed.roundMs !== undefined)
+    lines.push(
+      `Speed: one browser round took ${Math.round(speed.roundMs)} ms (median of ${speed.rounds}; nominal ${NOMINAL_ROUND_MS} ms): ${
+        speed.scaled
+          ? `check limits scaled ×${speed.scale.toFixed(1)}`
+          : 'check limits not scaled (--check-timeout given)'
+      }`,
+    )
   return lines.join('\n')
 }
 

@@ -66,11 +66,18 @@ interface Run {
 
 /**
  * probeLimit against `l` at a deployment (no controls), from `startAtMs`; the n-th request
- * takes `latencyMs(n)`, and the limiter answers it half way.
+ * takes `latencyMs(n)`, and the limiter answers it half way. `concurrent`: the count sends
+ * several requests at a time, as a deployment's API probes do (one after the other otherwise,
+ * as the login form's).
  */
 async function probe(
   l: Limiter,
-  options: { latencyMs: (n: number) => number; budget: number; startAtMs: number },
+  options: {
+    latencyMs: (n: number) => number
+    budget: number
+    startAtMs: number
+    concurrent?: boolean
+  },
 ): Promise<Run> {
   vi.setSystemTime(options.startAtMs)
   const answer = limiterOf(l)
@@ -80,6 +87,7 @@ async function probe(
     target: { controls: undefined, rateLimitBudget: options.budget },
     note: (m: string) => notes.push(m),
     timeLeftMs: () => 60_000,
+    extendTimeout: () => undefined,
   } as unknown as CheckContext
   const send = (): Promise<Probe> =>
     new Promise((resolve) => {
@@ -89,7 +97,8 @@ async function probe(
         setTimeout(() => resolve(res), half)
       }, half)
     })
-  const settled = probeLimit(ctx, 'public', 'discovery', send, 'leave').then(
+  const concurrent = options.concurrent ?? false
+  const settled = probeLimit(ctx, 'public', 'discovery', send, 'leave', concurrent).then(
     (outcome): Pick<Run, 'outcome' | 'failure'> => ({ outcome }),
     (err: unknown) => {
       if (err instanceof CheckFailure) return { failure: err.message }
@@ -174,40 +183,44 @@ describe('the 429 probe of a deployment, on a fake clock', () => {
     expect(run.tookMs).toBeLessThan(3_000)
   })
 
-  test('a limiter that never refuses still fails, by the count', async () => {
-    const run = await probe(
-      { limit: 3, window: 600, refuses: false },
-      { latencyMs: every(100), budget: 12, startAtMs: T0 },
-    )
-    expect(run.failure).toBe(
-      'discovery: no 429 after 4 requests, though X-RateLimit-Limit is 3 (INTERFACE.md §7)',
-    )
-  })
+  for (const concurrent of [false, true]) {
+    const how = concurrent ? ', 8 at a time' : ''
+    test(`a limiter that never refuses still fails, by the count${how}`, async () => {
+      const run = await probe(
+        { limit: 3, window: 600, refuses: false },
+        { latencyMs: every(100), budget: 12, startAtMs: T0, concurrent },
+      )
+      expect(run.failure).toBe(
+        'discovery: no 429 after 4 requests, though X-RateLimit-Limit is 3 (INTERFACE.md §7)',
+      )
+    })
 
-  test('a limiter that works is never a failure, and the budget is never overspent', async () => {
-    const wrong: string[] = []
-    const seen = new Set<string>()
-    for (const limit of [3, 10])
-      for (const window of [1, 2, 10])
-        for (const latency of [5, 400, 1_600])
-          for (const skew of [-2, 0, 1.5])
-            for (const budget of [limit + 1, 3 * limit])
-              for (const proxied of [new Set<number>(), new Set([3]), new Set([2, 4])])
-                for (const proxiedCounted of [true, false])
-                  for (let at = 0; at < window * 1000; at += 500) {
-                    const l = { limit, window, skew, proxied, proxiedCounted }
-                    const run = await probe(l, {
-                      latencyMs: (n) => (n === 1 ? 5 : latency),
-                      budget,
-                      startAtMs: T0 + at,
-                    })
-                    const what = `${JSON.stringify({ ...l, proxied: [...proxied] })} ${latency} ms, budget ${budget}, +${at} ms`
-                    if (run.failure) wrong.push(`${what}: ${run.failure}`)
-                    if (run.sent > budget) wrong.push(`${what}: ${run.sent} requests sent`)
-                    seen.add(run.outcome && 'limited' in run.outcome ? 'limited' : 'inconclusive')
-                  }
-    expect(wrong.slice(0, 5)).toEqual([])
-    // both ways out were taken: the grid is not all one kind
-    expect([...seen].sort()).toEqual(['inconclusive', 'limited'])
-  }, 120_000)
+    test(`a limiter that works is never a failure, and the budget is never overspent${how}`, async () => {
+      const wrong: string[] = []
+      const seen = new Set<string>()
+      for (const limit of [3, 10])
+        for (const window of [1, 2, 10])
+          for (const latency of [5, 400, 1_600])
+            for (const skew of [-2, 0, 1.5])
+              for (const budget of [limit + 1, 3 * limit])
+                for (const proxied of [new Set<number>(), new Set([3]), new Set([2, 4])])
+                  for (const proxiedCounted of [true, false])
+                    for (let at = 0; at < window * 1000; at += 500) {
+                      const l = { limit, window, skew, proxied, proxiedCounted }
+                      const run = await probe(l, {
+                        latencyMs: (n) => (n === 1 ? 5 : latency),
+                        budget,
+                        startAtMs: T0 + at,
+                        concurrent,
+                      })
+                      const what = `${JSON.stringify({ ...l, proxied: [...proxied] })} ${latency} ms, budget ${budget}, +${at} ms`
+                      if (run.failure) wrong.push(`${what}: ${run.failure}`)
+                      if (run.sent > budget) wrong.push(`${what}: ${run.sent} requests sent`)
+                      seen.add(run.outcome && 'limited' in run.outcome ? 'limited' : 'inconclusive')
+                    }
+      expect(wrong.slice(0, 5)).toEqual([])
+      // both ways out were taken: the grid is not all one kind
+      expect([...seen].sort()).toEqual(['inconclusive', 'limited'])
+    }, 120_000)
+  }
 })

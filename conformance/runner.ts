@@ -14,6 +14,7 @@ import { guardRun } from './harness/guard.ts'
 import { runPool } from './harness/pool.ts'
 import { SharedSessions, type RunCounters } from './harness/session.ts'
 import type { Target } from './harness/target.ts'
+import type { Pace } from './harness/pace.ts'
 import type { CheckResult } from './harness/types.ts'
 
 export interface RunOptions {
@@ -26,8 +27,19 @@ export interface RunOptions {
    * waits for the checks in flight, runs the exclusive one, then goes on.
    */
   readonly concurrency?: number
-  /** How long one check may take before it is stopped as inconclusive. */
+  /**
+   * How long one check may take before it is stopped as inconclusive (default CHECK_TIMEOUT_MS).
+   * Scaled by the run's measured speed unless `scaleCheckTimeout` is false (pace.ts).
+   */
   readonly checkTimeoutMs?: number
+  /**
+   * Whether each check's limit scales with the run's measured speed (the browser rounds' median
+   * against NOMINAL_ROUND_MS, and the rounds a check declares); default true. The CLI sets it
+   * false when --check-timeout is given: an explicit limit holds as given.
+   */
+  readonly scaleCheckTimeout?: boolean
+  /** The run's pace (a test seeds one; the CLI may seed it with the preflight's sign-in). */
+  readonly pace?: Pace
   /**
    * Whether codes for checks that are not about the login page come from a replay of the
    * user's IdP session (default true); false signs in through the browser every time.
@@ -74,6 +86,13 @@ export interface RunInfo {
   readonly counters: RunCounters
   /** Why the IdP session could not be reused, when it could not. */
   readonly sessionUnusable: string | undefined
+  /** The run's measured speed, and whether check limits were scaled by it. */
+  readonly speed?: {
+    readonly rounds: number
+    readonly roundMs: number | undefined
+    readonly scale: number
+    readonly scaled: boolean
+  }
 }
 
 /**
@@ -91,6 +110,8 @@ export async function runChecks(target: Target, options: RunOptions = {}): Promi
     ...createRunResources(target, {
       ...(options.reuseSessions === undefined ? {} : { reuseSessions: options.reuseSessions }),
       ...(options.onNotice ? { onNotice: options.onNotice } : {}),
+      ...(options.pace ? { pace: options.pace } : {}),
+      scaleLimits: options.scaleCheckTimeout ?? true,
     }),
     checks,
   }
@@ -162,6 +183,16 @@ export async function runChecks(target: Target, options: RunOptions = {}): Promi
       options.onFinished?.({
         counters: { ...resources.counters },
         sessionUnusable: resources.sessions?.unusable,
+        ...(resources.pace
+          ? {
+              speed: {
+                rounds: resources.pace.rounds,
+                roundMs: resources.pace.roundMs(),
+                scale: resources.pace.scale(),
+                scaled: resources.scaleLimits !== false,
+              },
+            }
+          : {}),
       })
       await resources.close()
       await twin?.stop()

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { loadTargetConfig } from './target-config.ts'
+import { plannedSkips } from './cli.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'target-config-'))
 const base = {
@@ -103,6 +104,44 @@ describe('sessionLifetime (SEC-11)', () => {
   test('zero, a fraction or a string is a usage error naming the key', () => {
     for (const bad of [0, 1.5, '20'])
       expect(() => load({ sessionLifetime: bad })).toThrow(/sessionLifetime/)
+  })
+})
+
+describe('accessTokenLifetime (CODE-01, and the expired-token parts of UI-07 and INTRO-03)', () => {
+  test('a whole number of seconds is read', () => {
+    expect(load({ accessTokenLifetime: 120 }).accessTokenLifetime).toBe(120)
+    expect(load({}).accessTokenLifetime).toBeUndefined()
+  })
+
+  test('zero, a fraction or a string is a usage error naming the key', () => {
+    for (const bad of [0, 1.5, '120'])
+      expect(() => load({ accessTokenLifetime: bad })).toThrow(/accessTokenLifetime/)
+  })
+
+  test("the run's header names the expired-token parts a deployment's configuration leaves unjudged", () => {
+    const ids = ['UI-07', 'INTRO-03', 'REV-04', 'UI-01'] as const
+    const without = plannedSkips(ids, load({}))
+    expect(without).toMatch(
+      /^Not judged against a deployment \(the check runs without this part\): 3$/m,
+    )
+    expect(without).toMatch(
+      /^ {2}UI-07: user-info with an expired access token .*no accessTokenLifetime/m,
+    )
+    expect(without).toMatch(
+      /^ {2}INTRO-03: introspection of an expired access token .*no accessTokenLifetime/m,
+    )
+    expect(without).not.toMatch(/UI-01/)
+    // too long to wait out: named with its lifetime
+    expect(plannedSkips(ids, load({ accessTokenLifetime: 3600 }))).toMatch(
+      /^ {2}UI-07: .*access tokens live 3600 s \(accessTokenLifetime\), longer than a check waits \(150 s\)/m,
+    )
+    // short enough: UI-07 and INTRO-03 wait it out; REV-04's part needs the embedded clock
+    const short = plannedSkips(ids, load({ accessTokenLifetime: 120 }))
+    expect(short).toMatch(/: 1$/m)
+    expect(short).toMatch(
+      /^ {2}REV-04: revocation of an expired access token .*needs clock control/m,
+    )
+    expect(short).not.toMatch(/^ {2}(UI-07|INTRO-03):/m)
   })
 })
 

@@ -104,6 +104,7 @@ const fileSchema = Joi.object({
     .optional(),
   rateLimitBudget: Joi.number().strict().integer().min(1).optional(),
   refreshTokenLifetime: Joi.number().strict().integer().min(1).optional(),
+  accessTokenLifetime: Joi.number().strict().integer().min(1).optional(),
   // strict: Joi would take "20" for 20 and leave the string in the file's value
   sessionLifetime: Joi.number().strict().integer().min(1).optional(),
   // origins only (scheme, host, port): a path would suggest a narrower rule than the one applied
@@ -198,6 +199,7 @@ export function loadTargetConfig(
     plainHttpUrl: file.plainHttpUrl as string | undefined,
     rateLimitBudget: file.rateLimitBudget as number | undefined,
     refreshTokenLifetime: file.refreshTokenLifetime as number | undefined,
+    accessTokenLifetime: file.accessTokenLifetime as number | undefined,
     sessionLifetime: file.sessionLifetime as number | undefined,
     idpOrigins: file.idpOrigins as string[] | undefined,
     login: file.login as TargetConfig['login'],

@@ -6,7 +6,7 @@ export const code = area('Code grant', {
     level: 'MUST',
     source: 'INTERFACE.md §2.2, §4.2; RFC 6749 §4.1.3, §4.1.4, §5.1; OIDC Core §3.1.3.3',
     title:
-      'a code redeems to access_token, token_type Bearer, expires_in 3600, id_token, scope and refresh_token',
+      'a code redeems to access_token, token_type Bearer, expires_in (accessTokenLifetime, default 3600), id_token, scope and refresh_token',
   },
   'CODE-02': {
     level: 'MUST',

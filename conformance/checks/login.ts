@@ -1,20 +1,22 @@
-import type { Page } from '@playwright/test'
-import { loginFormVisible, submitLogin } from '../harness/browser.ts'
+import type { Page, Response } from '@playwright/test'
+import { loginFormVisible } from '../harness/browser.ts'
+import { type FailedAttempt, failedSignIn } from '../harness/failed-sign-in.ts'
 import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
 import type { login as catalogue } from '../catalogue/login.ts'
-import type { HttpResponse } from '../harness/http.ts'
 import { oidc } from '../harness/oidc.ts'
 import { expectJsonObject, expectStatus, expectThat, expectControl } from '../harness/expect.ts'
 import { authorize, mainClient, redirectUriOf, validParams } from '../harness/flows.ts'
+import type { HttpResponse } from '../harness/http.ts'
 import { authorizeRaw } from '../harness/requests.ts'
 import { expectErrorPage, expectLoginPage } from '../harness/pages.ts'
 import {
   captureSignIn,
   cookiesSet,
-  followToClient,
   type Follow,
   describeSignIn,
+  followToClient,
   replaySignIn,
+  type SignInRequest,
   wrongPassword,
 } from '../harness/credential-replay.ts'
 
@@ -61,8 +63,13 @@ const LOGIN_01 = check(async (ctx) => {
     )
 })
 
+/** A response's headers, read by name: the raw client's or the browser's. */
+interface Headed {
+  readonly headers: { get(name: string): string | null }
+}
+
 /** RFC 9700 §4.16: what keeps a page out of other sites' frames, or why nothing does. */
-function framing(res: HttpResponse): { csp: boolean; xfo: boolean } {
+function framing(res: Headed): { csp: boolean; xfo: boolean } {
   // several policies are joined by commas, and each one is enforced
   const directives = (res.headers.get('content-security-policy') ?? '')
     .split(',')
@@ -78,7 +85,7 @@ function framing(res: HttpResponse): { csp: boolean; xfo: boolean } {
   return { csp, xfo }
 }
 
-function expectUnframeable(ctx: CheckContext, res: HttpResponse, what: string): void {
+function expectUnframeable(ctx: CheckContext, res: Headed, what: string): void {
   const { csp, xfo } = framing(res)
   // RFC 9700 §4.16: the AS MUST prevent clickjacking; either header does it in current browsers
   expectThat(
@@ -89,6 +96,37 @@ function expectUnframeable(ctx: CheckContext, res: HttpResponse, what: string): 
   if (!xfo) ctx.note(`${what}: no X-Frame-Options for older browsers`)
 }
 
+/** A browser response's headers, read by name (several values of one name joined by commas). */
+async function browserHeaders(res: Response): Promise<Headed['headers']> {
+  const all = await res.headersArray().catch(() => [])
+  return {
+    get(name: string): string | null {
+      const values = all.filter((h) => h.name.toLowerCase() === name).map((h) => h.value)
+      return values.length > 0 ? values.join(', ') : null
+    },
+  }
+}
+
+/**
+ * A sign-in with the primary user's name and a wrong password, in a browser of its own, driven
+ * like any sign-in (the configured steps or the usual form): the provider's answer to it.
+ */
+async function failedSignInPage(ctx: CheckContext): Promise<FailedAttempt> {
+  const auth = await authorize(ctx, { context: await ctx.newBrowserContext(), user: null })
+  expectThat(auth.outcome.loginShown, 'the authorization request showed no login page')
+  const attempt = await failedSignIn(
+    auth.outcome.page,
+    wrongPassword(ctx.target.users.primary),
+    ctx.target.login,
+    Math.min(30_000, Math.max(10_000, ctx.timeLeftMs() / 2)),
+  )
+  if (!attempt.carriedPassword)
+    ctx.note(
+      `page after a failed login: the provider answered before the password was sent (${new URL(attempt.response.url()).pathname}, HTTP ${attempt.response.status()})`,
+    )
+  return attempt
+}
+
 const LOGIN_02 = check(async (ctx) => {
   const params = await validParams(ctx)
   const login = await expectLoginPage(ctx, await authorizeRaw(ctx, params), 'login page')
@@ -96,21 +134,56 @@ const LOGIN_02 = check(async (ctx) => {
   const loginPage = 'login page (GET /auth/authorize)'
   await ctx.subcase(loginPage, () => expectUnframeable(ctx, login, loginPage))
 
-  const form = await captureSignIn(ctx)
-  const failed = await replaySignIn(ctx, form, wrongPassword(ctx.target.users.primary))
+  // the page a wrong password leads to: the answer to the browser's own credential request,
+  // replayed with a wrong password; a sign-in over several pages or requests, which no single
+  // replay covers, is judged on the browser's own failed sign-in instead (no replay needed)
   const failedPage = 'page after a failed login'
-  await ctx.subcase(failedPage, () => {
-    expectThat(
-      failed.status < 300 || failed.status >= 400,
-      `a wrong password was answered with HTTP ${failed.status}`,
+  const form = await captureSignIn(ctx).catch((err: unknown) => {
+    ctx.note(
+      `${failedPage}: judged on the browser's own failed sign-in, since ${(err as Error).message.split('\n')[0] ?? ''}`,
     )
-    // a script's sign-in gets data, not a page: its page stays the login page, judged above
-    if (form.via === 'script' && !/html/i.test(failed.headers.get('content-type') ?? ''))
-      ctx.note(
-        `${failedPage}: none, ${describeSignIn(form)} was answered HTTP ${failed.status} (${failed.headers.get('content-type') ?? 'no content type'}) and the login page stays shown`,
-      )
-    else expectUnframeable(ctx, failed, failedPage)
+    return undefined
   })
+  if (form) {
+    const failed = await replaySignIn(ctx, form, wrongPassword(ctx.target.users.primary))
+    await ctx.subcase(failedPage, () => {
+      expectThat(
+        failed.status < 300 || failed.status >= 400,
+        `a wrong password was answered with HTTP ${failed.status}`,
+      )
+      // a script's sign-in gets data, not a page: its page stays the login page, judged above
+      if (form.via === 'script' && !/html/i.test(failed.headers.get('content-type') ?? ''))
+        ctx.note(
+          `${failedPage}: none, ${describeSignIn(form)} was answered HTTP ${failed.status} (${failed.headers.get('content-type') ?? 'no content type'}) and the login page stays shown`,
+        )
+      else expectUnframeable(ctx, failed, failedPage)
+    })
+  } else {
+    const attempt = await failedSignInPage(ctx).catch((err: unknown) => {
+      ctx.note(`${failedPage}: inconclusive, ${(err as Error).message.split('\n')[0] ?? ''}`)
+      return undefined
+    })
+    if (attempt)
+      try {
+        const answer = attempt.response
+        const failed = { status: answer.status(), headers: await browserHeaders(answer) }
+        const script = !answer.request().isNavigationRequest()
+        await ctx.subcase(failedPage, () => {
+          expectThat(
+            failed.status < 300 || failed.status >= 400,
+            `a wrong password was answered with HTTP ${failed.status}`,
+          )
+          // a script's sign-in gets data, not a page: its page stays the login page, judged above
+          if (script && !/html/i.test(failed.headers.get('content-type') ?? ''))
+            ctx.note(
+              `${failedPage}: none, the script's fetch/XHR call to ${new URL(answer.url()).pathname} was answered HTTP ${failed.status} (${failed.headers.get('content-type') ?? 'no content type'}) and the login page stays shown`,
+            )
+          else expectUnframeable(ctx, failed, failedPage)
+        })
+      } finally {
+        await attempt.end()
+      }
+  }
 
   const unknown = { ...params, client_id: `unknown-${oidc.randomState().slice(0, 8)}` }
   const errorPage = 'error page (unknown client)'
@@ -148,6 +221,78 @@ async function subresources(page: Page, requested: readonly string[]) {
     return urls
   })
   return [...fromDom, ...requested.map((r): [string, string] => ['request', r])]
+}
+
+/** A browser response's Set-Cookie lines; none if unreadable within 5 s. */
+function setCookieLines(response: Response): Promise<string[]> {
+  let timer: NodeJS.Timeout | undefined
+  return Promise.race([
+    response
+      .headerValues('set-cookie')
+      .then((values) => values.flatMap((v) => v.split('\n')))
+      .catch(() => []),
+    new Promise<string[]>((resolve) => {
+      timer = setTimeout(() => resolve([]), 5000)
+    }),
+  ]).finally(() => clearTimeout(timer))
+}
+
+/** A Set-Cookie line that sets a value (clearing ones are left out, as cookiesSet does). */
+const setsValue = (c: string): boolean => !/^[^=]+=\s*(;|$)/.test(c) && !/;\s*max-age=0\b/i.test(c)
+
+/**
+ * The cookies the browser's own credential request, replayed, and the redirects after it set;
+ * undefined when the replay does not reach the client (the sign-in goes on after it).
+ */
+async function replayedCookies(
+  ctx: CheckContext,
+  form: SignInRequest,
+): Promise<string[] | undefined> {
+  ctx.note(
+    `the cookies of the sign-in: replayed the browser's own request, ${describeSignIn(form)}`,
+  )
+  const signedIn = await replaySignIn(ctx, form, ctx.target.users.primary)
+  // the sign-in may pass through the IdP's own redirects before it reaches the client
+  const hops: HttpResponse[] = []
+  // a page the HTTP follow leaves to the browser ("stay signed in?", a script's consent) is
+  // answered there; the cookies judged are those of the sign-in's HTTP answers (hops)
+  const follow: Follow = { browserAs: ctx.target.users.primary }
+  const reached = await followToClient(
+    ctx,
+    form,
+    signedIn,
+    redirectUriOf(ctx, mainClient(ctx)),
+    hops,
+    follow,
+  )
+  if (!reached) {
+    // a sign-in that goes on after this request (a one-time code): the browser's own cookies
+    ctx.note(
+      `the cookies of the sign-in: those the browser gets signing in, since ${describeSignIn(form)}, replayed with the browser's cookies for it and followed through the IdP's redirects, never reached the client (first answer HTTP ${signedIn.status}${follow.stoppedAt ? `; stopped at ${follow.stoppedAt}` : ''}: a sign-in over several requests?)`,
+    )
+    return undefined
+  }
+  return [...cookiesSet(signedIn), ...hops.flatMap(cookiesSet)]
+}
+
+/**
+ * The cookies the browser gets signing in (the configured steps or the usual form), from the
+ * login page to the client: the IdP's documents and script calls.
+ */
+async function browserSignInCookies(ctx: CheckContext, origin: string): Promise<string[]> {
+  const signIn = await ctx.newBrowserContext()
+  const pending: Promise<string[]>[] = []
+  signIn.on('response', (r) => {
+    const kind = r.request().resourceType()
+    if (['document', 'fetch', 'xhr'].includes(kind) && URL.canParse(r.url()))
+      if (new URL(r.url()).origin === origin) pending.push(setCookieLines(r))
+  })
+  const signedIn = await authorize(ctx, { context: signIn })
+  expectControl(
+    signedIn.callback?.searchParams.get('code'),
+    'the sign-in in the browser never reached the client with a code',
+  )
+  return (await Promise.all(pending)).flat().filter(setsValue)
 }
 
 const LOGIN_05 = check(async (ctx) => {
@@ -200,30 +345,28 @@ const LOGIN_05 = check(async (ctx) => {
     }
   })
 
-  // OWASP ASVS V3.4: the cookies of the sign-in are Secure, HttpOnly and SameSite
-  const form = await captureSignIn(ctx)
-  ctx.note(
-    `the cookies of the sign-in: replayed the browser's own request, ${describeSignIn(form)}`,
-  )
-  const signedIn = await replaySignIn(ctx, form, ctx.target.users.primary)
-  // the sign-in may pass through the IdP's own redirects before it reaches the client
-  const hops: HttpResponse[] = []
-  // a page the HTTP follow leaves to the browser ("stay signed in?", a script's consent) is
-  // answered there; the cookies judged are those of the sign-in's HTTP answers (hops)
-  const follow: Follow = { browserAs: ctx.target.users.primary }
-  const reached = await followToClient(
-    ctx,
-    form,
-    signedIn,
-    redirectUriOf(ctx, mainClient(ctx)),
-    hops,
-    follow,
-  )
-  expectControl(
-    reached,
-    `${describeSignIn(form)}, replayed with the browser's cookies for it and followed through the IdP's redirects, never reached the client (first answer HTTP ${signedIn.status}${follow.stoppedAt ? `; stopped at ${follow.stoppedAt}` : ''})`,
-  )
-  const cookies = [...cookiesSet(res), ...cookiesSet(signedIn), ...hops.flatMap(cookiesSet)]
+  // OWASP ASVS V3.4: the cookies of the sign-in are Secure, HttpOnly and SameSite: those of the
+  // browser's own credential request, replayed, and of the redirects after it; a sign-in over
+  // several pages or requests, which no single replay covers, is judged on the cookies the
+  // browser gets signing in (no replay needed)
+  const form = await captureSignIn(ctx).catch((err: unknown) => {
+    ctx.note(
+      `the cookies of the sign-in: those the browser gets signing in, since ${(err as Error).message.split('\n')[0] ?? ''}`,
+    )
+    return undefined
+  })
+  const lines =
+    (form && (await replayedCookies(ctx, form))) ?? (await browserSignInCookies(ctx, origin))
+  // one judgement per cookie and attributes judged (a cookie set again, with a new value or
+  // expiry but the same Secure, HttpOnly and SameSite, is judged once)
+  const judged = (c: string): string =>
+    [
+      c.split('=')[0]?.trim(),
+      /;\s*secure\s*(;|$)/i.test(c),
+      /;\s*httponly\s*(;|$)/i.test(c),
+      /;\s*samesite=(\w+)/i.exec(c)?.[1]?.toLowerCase(),
+    ].join('|')
+  const cookies = [...new Map([...cookiesSet(res), ...lines].map((c) => [judged(c), c])).values()]
   expectThat(cookies.length > 0, 'the sign-in set no cookie at all (how is the session kept?)')
   for (const cookie of cookies) {
     const name = `cookie ${cookie.split('=')[0] ?? cookie}`
@@ -321,14 +464,27 @@ const LOGIN_06 = check(async (ctx) => {
   if (loginPage.injected && !ctx.target.login?.steps && !(await loginFormVisible(page)))
     ctx.note(`${failed}: not tried, the login page's injection left its form unusable`)
   else {
-    const loaded = page.waitForEvent('load', { timeout: 10_000 }).catch(() => undefined)
-    await submitLogin(
+    // the attempt ends with the provider's refusal: steps that only follow a success (a code
+    // after the password) are not waited for. A browser that will not send the payload as a
+    // user name (a type=email field's own validation) leaves this part inconclusive, noted; the
+    // other pages are judged all the same
+    const attempt = await failedSignIn(
       page,
       { username, password: `wrong-${oidc.randomState().slice(0, 8)}` },
       ctx.target.login,
-    )
-    await loaded
-    await ctx.subcase(failed, () => expectNoInjection(page, payloads, dialogs, failed))
+      Math.min(30_000, Math.max(10_000, ctx.timeLeftMs() / 2)),
+    ).catch((err: unknown) => {
+      ctx.note(
+        `${failed}: inconclusive, the sign-in with the payload as the user name could not be driven (${(err as Error).message.split('\n')[0] ?? ''})`,
+      )
+      return undefined
+    })
+    if (attempt)
+      try {
+        await ctx.subcase(failed, () => expectNoInjection(page, payloads, dialogs, failed))
+      } finally {
+        await attempt.end()
+      }
   }
 
   const error = await context.newPage()

@@ -8,6 +8,7 @@ import { ControlFailure, expectThat } from '../harness/expect.ts'
 import { LOGOUT } from '../harness/requests.ts'
 import { forgeAlgNone, forgeForeign, forgeTampered } from '../harness/jwt.ts'
 import {
+  browseLogout,
   expectPostLogoutUrl,
   expectStayed,
   logoutUrl,
@@ -51,8 +52,9 @@ function expectNoRedirect(ctx: CheckContext, res: HttpResponse, uri: string, wha
 /**
  * The positive control of the negative logout checks: the genuine hint with the registered
  * URI does reach it, judged where a browser ends up (RP-Initiated Logout §2 lets the OP show
- * a page first; one that submits itself, 200 then a POST then the redirect, is a redirect to
- * a browser). Otherwise the refusals prove nothing: the check is inconclusive.
+ * a page first: one that submits itself, 200 then a POST then the redirect, is a redirect to
+ * a browser, and a confirmation is answered as the user would). Otherwise the refusals prove
+ * nothing: the check is inconclusive.
  */
 async function expectLogoutControl(
   ctx: CheckContext,
@@ -62,11 +64,13 @@ async function expectLogoutControl(
   state: string,
   what: string,
 ): Promise<void> {
-  const outcome = await browse(
+  // the control's logout must go through: a confirmation the OP asks first (RP-Initiated
+  // Logout 1.0 §2, even with a valid hint) is answered as the user would
+  const outcome = await browseLogout(
+    ctx,
     context,
-    ctx.target,
     logoutUrl(ctx, { id_token_hint: idToken, post_logout_redirect_uri: uri, state }),
-    ctx.http,
+    what,
   )
   if (outcome.callback === undefined)
     throw new ControlFailure(

@@ -23,6 +23,7 @@ import {
   TOKEN,
 } from '../harness/requests.ts'
 import { verifyJwt } from '../harness/jwt.ts'
+import { DEFAULT_ACCESS_TOKEN_LIFETIME_S } from '../harness/needs.ts'
 
 /** One successful token response per grant of INTERFACE.md §4.2. */
 async function oneResponsePerGrant(
@@ -108,8 +109,13 @@ const TOK_02 = check(async (ctx) => {
         expiresIn > 0 && expiresIn <= 31_536_000,
         `${grant}: expires_in ${expiresIn} is outside 1 s to one year`,
       )
-      if (expiresIn !== 3600)
-        ctx.note(`${grant}: expires_in ${expiresIn}, the seed default is 3600`)
+      const declared = ctx.target.accessTokenLifetime
+      if (expiresIn !== (declared ?? DEFAULT_ACCESS_TOKEN_LIFETIME_S))
+        ctx.note(
+          declared === undefined
+            ? `${grant}: expires_in ${expiresIn}, the interface's default is ${DEFAULT_ACCESS_TOKEN_LIFETIME_S} (declare another lifetime as accessTokenLifetime in the target configuration)`
+            : `${grant}: expires_in ${expiresIn}, the target configuration's accessTokenLifetime is ${declared}`,
+        )
       expectThat(
         typeof body.scope === 'string' && SCOPE.test(body.scope),
         `${grant}: scope ${JSON.stringify(body.scope)} is not a space-delimited scope string`,

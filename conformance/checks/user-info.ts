@@ -185,6 +185,7 @@ const UI_06 = check(async (ctx) => {
 
 const UI_07 = check({ exclusive: true }, async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid' })
+  const receivedAt = Date.now()
   // the positive control: the genuine token is accepted, so a refusal below is for what was
   // changed; a user-info that refuses every token shows nothing here (UI-01 judges that)
   servedForTheCheck(
@@ -216,8 +217,10 @@ const UI_07 = check({ exclusive: true }, async (ctx) => {
       'user-info with a revoked token',
     )
   })
-  if (expireTokens(ctx, set.body.expires_in, 'an expired token')) {
-    // INTERFACE.md §3: holders must reject expired tokens
+  const expiring = { accessToken: set.accessToken, expiresIn: set.body.expires_in, receivedAt }
+  if (await expireTokens(ctx, 'UI-07', expiring, 'an expired token')) {
+    // INTERFACE.md §3: holders must reject expired tokens; RFC 6750 §3.1: invalid_token "The
+    // access token provided is expired, revoked, malformed, or invalid for other reasons"
     expectBearerChallenge(
       await userInfoRaw(ctx, set.accessToken),
       401,

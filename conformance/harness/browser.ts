@@ -18,6 +18,7 @@ import {
   REFUSE_LABEL,
 } from './interaction-words.ts'
 import { countSignIn } from './session.ts'
+import { recordRound } from './pace.ts'
 import { redactHeaders, redactUrl, rememberIssuedUrl } from './redact.ts'
 import type {
   InteractionConfig,
@@ -214,6 +215,8 @@ export async function browse(
   const timeout = options.timeoutMs ?? 15_000
   // whom an account chooser is answered for: the user signing in, else the context's session's
   const account = (): TargetUser | undefined => options.user ?? sessionUsers.get(context)
+  // the round's duration, when it reaches the client, is the run's measure of its speed (pace.ts)
+  const begun = performance.now()
   const page = await context.newPage()
   const cdp = await context.newCDPSession(page)
   // a holder, because the DevTools handler sets it behind the type checker's back
@@ -316,6 +319,7 @@ export async function browse(
   }
   const outcome = async (stopped?: BrowserStop): Promise<BrowserOutcome> => {
     const request = await loginRequest()
+    if (arrived()) recordRound(context, performance.now() - begun)
     return {
       callback: seen.callback,
       page,
@@ -500,7 +504,8 @@ async function lookAt(
   const url = page.url()
   for (const interaction of target.interactions ?? []) {
     if (!appliesTo(interaction, url, status)) continue
-    if (interaction.detect && !(await visible(page, interaction.detect))) continue
+    if (interaction.detect && !(await visible(page, stepSelector(interaction.detect, user))))
+      continue
     const kind = interaction.kind === 'login' ? 'login' : 'answer'
     return {
       kind,
@@ -774,7 +779,7 @@ export async function runSteps(
               ? step.press
               : step.waitFor
       const shown = await page
-        .locator(selector)
+        .locator(stepSelector(selector, user))
         .first()
         .waitFor({ timeout: interaction.optionalWaitMs ?? 1000 })
         .then(() => true)
@@ -802,12 +807,12 @@ async function runStep(
   timeout: number,
 ): Promise<void> {
   const value = (v: string): string => (user ? stepValue(v, user) : v)
+  const at = (selector: string) => page.locator(stepSelector(selector, user)).first()
   if ('goto' in step) await page.goto(new URL(step.goto, page.url()).toString(), { timeout })
-  else if ('fill' in step)
-    await page.locator(step.fill).first().fill(value(step.value), { timeout })
-  else if ('click' in step) await page.locator(step.click).first().click({ timeout })
-  else if ('press' in step) await page.locator(step.press).first().press(step.key, { timeout })
-  else await page.locator(step.waitFor).first().waitFor({ timeout })
+  else if ('fill' in step) await at(step.fill).fill(value(step.value), { timeout })
+  else if ('click' in step) await at(step.click).click({ timeout })
+  else if ('press' in step) await at(step.press).press(step.key, { timeout })
+  else await at(step.waitFor).waitFor({ timeout })
 }
 
 /**
@@ -847,6 +852,17 @@ export function describeStep(step: LoginStep): string {
   if ('click' in step) return `click ${step.click}`
   if ('press' in step) return `press ${step.key} in ${step.press}`
   return `wait for ${step.waitFor}`
+}
+
+/**
+ * `{username}` in a selector (a step's, or an interaction's `detect`), replaced by the user's
+ * name, with `\`, `'` and `"` escaped so it stays one quoted string (an account chooser names
+ * the user: `div[role=button]:has-text('{username}')`). Never `{password}`: a selector is shown
+ * in logs and reports, so the password is never put in one (it stays the literal text).
+ */
+export function stepSelector(selector: string, user: TargetUser | undefined): string {
+  if (!user) return selector
+  return selector.replace(/\{username\}/g, () => user.username.replace(/["'\\]/g, '\\$&'))
 }
 
 /** `{username}` and `{password}` in a step's value, replaced by the user's. */

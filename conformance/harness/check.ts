@@ -20,6 +20,7 @@ import {
 } from './types.ts'
 import { settledWithin } from './settled.ts'
 import { transportProblem } from './transport.ts'
+import { Pace, paceIn, ROUND_MARGIN } from './pace.ts'
 
 /** What a check body receives. */
 export interface CheckContext {
@@ -52,6 +53,13 @@ export interface CheckContext {
    * as a timeout (inconclusive).
    */
   extendTimeout(ms: number): void
+  /**
+   * Awaits `what`, a shared resource another check holds (a user's shared IdP session): the
+   * time spent waiting does not count against the check's limit (at most MAX_EXTENSION times
+   * the limit is credited, so a wait that never ends still ends the check). Optional: a context
+   * a test builds by hand may leave it out.
+   */
+  waitingFor?<T>(what: Promise<T>): Promise<T>
   /**
    * Runs one sub-case that does not depend on the others: its failure is recorded and the check
    * goes on, so every deviation is reported (the first as the headline, the rest in `more`).
@@ -103,6 +111,16 @@ export interface RunResources {
    * own checks, which the registry, one check per catalogue row, has no room for).
    */
   readonly checks?: ReadonlyMap<RequirementId, Check> | undefined
+  /**
+   * The run's measured speed (the browser rounds' durations, pace.ts): a check's default limit
+   * scales with it. Absent, limits are not scaled.
+   */
+  readonly pace?: Pace | undefined
+  /**
+   * Whether check limits scale with `pace` (default true): false when `--check-timeout` was
+   * given, which then holds as given.
+   */
+  readonly scaleLimits?: boolean
 }
 
 export function createRunResources(
@@ -111,6 +129,8 @@ export function createRunResources(
     reuseSessions?: boolean
     onNotice?: (message: string) => void
     browserChecks?: number
+    pace?: Pace
+    scaleLimits?: boolean
   } = {},
 ): RunResources {
   let browser: Promise<Browser> | undefined
@@ -119,6 +139,8 @@ export function createRunResources(
   const endpoints = new Map<string, Promise<Endpoints>>()
   return {
     counters,
+    pace: options.pace ?? new Pace(),
+    scaleLimits: options.scaleLimits ?? true,
     endpoints(on) {
       let found = endpoints.get(on.baseUrl)
       if (!found) endpoints.set(on.baseUrl, (found = resolveEndpoints(on)))
@@ -168,6 +190,13 @@ export interface CheckOptions {
    * which the CLI reads without loading the checks: registration refuses a difference.
    */
   readonly embeddedOnly?: string
+  /**
+   * How many browser rounds (authorizations through the browser) the check needs at most: its
+   * default limit is at least that many times the run's measured round (pace.ts), so a check
+   * that signs in twenty times is not stopped on a slow target where one that signs in once is
+   * not. Never past MAX_EXTENSION times the limit.
+   */
+  readonly browserRounds?: number
 }
 
 /** A check as its area file declares it: the body, and how the run must schedule it. */
@@ -175,6 +204,7 @@ export interface Check {
   readonly body: CheckBody
   readonly exclusive: boolean
   readonly embeddedOnly: string | undefined
+  readonly browserRounds?: number | undefined
 }
 
 /**
@@ -222,7 +252,12 @@ export function check(bodyOrOptions: CheckBody | CheckOptions, maybeBody?: Check
   const [options, body] =
     typeof bodyOrOptions === 'function' ? [{}, bodyOrOptions] : [bodyOrOptions, maybeBody]
   if (!body) throw new Error('a check has no body')
-  return { body, exclusive: options.exclusive ?? false, embeddedOnly: options.embeddedOnly }
+  return {
+    body,
+    exclusive: options.exclusive ?? false,
+    embeddedOnly: options.embeddedOnly,
+    ...(options.browserRounds === undefined ? {} : { browserRounds: options.browserRounds }),
+  }
 }
 
 const registry = new Map<RequirementId, Check>()
@@ -360,7 +395,15 @@ export async function runCheck(
   // the check's place in the browser pool, taken with its first browser context
   let slot: Slot | undefined
   let timedOut = false
-  let limitMs = timeoutMs
+  // the limit as extendTimeout moved it (0: not moved)
+  let extendedMs = 0
+  // time spent waiting for a resource other checks hold (the browser pool, a shared session):
+  // not counted against the check, up to `cap`; `waits` in progress since `waitingSince`
+  let creditedMs = 0
+  let waits = 0
+  let waitingSince = 0
+  // no limit, scaled, extended or credited, goes past this (a hung check still ends)
+  const cap = timeoutMs * MAX_EXTENSION
   const started = performance.now()
   // failures of sub-cases (ctx.subcase), in the order found, each with its cause: the exchange
   // its expectation judged, else what the exchanges made until then say (never later ones)
@@ -409,6 +452,32 @@ export async function runCheck(
   }
   if (!entry) return result('skip', 'no check is registered for this requirement')
   if (entry.embeddedOnly && !target.embedded) return result('skip', entry.embeddedOnly)
+  // the limit at the run's measured speed: the default scaled by how much slower than nominal
+  // its browser rounds are, and at least the rounds the check declares (pace.ts); an explicit
+  // --check-timeout (scaleLimits false) holds as given
+  const pace = resources.scaleLimits === false ? undefined : resources.pace
+  const scaledMs = (): number => {
+    if (!pace) return timeoutMs
+    const round = pace.roundMs()
+    const byRounds =
+      entry.browserRounds !== undefined && round !== undefined
+        ? entry.browserRounds * round * ROUND_MARGIN
+        : 0
+    return Math.min(cap, Math.max(timeoutMs * pace.scale(), byRounds))
+  }
+  const ownLimitMs = (): number => Math.max(scaledMs(), extendedMs)
+  const creditMs = (): number =>
+    Math.min(cap, creditedMs + (waits > 0 ? performance.now() - waitingSince : 0))
+  const waitingFor = async <T>(what: Promise<T>): Promise<T> => {
+    if (waits++ === 0) waitingSince = performance.now()
+    arm()
+    try {
+      return await what
+    } finally {
+      if (--waits === 0) creditedMs += performance.now() - waitingSince
+      arm()
+    }
+  }
   const ctx: CheckContext = {
     id,
     target: targetFor(id, target, entry.exclusive),
@@ -425,13 +494,14 @@ export async function runCheck(
         notes.push(`no screenshot of ${name}: ${describe(err).split('\n')[0] ?? ''}`)
       }
     },
-    timeLeftMs: () => Math.max(0, limitMs - (performance.now() - started)),
+    timeLeftMs: () => Math.max(0, ownLimitMs() + creditMs() - (performance.now() - started)),
     extendTimeout(ms) {
-      const wanted = Math.min(performance.now() - started + ms, timeoutMs * MAX_EXTENSION)
-      if (wanted <= limitMs || timedOut) return
-      limitMs = wanted
+      const wanted = Math.min(performance.now() - started - creditMs() + ms, cap)
+      if (wanted <= ownLimitMs() || timedOut) return
+      extendedMs = wanted
       arm()
     },
+    waitingFor,
     async subcase(what, fn, options) {
       try {
         await (options?.subject === undefined ? fn() : on(options.subject, fn))
@@ -460,7 +530,8 @@ export async function runCheck(
       running()
       if (!options?.outsidePool) {
         slot ??= resources.browserSlots?.acquire()
-        await slot?.ready
+        // the time in the queue is not the check's: other checks hold the places
+        if (slot) await waitingFor(slot.ready)
         // it may have timed out while it waited for its place
         running()
       }
@@ -472,6 +543,7 @@ export async function runCheck(
       }
       resources.counters.browserContexts++
       countIn(context, resources.counters)
+      if (resources.pace) paceIn(context, resources.pace)
       contexts.push(context)
       return context
     },
@@ -482,25 +554,34 @@ export async function runCheck(
   let ended = false
   const interrupt = (): void =>
     expire(new Interrupted(stop ? reasonOf(stop) : 'the run was stopped'))
-  // (re)starts the timer for what is left of the check's limit (extendTimeout moves it)
+  // (re)starts the timer for what is left of the check's limit (extendTimeout, the run's pace
+  // and the waits for shared resources move it); while a wait is in progress, the most it may
+  // be credited is counted, so a wait that never ends still ends the check
   const arm = (): void => {
+    if (timedOut || ended) return
     clearTimeout(timer)
-    const limit = Math.round(limitMs)
+    const deadline = ownLimitMs() + (waits > 0 ? cap : creditMs())
     timer = setTimeout(
       () => {
         timedOut = true
-        abort.abort(new CheckTimeout(`timed out after ${limit} ms`))
-        expire(
-          new CheckTimeout(
-            limit === timeoutMs
-              ? `timed out after ${limit} ms (--check-timeout)`
-              : `timed out after ${limit} ms (its limit scaled by the target's measured speed)`,
-          ),
-        )
+        const own = Math.round(ownLimitMs())
+        const waited = Math.round(creditMs())
+        const scaled = scaledMs()
+        const why =
+          own === timeoutMs
+            ? '--check-timeout'
+            : extendedMs > scaled
+              ? "its limit scaled by the target's measured speed"
+              : `--check-timeout ${timeoutMs} ms scaled by this run's measured speed: one browser round took ${Math.round(pace?.roundMs() ?? 0)} ms`
+        const message = `timed out after ${own} ms (${why})${waited > 0 ? `, not counting ${waited} ms spent waiting for the browser or a shared session that other checks held` : ''}`
+        abort.abort(new CheckTimeout(message))
+        expire(new CheckTimeout(message))
       },
-      Math.max(0, limitMs - (performance.now() - started)),
+      Math.max(0, deadline - (performance.now() - started)),
     )
   }
+  // a round measured anywhere in the run moves the limit of the checks running
+  const unlisten = pace?.onChange(arm)
   try {
     await Promise.race([
       new Promise<never>((_, reject) => {
@@ -588,6 +669,7 @@ export async function runCheck(
     return result('error', why, judged.kind === 'control' ? { cause: judgedAt.cause } : undefined)
   } finally {
     ended = true
+    unlisten?.()
     stop?.removeEventListener('abort', interrupt)
     clearTimeout(timer)
     abort.abort()

@@ -173,6 +173,7 @@ async function startOnce(
       },
       plainHttpUrl: `http://127.0.0.1:${httpPort}`,
       refreshTokenLifetime: config.refreshTokenTtl,
+      accessTokenLifetime: config.accessTokenTtl,
       sessionLifetime: config.sessionTtl,
     },
     true,

@@ -1,3 +1,5 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import { decodeJwt } from 'jose'
 import type { CookieJar } from 'tough-cookie'
 import type { Page } from '@playwright/test'
 import { authorizationIsSubject, type CheckContext } from './check.ts'
@@ -5,13 +7,13 @@ import {
   browse,
   clientOrigins,
   rememberSessionUser,
-  submitLogin,
   type BrowserOutcome,
   type BrowserStop,
 } from './browser.ts'
 import { giveSession, signInByFormPost } from './form-sign-in.ts'
 import { learnSignInOrigins } from './idp-origins.ts'
 import { jarOf } from './session.ts'
+import { failedSignIn, onFirstLoginPage } from './failed-sign-in.ts'
 import {
   about,
   expectControl,
@@ -25,6 +27,13 @@ import type { HttpResponse } from './http.ts'
 import { oidc, oidcConfig } from './oidc.ts'
 import { clientCredentialsRaw, redeemRaw, refreshRaw } from './requests.ts'
 import type { TargetClient, TargetUser } from './target.ts'
+import type { RequirementId } from '../requirements.ts'
+import {
+  ACCESS_TOKEN_EXPIRY_TOLERANCE_S,
+  DEFAULT_ACCESS_TOKEN_LIFETIME_S,
+  expiredTokenPartWhy,
+  MAX_ACCESS_TOKEN_WAIT_S,
+} from './needs.ts'
 
 type Json = Record<string, unknown>
 
@@ -246,7 +255,9 @@ export async function authorize(
   // a browser that goes on with the shared session holds it (SharedSessions.hold): another
   // check answering an interaction on the same session at once would leave one of the two on
   // the provider's error page, a verdict that depends on what runs beside it
-  const held = unread && sessions ? await sessions.hold(unread) : undefined
+  // (the time spent waiting for it is not the check's: ctx.waitingFor)
+  const holding = unread && sessions ? sessions.hold(unread) : undefined
+  const held = holding && (await (ctx.waitingFor ? ctx.waitingFor(holding) : holding))
   if (unread && !held) {
     ctx.note(
       `sign-in: ${user?.username ?? ''}'s IdP session was in use by other checks for too long; signing in on a session of its own`,
@@ -668,19 +679,83 @@ export async function probeBasic(
   ctx.note(`${path}: client_secret_basic is refused (INTERFACE.md allows client_secret_post only)`)
 }
 
+/** An access token to present past its expiry, as its token response gave it. */
+export interface IssuedToken {
+  readonly accessToken: string
+  /** The token response's expires_in. */
+  readonly expiresIn: unknown
+  /** Date.now() when the token response was received (the token was issued before). */
+  readonly receivedAt: number
+}
+
 /**
- * Moves the embedded server's clock past an access token's expiry (for the rest of the check:
- * the harness puts it back afterwards); elsewhere notes why the expiry part is left out and
- * returns false.
+ * Brings an access token past its expiry for the rest of the check, and returns whether it did;
+ * else notes why that part (`what`) is not judged and returns false. On the embedded server its
+ * clock is moved (the harness puts it back afterwards). Against a deployment, for the checks
+ * that wait (harness/needs.ts) and an accessTokenLifetime of at most MAX_ACCESS_TOKEN_WAIT_S, it
+ * waits until the token's own expiry, as the later of its `exp` (the target's clock) and
+ * `receivedAt` + expires_in (this machine's clock: a target whose clock lags is waited for too),
+ * plus ACCESS_TOKEN_EXPIRY_TOLERANCE_S, no longer; the check's limit is extended to allow it.
  */
-export function expireTokens(ctx: CheckContext, expiresIn: unknown, what: string): boolean {
+export async function expireTokens(
+  ctx: CheckContext,
+  id: RequirementId,
+  token: IssuedToken,
+  what: string,
+): Promise<boolean> {
   const controls = ctx.target.controls
-  if (!controls) {
-    ctx.note(`${what}: not checked, because only the embedded server's clock can be moved`)
+  const expiresIn = typeof token.expiresIn === 'number' ? token.expiresIn : undefined
+  if (controls) {
+    controls.advanceClock((expiresIn ?? DEFAULT_ACCESS_TOKEN_LIFETIME_S) + 1)
+    return true
+  }
+  const why = expiredTokenPartWhy(id, ctx.target)
+  if (why !== undefined) {
+    ctx.note(`${what}: not judged against this deployment: ${why}`)
     return false
   }
-  controls.advanceClock((typeof expiresIn === 'number' ? expiresIn : 3600) + 1)
+  const ends: number[] = []
+  if (expiresIn !== undefined) ends.push(token.receivedAt + expiresIn * 1000)
+  const exp = jwtExp(token.accessToken)
+  if (exp !== undefined) ends.push(exp * 1000)
+  if (ends.length === 0) {
+    ctx.note(
+      `${what}: not judged: the token response gave no expires_in and the token is not a JWT with exp, so its expiry is unknown`,
+    )
+    return false
+  }
+  const untilMs = Math.max(...ends) + ACCESS_TOKEN_EXPIRY_TOLERANCE_S * 1000
+  const waitMs = Math.max(0, untilMs - Date.now())
+  const limitS = MAX_ACCESS_TOKEN_WAIT_S + ACCESS_TOKEN_EXPIRY_TOLERANCE_S
+  if (waitMs > limitS * 1000) {
+    ctx.note(
+      `${what}: not judged: the token expires ${Math.round(waitMs / 1000)} s from now (with ${ACCESS_TOKEN_EXPIRY_TOLERANCE_S} s of clock tolerance), longer than a check waits (${limitS} s), though accessTokenLifetime is ${String(ctx.target.accessTokenLifetime)} s (CODE-01 compares expires_in with it)`,
+    )
+    return false
+  }
+  // the wait, and a margin for the requests that follow it
+  ctx.extendTimeout(waitMs + 30_000)
+  if (ctx.timeLeftMs() < waitMs + 10_000) {
+    ctx.note(
+      `${what}: not judged: waiting ${Math.round(waitMs / 1000)} s for the token to expire does not fit in the check's time limit (--check-timeout)`,
+    )
+    return false
+  }
+  await sleep(waitMs)
+  ctx.note(
+    `${what}: presented ${Math.round((Date.now() - Math.max(...ends)) / 1000)} s after its expiry (waited ${Math.round(waitMs / 1000)} s; accessTokenLifetime ${String(ctx.target.accessTokenLifetime)} s)`,
+  )
   return true
+}
+
+/** A JWT's exp claim, or undefined for a token that is not a JWT with a numeric exp. */
+function jwtExp(token: string): number | undefined {
+  try {
+    const { exp } = decodeJwt(token)
+    return typeof exp === 'number' ? exp : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /** Polls `probe` until it holds or `ms` have passed; returns whether it held. */
@@ -756,49 +831,48 @@ export interface LoginAnswer {
 }
 
 /**
- * Opens the login page once in `context` and returns a sender that posts the form with the
- * credentials `credentials()` gives (a new pair each time: the throttling and spraying probes)
- * and resolves with the answer to the post (the form's, or that of the request a script signs
- * in with); the page is filled again after each refusal.
+ * Opens the login page in `context` and returns a sender that signs in with the credentials
+ * `credentials()` gives (a new pair each time: the throttling and spraying probes) and resolves
+ * with the provider's answer to the request that carried the password (the form's post, or a
+ * script's fetch/XHR call), or to the last request posted when the provider refused an earlier
+ * step (failedSignIn). Steps that only follow a success (a one-time code after the password) are
+ * not waited for. The next attempt starts on the same page when it shows the sign-in's first
+ * page again, else from a fresh authorization request (a login over several pages leaves the
+ * browser on its password page after a refusal).
  */
 export async function failedLogins(
   ctx: CheckContext,
   context: BrowserContext,
   credentials: () => TargetUser,
 ): Promise<() => Promise<LoginAnswer>> {
-  const { outcome } = await authorize(ctx, { context, user: null })
-  expectThat(outcome.loginShown, 'the authorization request did not show the login page')
-  const page = outcome.page
+  const loginPage = async (): Promise<Page> => {
+    const { outcome } = await authorize(ctx, { context, user: null })
+    expectThat(outcome.loginShown, 'the authorization request did not show the login page')
+    // the page's own waits (a click's navigation, a fill) get what is left of the check's time
+    // too, not Playwright's fixed 30 s: a loaded server's password hash may take longer
+    outcome.page.setDefaultTimeout(Math.max(30_000, ctx.timeLeftMs()))
+    return outcome.page
+  }
+  let page = await loginPage()
+  let fresh = true
   return async () => {
-    // listened for before the form is sent, and observed at once: a wait that outlives the step
-    // (a page closed, a timeout while the form is still being filled, a fill that throws) must
-    // not reject unobserved and take the run down; it is rethrown here, for the check to judge.
-    // Bounded by what is left of the check's time (at least 10 s), not by a fixed 10 s: a
-    // password hash on a loaded machine may take longer, and the check's limit ends it anyway.
-    // The answer is the form's post, or the POST a login page's script sends the credentials
-    // with (fetch/XHR) to the login page's origin
-    const origin = new URL(page.url()).origin
-    const posted = page
-      .waitForResponse(
-        (r) => {
-          const req = r.request()
-          if (req.method() !== 'POST') return false
-          if (req.isNavigationRequest()) return true
-          const script = req.resourceType() === 'fetch' || req.resourceType() === 'xhr'
-          return script && URL.canParse(req.url()) && new URL(req.url()).origin === origin
-        },
-        { timeout: Math.max(10_000, ctx.timeLeftMs()) },
-      )
-      .then(
-        (response) => ({ response }),
-        (error: unknown) => ({ error }),
-      )
-    await submitLogin(page, credentials(), ctx.target.login)
-    const answer = await posted
-    if ('error' in answer) throw answer.error
-    const res = answer.response
-    const headers = await res.allHeaders()
-    await page.waitForLoadState('load', { timeout: 10_000 }).catch(() => undefined)
+    if (!fresh && !(await onFirstLoginPage(page, ctx.target.login))) {
+      if (!page.isClosed()) await page.close().catch(() => undefined)
+      page = await loginPage()
+    }
+    fresh = false
+    page.setDefaultTimeout(Math.max(30_000, ctx.timeLeftMs()))
+    // bounded by what is left of the check's time (at least 10 s), not by a fixed 10 s: a
+    // password hash on a loaded machine may take longer, and the check's limit ends it anyway
+    const attempt = await failedSignIn(
+      page,
+      credentials(),
+      ctx.target.login,
+      Math.max(10_000, ctx.timeLeftMs()),
+    )
+    const res = attempt.response
+    const headers: Record<string, string> = await res.allHeaders().catch(() => ({}))
+    await attempt.end()
     return { status: res.status(), header: (name) => headers[name] ?? null }
   }
 }

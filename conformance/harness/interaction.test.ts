@@ -2,8 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import type { Browser } from '@playwright/test'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { browse, launchBrowser, rememberSessionUser } from './browser.ts'
-import { answerLogoutConfirmation, withoutLogoutAnswers } from './logout.ts'
+import { browse, launchBrowser, rememberSessionUser, stepSelector } from './browser.ts'
+import { answerLogoutConfirmation, browseLogout, withoutLogoutAnswers } from './logout.ts'
 import { couldNotGetPast, stuckAt, type AuthorizeResult } from './flows.ts'
 import { createHttp } from './http.ts'
 import { CANCEL, expectErrorPage, expectLoginPage } from './pages.ts'
@@ -41,6 +41,12 @@ const pages: Record<string, { status: number; title: string; body: string }> = {
     'Choose an account',
     `<ul><li><a href="/continue">alice@example.com</a></li><li><a href="/spa-login">Use another account</a></li></ul>`,
   ),
+  // an account chooser of ARIA buttons that names the user, and another that does not (blind
+  // round 3: `{username}` in the configured selector)
+  '/choose-div': page(
+    'Pick an account',
+    `<div role="button" onclick="location.href='/continue'">Alice Example alice@example.com</div><div role="button" onclick="location.href='/spa-login'">Use another account</div>`,
+  ),
   '/mfa': page(
     'Two-step verification',
     `<form method="post" action="/mfa-done"><input id="otp" name="otp"><button id="verify">Verify</button></form>`,
@@ -53,6 +59,17 @@ const pages: Record<string, { status: number; title: string; body: string }> = {
   '/logout-confirm': page(
     'Sign-out',
     `<form method="post" action="/logged-out"><button name="logout" value="yes">Yes, sign me out</button><button>No, stay signed in</button></form>`,
+  ),
+  // the confirmation a provider shows even for a valid id_token_hint (RP-Initiated Logout §2),
+  // whose "Yes" sends the browser on to the client's post-logout URI
+  '/logout-ask': page(
+    'Sign-out',
+    `<p>Do you want to sign-out from Example App?</p><form method="post" action="/logout-yes"><button name="logout" value="yes">Yes, sign me out</button></form><form method="post" action="/logged-out"><button>No, stay signed in</button></form>`,
+  ),
+  // a confirmation with two sign-out controls: the suite would be guessing which one is meant
+  '/logout-ambiguous': page(
+    'Sign-out',
+    `<form method="post" action="/logout-yes"><button>Sign out of this app</button><button>Sign out everywhere</button></form>`,
   ),
   '/broken': page(
     'Oops',
@@ -172,6 +189,7 @@ const next: Record<string, string> = {
   '/consent-deny': `${CALLBACK}?error=access_denied`,
   '/continue-done': `${CALLBACK}?code=the-code`,
   '/mfa-done': '/consent',
+  '/logout-yes': 'https://client.example/logged-out?state=s1',
   '/lang-en': '/no-cancel',
   '/lang-fr': '/no-cancel',
   '/picked-alice': `${CALLBACK}?code=alice`,
@@ -446,6 +464,73 @@ describe('the interaction driver (browse) on local pages', () => {
       { user },
     )
     expect(detected.interactions?.[0]).toMatch(/^oops \(configured\) at /)
+  }, 60_000)
+
+  test('a logout that must go through answers the confirmation asked even with a valid hint, and notes it (blind round 3, fault 1)', async () => {
+    const notes: string[] = []
+    const t = target()
+    const ctx = { target: t, http: createHttp(t), note: (m: string) => notes.push(m) }
+    const context = await browser.newContext()
+    try {
+      // built in: the one sign-out control, then the browser is followed to the client
+      const outcome = await browseLogout(ctx, context, `${base}/logout-ask`, 'logout')
+      expect(outcome.callback).toBe('https://client.example/logged-out?state=s1')
+      expect(outcome.stopped).toBeUndefined()
+      expect(notes).toEqual([
+        'logout: the OP asked the user to confirm the logout (RP-Initiated Logout 1.0 §2); answered: built-in: "Yes, sign me out"',
+      ])
+      // configured: the logout interaction's steps
+      const signout: InteractionConfig = {
+        name: 'signout',
+        kind: 'logout',
+        url: '/logout-ambiguous$',
+        steps: [{ click: 'text=Sign out of this app' }],
+      }
+      const configured = await browseLogout(
+        { ...ctx, target: target([signout]) },
+        context,
+        `${base}/logout-ambiguous`,
+        'configured',
+      )
+      expect(configured.callback).toBe('https://client.example/logged-out?state=s1')
+      expect(notes[1]).toMatch(
+        /^configured: the OP showed pages on the way .*; answered: signout \(configured\) at /,
+      )
+      // a confirmation the suite cannot answer is inconclusive (an Error, never a CheckFailure)
+      const unanswerable = browseLogout(ctx, context, `${base}/logout-ambiguous`, 'ambiguous')
+      await expect(unanswerable).rejects.toThrow(
+        /^ambiguous: the logout stopped at a logout confirmation .* configure a logout interaction/,
+      )
+      await expect(unanswerable).rejects.not.toBeInstanceOf(CheckFailure)
+      // any other page is returned as it is, for the check to judge
+      const other = await browseLogout(ctx, context, `${base}/puzzle`, 'other')
+      expect(other.callback).toBeUndefined()
+      expect(new URL(other.page.url()).pathname).toBe('/puzzle')
+      expect(notes).toHaveLength(2)
+    } finally {
+      await context.close()
+    }
+  }, 60_000)
+
+  test('{username} in an interaction selector (detect and steps) is the user name, never the password (blind round 3, fault 5)', async () => {
+    const chooser: InteractionConfig = {
+      name: 'chooser',
+      kind: 'account',
+      detect: "div[role=button]:has-text('{username}')",
+      steps: [
+        { waitFor: "div[role=button]:has-text('{username}')", optional: true },
+        { click: "div[role=button]:has-text('{username}')" },
+      ],
+    }
+    const outcome = await run('/choose-div', target([chooser]), { user })
+    expect(outcome.interactions?.[0]).toMatch(/^chooser \(configured\) at .*\/choose-div$/)
+    expect(outcome.callback).toBe(`${CALLBACK}?code=the-code`)
+    // quotes in the name stay inside the selector's string; {password} is never substituted
+    const quoted = { username: `o'brien"x\\`, password: 'secret' }
+    expect(stepSelector("text='{username}' >> #p-{password}", quoted)).toBe(
+      `text='o\\'brien\\"x\\\\' >> #p-{password}`,
+    )
+    expect(stepSelector('#who', undefined)).toBe('#who')
   }, 60_000)
 
   test('optional steps are allowed in login.steps too (issue 29, fault 11)', async () => {

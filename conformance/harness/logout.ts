@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { BrowserContext, Page } from '@playwright/test'
-import { appliesTo, runSteps, type BrowserOutcome } from './browser.ts'
+import { appliesTo, browse, clientOrigins, runSteps, type BrowserOutcome } from './browser.ts'
 import type { CheckContext } from './check.ts'
 import { expectEqual, expectThat } from './expect.ts'
 import { idTokenOf, signIn } from './flows.ts'
@@ -157,6 +157,49 @@ export async function answerLogoutConfirmation(
   await controls.nth(signOut[0]).click({ timeout: 10_000 })
   await moved
   return { answered: `built-in: "${label}"`, asks }
+}
+
+/**
+ * Opens the logout request `url` in `context` for a check that needs the logout to go through
+ * (a positive part, or the positive control of a negative one): where the provider stops at a
+ * logout confirmation (RP-Initiated Logout 1.0 §2: the OP SHOULD ask the End-User whether to log
+ * out, even with a valid id_token_hint), the user's answer is given as LOGOUT-06 gives it (the
+ * configured `logout` interaction, else the page's one sign-out control), noted, and the
+ * browser followed to the client URI it is then sent to. A confirmation the suite cannot answer
+ * leaves the check inconclusive (an Error, never a failure of the provider); any other page is
+ * returned as it is, for the caller to judge.
+ */
+export async function browseLogout(
+  ctx: Pick<CheckContext, 'target' | 'http' | 'note'>,
+  context: BrowserContext,
+  url: string,
+  what: string,
+): Promise<BrowserOutcome> {
+  const outcome = await browse(context, ctx.target, url, ctx.http)
+  const page = outcome.page
+  // a configured logout interaction is answered by the driver itself, on the way
+  if (outcome.interactions?.length)
+    ctx.note(
+      `${what}: the OP showed pages on the way (RP-Initiated Logout 1.0 §2 lets it ask the user); answered: ${outcome.interactions.join('; ')}`,
+    )
+  if (outcome.callback !== undefined || !page.url().startsWith(ctx.target.baseUrl)) return outcome
+  const answer = await answerLogoutConfirmation(ctx, page, outcome.stopped?.status)
+  if (answer.answered === undefined) {
+    if (answer.asks)
+      throw new Error(
+        `${what}: the logout stopped at a logout confirmation (RP-Initiated Logout 1.0 §2: the OP SHOULD ask the user) that the suite cannot answer, at ${page.url()}: configure a logout interaction (README, Login steps and interactions)`,
+      )
+    return outcome
+  }
+  ctx.note(
+    `${what}: the OP asked the user to confirm the logout (RP-Initiated Logout 1.0 §2); answered: ${answer.answered}`,
+  )
+  const origins = new Set(clientOrigins(ctx.target))
+  const reached = await page
+    .waitForURL((u) => origins.has(u.origin), { timeout: 15_000 })
+    .then(() => true)
+    .catch(() => false)
+  return reached ? { ...outcome, callback: page.url(), stopped: undefined } : outcome
 }
 
 /** The main frame's next document, loaded; at most 10 s each (never rejects). */

@@ -253,16 +253,20 @@ export async function renderPage(
       }
       break
     }
-    const seen = await page.evaluate(() => ({
-      passwordField: Array.from(document.querySelectorAll('input[type=password]')).some(
-        (el) => el.getClientRects().length > 0,
-      ),
-      inputs: Array.from(
-        document.querySelectorAll('input:not([type=hidden]):not([type=submit]), textarea'),
-      ).filter((el) => el.getClientRects().length > 0).length,
-      text: document.body.innerText.replace(/\s+/g, ' ').trim().slice(0, 300),
-      title: document.title,
-    }))
+    // Playwright's CSS locators pierce open shadow roots, as the login driver's do: a login
+    // form inside a web component is the page's login form (blind round 4, S2)
+    const seen = {
+      passwordField: await shows(page, 'input[type=password]'),
+      inputs: await page
+        .locator('input:not([type=hidden]):not([type=submit]), textarea')
+        .filter({ visible: true })
+        .count()
+        .catch(() => 0),
+      ...(await page.evaluate(() => ({
+        text: document.body.innerText.replace(/\s+/g, ' ').trim().slice(0, 300),
+        title: document.title,
+      }))),
+    }
     let loginDetected = false
     for (const selector of loginSelectors(ctx.target)) loginDetected ||= await shows(page, selector)
     const documentSeen =

@@ -35,7 +35,8 @@ export interface TargetUser {
 
 /**
  * One declarative login step. Selectors are Playwright selectors; in `value`, `{username}` and
- * `{password}` stand for the signing-in user's credentials (never written to logs or reports).
+ * `{password}` stand for the signing-in user's credentials (never written to logs or reports);
+ * in a selector, `{username}` alone (browser.ts stepSelector).
  */
 export type LoginStep =
   | { readonly goto: string }
@@ -147,6 +148,13 @@ export interface TargetConfig {
    * it; on another deployment RT-11 waits it out when it is short enough, else is skipped.
    */
   readonly refreshTokenLifetime?: number | undefined
+  /**
+   * The access-token lifetime in seconds (the reference server's ACCESS_TOKEN_TTL; the token
+   * response's expires_in, which CODE-01 compares with it; absent, the interface's default of
+   * 3600). The embedded server's clock is moved past it; on another deployment UI-07 and
+   * INTRO-03 wait a token's `exp` out when it is at most 150 s, else leave that part not judged.
+   */
+  readonly accessTokenLifetime?: number | undefined
   /**
    * The login-session lifetime in seconds (SEC-11; the reference server's SESSION_TTL). The
    * embedded server's clock is moved past it; on another deployment SEC-11 waits it out when it

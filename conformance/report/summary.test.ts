@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest'
 import type { CheckResult, Verdict } from '../harness/types.ts'
 import { requirements, type RequirementId } from '../requirements.ts'
-import { groupByCause, groupChecks } from './summary.ts'
+import { causeKey, groupByCause, groupChecks } from './summary.ts'
 import { formatSummary } from './terminal.ts'
 
 const result = (id: RequirementId, verdict: Verdict, cause?: string): CheckResult => ({
@@ -51,5 +51,48 @@ describe('causes', () => {
     )
     expect(summary).toContain('WARN LOGIN-05: LOGIN-05 did not pass')
     expect(summary.split(refused).length).toBe(2)
+  })
+})
+
+// Blind round 3 fault 8: checks stuck at one page are one cause, whatever per-interaction values
+// (a ticket in the query, a uid in the path) each message carries.
+describe('causes told apart only by volatile parts of a URL', () => {
+  const stuck = (page: string) =>
+    `inconclusive: the harness could not drive the target: stuck before the check's subject: the authorization step never reached https://app.example/callback (page at ${page}: the IdP showed its login page again after the sign-in: Sign in)`
+  const errored = (id: RequirementId, page: string): CheckResult => ({
+    ...result(id, 'error'),
+    message: stuck(page),
+  })
+
+  test('two checks stuck at the same login page, each with its own ticket, are one group', () => {
+    const groups = groupByCause([
+      errored('TOK-01', 'https://idp.example/login?ticket=Xq3vT9aLk2PzR7mW0bNc1'),
+      errored('AT-01', 'https://idp.example/login?ticket=b81Zr2QmYc0VtLp5sKdE9'),
+      errored('CODE-10', 'https://idp.example/consent?ticket=b81Zr2QmYc0VtLp5sKdE9'),
+    ])
+    expect(groups.map((g) => g.results.map((r) => r.id))).toEqual([
+      ['TOK-01', 'AT-01'],
+      ['CODE-10'],
+    ])
+    // told without one check's ticket once several are in the group; a group of one keeps its own
+    expect(groups[0]?.cause).toBe(stuck('https://idp.example/login?ticket=…'))
+    expect(groups[1]?.cause).toBe(stuck('https://idp.example/consent?ticket=b81Zr2QmYc0VtLp5sKdE9'))
+  })
+
+  test('ids in the path are volatile, words are not', () => {
+    expect(
+      causeKey('page at https://idp.example/signin/Xq3vT9aLk2PzR7mW0bNc1/password?u=a%40b.'),
+    ).toBe('page at https://idp.example/signin/…/password?u=….')
+    expect(
+      causeKey(
+        'at https://idp.example/interaction/6f1c0a52-3b7e-4a61-9d2f-0c8e5b7a9d10 after 10000 ms',
+      ),
+    ).toBe('at https://idp.example/interaction/… after … ms')
+    expect(causeKey('GET https://idp.example/.well-known/openid-configuration answered 404')).toBe(
+      'GET https://idp.example/.well-known/openid-configuration answered 404',
+    )
+    expect(causeKey('https://idp.example/auth/v2/introspection_endpoint')).toBe(
+      'https://idp.example/auth/v2/introspection_endpoint',
+    )
   })
 })

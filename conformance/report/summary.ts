@@ -28,6 +28,45 @@ export interface CauseGroup {
 const GRAVITY: Partial<Record<Verdict, number>> = { fail: 0, error: 1, warn: 2 }
 
 /**
+ * A path segment that names one interaction, session or object rather than a page: a number, a
+ * UUID, or a token-like run (a digit in 8 or more characters, or mixed case in 16 or more, as a
+ * nanoid or a ticket has), never a word such as `password` or `openid-configuration`.
+ */
+const VOLATILE_SEGMENT = (segment: string): boolean =>
+  /^\d+$/.test(segment) ||
+  /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(segment) ||
+  (/^[A-Za-z0-9_-]+$/.test(segment) &&
+    ((segment.length >= 8 && /\d/.test(segment)) ||
+      (segment.length >= 16 && /[a-z]/.test(segment) && /[A-Z]/.test(segment))))
+
+/**
+ * The cause with the parts that differ from one check to the next left out, so that the same
+ * page or answer is one cause: in each URL the query's values (`?ticket=…`), the fragment and
+ * the path segments that are ids (`/signin/…/password`), and durations (`… ms`). Blind round 3:
+ * 27 checks stuck at one login page, each message with its own `?ticket=<uid>`, were 27 causes.
+ */
+export function causeKey(cause: string): string {
+  return cause
+    .replace(/https?:\/\/[^\s"'<>()]+/g, (url) => {
+      const trail = /[.,;:]+$/.exec(url)?.[0] ?? ''
+      const bare = trail ? url.slice(0, -trail.length) : url
+      let u: URL
+      try {
+        u = new URL(bare)
+      } catch {
+        return url
+      }
+      const path = u.pathname
+        .split('/')
+        .map((segment) => (VOLATILE_SEGMENT(segment) ? '…' : segment))
+        .join('/')
+      const query = [...new Set(u.searchParams.keys())].map((k) => `${k}=…`).join('&')
+      return `${u.origin}${path}${query ? `?${query}` : ''}${trail}`
+    })
+    .replace(/\b\d+ ?ms\b/g, '… ms')
+}
+
+/**
  * Failures, warnings and inconclusive checks grouped by what they come down to (the same
  * request answered the same way, the same failing control), whatever their level: a MUST check
  * that fails and a SHOULD check that warns on one answer are one group, counted per verdict.
@@ -47,11 +86,15 @@ export function groupByCause(results: readonly CheckResult[]): CauseGroup[] {
   for (const r of results) {
     if (GRAVITY[r.verdict] === undefined) continue
     const cause = r.cause ?? r.message ?? r.id
-    const group = groups.get(cause) ?? { cause, verdict: r.verdict, counts: {}, results: [] }
+    // grouped by the cause without its volatile parts; told with them while only one text is
+    // in the group, and without once several are (no one check's ticket stands for all)
+    const key = causeKey(cause)
+    const group = groups.get(key) ?? { cause, verdict: r.verdict, counts: {}, results: [] }
+    if (group.cause !== cause) group.cause = key
     group.results.push(r)
     group.counts[r.verdict] = (group.counts[r.verdict] ?? 0) + 1
     if ((GRAVITY[r.verdict] ?? 9) < (GRAVITY[group.verdict] ?? 9)) group.verdict = r.verdict
-    groups.set(cause, group)
+    groups.set(key, group)
   }
   return [...groups.values()].sort(
     (a, b) =>

@@ -92,8 +92,12 @@ export function sabotageTarget(): (id: RequirementId, s: BrokenTarget) => Promis
         ? { cert: foreign.cert, key: foreign.key, ca: shared.tls.ca, caPath: undefined }
         : shared.tls,
     })
+    // a deployment: the same server, seen without the embedded target's controls
+    const target = s.asDeployment
+      ? { ...broken.target, embedded: false, controls: undefined }
+      : broken.target
     try {
-      return await runCheck(id, broken.target, resourcesWith(new SharedSessions()))
+      return await runCheck(id, target, resourcesWith(new SharedSessions()))
     } finally {
       await broken.stop()
     }

@@ -1,7 +1,7 @@
 import { http, HttpResponse } from 'msw'
 import { describe, expect, test } from 'vitest'
 import { proveSabotages } from './prove.ts'
-import { AUTHORIZE, BRANDING, LOGOUT, TOKEN } from '../harness/requests.ts'
+import { AUTHORIZE, BRANDING, LOGOUT } from '../harness/requests.ts'
 import {
   extendAll,
   INTROSPECT,
@@ -11,8 +11,11 @@ import {
   type BrokenTarget,
   firstUnknownUserStalled,
   knownUserAnsweredLate,
+  onForm,
   relay,
+  TOKEN,
   unknownUserRefusedBeforeHashing,
+  withJson,
 } from './sabotage/kit.ts'
 
 // the other half of the sabotages (self-test.test.ts has the first), in a process of its own;
@@ -97,4 +100,26 @@ describe('self-test: ROBUST-* parts throttled or not driven are not judged', () 
       /^inconclusive: the harness could not drive the target: not judged: the login post \(a valid authorization request showed no login form in its HTML \(script-rendered or multi-step\)/,
     )
   })
+})
+
+// Blind round 3 fault 2 (issue 29 item 11, one deviation, one failure): a token response whose
+// `scope` is empty is TOK-02's deviation (RFC 6749 §5.1); RT-01/RT-02 judge whether offline access
+// was granted by its evidence, a refresh token that works at the token endpoint.
+describe('self-test: an empty scope member with a working refresh token is no failure of RT-01/RT-02', () => {
+  const emptyScope = {
+    handlers: onForm(TOKEN, async ({ form, forward }) => {
+      if (form.get('grant_type') !== 'authorization_code') return undefined
+      return withJson(await forward(), (b) => {
+        if (typeof b.access_token === 'string') b.scope = ''
+      })
+    }),
+  }
+  for (const id of ['RT-01', 'RT-02'] as const)
+    test(`${id} against a code grant answering scope "" with a refresh token that works passes, and notes it`, async () => {
+      const result = await withSabotage(id, emptyScope)
+      expect(result.verdict, result.message).toBe('pass')
+      expect(result.notes.join('\n')).toMatch(
+        /the token response's scope "" leaves out offline_access, but its refresh_token works at the token endpoint/,
+      )
+    })
 })

@@ -21,6 +21,7 @@ import {
   paramsOf,
   plantedSessionEndedAndKept,
   readableCookieAtSignIn,
+  replaceJson,
   rewriteLoginPage,
   scriptSignIn,
   REVOKE,
@@ -81,6 +82,40 @@ describe('self-test: a check with nothing to assert does not pass', () => {
     const result = await withSabotage('RT-10', rotatingRefreshTokens)
     expect(result.verdict, result.message).toBe('skip')
     expect(result.message).toMatch(/refresh tokens rotate/)
+  })
+})
+
+// Against a deployment an access token is waited past its exp (accessTokenLifetime), not aged
+// by the embedded clock: a sound server passes, its refusal seen after the wait.
+describe('self-test: an expired access token is waited out against a deployment', () => {
+  test('INTRO-03 against a sound server driven as a deployment with 20-s access tokens passes, after the wait', async () => {
+    const result = await withSabotage('INTRO-03', {
+      config: { accessTokenTtl: 20 },
+      asDeployment: true,
+    })
+    expect(result.verdict, result.message).toBe('pass')
+    expect(result.notes.join('\n')).toMatch(
+      /an expired access token: presented \d+ s after its expiry \(waited \d+ s; accessTokenLifetime 20 s\)/,
+    )
+  })
+})
+
+// OIDC Core §3.1.2.6: consent_required answers prompt=none for a signed-in user who must still
+// consent: a session the logout checks see alive, not an unexpected error (blind round 4, S7)
+describe('self-test: prompt=none answered consent_required shows a live session', () => {
+  test('LOGOUT-07 against an OP answering prompt=none with consent_required while signed in passes, and notes it', async () => {
+    const result = await withSabotage('LOGOUT-07', {
+      extend: rewriteSuccessRedirect((params, request) => {
+        const prompt = (request.query as Record<string, unknown>).prompt
+        if (typeof prompt !== 'string' || !prompt.split(' ').includes('none')) return
+        params.delete('code')
+        params.set('error', 'consent_required')
+      }),
+    })
+    expect(result.verdict, result.message).toBe('pass')
+    expect(result.notes.join('\n')).toMatch(
+      /prompt=none answered error=consent_required, an answer for a signed-in user \(OIDC Core §3\.1\.2\.6\): the session is alive/,
+    )
   })
 })
 
@@ -351,11 +386,81 @@ describe('self-test: a negative check without its positive control is inconclusi
       expect(result.message).toMatch(/positive control failed/)
       expect(result.message).toMatch(reason)
     })
+  // blind round 4, S3: REV-07 failed "revoking the ID token revoked the access token" against an
+  // introspection that never called that access token active
+  test('REV-07 against an introspection calling JWTs inactive is inconclusive about the effects, naming its control', async () => {
+    const result = await withSabotage('REV-07', {
+      handlers: onForm(INTROSPECT, async ({ form, forward }) =>
+        isJwt(form.get('token')) ? HttpResponse.json({ active: false }) : forward(),
+      ),
+    })
+    expect(result.verdict, result.message).toBe('error')
+    expect(result.message).toMatch(/positive control failed/)
+    expect(result.message).toMatch(
+      /introspection before any revocation: the access token did not introspect active/,
+    )
+  })
+  // blind round 4, S8: the success answer's form is REV-02's subject, not REV-07's
+  test('REV-07 against a revocation that revokes but answers 200 with an empty text/plain body passes, and notes it', async () => {
+    const result = await withSabotage('REV-07', {
+      handlers: onForm(REVOKE, async ({ forward }) => {
+        const answer = await forward()
+        return answer.status === 200
+          ? new HttpResponse('', { status: 200, headers: { 'content-type': 'text/plain' } })
+          : answer
+      }),
+    })
+    expect(result.verdict, result.message).toBe('pass')
+    expect(result.notes.join('\n')).toMatch(
+      /the revocation of the ID token answered 200 without a JSON message \(INTERFACE\.md §4\.5; judged by REV-02\)/,
+    )
+  })
   test('RT-09 against the same provider still judges its subject: the revoked refresh token is refused, so it passes', async () => {
     const result = await withSabotage('RT-09', refusesEveryToken)
     expect(result.verdict, result.message).toBe('pass')
     expect(result.notes.join('\n')).toMatch(
       /the revocation of the refresh token answered 200 without a JSON message/,
+    )
+  })
+  // blind round 3 fault 7: the "revokes nothing" and "active with the right secret" parts need
+  // a token that introspects active; INTRO-01 judges one that does not
+  // an authenticated introspection of a JWT access token answers {active:false}; the real
+  // server's answer otherwise (its 401 to a client that did not authenticate included)
+  const jwtsInactive: BrokenTarget = {
+    handlers: onForm(INTROSPECT, async ({ form, forward }) =>
+      isJwt(form.get('token'))
+        ? replaceJson(await forward(), (b) => (b.active === true ? { active: false } : b))
+        : forward(),
+    ),
+  }
+  test('REV-05 against an introspection calling JWTs inactive judges the refusals, then is inconclusive about what they revoked', async () => {
+    const result = await withSabotage('REV-05', jwtsInactive)
+    expect(result.verdict, result.message).toBe('error')
+    expect(result.message).toMatch(
+      /positive control failed.*introspection of the token before any revocation: expected active true, got HTTP 200 \{"active":false\}/,
+    )
+  })
+  test('INTRO-04 against an introspection calling JWTs inactive judges the refusals and passes, noting the part it does not judge', async () => {
+    const result = await withSabotage('INTRO-04', jwtsInactive)
+    expect(result.verdict, result.message).toBe('pass')
+    expect(result.notes.join('\n')).toMatch(
+      /with the right secret answered \{"active":false\}, not active true \(INTRO-01 judges that\)/,
+    )
+  })
+  test('INTRO-04 against an introspection refusing every client is inconclusive, never a pass', async () => {
+    const result = await withSabotage('INTRO-04', {
+      handlers: onForm(INTROSPECT, () =>
+        Promise.resolve(
+          HttpResponse.json(
+            { error: 'invalid_client', error_description: 'refused' },
+            { status: 401, headers: { 'www-authenticate': 'Basic realm="introspect"' } },
+          ),
+        ),
+      ),
+    })
+    expect(result.verdict, result.message).toBe('error')
+    expect(result.message).toMatch(
+      /positive control failed.*introspection of the token with the right secret: expected HTTP 200, got 401/,
     )
   })
   test('INTRO-07 against an introspection calling a fresh refresh token inactive is inconclusive', async () => {

@@ -73,6 +73,12 @@ export type BrokenTarget =
       readonly extend?: Extend
       /** How the reference server checks a password against its stored hash. */
       readonly verifyPassword?: AppOptions['verifyPassword']
+      /**
+       * Drives the broken server as a deployment: no clock or rate-limit controls and not
+       * `embedded`, as a run with --base-url sees a server it does not host (the target
+       * configuration's lifetimes are still given, as a deployment's target file gives them).
+       */
+      readonly asDeployment?: true
     }
 
 /**

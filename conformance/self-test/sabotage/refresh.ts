@@ -29,6 +29,19 @@ const dropOfflineAccess = onForm(TOKEN, async ({ form, forward }) => {
   })
 })
 
+/**
+ * The code grant answered with offline_access left out of its scope and a refresh token the
+ * token endpoint does not know: neither the scope nor the token shows offline access granted.
+ */
+const offlineNotGrantedDeadToken = onForm(TOKEN, async ({ form, forward }) => {
+  if (!grant(form, 'authorization_code')) return undefined
+  return withJson(await forward(), (b) => {
+    if (typeof b.refresh_token !== 'string') return
+    b.refresh_token = 'unknown-refresh-token-0123456789'
+    if (typeof b.scope === 'string') b.scope = b.scope.replace(/\s*offline_access/, '')
+  })
+})
+
 /** The code grant answered with offline_access granted but no refresh token. */
 const dropRefreshToken = onForm(TOKEN, async ({ form, forward }) => {
   if (!grant(form, 'authorization_code')) return undefined
@@ -81,6 +94,12 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
       expect: /^no refresh_token in the token response for scope ".*offline_access.*"/,
       handlers: dropRefreshToken,
     },
+    {
+      how: 'offline_access is left out of the scope and the refresh token issued does not work',
+      expect:
+        /^offline_access was requested but not granted \(scope "[^"]*"\), and the refresh_token issued with it is refused at the token endpoint \(HTTP 400 invalid_grant\)/,
+      handlers: offlineNotGrantedDeadToken,
+    },
   ],
   // one sabotage for offline_access not granted, one for its refresh token left out
   'RT-02': [
@@ -93,6 +112,12 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
       how: 'prompt=consent grants offline_access without a refresh_token',
       expect: /^prompt=consent with offline_access: no refresh_token in the token response/,
       handlers: dropRefreshToken,
+    },
+    {
+      how: 'prompt=consent leaves offline_access out of the scope and its refresh token does not work',
+      expect:
+        /^prompt=consent: offline_access was not granted \(scope "[^"]*"\), and the refresh_token issued with it is refused at the token endpoint \(HTTP 400 invalid_grant\)/,
+      handlers: offlineNotGrantedDeadToken,
     },
   ],
   // one sabotage per property of a refresh the check asserts

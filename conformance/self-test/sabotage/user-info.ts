@@ -1,4 +1,4 @@
-import { decodeJwt, decodeProtectedHeader } from 'jose'
+import { compactVerify, decodeJwt, decodeProtectedHeader } from 'jose'
 import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
 import type { userInfo } from '../../catalogue/user-info.ts'
 import {
@@ -48,6 +48,35 @@ function onUserInfo(
 
 const bearer = (request: Request): string | undefined =>
   /^\S+\s+(\S+)$/.exec(request.headers.get('authorization') ?? '')?.[1]
+
+/**
+ * A user-info that serves a genuine access token past its exp: its 401 for a token that the
+ * server's own published keys verify and whose exp has passed (on the server's clock) becomes
+ * the token's sub, through hapi's onPreResponse: a server broken from outside its code.
+ */
+const userInfoAcceptsExpired: Extend = (app) => {
+  app.server.ext('onPreResponse', async (request, h) => {
+    const response = request.response
+    // the refusal, whether still an error or already the server's own 401 answer
+    const status = 'isBoom' in response ? response.output.statusCode : response.statusCode
+    if (request.path !== USER_INFO || status !== 401) return h.continue
+    const header: unknown = request.headers.authorization
+    const token = typeof header === 'string' ? /^Bearer\s+(\S+)$/i.exec(header)?.[1] : undefined
+    if (!token) return h.continue
+    const now = app.deps.clock()
+    try {
+      const { kid } = decodeProtectedHeader(token)
+      const key = kid ? await app.deps.keys.verificationKey(kid, now) : undefined
+      if (!key) return h.continue
+      await compactVerify(token, key)
+    } catch {
+      return h.continue
+    }
+    const { exp, sub } = decodeJwt(token)
+    if (typeof exp !== 'number' || exp > now) return h.continue
+    return h.response({ sub }).code(200)
+  })
+}
 
 /** How to break the target for each UI-* check. */
 export const userInfoSabotage: Record<keyof typeof userInfo, Sabotages> = {
@@ -269,6 +298,15 @@ export const userInfoSabotage: Record<keyof typeof userInfo, Sabotages> = {
           if ((await forgeryKind(token, target)) !== undefined) return res
           return HttpResponse.json({ sub: String(decodeJwt(token).sub) })
         })(target),
+    },
+    {
+      // driven as a deployment: the check waits the token's 20 s lifetime out (the server's
+      // clock is not moved), so the refusal it judges is the deployment's own
+      how: 'user-info accepts an access token past its exp (driven as a deployment, no clock control)',
+      expect: /^user-info with an expired token: expected HTTP 401, got 200/,
+      config: { accessTokenTtl: 20 },
+      extend: userInfoAcceptsExpired,
+      asDeployment: true,
     },
   ]),
   // one sabotage per token without openid (each a sub-case), and one for the challenge
