@@ -2,6 +2,7 @@ import { launchBrowser, browse, clientOrigins } from './harness/browser.ts'
 import { DISCOVERY, resolveEndpoints } from './harness/endpoints.ts'
 import { signInByFormPost, textMatching } from './harness/form-sign-in.ts'
 import { createHttp, type Http, type HttpResponse } from './harness/http.ts'
+import { learnSignInOrigins } from './harness/idp-origins.ts'
 import { oidc } from './harness/oidc.ts'
 import { authorizeUrl, clientCredentialsRaw, JWKS, redeemRaw } from './harness/requests.ts'
 import { redactKnown, redactUrl } from './harness/redact.ts'
@@ -298,6 +299,9 @@ async function userSignsIn(
       user,
       timeoutMs: Math.min(ms, BROWSER_WAIT_MS),
     })
+    // where the IdP sent the browser on the way to the client (a login app on an origin of its
+    // own) is the IdP's for the run (idp-origins.ts)
+    learnSignInOrigins(target, outcome.origins ?? [], outcome.callback, clientOrigins(target))
     if (outcome.callback) return signedIn(outcome.callback, 'browser')
     const stop = outcome.stopped
     if (stop?.kind === 'login-again' && stop.status !== 429) {

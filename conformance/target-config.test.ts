@@ -153,3 +153,16 @@ describe('rateLimitBudget and refreshTokenLifetime', () => {
     }
   })
 })
+
+describe('idpOrigins (a login UI on an origin of its own)', () => {
+  test('https origins are read', () => {
+    const idpOrigins = ['https://login.example', 'https://127.0.0.1:9544']
+    expect(load({ idpOrigins }).idpOrigins).toEqual(idpOrigins)
+    expect(load({}).idpOrigins).toBeUndefined()
+  })
+
+  test('a URL with a path, a plain-http origin or a non-array is a usage error naming the key', () => {
+    for (const bad of [['https://login.example/u/'], ['http://login.example'], 'https://x.example'])
+      expect(() => load({ idpOrigins: bad })).toThrow(/idpOrigins/)
+  })
+})

@@ -107,6 +107,15 @@ const fileSchema = Joi.object({
   accessTokenLifetime: Joi.number().strict().integer().min(1).optional(),
   // strict: Joi would take "20" for 20 and leave the string in the file's value
   sessionLifetime: Joi.number().strict().integer().min(1).optional(),
+  // origins only (scheme, host, port): a path would suggest a narrower rule than the one applied
+  idpOrigins: Joi.array()
+    .items(
+      Joi.string()
+        .uri({ scheme: ['https'] })
+        .pattern(/^https:\/\/[^/?#]+\/?$/)
+        .message('{{#label}} must be an https origin (scheme, host and port only)'),
+    )
+    .optional(),
   login: login.optional(),
   interactions: Joi.array().items(interaction).optional(),
 })
@@ -192,6 +201,7 @@ export function loadTargetConfig(
     refreshTokenLifetime: file.refreshTokenLifetime as number | undefined,
     accessTokenLifetime: file.accessTokenLifetime as number | undefined,
     sessionLifetime: file.sessionLifetime as number | undefined,
+    idpOrigins: file.idpOrigins as string[] | undefined,
     login: file.login as TargetConfig['login'],
     interactions: file.interactions as TargetConfig['interactions'],
   }

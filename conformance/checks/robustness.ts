@@ -15,6 +15,8 @@ import {
 } from '../harness/requests.ts'
 import { holds, propertyBudget } from '../harness/fuzz/property.ts'
 import { pkcePair } from '../harness/flows.ts'
+import { idpOrigins } from '../harness/idp-origins.ts'
+import { clientOrigins } from '../harness/browser.ts'
 import {
   type Endpoint,
   expectRegisteredError,
@@ -27,6 +29,7 @@ import { expectAccepted, realTokens, userInfoRefuses } from '../harness/fuzz/tok
 import {
   AUTHORIZE,
   AUTHORIZE_ERRORS,
+  encoded,
   expectPageAnswer,
   loginFormOf,
   LOGOUT,
@@ -198,7 +201,10 @@ const cookieFor = async (jar: CookieJar, url: string): Promise<string | undefine
 const ROBUST_03 = check(async (ctx) => {
   const { runs, seed } = propertyBudget(ctx)
   const main = ctx.target.clients.main
-  const idp = new URL(ctx.target.baseUrl).origin
+  // the IdP's origins: a login app on an origin of its own is the IdP's (idp-origins.ts)
+  const idp = idpOrigins(ctx.target)
+  // a redirect to a client's origin is judged whatever the request named (never the IdP's)
+  const clients = clientOrigins(ctx.target)
   // authorize, the login post without and within an interaction, logout
   const each = Math.max(1, Math.ceil(runs / 4))
   const page = (method: string) => method === 'GET' || method === 'POST'
@@ -260,6 +266,7 @@ const ROBUST_03 = check(async (ctx) => {
             : undefined,
           page(r.method),
           refusable(r, ['GET', 'POST']),
+          { sent: encoded(valid, r), clients },
         )
         if (why !== undefined) parts.unread(AUTHORIZE, showPageRequest(AUTHORIZE)(r), why)
       },
@@ -272,12 +279,18 @@ const ROBUST_03 = check(async (ctx) => {
     // the login form's post: its action and fields from a real login page (a script-rendered
     // login has none to read: its own sign-in request is replayed instead, scriptSignInCases)
     const authorizeUrl = `${endpointUrl(ctx.target, 'authorization_endpoint')}?${new URLSearchParams(valid.map(([k, v]) => [k, v])).toString()}`
-    const isClient = (url: URL) => url.origin !== idp
-    const first = await loginFormOf(ctx, authorizeUrl, isClient)
+    const isClient = (url: URL) => !idp.has(url.origin)
+    let leftTo: URL | undefined
+    const first = await loginFormOf(ctx, authorizeUrl, isClient, (to) => (leftTo = to))
     // a login the page's script sends (fetch/XHR, JSON or form) is reached through the
     // browser's own credential request, recorded once and replayed with over-long and control
     // credentials (credential-replay.ts); a sign-in over several requests has none to replay
-    if (!first) await scriptSignInCases(ctx, parts)
+    if (!first && leftTo && !clients.includes(leftTo.origin))
+      parts.part(
+        'the login post',
+        `a valid authorization request sent the browser to ${leftTo.origin}${leftTo.pathname}, an origin not known as the IdP's (a login UI on an origin of its own is declared with idpOrigins), so its login form was not read`,
+      )
+    else if (!first) await scriptSignInCases(ctx, parts)
     else {
       loginUrl = first.form.action
       const fields = (form: typeof first.form): Pairs => [
@@ -302,6 +315,7 @@ const ROBUST_03 = check(async (ctx) => {
             undefined,
             page(r.method),
             refusable(r, ['POST']),
+            { sent: encoded(valid, r), clients },
           )
           if (why !== undefined)
             parts.unread(`${path} without the interaction`, showPageRequest(path)(r), why)
@@ -344,7 +358,8 @@ const ROBUST_03 = check(async (ctx) => {
         expectControl(fresh, 'a valid authorization request no longer showed the login form')
         const action = fresh.form.action
         posted++
-        const res = await send(action, fields(fresh.form), r, await cookieFor(fresh.jar, action))
+        const sent = fields(fresh.form)
+        const res = await send(action, sent, r, await cookieFor(fresh.jar, action))
         if (refusedUnread(res)) {
           refused = `HTTP ${String(res.status)} at post ${String(posted)}`
           unjudged.push(what)
@@ -358,6 +373,7 @@ const ROBUST_03 = check(async (ctx) => {
             interactionAnswer,
             true,
             refusable(r, ['POST']),
+            { sent: encoded(sent, r), clients },
           )
           if (why !== undefined) parts.unread(within, what, why)
         } catch (err) {
@@ -385,12 +401,8 @@ const ROBUST_03 = check(async (ctx) => {
             const fresh = await loginFormOf(ctx, authorizeUrl, isClient)
             expectControl(fresh, 'a valid authorization request no longer showed the login form')
             const action = fresh.form.action
-            const res = await send(
-              action,
-              fields(fresh.form),
-              r,
-              await cookieFor(fresh.jar, action),
-            )
+            const sent = fields(fresh.form)
+            const res = await send(action, sent, r, await cookieFor(fresh.jar, action))
             if (refusedUnread(res)) {
               refused = `HTTP ${String(res.status)} to a generated case`
               return
@@ -402,6 +414,7 @@ const ROBUST_03 = check(async (ctx) => {
               interactionAnswer,
               page(r.method),
               refusable(r, ['POST']),
+              { sent: encoded(sent, r), clients },
             )
             if (why !== undefined) parts.unread(within, showPageRequest(path)(r), why)
           },
@@ -444,6 +457,7 @@ const ROBUST_03 = check(async (ctx) => {
           : undefined,
         page(r.method),
         refusable(r, ['GET', 'POST']),
+        { sent: encoded(logoutValid, r), clients },
       )
       if (why !== undefined) parts.unread(LOGOUT, showPageRequest(LOGOUT)(r), why)
     },

@@ -145,6 +145,12 @@ export interface BrowserOutcome {
   /** What the driver answered on the way, in order ("consent (built-in) at /consent"). */
   readonly interactions?: readonly string[] | undefined
   /**
+   * The origins of the main frame's navigations (redirect hops included), in the order first
+   * seen, the clients' origins left out: where the IdP sent the browser on its way (a login app
+   * on an origin of its own; idp-origins.ts learns them once the flow ends with a code).
+   */
+  readonly origins?: readonly string[] | undefined
+  /**
    * Why the flow stopped at the IdP, when it did without being asked to (a flow asked to stop
    * at the login page, or to cancel there, has none).
    */
@@ -280,6 +286,19 @@ export async function browse(
     if (credential.watching && !credential.request && req.method() === 'POST')
       credential.request = req
   })
+  // the main frame's navigations (each redirect hop is a request of its own)
+  const clientSide = new Set(clientOrigins(target))
+  const origins: string[] = []
+  page.on('request', (req) => {
+    if (!req.isNavigationRequest() || req.frame() !== page.mainFrame()) return
+    let origin: string
+    try {
+      origin = new URL(req.url()).origin
+    } catch {
+      return
+    }
+    if (!clientSide.has(origin) && !origins.includes(origin)) origins.push(origin)
+  })
 
   let loginShown = false
   let signedIn = false
@@ -309,6 +328,7 @@ export async function browse(
       loginPostStatus: request?.via === 'form' ? request.status : undefined,
       loginRequest: request,
       interactions: answered,
+      origins: [...origins],
       ...(stopped && !arrived() ? { stopped } : {}),
     }
   }
@@ -895,7 +915,10 @@ export async function fillLogin(page: Page, user: TargetUser): Promise<void> {
     (await page.locator(username).count()) > 0 || (await page.locator(password).count()) === 0
       ? page.locator(username).first()
       : page.locator('input[type=text]:visible, input:not([type]):visible').first()
-  await name.fill(user.username)
+  // a user name the page holds and will not let be changed (a read-only or disabled field with a
+  // value: the "re-enter your password" page of prompt=login) is left as it is; typing into it
+  // would wait for it to become editable, which it never does (issue 29, blind round 4, S5)
+  if (!(await fixedValue(name))) await name.fill(user.username)
   await page.locator(password).first().fill(user.password)
   if ((await page.locator(submit).count()) > 0) {
     await page.locator(submit).first().click()
@@ -910,6 +933,17 @@ export async function fillLogin(page: Page, user: TargetUser): Promise<void> {
     .first()
   if ((await button.count()) > 0) await button.click()
   else await page.locator(password).first().press('Enter')
+}
+
+/** Whether a field is on the page, read-only or disabled, and already holds a value (no waiting). */
+async function fixedValue(field: ReturnType<Page['locator']>): Promise<boolean> {
+  if ((await field.count()) === 0) return false
+  return field
+    .evaluate((el) => {
+      const input = el as HTMLInputElement
+      return (input.readOnly || input.disabled) && input.value !== ''
+    })
+    .catch(() => false)
 }
 
 /** Labels of a sign-in button. */

@@ -11,6 +11,7 @@ import {
   type BrowserStop,
 } from './browser.ts'
 import { giveSession, signInByFormPost } from './form-sign-in.ts'
+import { learnSignInOrigins } from './idp-origins.ts'
 import { jarOf } from './session.ts'
 import { failedSignIn, onFirstLoginPage } from './failed-sign-in.ts'
 import {
@@ -284,6 +285,15 @@ export async function authorize(
         if (options.screenshot) await ctx.screenshot('login page', page, { fullPage: true })
       },
     })
+    // a plain sign-in (no parameter of the check's own) that reached the client with a code
+    // shows where the IdP itself sends the browser: a login app on another origin is the IdP's
+    if (!options.params || Object.keys(options.params).length === 0)
+      learnSignInOrigins(
+        ctx.target,
+        outcome.origins ?? [],
+        outcome.callback,
+        clientOrigins(ctx.target),
+      )
     // the cookies the browser reached the client with are the session from then on (the
     // provider may have given it a new identifier on the way); a sign-in is handled below
     if (held && outcome.callback && !outcome.loginShown)

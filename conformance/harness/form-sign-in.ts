@@ -349,7 +349,8 @@ export async function followWithJar(
   http: Http,
   jar: CookieJar,
   first: HttpResponse,
-  idp: string,
+  /** The IdP's origin, or all of them (idp-origins.ts). */
+  idp: string | ReadonlySet<string>,
   isClient: (url: URL) => boolean,
   hops: HttpResponse[] = [],
 ): Promise<{ readonly client: URL } | { readonly stopped: HttpResponse }> {
@@ -361,7 +362,8 @@ export async function followWithJar(
     if (res.status < 300 || res.status >= 400 || !location) return { stopped: res }
     const next = new URL(location, res.url)
     if (isClient(next)) return { client: next }
-    if (next.origin !== idp) return { stopped: res }
+    if (typeof idp === 'string' ? next.origin !== idp : !idp.has(next.origin))
+      return { stopped: res }
     const cookie = await jar.getCookieString(next.toString())
     res = await http.request(next.toString(), {
       headers: { accept: 'text/html', ...(cookie ? { cookie } : {}) },

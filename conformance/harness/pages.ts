@@ -4,6 +4,7 @@ import { appliesTo, ERROR_WORDS, runSteps } from './browser.ts'
 import type { CheckContext } from './check.ts'
 import { CheckFailure, expectEqual, expectStatus, expectThat } from './expect.ts'
 import type { HttpResponse } from './http.ts'
+import { atIdp, describeOrigins, idpOrigins } from './idp-origins.ts'
 import { CANCEL_CONTROL } from './interaction-words.ts'
 import type { TargetClient } from './target.ts'
 
@@ -35,15 +36,17 @@ async function keepCookies(res: HttpResponse, jar: CookieJar): Promise<void> {
 }
 
 /**
- * Follows the IdP's own redirects (at most five), failing as soon as one leaves its origin or
- * points at a client URI: the harness's "no redirect" rule.
+ * Follows the IdP's own redirects (at most five), failing as soon as one points at a client
+ * URI or leaves the IdP's origins (idp-origins.ts: the base URL's, the discovery document's
+ * endpoints', the configured `idpOrigins` and those the suite's own sign-ins went through, such
+ * as a login app on an origin of its own): the harness's "no redirect" rule.
  */
 export async function followAtIdp(
   ctx: Pick<CheckContext, 'target' | 'http'>,
   first: HttpResponse,
   what: string,
 ): Promise<HttpResponse> {
-  const origin = new URL(ctx.target.baseUrl).origin
+  const origins = idpOrigins(ctx.target)
   const jar = new CookieJar()
   let res = first
   for (let hop = 0; isRedirect(res); hop++) {
@@ -57,7 +60,10 @@ export async function followAtIdp(
         `${what}: redirected to the client URI ${location.href}`,
       )
     }
-    expectThat(location.origin === origin, `${what}: redirected off the IdP to ${location.href}`)
+    expectThat(
+      atIdp(origins, location),
+      `${what}: redirected off the IdP to ${location.href} (the IdP's origins: ${describeOrigins(origins)}; a login UI on another origin is declared with idpOrigins)`,
+    )
     expectThat(hop < 5, `${what}: more than five redirects at the IdP`)
     const cookie = await jar.getCookieString(location.href)
     res = await ctx.http.request(location.href, {

@@ -161,6 +161,13 @@ export interface TargetConfig {
    * is short enough, else is skipped.
    */
   readonly sessionLifetime?: number | undefined
+  /**
+   * Other origins that are the IdP's own (a login app the authorization endpoint hands the
+   * browser to): a redirect there stays at the IdP (idp-origins.ts). The base URL's origin,
+   * the discovery document's endpoint origins and the origins of the suite's own successful
+   * browser sign-ins need not be listed.
+   */
+  readonly idpOrigins?: readonly string[] | undefined
 }
 
 /** A resolved target: its config plus a dispatcher that trusts its CA with TLS checks on. */

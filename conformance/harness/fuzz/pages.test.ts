@@ -213,6 +213,46 @@ describe('expectPageAnswer', () => {
     ).rejects.toThrow(/answered with a code or token/)
   })
 
+  test("with the request as sent, a redirect off the IdP fails when the request named its origin or it is a client's, and is not judged otherwise (blind round 4, S1)", async () => {
+    const to = (location: string) => answer(302, { location })
+    const named = `redirect_uri=${encodeURIComponent('https://evil.example/cb')}&state=s`
+    // the request's own URI: an open redirect (RFC 6749 §4.1.2.1)
+    await expect(
+      expectPageAnswer(none, to('https://evil.example/cb?error=x'), IDP, undefined, true, [], {
+        sent: named,
+      }),
+    ).rejects.toThrow(/redirected the browser to https:\/\/evil\.example\/cb, which the request/)
+    // a client's origin is never the IdP's, whatever the request named
+    await expect(
+      expectPageAnswer(none, to(`${CLIENT}?error=invalid_request`), IDP, undefined, true, [], {
+        sent: 'state=s',
+        clients: [new URL(CLIENT).origin],
+      }),
+    ).rejects.toThrow(/which the request did not verify/)
+    // an origin nobody named (the provider's own login app, not declared): not judged, not passed
+    expect(
+      await expectPageAnswer(none, to('https://login.example/u/1'), IDP, undefined, true, [], {
+        sent: named,
+        clients: [new URL(CLIENT).origin],
+      }),
+    ).toMatch(
+      /https:\/\/login\.example\/u\/1, an origin neither known as the IdP's nor named by the request/,
+    )
+    // one of the IdP's origins is followed as the IdP's own
+    const login = httpAnswering(html)
+    expect(
+      await expectPageAnswer(
+        login,
+        to('https://login.example/u/1'),
+        new Set([IDP, 'https://login.example']),
+        undefined,
+        true,
+        [],
+        { sent: named },
+      ),
+    ).toBeUndefined()
+  })
+
   test("the IdP's own redirects are followed, a bounded number of hops, each answer judged", async () => {
     const asked: string[] = []
     const broken = httpAnswering(answer(503, {}, '', `${IDP}/login`), asked)

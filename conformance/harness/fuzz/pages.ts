@@ -4,6 +4,7 @@ import type { CheckContext } from '../check.ts'
 import { ERROR_CHARS, expectThat } from '../expect.ts'
 import { followWithJar, readLoginForm, type LoginFormFields } from '../form-sign-in.ts'
 import type { Http, HttpResponse, RequestOptions } from '../http.ts'
+import { idpOrigins } from '../idp-origins.ts'
 import { AUTHORIZATION_ERRORS, NEEDS_UI_ERRORS } from '../pages.ts'
 import { AUTHORIZE, LOGOUT } from '../requests.ts'
 import { visible } from './property.ts'
@@ -242,6 +243,17 @@ export const AUTHORIZE_ERRORS = [...AUTHORIZATION_ERRORS, ...NEEDS_UI_ERRORS].fi
   (e) => e !== 'server_error',
 )
 
+/** The origins of the absolute http(s) URIs among a raw query's or form's values. */
+function originsNamed(raw: string): Set<string> {
+  const origins = new Set<string>()
+  for (const [, value] of new URLSearchParams(raw)) {
+    if (!URL.canParse(value)) continue
+    const url = new URL(value)
+    if (url.protocol === 'https:' || url.protocol === 'http:') origins.add(url.origin)
+  }
+  return origins
+}
+
 /**
  * Judges one answer of a browser-facing endpoint to a malformed request: never a 5xx; a page
  * the user is shown is HTML; a redirect stays at the IdP or goes to a verified client URI
@@ -253,14 +265,27 @@ export const AUTHORIZE_ERRORS = [...AUTHORIZATION_ERRORS, ...NEEDS_UI_ERRORS].fi
 export async function expectPageAnswer(
   http: Http,
   first: HttpResponse,
-  idp: string,
+  /** The IdP's origin, or all of them (idp-origins.ts: a login app on an origin of its own). */
+  idp: string | ReadonlySet<string>,
   allowed: AllowedRedirect | undefined,
   /** Whether a page is owed (GET and POST, what a browser sends). */
   html: boolean,
   /** Statuses that answer the first request as it was sent (`refusable`). */
   refused: readonly number[] = [],
-  hops = 2,
+  options: {
+    /** How many of the IdP's own redirects are followed (2). */
+    readonly hops?: number
+    /**
+     * The request as sent (its raw query or form): a redirect off the IdP to an origin no URI
+     * of it named is then not judged, not failed (see below). Without it, every redirect off
+     * the IdP but to `allowed` fails.
+     */
+    readonly sent?: string
+    /** The clients' origins: a redirect there is judged (never the IdP's), `sent` or not. */
+    readonly clients?: readonly string[]
+  } = {},
 ): Promise<string | undefined> {
+  const hops = options.hops ?? 2
   const jar = new CookieJar()
   let res = first
   for (let hop = 0; ; hop++) {
@@ -284,8 +309,20 @@ export async function expectPageAnswer(
         to,
         `HTTP ${String(res.status)} with a Location that is no URL: ${raw.slice(0, 80)}`,
       )
-      if (to.origin !== idp) {
-        // RFC 6749 §4.1.2.1, §3.1.2.4; RP-Initiated Logout §2: never to an unverified URI
+      if (typeof idp === 'string' ? to.origin !== idp : !idp.has(to.origin)) {
+        // RFC 6749 §4.1.2.1, §3.1.2.4: the server "MUST NOT automatically redirect the
+        // user-agent to the invalid redirection URI"; RP-Initiated Logout §3: only to a
+        // registered post-logout URI. What the MUST forbids is a destination the request chose
+        // (or a client's, which is never the IdP's): an origin none of the request's URIs named
+        // (a login app or error site of the provider's own the suite does not know) is neither
+        // that nor known to be the IdP's, so it is not judged
+        if (
+          options.sent !== undefined &&
+          !(allowed && `${to.origin}${to.pathname}` === allowed.uri) &&
+          !originsNamed(options.sent).has(to.origin) &&
+          !(options.clients ?? []).includes(to.origin)
+        )
+          return `HTTP ${String(res.status)} sent the browser to ${to.origin}${to.pathname}, an origin neither known as the IdP's nor named by the request (the suite cannot tell whether it is the IdP's own page; a login UI on an origin of its own is declared with idpOrigins)`
         expectThat(
           allowed && `${to.origin}${to.pathname}` === allowed.uri,
           `HTTP ${String(res.status)} redirected the browser to ${to.origin}${to.pathname}, which the request did not verify${allowed ? ` (only ${allowed.uri} could be: ${allowed.why})` : ''}`,
@@ -334,21 +371,20 @@ export async function expectPageAnswer(
   }
 }
 
-/** A real login page's form, reached from a valid authorization request; undefined if none. */
+/**
+ * A real login page's form, reached from a valid authorization request; undefined if none.
+ * `left` hears where the IdP's redirects left its origins (`clientUris` said so), if they did.
+ */
 export async function loginFormOf(
   ctx: Pick<CheckContext, 'http' | 'target'>,
   authorizeUrl: string,
   clientUris: (url: URL) => boolean,
+  left?: (url: URL) => void,
 ): Promise<{ form: LoginFormFields; jar: CookieJar } | undefined> {
   const jar = new CookieJar()
   const first = await ctx.http.request(authorizeUrl, { headers: { accept: 'text/html' } })
-  const end = await followWithJar(
-    ctx.http,
-    jar,
-    first,
-    new URL(ctx.target.baseUrl).origin,
-    clientUris,
-  )
+  const end = await followWithJar(ctx.http, jar, first, idpOrigins(ctx.target), clientUris)
+  if ('client' in end) left?.(end.client)
   if ('client' in end || end.stopped.status !== 200) return undefined
   const form = readLoginForm(end.stopped.text, end.stopped.url)
   return form ? { form, jar } : undefined
