@@ -163,6 +163,32 @@ export function joseRp(settings: RpClientSettings): RpLibrary {
   }
 
   /** Core §5.3: user-info with the access token, used only if its sub is the ID token's. */
+  /**
+   * A token request with `params`, the client authenticating with client_secret_post (RFC 6749
+   * §2.3.1, INTERFACE.md §5): the answer's body and its bearer access token.
+   */
+  async function tokenRequest(
+    metadata: Metadata,
+    params: Record<string, string>,
+  ): Promise<{ body: Record<string, unknown>; accessToken: string }> {
+    const res = await fetch(metadata.token_endpoint, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        accept: 'application/json',
+      },
+      body: new URLSearchParams({
+        ...params,
+        client_id: settings.clientId,
+        client_secret: settings.clientSecret,
+      }).toString(),
+      dispatcher,
+      signal: AbortSignal.timeout(HTTP_TIMEOUT_MS),
+    } as RequestInit)
+    const body = (await res.json()) as Record<string, unknown>
+    return { body, accessToken: bearerOf(res.status, body) }
+  }
+
   async function userInfoOf(metadata: Metadata, accessToken: string, sub: string): Promise<void> {
     // Core §5.3.1 with RFC 6750 §2.1
     const info = await get(metadata.userinfo_endpoint, { authorization: `Bearer ${accessToken}` })
@@ -292,26 +318,13 @@ export function joseRp(settings: RpClientSettings): RpLibrary {
       const code = params.get('code')
       if (!code) throw new Refused('RFC 6749 §4.1.2', 'the callback has no code')
 
-      // RFC 6749 §4.1.3 with client_secret_post (§2.3.1) and RFC 7636 §4.5
-      const res = await fetch(metadata.token_endpoint, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          accept: 'application/json',
-        },
-        body: new URLSearchParams({
-          grant_type: 'authorization_code',
-          code,
-          redirect_uri: redirectUri,
-          code_verifier: session.verifier,
-          client_id: settings.clientId,
-          client_secret: settings.clientSecret,
-        }).toString(),
-        dispatcher,
-        signal: AbortSignal.timeout(HTTP_TIMEOUT_MS),
-      } as RequestInit)
-      const body = (await res.json()) as Record<string, unknown>
-      const accessToken = bearerOf(res.status, body)
+      // RFC 6749 §4.1.3 and RFC 7636 §4.5
+      const { body, accessToken } = await tokenRequest(metadata, {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: redirectUri,
+        code_verifier: session.verifier,
+      })
       // Core §3.1.3.3: id_token is REQUIRED in the code flow's token response
       if (typeof body.id_token !== 'string')
         throw new Refused('Core §3.1.3.3', 'the token response has no id_token')
@@ -328,24 +341,11 @@ export function joseRp(settings: RpClientSettings): RpLibrary {
     async refresh(issuer, { refreshToken, sub }) {
       const metadata = await discover(issuer)
       // RFC 6749 §6: grant_type and refresh_token, no scope (the one granted stays), and the
-      // client authenticates as a confidential client MUST (§3.2.1, client_secret_post)
-      const res = await fetch(metadata.token_endpoint, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          accept: 'application/json',
-        },
-        body: new URLSearchParams({
-          grant_type: 'refresh_token',
-          refresh_token: refreshToken,
-          client_id: settings.clientId,
-          client_secret: settings.clientSecret,
-        }).toString(),
-        dispatcher,
-        signal: AbortSignal.timeout(HTTP_TIMEOUT_MS),
-      } as RequestInit)
-      const body = (await res.json()) as Record<string, unknown>
-      const accessToken = bearerOf(res.status, body)
+      // client authenticates as a confidential client MUST (§3.2.1)
+      const { accessToken } = await tokenRequest(metadata, {
+        grant_type: 'refresh_token',
+        refresh_token: refreshToken,
+      })
       // the sub of the sign-in's ID token, as Core §5.3.4 asks
       await userInfoOf(metadata, accessToken, sub)
       return sub
