@@ -5,7 +5,7 @@ import { codeOf, type AuthorizeResult } from './flows.ts'
 // A flow that ended on the provider's error page instead of the client (what a shared session
 // used by two checks at once once gave: "interaction session and authentication session
 // mismatch"), as `authorize` returns it.
-const stuckOnErrorPage = (beforeSubject: boolean): AuthorizeResult =>
+const stuckOnErrorPage = (beforeSubject: boolean, status = 400): AuthorizeResult =>
   ({
     via: 'browser',
     redirectUri: 'https://client.example/callback',
@@ -16,7 +16,7 @@ const stuckOnErrorPage = (beforeSubject: boolean): AuthorizeResult =>
       page: { url: () => 'https://idp.example/auth/authorize/uid' },
       stopped: {
         kind: 'error-page',
-        status: 400,
+        status,
         title: 'oops',
         text: 'interaction session and authentication session mismatch',
       },
@@ -45,6 +45,19 @@ describe('codeOf: a flow stuck before the check reached its subject', () => {
     const err = thrown(() => codeOf(stuckOnErrorPage(false)))
     expect(classify(err).kind).toBe('failure')
     expect((err as Error).message).toMatch(/^the IdP never redirected to /)
+  })
+
+  test('a throttled or unavailable IdP (429, 503) judges nothing, even when the authorization is the subject', () => {
+    for (const status of [429, 503])
+      for (const beforeSubject of [true, false]) {
+        const err = thrown(() => codeOf(stuckOnErrorPage(beforeSubject, status)))
+        expect(classify(err).kind).toBe('harness')
+        expect((err as Error).message).toMatch(
+          new RegExp(
+            `^the IdP answered HTTP ${String(status)} on the way to https://client\\.example/callback .*: a throttled or unavailable sign-in judges nothing$`,
+          ),
+        )
+      }
   })
 
   test('the authorization endpoint and its login page are the subject of AUTHZ-* and LOGIN-* only', () => {

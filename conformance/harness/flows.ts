@@ -418,6 +418,15 @@ function expectCallback(result: AuthorizeResult): asserts result is AuthorizeRes
   expectGotPast(result)
   if (result.callback) return
   const where = `${result.redirectUri} (${whereLeft(result)})`
+  // a throttled or unavailable IdP (its sign-in budget for this address used up by other checks,
+  // a hashing queue full) judges nothing about the authorization: inconclusive, never a failure
+  // (RFC 6585 §4; RFC 9110 §15.6.4)
+  const status = result.via === 'browser' ? result.outcome.stopped?.status : undefined
+  if (result.via === 'browser' && result.outcome.stopped?.kind === 'error-page')
+    if (status === 429 || status === 503)
+      throw new Error(
+        `the IdP answered HTTP ${String(status)} on the way to ${where}: a throttled or unavailable sign-in judges nothing`,
+      )
   if (result.beforeSubject)
     throw new Error(
       `stuck before the check's subject: the authorization step never reached ${where}; the authorization endpoint is judged by the AUTHZ-* checks`,
