@@ -273,8 +273,10 @@ export const login = (deps: Deps): ServerRoute => ({
       const counted = loginWindow(request, username, deps)
       const blocked = await alreadyBlocked(counted, deps)
       if (blocked) return throttled(request, h, blocked, deps)
+      // no user name holds U+0000 (PostgreSQL's text cannot store one, so the query would
+      // fail: a 500 for a malformed sign-in); such a name is an unknown user, hashed as one
       const user =
-        username !== '' && username.length <= 255
+        username !== '' && username.length <= 255 && !username.includes('\u0000')
           ? await deps.store.users.byUsername(username)
           : undefined
       // the hash is checked even for an unknown user, so timing does not tell them apart

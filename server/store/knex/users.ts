@@ -52,6 +52,8 @@ export const userRepository = (knex: Knex): UserRepository => {
       return row && fromRow(row)
     },
     async byUsername(username) {
+      // PostgreSQL's text cannot hold U+0000 and refuses the query: no user has such a name
+      if (username.includes('\u0000')) return undefined
       const row = await knex<UserRow>('users').where({ username }).first()
       return row && fromRow(row)
     },
