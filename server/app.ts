@@ -297,8 +297,15 @@ export async function createServer(config: Config, options: AppOptions): Promise
     routes: {
       payload: { maxBytes: 64 * 1024, timeout: config.requestTimeout * 1000 },
       // an idle socket mid-request (a handler waiting on a slow database is not idle traffic
-      // for long): closed well after any request could still complete
-      timeout: { socket: (config.requestTimeout + 50) * 1000 },
+      // for long): closed well after any request could still complete. A handler still running
+      // 10 s before that (a password hash starved on a loaded host, a database that stopped
+      // answering) is answered 503 temporarily_unavailable (oauth-errors.ts) instead: without
+      // it the socket closed under the request and the client got no answer at all (seen as
+      // "other side closed" in the bench's sign-ins at a load average of 32)
+      timeout: {
+        server: (config.requestTimeout + 40) * 1000,
+        socket: (config.requestTimeout + 50) * 1000,
+      },
       // hapi's default validation/parse errors are rendered by the oauth-errors plugin
       response: { emptyStatusCode: 204 },
     },

@@ -107,6 +107,7 @@ const LEVEL_OF: Readonly<Record<string, Level>> = {
   'password-rehash-failed': 'warn',
   'client-error': 'debug',
   'connection-limit': 'warn',
+  'response-timeout': 'warn',
   purge: 'info',
   'password-rehashed': 'info',
   'signing-key-created': 'info',

@@ -73,3 +73,32 @@ describe('files holding secrets are owner-only', () => {
     expect(statSync(key).mode & 0o777).toBe(0o600)
   })
 })
+
+describe('a handler that outlives the response timeout gets a 503, not a closed socket', () => {
+  test('the response timeout comes before the socket timeout', () => {
+    const { server, socket } = app.server.settings.routes?.timeout as {
+      server: number
+      socket: number
+    }
+    // requestTimeout is 2 s here: 42 s to answer, 52 s before the socket is closed under it
+    expect(server).toBe(42_000)
+    expect(socket).toBeGreaterThan(server)
+  })
+
+  test("hapi's 503 is answered temporarily_unavailable with Retry-After", async () => {
+    // a route of the test's own with a short response timeout, standing for a starved handler
+    app.server.route({
+      method: 'GET',
+      path: '/test-only/slow',
+      options: { timeout: { server: 50 } },
+      handler: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 500))
+        return 'late'
+      },
+    })
+    const res = await app.server.inject('/test-only/slow')
+    expect(res.statusCode).toBe(503)
+    expect(res.headers['retry-after']).toBe('5')
+    expect(JSON.parse(res.payload)).toMatchObject({ error: 'temporarily_unavailable' })
+  })
+})

@@ -38,6 +38,15 @@ function toOAuthError(boom: Boom, request: Request, deps: Pick<Deps, 'log'>): OA
       },
     )
   }
+  // hapi's own 503: the route's response timeout (app.ts) ran out before the handler answered
+  if (status === 503) {
+    deps.log('response-timeout', { method: request.method, path: request.path })
+    return new OAuthError(
+      'temporarily_unavailable',
+      'the server could not answer in time; retry shortly',
+      { headers: { 'retry-after': '5' } },
+    )
+  }
   if (status >= 500) {
     deps.log('error', {
       method: request.method,
