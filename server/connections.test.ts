@@ -1,6 +1,6 @@
 import { once } from 'node:events'
 import { connect as tcp, type Socket } from 'node:net'
-import { request } from 'node:https'
+import { request, type RequestOptions } from 'node:https'
 import { connect as tlsOver } from 'node:tls'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { createServer, type App } from './app.ts'
@@ -65,42 +65,27 @@ const within = <T>(promise: Promise<T>, ms: number, late: T): Promise<T> => {
   ]).finally(() => clearTimeout(timer))
 }
 
-/** GET /health/live over HTTPS from `localAddress`; the status, or the error's code. */
-function live(port: number, localAddress: string): Promise<number | string> {
+/** GET /health/live over HTTPS, connected as `options` say; the status, or the error's code. */
+function health(options: RequestOptions): Promise<number | string> {
   return new Promise((resolve) => {
-    const req = request(
-      { host: '127.0.0.1', port, path: '/health/live', ca: tls.ca, localAddress, agent: false },
-      (res) => {
-        res.resume()
-        resolve(res.statusCode ?? 0)
-      },
-    )
+    const req = request({ host: '127.0.0.1', path: '/health/live', ...options }, (res) => {
+      res.resume()
+      resolve(res.statusCode ?? 0)
+    })
     req.setTimeout(15_000, () => req.destroy(new Error('timed out')))
     req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message))
     req.end()
   })
 }
 
+/** GET /health/live over HTTPS from `localAddress`; the status, or the error's code. */
+const live = (port: number, localAddress: string): Promise<number | string> =>
+  health({ port, ca: tls.ca, localAddress, agent: false })
+
 /** GET /health/live over HTTPS on an already open TCP `socket`; the status, or the error's code. */
-function liveOver(socket: Socket): Promise<number | string> {
-  return new Promise((resolve) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        path: '/health/live',
-        // no agent: the request goes over the socket createConnection gives
-        createConnection: () => tlsOver({ socket, ca: tls.ca, host: '127.0.0.1' }),
-      },
-      (res) => {
-        res.resume()
-        resolve(res.statusCode ?? 0)
-      },
-    )
-    req.setTimeout(15_000, () => req.destroy(new Error('timed out')))
-    req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message))
-    req.end()
-  })
-}
+const liveOver = (socket: Socket): Promise<number | string> =>
+  // no agent: the request goes over the socket createConnection gives
+  health({ createConnection: () => tlsOver({ socket, ca: tls.ca, host: '127.0.0.1' }) })
 
 describe('sockets are bounded: silent connections cannot starve the server', () => {
   test(

@@ -4,6 +4,7 @@ import { REVOKED_REFRESH_TOKEN } from '../threats.ts'
 import type { HttpResponse } from '../harness/http.ts'
 import {
   about,
+  activeForTheCheck,
   aside,
   expectActive,
   expectControl,
@@ -15,8 +16,8 @@ import {
   expectRevoked,
   expectStatus,
   expectThat,
+  introspectsActive,
   revokedForTheCheck,
-  show,
   wrongMethod,
 } from '../harness/expect.ts'
 import {
@@ -40,8 +41,7 @@ import {
 
 /** Whether the token introspects active (any other answer counts as not active). */
 async function isActive(ctx: CheckContext, token: string): Promise<boolean> {
-  const body = (await introspectRaw(ctx, token)).json as { active?: unknown } | undefined
-  return body?.active === true
+  return introspectsActive(await introspectRaw(ctx, token))
 }
 
 // every check here revokes (or tries to revoke) its tokens on purpose: their sign-ins are
@@ -53,7 +53,7 @@ const REV_01 = check(async (ctx) => {
   // the positive controls: the token works at each place before the revocation, so a refusal
   // after it is the revocation's effect (a token refused before it: UI-01 and INTRO-01 judge)
   const active = await introspectRaw(ctx, set.accessToken)
-  const introspected = (active.json as { active?: unknown } | undefined)?.active === true
+  const introspected = introspectsActive(active)
   const served = (await userInfoRaw(ctx, set.accessToken)).status === 200
   expectControl(
     introspected || served,
@@ -153,7 +153,7 @@ const REV_03 = check(async (ctx) => {
     shown.push({
       what,
       token,
-      introspected: (active.json as { active?: unknown } | undefined)?.active === true,
+      introspected: introspectsActive(active),
       served: (await userInfoRaw(ctx, token)).status === 200,
     })
   }
@@ -249,8 +249,7 @@ const REV_05 = check(async (ctx) => {
   // shows it was not revoked only if it introspected active before it. A token the introspection
   // endpoint already calls inactive (INTRO-01 judges that) shows nothing about the revocations
   const before = await introspectRaw(ctx, token, { client })
-  const shown =
-    before.status === 200 && (before.json as { active?: unknown } | undefined)?.active === true
+  const shown = introspectsActive(before)
   // each way of failing to authenticate is its own sub-case: every one let through is reported
   for (const [what, form] of cases)
     await ctx.subcase(`revocation with ${what}`, async () => {
@@ -265,9 +264,10 @@ const REV_05 = check(async (ctx) => {
   // last, because a server that honours Basic revokes the token
   await probeBasic(ctx, REVOKE, token, client)
   // what the control could not show leaves the check inconclusive, after what it did show
-  expectControl(
-    shown,
-    `introspection of the token before any revocation: expected active true, got HTTP ${before.status} ${show(before.json ?? before.text.slice(0, 100))}, so whether a revocation without valid client credentials revoked nothing cannot be shown by introspection`,
+  activeForTheCheck(
+    before,
+    'the token before any revocation',
+    'whether a revocation without valid client credentials revoked nothing cannot be shown by introspection',
   )
 })
 

@@ -99,7 +99,7 @@ const ROBUST_01 = check(async (ctx) => {
         // (its temporarily_unavailable is no answer to the malformation): the case is not judged
         const why = refusedUnread(res)
         if (why !== undefined) return unjudged.unread(path, showMalformed(path)(m), why)
-        expectRegisteredError(res, path)
+        expectRegisteredError(res, path, m)
       },
       each,
       seed,

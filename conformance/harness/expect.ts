@@ -108,14 +108,19 @@ export function revokedForTheCheck(
     )
 }
 
+/** Whether an introspection answer says the token is active: HTTP 200 with active true. */
+export const introspectsActive = (res: HttpResponse): boolean =>
+  res.status === 200 && (res.json as { active?: unknown } | undefined)?.active === true
+
 /**
  * A token introspected active before a check shows what happens to it: the positive control of
- * a check whose subject is a token made inactive (INTRO-01 judges a genuine token called inactive).
+ * a check whose subject is a token made inactive or a request refused (INTRO-01 judges a genuine
+ * token called inactive). `res` is the answer taken before the check's cases; a check may settle
+ * it after them, so that a deviation they found stands (a failure before the inconclusive end).
  */
 export function activeForTheCheck(res: HttpResponse, what: string, why: string): void {
-  const body = res.json as { active?: unknown } | undefined
   expectControl(
-    res.status === 200 && body?.active === true,
+    introspectsActive(res),
     `introspection of ${what}: expected active true, got HTTP ${res.status} ${show(res.json ?? res.text.slice(0, 100))}, so ${why}`,
   )
 }

@@ -52,6 +52,17 @@ const test = (id: string): RpTest => {
   return t
 }
 
+/**
+ * The logout the issuer recorded after a sign-in: by default a correct one (an ID token it
+ * issued as id_token_hint, a registered post_logout_redirect_uri, state sent), `call` changed.
+ */
+const logout = (call: Partial<RpLogoutCall> = {}): RpEvent[] =>
+  ev(['logout', 'GET …']).map((e) => ({
+    ...e,
+    seq: 10,
+    logout: { hint: 'issued-here', redirectUri: 'registered', state: true, ...call },
+  }))
+
 const SIGNED_IN = { outcome: 'signed-in', exitCode: 0 } as const
 const REFUSED = { outcome: 'refused', exitCode: 2 } as const
 const BROKEN = { outcome: 'could-not-run', exitCode: 1, why: 'the command exited 1' } as const
@@ -270,12 +281,6 @@ describe('rp-test judge', () => {
   describe('rp-init-logout: judged by the logout the issuer recorded', () => {
     const t = test('rp-init-logout')
     const signedIn = ev(['authorize'], ['token-issued'])
-    const logout = (call: Partial<RpLogoutCall> = {}): RpEvent[] =>
-      ev(['logout', 'GET …']).map((e) => ({
-        ...e,
-        seq: 10,
-        logout: { hint: 'issued-here', redirectUri: 'registered', state: true, ...call },
-      }))
     it('called with the hint, a registered URI and state, the redirect handled: PASS', () => {
       const j = judge(t, SIGNED_IN, [...signedIn, ...logout()], true)
       expect(j.verdict).toBe('pass')
@@ -356,12 +361,6 @@ describe('rp-test judge', () => {
   })
   describe('rp-init-logout-other-state and -no-state: the logout judged as rp-init-logout, the handling of the redirect back recorded', () => {
     const signedIn = ev(['authorize'], ['token-issued'])
-    const logout = (call: Partial<RpLogoutCall> = {}): RpEvent[] =>
-      ev(['logout', 'GET …']).map((e) => ({
-        ...e,
-        seq: 10,
-        logout: { hint: 'issued-here', redirectUri: 'registered', state: true, ...call },
-      }))
     const back = ev(['fault-delivered', 'redirected back from logout …']).map((e) => ({
       ...e,
       seq: 11,

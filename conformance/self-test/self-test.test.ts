@@ -440,11 +440,17 @@ describe('self-test: a negative check without its positive control is inconclusi
       /positive control failed.*introspection of the token before any revocation: expected active true, got HTTP 200 \{"active":false\}/,
     )
   })
-  test('INTRO-04 against an introspection calling JWTs inactive judges the refusals and passes, noting the part it does not judge', async () => {
-    const result = await withSabotage('INTRO-04', jwtsInactive)
-    expect(result.verdict, result.message).toBe('pass')
-    expect(result.notes.join('\n')).toMatch(
-      /with the right secret answered \{"active":false\}, not active true \(INTRO-01 judges that\)/,
+  // issue 29: a negative check proves its positive control first. An endpoint that calls every
+  // token inactive shows nothing with the right secret that the refusals could differ from
+  test('INTRO-04 against an introspection calling every token inactive (refusals left as they are) is inconclusive, never a pass', async () => {
+    const result = await withSabotage('INTRO-04', {
+      handlers: onForm(INTROSPECT, async ({ forward }) =>
+        replaceJson(await forward(), (b) => ('active' in b ? { active: false } : b)),
+      ),
+    })
+    expect(result.verdict, result.message).toBe('error')
+    expect(result.message).toMatch(
+      /positive control failed.*introspection of the token with the right secret: expected active true, got HTTP 200 \{"active":false\}/,
     )
   })
   test('INTRO-04 against an introspection refusing every client is inconclusive, never a pass', async () => {
@@ -460,7 +466,7 @@ describe('self-test: a negative check without its positive control is inconclusi
     })
     expect(result.verdict, result.message).toBe('error')
     expect(result.message).toMatch(
-      /positive control failed.*introspection of the token with the right secret: expected HTTP 200, got 401/,
+      /positive control failed.*introspection of the token with the right secret: expected active true, got HTTP 401/,
     )
   })
   test('INTRO-07 against an introspection calling a fresh refresh token inactive is inconclusive', async () => {

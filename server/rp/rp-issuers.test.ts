@@ -122,6 +122,27 @@ async function events(test: string) {
   ).events
 }
 
+/** The test issuer's user-info, called with `token` as its Bearer token. */
+const userInfoAt = (test: string, token: unknown) =>
+  app.server.inject({
+    url: `/rp/${test}/auth/user-info`,
+    headers: { authorization: `Bearer ${String(token)}` },
+  })
+
+/** A refresh at the test issuer's token endpoint as conformance-client, `params` added. */
+const refreshAt = (test: string, refreshToken: unknown, params: Record<string, string>) =>
+  app.server.inject({
+    method: 'POST',
+    url: `/rp/${test}/auth/token`,
+    headers: form,
+    payload: new URLSearchParams({
+      grant_type: 'refresh_token',
+      refresh_token: String(refreshToken),
+      client_id: 'conformance-client',
+      ...params,
+    }).toString(),
+  })
+
 describe('RP test issuers', () => {
   it("lists every test with its issuer, each ID a Foundation name (rp-… or its module's oidcc-client-test-…)", async () => {
     const res = await app.server.inject('/rp')
@@ -168,10 +189,7 @@ describe('RP test issuers', () => {
       { issuer: BASE, audience: 'conformance-client', algorithms: ['RS256'] },
     )
     expect(payload.nonce).toBe('n')
-    await app.server.inject({
-      url: `/rp/${test}/auth/user-info`,
-      headers: { authorization: `Bearer ${String(tokens.access_token)}` },
-    })
+    await userInfoAt(test, tokens.access_token)
     const uses = (await events(test)).filter((e) => e.kind === 'tainted-use').map((e) => e.detail)
     expect(uses).toEqual([
       expect.stringMatching(/^started a sign-in at the authorization endpoint of a discovery/),
@@ -295,11 +313,7 @@ describe('RP test issuers', () => {
   it('rp-userinfo-bad-sub-claim: user-info sub differs; each answer is recorded, a later use of the token is no acceptance', async () => {
     const { tokens } = await signIn('rp-userinfo-bad-sub-claim', { nonce: 'n' })
     const idSub = (await verify('rp-userinfo-bad-sub-claim', tokens.id_token)).sub
-    const call = () =>
-      app.server.inject({
-        url: '/rp/rp-userinfo-bad-sub-claim/auth/user-info',
-        headers: { authorization: `Bearer ${String(tokens.access_token)}` },
-      })
+    const call = () => userInfoAt('rp-userinfo-bad-sub-claim', tokens.access_token)
     const first = await call()
     expect((JSON.parse(first.payload) as { sub: string }).sub).not.toBe(idSub)
     let kinds = (await events('rp-userinfo-bad-sub-claim')).map((e) => e.kind)
@@ -356,20 +370,9 @@ describe('RP test issuers', () => {
   it('records a tainted access token used at user-info and a tainted refresh token redeemed', async () => {
     const test = 'rp-id_token-aud'
     const { tokens } = await signIn(test, { nonce: 'n' })
-    await app.server.inject({
-      url: `/rp/${test}/auth/user-info`,
-      headers: { authorization: `Bearer ${String(tokens.access_token)}` },
-    })
-    const refreshed = await app.server.inject({
-      method: 'POST',
-      url: `/rp/${test}/auth/token`,
-      headers: form,
-      payload: new URLSearchParams({
-        grant_type: 'refresh_token',
-        refresh_token: String(tokens.refresh_token),
-        client_id: 'conformance-client',
-        client_secret: 'conformance-secret',
-      }).toString(),
+    await userInfoAt(test, tokens.access_token)
+    const refreshed = await refreshAt(test, tokens.refresh_token, {
+      client_secret: 'conformance-secret',
     })
     expect(refreshed.statusCode).toBe(200)
     const uses = (await events(test)).filter((e) => e.kind === 'tainted-use').map((e) => e.detail)
@@ -529,10 +532,7 @@ describe('RP test issuers', () => {
     expect(claims.sub).toBeDefined()
     // a correct verifier refuses it for the missing aud, everything else being right
     await expect(verify(test, tokens.id_token)).rejects.toThrow(/missing required "aud" claim/)
-    await app.server.inject({
-      url: `/rp/${test}/auth/user-info`,
-      headers: { authorization: `Bearer ${String(tokens.access_token)}` },
-    })
+    await userInfoAt(test, tokens.access_token)
     const seen = await events(test)
     expect(seen.map((e) => e.kind)).toContain('fault-delivered')
     expect(seen.filter((e) => e.kind === 'tainted-use').map((e) => e.detail)).toEqual([
@@ -543,23 +543,9 @@ describe('RP test issuers', () => {
   it('oidcc-client-test-refresh-token: records the refresh, tells a refreshed access token at user-info from the sign-in one, and a refused refresh as one', async () => {
     const test = 'oidcc-client-test-refresh-token'
     const { tokens } = await signIn(test, { state: 's', nonce: 'n' })
-    const userInfo = (token: unknown) =>
-      app.server.inject({
-        url: `/rp/${test}/auth/user-info`,
-        headers: { authorization: `Bearer ${String(token)}` },
-      })
+    const userInfo = (token: unknown) => userInfoAt(test, token)
     const refresh = (params: Record<string, string>) =>
-      app.server.inject({
-        method: 'POST',
-        url: `/rp/${test}/auth/token`,
-        headers: form,
-        payload: new URLSearchParams({
-          grant_type: 'refresh_token',
-          refresh_token: String(tokens.refresh_token),
-          client_id: 'conformance-client',
-          ...params,
-        }).toString(),
-      })
+      refreshAt(test, tokens.refresh_token, params)
     expect((await userInfo(tokens.access_token)).statusCode).toBe(200)
     const refreshed = await refresh({ client_secret: 'conformance-secret' })
     expect(refreshed.statusCode).toBe(200)
@@ -584,16 +570,8 @@ describe('RP test issuers', () => {
     )
     // a token refreshed at another issuer is no refreshed token here
     const other = await signIn('rp-id_token-sig-rs256')
-    const elsewhere = await app.server.inject({
-      method: 'POST',
-      url: '/rp/rp-id_token-sig-rs256/auth/token',
-      headers: form,
-      payload: new URLSearchParams({
-        grant_type: 'refresh_token',
-        refresh_token: String(other.tokens.refresh_token),
-        client_id: 'conformance-client',
-        client_secret: 'conformance-secret',
-      }).toString(),
+    const elsewhere = await refreshAt('rp-id_token-sig-rs256', other.tokens.refresh_token, {
+      client_secret: 'conformance-secret',
     })
     await userInfo((JSON.parse(elsewhere.payload) as Record<string, unknown>).access_token)
     expect((await events(test)).at(-1)).toMatchObject({ kind: 'userinfo' })

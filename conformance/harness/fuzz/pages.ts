@@ -8,6 +8,7 @@ import { idpOrigins } from '../idp-origins.ts'
 import { AUTHORIZATION_ERRORS, NEEDS_UI_ERRORS } from '../pages.ts'
 import { AUTHORIZE, LOGOUT } from '../requests.ts'
 import { visible } from './property.ts'
+import { refusableFor } from './refusable.ts'
 import { JUNK_KEYS } from './requests.ts'
 
 /**
@@ -203,26 +204,21 @@ export function refusedUnread(res: { status: number; headers: Headers }): string
 }
 
 /**
- * The statuses that answer what `r` sent before the application reads it, accepted whatever
- * their body, but only where they answer that request:
- * - 405 for a method the endpoint does not take (RFC 9110 §15.5.6: "the method received in the
- *   request-line is known by the origin server but not supported by the target resource");
- *   never for GET or POST at authorize and logout, which must take both (OIDC Core §3.1.2.1,
- *   RP-Initiated Logout §2), nor for POST at the login form;
- * - for an over-long value: 414 when it is in the URI (RFC 9110 §15.5.15: "the target URI is
- *   longer than the server is willing to interpret") and 431 with it (RFC 6585 §5: "header
- *   fields are too large", which Node's parser counts the request line in), 413 when it is in
- *   a POSTed body (RFC 9110 §15.5.14: "the request content is larger than the server is willing
- *   or able to process").
- * Never 415 (RFC 9110 §15.5.16): every body sent is application/x-www-form-urlencoded, the type
- * OIDC Core §3.1.2.1 names for a POSTed authorization request. Never 429: see `refusedUnread`.
+ * The statuses that answer what `r` sent before the application reads it (refusable.ts),
+ * accepted whatever their body, but only where they answer that request: 405 for a method the
+ * endpoint does not take (never GET or POST at authorize and logout, which must take both, OIDC
+ * Core §3.1.2.1, RP-Initiated Logout §2, nor POST at the login form); for an over-long value,
+ * 414 and 431 when it is in the URI, 413 when it is in a POSTed body. Never 415 (RFC 9110
+ * §15.5.16): every body sent is application/x-www-form-urlencoded, the type OIDC Core §3.1.2.1
+ * names for a POSTed authorization request. Never 429: see `refusedUnread`.
  */
 export function refusable(r: PageRequest, methods: readonly string[]): number[] {
-  const statuses: number[] = []
-  if (!methods.includes(r.method)) statuses.push(405)
-  if (r.spoils.some(([, s]) => s.kind === 'long'))
-    statuses.push(...(r.method === 'POST' ? [413] : [414, 431]))
-  return statuses
+  const long = r.spoils.some(([, s]) => s.kind === 'long')
+  return refusableFor({
+    method: r.method,
+    serves: methods,
+    large: long ? (r.method === 'POST' ? 'body' : 'uri') : undefined,
+  })
 }
 
 /** Where an answer may send the browser, besides the IdP's own pages. */

@@ -10,6 +10,7 @@ import type { HttpResponse, RequestOptions } from '../http.ts'
 import { BRANDING, credentials, INTROSPECT, REVOKE, TOKEN, USER_INFO } from '../requests.ts'
 import type { TargetClient } from '../target.ts'
 import { visible } from './property.ts'
+import { refusableFor } from './refusable.ts'
 
 /** Generated malformed requests to the endpoints a client calls directly (ROBUST-01). */
 
@@ -128,6 +129,33 @@ export const POST_METHODS = ['GET', 'PUT', 'PATCH', 'DELETE']
 
 export const GET_METHODS = ['POST', 'PUT', 'DELETE']
 
+/**
+ * The methods each endpoint serves: POST at token, introspection and revocation (RFC 6749 §3.2,
+ * RFC 7662 §2.1, RFC 7009 §2.1), GET and POST at user-info (OIDC Core §5.3.1), GET at branding
+ * (INTERFACE.md §4.7).
+ */
+const SERVES: Readonly<Record<Endpoint, readonly string[]>> = {
+  [TOKEN]: ['POST'],
+  [INTROSPECT]: ['POST'],
+  [REVOKE]: ['POST'],
+  [USER_INFO]: ['GET', 'POST'],
+  [BRANDING]: ['GET'],
+}
+
+/**
+ * The least padding a padded body carries (at most 15 KiB), so that a padded request is a large
+ * one, 1 KiB at least past what it would be: RFC 9110 §15.5.14 lets a large request be refused
+ * 413, and ROBUST-01 accepts a 413 for a padded request only.
+ */
+export const PADDING_MIN = 1024
+
+/**
+ * The bodies of a media type these endpoints do not take: each takes a form
+ * (application/x-www-form-urlencoded: RFC 6749 §3.2, §4.1.3; RFC 7662 §2.1; RFC 7009 §2.1), so
+ * a 415 answers these (RFC 9110 §15.5.16) and no other.
+ */
+const UNSUPPORTED_BODIES: readonly Malformed['body'][] = ['json', 'text', 'multipart']
+
 export function malformed(endpoint: Endpoint, main: TargetClient): fc.Arbitrary<Malformed> {
   const get = endpoint === BRANDING || endpoint === USER_INFO
   return fc
@@ -157,7 +185,7 @@ export function malformed(endpoint: Endpoint, main: TargetClient): fc.Arbitrary<
         endpoint === USER_INFO ? garbageToken.map((t) => `Bearer ${t}`) : fc.constant(undefined),
       padding: fc.oneof(
         { weight: 4, arbitrary: fc.constant(0) },
-        { weight: 1, arbitrary: fc.integer({ min: 1, max: 15 * 1024 }) },
+        { weight: 1, arbitrary: fc.integer({ min: PADDING_MIN, max: 15 * 1024 }) },
       ),
     })
     .chain((base) =>
@@ -240,7 +268,8 @@ export const showMalformed = (path: string) => (m: Malformed) => {
 /**
  * The status that goes with each registered code (RFC 6749 §5.2, RFC 6750 §3.1, RFC 7009
  * §2.2.1, RFC 6585 §4); invalid_request also as the transport-level refusals 404, 405, 413 and
- * 415 (ARCHITECTURE.md). Nothing in 5xx: bad input is never the server's error.
+ * 415 (ARCHITECTURE.md), the last three only where they answer what was sent (`refusableFor`).
+ * Nothing in 5xx: bad input is never the server's error.
  */
 export const STATUSES: Readonly<Record<string, readonly number[]>> = {
   invalid_request: [400, 404, 405, 413, 415],
@@ -256,11 +285,36 @@ export const STATUSES: Readonly<Record<string, readonly number[]>> = {
   temporarily_unavailable: [429],
 }
 
-/** A refusal in the JSON error shape with a registered code and the status that goes with it. */
-export function expectRegisteredError(res: HttpResponse, path: Endpoint): void {
+/** What a refusal before reading of each status says the request had (RFC 9110 §15.5). */
+const REFUSED_FOR: Readonly<Record<number, string>> = {
+  405: 'a method the endpoint serves (RFC 9110 §15.5.6: 405 is for a method "not supported by the target resource")',
+  413: 'a request that was not large (RFC 9110 §15.5.14: 413 is for "request content [...] larger than the server is willing or able to process")',
+  415: 'a form, the media type the endpoint takes, or no body (RFC 9110 §15.5.16: 415 is for "content [...] in a format not supported by this method on the target resource")',
+}
+
+/** The refusals before reading that answer `m` at `path` (refusable.ts). */
+export const refusableMalformed = (path: Endpoint, m: Malformed): number[] =>
+  refusableFor({
+    method: m.method,
+    serves: SERVES[path],
+    // the padding goes in the body: a request without one sends none
+    large: m.body !== 'none' && m.padding > 0 ? 'body' : undefined,
+    unsupportedType: UNSUPPORTED_BODIES.includes(m.body),
+  })
+
+/**
+ * A refusal of `m` in the JSON error shape with a registered code and the status that goes with
+ * it; a 405, 413 or 415 only where it answers what `m` sent.
+ */
+export function expectRegisteredError(res: HttpResponse, path: Endpoint, m: Malformed): void {
   // ARCHITECTURE.md: never a 5xx for bad input
   expectThat(res.status < 500, `HTTP ${String(res.status)}: a 5xx for a malformed request`)
   expectThat(res.status >= 400, `HTTP ${String(res.status)}: the malformed request was accepted`)
+  const refusedFor = REFUSED_FOR[res.status]
+  expectThat(
+    refusedFor === undefined || refusableMalformed(path, m).includes(res.status),
+    `HTTP ${String(res.status)} for ${String(refusedFor)}`,
+  )
   // INTERFACE.md §7: {error, error_description} as JSON
   const body = expectJsonObject(res, 'error body')
   const code = typeof body.error === 'string' ? body.error : undefined

@@ -7,8 +7,10 @@ import {
   plainHeaders,
   relay,
   replaceJson,
+  REVOKE,
   type Sabotages,
   type Target,
+  TOKEN,
   USER_INFO,
   userNameColumnOf,
 } from './kit.ts'
@@ -23,27 +25,41 @@ const lenientSignature = (token: string): string => {
   return [parts[0], parts[1], (parts[2] ?? '').replace(/[^A-Za-z0-9_-]/g, '')].join('.')
 }
 
+/** Every refusal at `path` (any method) answered with `answer`; what it accepts, as it is. */
+const refusalsAs = (path: string, answer: () => Response) => (target: Target) => [
+  http.all(`${target.baseUrl}${path}`, async ({ request }) => {
+    const real = await fetchVia(target.dispatcher, bypass(request), { redirect: 'manual' })
+    if (real.status >= 400) return answer()
+    return new HttpResponse(await real.arrayBuffer(), {
+      status: real.status,
+      headers: plainHeaders(real),
+    })
+  }),
+]
+
 /** How to break the target for each ROBUST-* check. */
 export const robustnessSabotage: Record<keyof typeof robustness, Sabotages> = {
-  'ROBUST-01': {
-    how: 'the revocation endpoint answers every refusal with an HTML 500 page',
-    expect: /^\/auth\/revoke: HTTP 500: a 5xx for a malformed request/,
-    handlers: (target) => [
-      http.all(`${target.baseUrl}/auth/revoke`, async ({ request }) => {
-        const real = await fetchVia(target.dispatcher, bypass(request), { redirect: 'manual' })
-        if (real.status < 400) {
-          return new HttpResponse(await real.arrayBuffer(), {
-            status: real.status,
-            headers: plainHeaders(real),
-          })
-        }
-        return new HttpResponse('<!doctype html><title>Internal Server Error</title>', {
-          status: 500,
-          headers: { 'content-type': 'text/html' },
-        })
-      }),
-    ],
-  },
+  'ROBUST-01': [
+    {
+      how: 'the revocation endpoint answers every refusal with an HTML 500 page',
+      expect: /^\/auth\/revoke: HTTP 500: a 5xx for a malformed request/,
+      handlers: refusalsAs(REVOKE, () =>
+        HttpResponse.html('<!doctype html><title>Internal Server Error</title>', { status: 500 }),
+      ),
+    },
+    {
+      // RFC 9110 §15.5.14: 413 is for content larger than the server will process, never for a
+      // small malformed request, however well its body is shaped
+      how: 'the token endpoint answers every refusal 413 with an invalid_request JSON body',
+      expect: /^\/auth\/token: HTTP 413 for a request that was not large \(RFC 9110 §15\.5\.14/,
+      handlers: refusalsAs(TOKEN, () =>
+        HttpResponse.json(
+          { error: 'invalid_request', error_description: 'request too large' },
+          { status: 413 },
+        ),
+      ),
+    },
+  ],
   'ROBUST-02': [
     {
       how: 'introspection calls any JWT-shaped token it does not know active',
