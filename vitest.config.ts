@@ -17,6 +17,9 @@ export default defineConfig({
           // installed package: npm run test:package
           exclude: ['server/scale/**', 'scripts/package.pack.test.ts'],
           testTimeout: 30_000,
+          // starting a listening app (keys, TLS, SQLite file) took over vitest's 10 s default
+          // at a load average of 20-30; a bound still, as for the other projects
+          hookTimeout: 60_000,
         },
       },
       {
