@@ -11,7 +11,7 @@ import {
   type BrowserStop,
 } from './browser.ts'
 import { giveSession, signInByFormPost } from './form-sign-in.ts'
-import { learnSignInOrigins } from './idp-origins.ts'
+import { idpOrigins, learnSignInOrigins } from './idp-origins.ts'
 import { jarOf } from './session.ts'
 import { failedSignIn, onFirstLoginPage } from './failed-sign-in.ts'
 import {
@@ -185,6 +185,7 @@ export async function authorize(
         clientOrigins(ctx.target),
         LOGIN_FORM,
         ctx.target.interactions,
+        idpOrigins(ctx.target),
       )
       if (replayed.kind === 'callback') {
         ctx.note(
