@@ -35,7 +35,7 @@ import { UsageError } from './usage-error.ts'
 import { idGlob } from './id-glob.ts'
 import { runStop } from './stop.ts'
 import { settledWithin } from './harness/settled.ts'
-import { NOMINAL_ROUND_MS } from './harness/pace.ts'
+import { describeSpeed, Pace } from './harness/pace.ts'
 import { guardRun } from './harness/guard.ts'
 import type { CheckResult } from './harness/types.ts'
 
@@ -516,6 +516,10 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     }
     if (stop?.stopped) return await stoppedBefore('the target was being set up')
 
+    // the run's speed (pace.ts): seeded with the preflight's sign-in, when it reached the client,
+    // so that the checks that start before the run's own browser rounds are timed get limits
+    // that fit the machine
+    const pace = new Pace()
     if (values['no-preflight'] || dryRun) {
       // the dry run is the sign-in's own diagnosis: it needs only a target that answers
       const reachable = await probe(target)
@@ -551,6 +555,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       io.out.write(
         `Preflight: ${checked.confirmed.join('; ') || 'nothing could be confirmed (see the notes); the run goes on'} (${(checked.durationMs / 1000).toFixed(1)} s)\n`,
       )
+      if (checked.signIn) pace.seed(checked.signIn.ms, checked.signIn.from)
     }
     if (dryRun) {
       const dir = values['report-dir'] ?? join('reports', 'login-dry-run')
@@ -602,6 +607,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         ids,
         concurrency,
         checkTimeoutMs,
+        pace,
         // an explicit --check-timeout holds as given; the default scales with the run's speed
         scaleCheckTimeout: values['check-timeout'] === undefined,
         onResult: (r) => {
@@ -669,15 +675,8 @@ export function formatRunInfo(info: RunInfo): string {
   const lines = [
     `Harness: ${plural(c.browserSignIns, 'browser sign-in')}, ${plural(c.browserChecks, 'check')} drove the browser, ${plural(c.sessionReplays, 'code')} from a replayed IdP session, ${plural(c.browserContexts, 'browser context')}, ${plural(c.httpRequests, 'HTTP request')}`,
   ]
-  const speed = info.speed
-  if (speed && speed.roundMs !== undefined)
-    lines.push(
-      `Speed: one browser round took ${Math.round(speed.roundMs)} ms (median of ${speed.rounds}; nominal ${NOMINAL_ROUND_MS} ms): ${
-        speed.scaled
-          ? `check limits scaled ×${speed.scale.toFixed(1)}`
-          : 'check limits not scaled (--check-timeout given)'
-      }`,
-    )
+  const speed = info.speed && describeSpeed(info.speed)
+  if (speed) lines.push(`Speed: ${speed}`)
   return lines.join('\n')
 }
 

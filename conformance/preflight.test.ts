@@ -78,10 +78,19 @@ describe('preflight', () => {
       'alice signed in (login form post)',
     ])
     expect(checked.notes).toEqual([])
+    // the sign-in's time seeds the run's pace (pace.ts) until its own browser rounds are timed
+    expect(checked.ok && checked.signIn).toEqual({
+      ms: expect.any(Number) as number,
+      from: 'form post',
+    })
     const r = await run(against(configFile('good'), '--only', 'DISC-01'))
     expect(r.code, r.err).toBe(EXIT.ok)
     expect(r.out).toMatch(/^Preflight: discovery; JWKS \(1 key\); client conformance-client/m)
     expect(r.out).toMatch(/^PASS DISC-01/m)
+    // no browser round in this run: the speed is the preflight's sign-in's
+    expect(r.out).toMatch(
+      /^Speed: one browser round took \d+ ms \(the preflight's sign-in by form post, a lower bound of a browser round; no round of the run reached the client; nominal 2000 ms\): check limits scaled ×\d\.\d$/m,
+    )
   })
 
   test('a wrong client secret exits 2 naming clients.main.secret and the answer', async () => {
