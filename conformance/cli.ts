@@ -35,7 +35,7 @@ import { UsageError } from './usage-error.ts'
 import { idGlob } from './id-glob.ts'
 import { runStop } from './stop.ts'
 import { settledWithin } from './harness/settled.ts'
-import { describeSpeed, Pace } from './harness/pace.ts'
+import { describeSpeed, Pace, type RunSpeed } from './harness/pace.ts'
 import { guardRun } from './harness/guard.ts'
 import type { CheckResult } from './harness/types.ts'
 
@@ -413,6 +413,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   const writeReports = async (
     results: readonly CheckResult[],
     stopped: string | undefined,
+    /** The run's measured speed, once its checks ran (report.json `speed`). */
+    speed?: RunSpeed,
   ): Promise<GateVerdict> => {
     const finishedAt = new Date()
     const verdict = gate(results, {
@@ -440,6 +442,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         verdict,
         stopped,
         names: target ? configNames(target) : undefined,
+        speed,
       })
     // GitHub Actions shows this file as the job summary
     if (io.env.GITHUB_STEP_SUMMARY) appendFileSync(io.env.GITHUB_STEP_SUMMARY, `${summary}\n`)
@@ -636,7 +639,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     if (info) io.out.write(`${formatRunInfo(info)}\n`)
     if (shuffle !== undefined)
       io.out.write(`Order: shuffled with seed ${shuffle} (--shuffle ${shuffle} replays it)\n`)
-    const verdict = await writeReports(results, stopped?.why)
+    const verdict = await writeReports(results, stopped?.why, info?.speed)
     for (const line of verdict.excused) io.out.write(`known failure: ${line}\n`)
     for (const line of verdict.unused) io.out.write(`unused known-failures entry: ${line}\n`)
     for (const line of verdict.problems) io.out.write(`fails the run: ${line}\n`)
