@@ -35,7 +35,7 @@ import { UsageError } from './usage-error.ts'
 import { idGlob } from './id-glob.ts'
 import { runStop } from './stop.ts'
 import { settledWithin } from './harness/settled.ts'
-import { NOMINAL_ROUND_MS } from './harness/pace.ts'
+import { describeSpeed, Pace, type RunSpeed } from './harness/pace.ts'
 import { guardRun } from './harness/guard.ts'
 import type { CheckResult } from './harness/types.ts'
 
@@ -413,6 +413,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   const writeReports = async (
     results: readonly CheckResult[],
     stopped: string | undefined,
+    /** The run's measured speed, once its checks ran (report.json `speed`). */
+    speed?: RunSpeed,
   ): Promise<GateVerdict> => {
     const finishedAt = new Date()
     const verdict = gate(results, {
@@ -440,6 +442,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         verdict,
         stopped,
         names: target ? configNames(target) : undefined,
+        speed,
       })
     // GitHub Actions shows this file as the job summary
     if (io.env.GITHUB_STEP_SUMMARY) appendFileSync(io.env.GITHUB_STEP_SUMMARY, `${summary}\n`)
@@ -516,6 +519,10 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     }
     if (stop?.stopped) return await stoppedBefore('the target was being set up')
 
+    // the run's speed (pace.ts): seeded with the preflight's sign-in, when it reached the client,
+    // so that the checks that start before the run's own browser rounds are timed get limits
+    // that fit the machine
+    const pace = new Pace()
     if (values['no-preflight'] || dryRun) {
       // the dry run is the sign-in's own diagnosis: it needs only a target that answers
       const reachable = await probe(target)
@@ -551,6 +558,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       io.out.write(
         `Preflight: ${checked.confirmed.join('; ') || 'nothing could be confirmed (see the notes); the run goes on'} (${(checked.durationMs / 1000).toFixed(1)} s)\n`,
       )
+      if (checked.signIn) pace.seed(checked.signIn.ms, checked.signIn.from)
     }
     if (dryRun) {
       const dir = values['report-dir'] ?? join('reports', 'login-dry-run')
@@ -602,6 +610,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         ids,
         concurrency,
         checkTimeoutMs,
+        pace,
         // an explicit --check-timeout holds as given; the default scales with the run's speed
         scaleCheckTimeout: values['check-timeout'] === undefined,
         onResult: (r) => {
@@ -630,7 +639,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     if (info) io.out.write(`${formatRunInfo(info)}\n`)
     if (shuffle !== undefined)
       io.out.write(`Order: shuffled with seed ${shuffle} (--shuffle ${shuffle} replays it)\n`)
-    const verdict = await writeReports(results, stopped?.why)
+    const verdict = await writeReports(results, stopped?.why, info?.speed)
     for (const line of verdict.excused) io.out.write(`known failure: ${line}\n`)
     for (const line of verdict.unused) io.out.write(`unused known-failures entry: ${line}\n`)
     for (const line of verdict.problems) io.out.write(`fails the run: ${line}\n`)
@@ -669,15 +678,8 @@ export function formatRunInfo(info: RunInfo): string {
   const lines = [
     `Harness: ${plural(c.browserSignIns, 'browser sign-in')}, ${plural(c.browserChecks, 'check')} drove the browser, ${plural(c.sessionReplays, 'code')} from a replayed IdP session, ${plural(c.browserContexts, 'browser context')}, ${plural(c.httpRequests, 'HTTP request')}`,
   ]
-  const speed = info.speed
-  if (speed && speed.roundMs !== undefined)
-    lines.push(
-      `Speed: one browser round took ${Math.round(speed.roundMs)} ms (median of ${speed.rounds}; nominal ${NOMINAL_ROUND_MS} ms): ${
-        speed.scaled
-          ? `check limits scaled ×${speed.scale.toFixed(1)}`
-          : 'check limits not scaled (--check-timeout given)'
-      }`,
-    )
+  const speed = info.speed && describeSpeed(info.speed)
+  if (speed) lines.push(`Speed: ${speed}`)
   return lines.join('\n')
 }
 

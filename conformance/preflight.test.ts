@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
@@ -78,10 +78,32 @@ describe('preflight', () => {
       'alice signed in (login form post)',
     ])
     expect(checked.notes).toEqual([])
-    const r = await run(against(configFile('good'), '--only', 'DISC-01'))
+    // the sign-in's time seeds the run's pace (pace.ts) until its own browser rounds are timed
+    expect(checked.ok && checked.signIn).toEqual({
+      ms: expect.any(Number) as number,
+      from: 'form post',
+    })
+    const reports = join(dir, 'good-reports')
+    const r = await run(against(configFile('good'), '--only', 'DISC-01', '--report-dir', reports))
     expect(r.code, r.err).toBe(EXIT.ok)
     expect(r.out).toMatch(/^Preflight: discovery; JWKS \(1 key\); client conformance-client/m)
     expect(r.out).toMatch(/^PASS DISC-01/m)
+    // no browser round in this run: the speed is the preflight's sign-in's
+    expect(r.out).toMatch(
+      /^Speed: one browser round took \d+ ms \(the preflight's sign-in by form post, a lower bound of a browser round; no round of the run reached the client; nominal 2000 ms\): check limits scaled ×\d\.\d$/m,
+    )
+    // and report.json keeps it, so a CI user sees why limits were raised (or not)
+    const report = JSON.parse(readFileSync(join(reports, 'report.json'), 'utf8')) as {
+      speed?: unknown
+    }
+    expect(report.speed).toEqual({
+      rounds: 0,
+      roundMs: expect.any(Number) as number,
+      nominalMs: 2000,
+      scale: expect.any(Number) as number,
+      scaled: true,
+      seed: { ms: expect.any(Number) as number, from: 'form post' },
+    })
   })
 
   test('a wrong client secret exits 2 naming clients.main.secret and the answer', async () => {

@@ -4,6 +4,7 @@ import { signInByFormPost, textMatching } from './harness/form-sign-in.ts'
 import { createHttp, type Http, type HttpResponse } from './harness/http.ts'
 import { learnSignInOrigins } from './harness/idp-origins.ts'
 import { oidc } from './harness/oidc.ts'
+import type { PaceSeed, SeedSource } from './harness/pace.ts'
 import { authorizeUrl, clientCredentialsRaw, JWKS, redeemRaw } from './harness/requests.ts'
 import { redactKnown, redactUrl } from './harness/redact.ts'
 import { settledWithin } from './harness/settled.ts'
@@ -32,6 +33,12 @@ export type PreflightOutcome =
       /** What could not be told apart, and why the run goes on anyway. */
       readonly notes: readonly string[]
       readonly durationMs: number
+      /**
+       * How long the primary user's sign-in took, from the authorization request to the
+       * redirect to the client with a code, and how it went: the run's pace until its own
+       * browser rounds are measured (pace.ts `seed`). Absent when it did not reach the client.
+       */
+      readonly signIn?: PaceSeed
     }
   | {
       readonly ok: false
@@ -121,6 +128,7 @@ export async function preflight(
   }
 
   let at: Target = target
+  let signIn: PaceSeed | undefined
   try {
     const discovery = await bounded(
       `GET ${target.baseUrl}${DISCOVERY}`,
@@ -146,7 +154,7 @@ export async function preflight(
         `the JWKS at ${jwksUrl} answered HTTP ${jwks.status}${jwks.status === 200 ? ' without keys' : ''}; the run goes on (the JWKS checks judge it)`,
       )
     await clientAuthenticates(at, bounded, where, confirmed, notes)
-    await userSignsIn(at, bounded, where, confirmed, notes, ms, options.browser ?? true)
+    signIn = await userSignsIn(at, bounded, where, confirmed, notes, ms, options.browser ?? true)
   } catch (err) {
     // an IdP's error_description or page text could echo a credential: none is printed
     if (err instanceof Stop)
@@ -161,7 +169,13 @@ export async function preflight(
     // a fault of the preflight itself decides nothing about the target: the run goes on
     notes.push(`the preflight could not finish (${(err as Error).message}); the run goes on`)
   }
-  return { ok: true, confirmed, notes: notes.map(redactKnown), durationMs: elapsed() }
+  return {
+    ok: true,
+    confirmed,
+    notes: notes.map(redactKnown),
+    durationMs: elapsed(),
+    ...(signIn ? { signIn } : {}),
+  }
 }
 
 type Bounded = <T>(what: string, send: (http: Http) => Promise<T>, first?: boolean) => Promise<T>
@@ -228,7 +242,8 @@ function refusal(text: string): string | undefined {
  * The primary user signs in: by posting the login form over HTTP (form-sign-in.ts), else, for
  * a login with configured steps or one the form post does not complete, in the browser. The
  * user's credentials are refused when the login page comes back after they were sent, with a
- * 4xx status or words of refusal; any other end is a note.
+ * 4xx status or words of refusal; any other end is a note. Returns how long a sign-in that
+ * reached the client with a code took, and how it went.
  */
 async function userSignsIn(
   target: Target,
@@ -238,14 +253,14 @@ async function userSignsIn(
   notes: string[],
   ms: number,
   mayUseBrowser: boolean,
-): Promise<void> {
+): Promise<PaceSeed | undefined> {
   const client = target.clients.main
   const user = target.users.primary
   if (!client.redirectUri) {
     notes.push(
       `clients.main has no redirectUri${where}: the sign-in of users.primary was not tried (the checks that sign in are skipped)`,
     )
-    return
+    return undefined
   }
   const url = authorizeUrl({ target }, [
     ['response_type', 'code'],
@@ -262,21 +277,28 @@ async function userSignsIn(
       'usage',
       `users.primary.password (or users.primary.username "${user.username}")${where} was refused: the login page came back after the sign-in${status === undefined ? '' : ` (HTTP ${status})`}${said ? `: "${said}"` : ''}`,
     )
-  const signedIn = (callback: string, how: string): void => {
+  /** The sign-in reached the client after `took` ms (timed from its first request). */
+  const signedIn = (callback: string, from: SeedSource, took: number): PaceSeed | undefined => {
     const back = new URL(callback)
-    if (back.searchParams.has('code') && !back.searchParams.has('error'))
-      confirmed.push(`${user.username} signed in (${how})`)
-    else
-      notes.push(
-        `the sign-in of ${user.username} ended at the client with error=${back.searchParams.get('error') ?? '(none)'}; the run goes on`,
+    if (back.searchParams.has('code') && !back.searchParams.has('error')) {
+      confirmed.push(
+        `${user.username} signed in (${from === 'browser' ? 'browser' : 'login form post'})`,
       )
+      return { ms: took, from }
+    }
+    notes.push(
+      `the sign-in of ${user.username} ended at the client with error=${back.searchParams.get('error') ?? '(none)'}; the run goes on`,
+    )
+    return undefined
   }
   let why: string
   if (!target.login?.steps) {
+    const began = performance.now()
     const posted = await bounded('the sign-in', (http) =>
       signInByFormPost(http, url, user, clientOrigins(target)),
     )
-    if (posted.kind === 'signed-in') return signedIn(posted.callback, 'login form post')
+    if (posted.kind === 'signed-in')
+      return signedIn(posted.callback, 'form post', performance.now() - began)
     const again = posted.loginAgain
     if (again && again.status !== 429) {
       const said = textMatching(again.text, REFUSED)
@@ -286,7 +308,7 @@ async function userSignsIn(
   } else why = 'the configuration gives login.steps'
   if (!mayUseBrowser) {
     notes.push(`the sign-in of ${user.username} was not completed (${why}); the run goes on`)
-    return
+    return undefined
   }
   // a login driven by scripts or configured steps: the browser, as the checks sign in
   let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined
@@ -295,14 +317,17 @@ async function userSignsIn(
     const context = await browser.newContext()
     // a script login that refuses the password shows it in place: no navigation comes, and
     // each wait for one lasts this long (a slower provider gets a note, never a stop)
+    // the round is timed as browser.ts `browse` times the run's (pace.ts)
+    const began = performance.now()
     const outcome = await browse(context, target, url, createHttp(target), {
       user,
       timeoutMs: Math.min(ms, BROWSER_WAIT_MS),
     })
+    const took = performance.now() - began
     // where the IdP sent the browser on the way to the client (a login app on an origin of its
     // own) is the IdP's for the run (idp-origins.ts)
     learnSignInOrigins(target, outcome.origins ?? [], outcome.callback, clientOrigins(target))
-    if (outcome.callback) return signedIn(outcome.callback, 'browser')
+    if (outcome.callback) return signedIn(outcome.callback, 'browser', took)
     const stop = outcome.stopped
     if (stop?.kind === 'login-again' && stop.status !== 429) {
       const said = refusal(stop.text)
@@ -325,4 +350,5 @@ async function userSignsIn(
   } finally {
     if (browser) await settledWithin(browser.close(), 10_000)
   }
+  return undefined
 }

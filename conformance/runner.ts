@@ -14,7 +14,7 @@ import { guardRun } from './harness/guard.ts'
 import { runPool } from './harness/pool.ts'
 import { SharedSessions, type RunCounters } from './harness/session.ts'
 import type { Target } from './harness/target.ts'
-import type { Pace } from './harness/pace.ts'
+import { speedOf, type Pace, type RunSpeed } from './harness/pace.ts'
 import type { CheckResult } from './harness/types.ts'
 
 export interface RunOptions {
@@ -87,12 +87,7 @@ export interface RunInfo {
   /** Why the IdP session could not be reused, when it could not. */
   readonly sessionUnusable: string | undefined
   /** The run's measured speed, and whether check limits were scaled by it. */
-  readonly speed?: {
-    readonly rounds: number
-    readonly roundMs: number | undefined
-    readonly scale: number
-    readonly scaled: boolean
-  }
+  readonly speed?: RunSpeed
 }
 
 /**
@@ -184,14 +179,7 @@ export async function runChecks(target: Target, options: RunOptions = {}): Promi
         counters: { ...resources.counters },
         sessionUnusable: resources.sessions?.unusable,
         ...(resources.pace
-          ? {
-              speed: {
-                rounds: resources.pace.rounds,
-                roundMs: resources.pace.roundMs(),
-                scale: resources.pace.scale(),
-                scaled: resources.scaleLimits !== false,
-              },
-            }
+          ? { speed: speedOf(resources.pace, resources.scaleLimits !== false) }
           : {}),
       })
       await resources.close()

@@ -4,6 +4,7 @@ import type { authorize as catalogue } from '../catalogue/authorize.ts'
 import { expectEqual, expectStatus, expectThat, scopeList } from '../harness/expect.ts'
 import {
   authorize,
+  expectNotThrottled,
   awkwardState,
   codeOf,
   mainClient,
@@ -124,6 +125,8 @@ const AUTHZ_13 = check(async (ctx) => {
     user: ctx.target.users.primary,
   })
   expectThat(posted(), 'the authorization request was never sent')
+  // the IdP's 429 or 503 on the way (the sign-in budget used up) judges nothing: inconclusive
+  if (!outcome.callback) expectNotThrottled(outcome.stopped, 'the client')
   expectThat(outcome.loginShown, 'the POSTed authorization request did not show the login page')
   expectThat(outcome.callback, 'the POSTed authorization request never came back to the client')
   const callback = new URL(outcome.callback)

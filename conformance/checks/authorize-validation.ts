@@ -5,6 +5,7 @@ import { oidc } from '../harness/oidc.ts'
 import { ERROR_CHARS, expectEqual, expectThat, scopeList, show } from '../harness/expect.ts'
 import {
   authorize,
+  expectNotThrottled,
   codeOf,
   mainClient,
   pkcePair,
@@ -195,6 +196,7 @@ const AUTHZ_08 = check(async (ctx) => {
   const outcome = await browse(context, ctx.target, authorizeUrl(ctx, reversed), ctx.http, {
     user: ctx.target.users.primary,
   })
+  if (!outcome.callback) expectNotThrottled(outcome.stopped, 'the client')
   expectThat(outcome.callback, 'the reversed-order request never came back to the client')
   const callback = new URL(outcome.callback)
   const code = callback.searchParams.get('code')
@@ -323,6 +325,7 @@ const AUTHZ_17 = check(async (ctx) => {
         ctx.http,
         { user: ctx.target.users.primary },
       )
+      if (!outcome.callback) expectNotThrottled(outcome.stopped, 'the client')
       expectThat(outcome.callback, 'the request-object flow never came back to the client')
       const callback = new URL(outcome.callback)
       const code = callback.searchParams.get('code')

@@ -205,6 +205,7 @@ const ROBUST_03 = check(async (ctx) => {
   const idp = idpOrigins(ctx.target)
   // a redirect to a client's origin is judged whatever the request named (never the IdP's)
   const clients = clientOrigins(ctx.target)
+  const declared = ctx.target.idpOrigins !== undefined
   // authorize, the login post without and within an interaction, logout
   const each = Math.max(1, Math.ceil(runs / 4))
   const page = (method: string) => method === 'GET' || method === 'POST'
@@ -266,7 +267,7 @@ const ROBUST_03 = check(async (ctx) => {
             : undefined,
           page(r.method),
           refusable(r, ['GET', 'POST']),
-          { sent: encoded(valid, r), clients },
+          { sent: encoded(valid, r), clients, declared },
         )
         if (why !== undefined) parts.unread(AUTHORIZE, showPageRequest(AUTHORIZE)(r), why)
       },
@@ -315,7 +316,7 @@ const ROBUST_03 = check(async (ctx) => {
             undefined,
             page(r.method),
             refusable(r, ['POST']),
-            { sent: encoded(valid, r), clients },
+            { sent: encoded(valid, r), clients, declared },
           )
           if (why !== undefined)
             parts.unread(`${path} without the interaction`, showPageRequest(path)(r), why)
@@ -373,7 +374,7 @@ const ROBUST_03 = check(async (ctx) => {
             interactionAnswer,
             true,
             refusable(r, ['POST']),
-            { sent: encoded(sent, r), clients },
+            { sent: encoded(sent, r), clients, declared },
           )
           if (why !== undefined) parts.unread(within, what, why)
         } catch (err) {
@@ -414,7 +415,7 @@ const ROBUST_03 = check(async (ctx) => {
               interactionAnswer,
               page(r.method),
               refusable(r, ['POST']),
-              { sent: encoded(sent, r), clients },
+              { sent: encoded(sent, r), clients, declared },
             )
             if (why !== undefined) parts.unread(within, showPageRequest(path)(r), why)
           },
@@ -457,7 +458,7 @@ const ROBUST_03 = check(async (ctx) => {
           : undefined,
         page(r.method),
         refusable(r, ['GET', 'POST']),
-        { sent: encoded(logoutValid, r), clients },
+        { sent: encoded(logoutValid, r), clients, declared },
       )
       if (why !== undefined) parts.unread(LOGOUT, showPageRequest(LOGOUT)(r), why)
     },

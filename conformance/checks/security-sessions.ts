@@ -248,6 +248,12 @@ const SEC_11 = check({ exclusive: true }, async (ctx) => {
 
   // OIDC Core §3.1.2.6: prompt=none without a (live) session answers login_required
   const silent = await silentRequest(ctx, jar)
+  // a throttled or unavailable IdP (429, 503) judges nothing about the session (RFC 6585 §4)
+  const refused = 'stopped' in silent ? silent.stopped.status : undefined
+  if (refused === 429 || refused === 503)
+    throw new Error(
+      `${what}: prompt=none with the session's cookies was answered HTTP ${refused}: a throttled or unavailable IdP judges nothing`,
+    )
   expectThat(
     'params' in silent,
     `${what}: prompt=none with the session's cookies stayed at the IdP (HTTP ${'stopped' in silent ? silent.stopped.status : '?'}) instead of redirecting with login_required (OIDC Core §3.1.2.1: no user interface)`,

@@ -7,7 +7,7 @@ import type { CheckContext } from './check.ts'
 import { expectSignsIn, followToClient, type SignInRequest } from './credential-replay.ts'
 import { ControlFailure } from './expect.ts'
 import type { AuthorizeResult } from './flows.ts'
-import { createHttp } from './http.ts'
+import { createHttp, type Http, type HttpResponse, type RequestOptions } from './http.ts'
 import type { Target, TargetUser } from './target.ts'
 
 // The replayed sign-in (LOGIN-03/05/07's positive control) on providers that show a page after
@@ -194,4 +194,68 @@ describe('the replayed sign-in goes on in the browser past pages the HTTP follow
       ),
     )
   }, 60_000)
+})
+
+// The replayed sign-in follows the IdP's own origins (idp-origins.ts), not only the base URL's:
+// a provider whose consent page lives on its login app's origin is answered over HTTP there,
+// with that page's Origin, instead of being handed to the browser (slower, more browser rounds).
+describe("followToClient through the IdP's other origins", () => {
+  const IDP = 'https://idp.test'
+  const APP = 'https://login.idp.test'
+  const fake = (): Http => ({
+    exchanges: [],
+    record: () => undefined,
+    request(url: string, options: RequestOptions = {}): Promise<HttpResponse> {
+      const post = options.method === 'POST'
+      const answer =
+        url === `${APP}/consent` && !post
+          ? {
+              status: 200,
+              text: html('Authorize', '<form method="post"><button>Allow</button></form>'),
+            }
+          : url === `${APP}/consent` && options.headers?.origin === APP
+            ? { status: 303, location: `${CALLBACK}?code=consented` }
+            : { status: 400, text: 'no' }
+      return Promise.resolve({
+        status: answer.status,
+        headers: new Headers(answer.location ? { location: answer.location } : {}),
+        text: answer.text ?? '',
+        json: undefined,
+        url,
+      })
+    },
+    get: () => Promise.reject(new Error('unused')),
+    postForm: () => Promise.reject(new Error('unused')),
+  })
+  const signedIn: HttpResponse = {
+    status: 303,
+    headers: new Headers({ location: `${APP}/consent` }),
+    text: '',
+    json: undefined,
+    url: `${IDP}/login`,
+  }
+  const form = {
+    action: `${IDP}/login`,
+    context: { cookies: () => Promise.resolve([]) },
+  } as unknown as SignInRequest
+  const on = (extra: Partial<Target>) =>
+    ({
+      target: {
+        baseUrl: IDP,
+        clients: { main: { id: 'c', secret: 's', redirectUri: CALLBACK } },
+        ...extra,
+      },
+      http: fake(),
+    }) as unknown as CheckContext
+
+  test('a login app named in idpOrigins: its consent page is answered over HTTP', async () => {
+    const reached = await followToClient(on({ idpOrigins: [APP] }), form, signedIn, CALLBACK)
+    expect(reached?.searchParams.get('code')).toBe('consented')
+  })
+
+  test("an origin the suite does not know as the IdP's is not followed", async () => {
+    const follow = {}
+    expect(await followToClient(on({}), form, signedIn, CALLBACK, [], follow)).toBeUndefined()
+    expect(follow).toEqual({ stoppedAt: `HTTP 303 at ${IDP}/login` })
+  })
 })

@@ -9,6 +9,7 @@ import { jarOf, MAX_ANSWERS } from './session.ts'
 import type { TargetUser } from './target.ts'
 import { expectControl, expectThat } from './expect.ts'
 import { authorize, couldNotGetPast, type AuthorizeResult } from './flows.ts'
+import { idpOrigins } from './idp-origins.ts'
 
 // The replay of the browser's own credential request with the raw client, and the tampering
 // LOGIN-02/03/05/07 do with it: the request is captured as the login page sends it (a form
@@ -344,7 +345,9 @@ export async function followToClient(
   follow: Follow = {},
 ): Promise<URL | undefined> {
   const jar = (await jarOf(form.context)) ?? new CookieJar()
-  const idp = new URL(ctx.target.baseUrl).origin
+  // the IdP's origins (idp-origins.ts): a login app on an origin of its own, declared or learned,
+  // is followed over HTTP as the IdP's, instead of handing the rest to the browser
+  const idp = new Set([...idpOrigins(ctx.target), new URL(form.action).origin])
   const isClient = (u: URL): boolean => u.toString().startsWith(redirectUri)
   let res = first
   for (let answers = 0; ; answers++) {
@@ -353,11 +356,11 @@ export async function followToClient(
     const stopped = end.stopped
     const next = scriptLocation(stopped)
     const approve =
-      next || stopped.status !== 200 || new URL(stopped.url).origin !== idp
+      next || stopped.status !== 200 || !idp.has(new URL(stopped.url).origin)
         ? undefined
         : readApproveForm(stopped.text, stopped.url)
     if (next && isClient(next)) return next
-    if (answers >= MAX_ANSWERS || (next ? next.origin !== idp : approve?.method !== 'POST')) {
+    if (answers >= MAX_ANSWERS || (next ? !idp.has(next.origin) : approve?.method !== 'POST')) {
       follow.stoppedAt = `HTTP ${stopped.status} at ${pageAddress(stopped.url)}`
       return follow.browserAs && !next
         ? await continueInBrowser(ctx, jar, stopped, redirectUri, follow.browserAs, follow)
@@ -370,7 +373,8 @@ export async function followToClient(
       : await ctx.http.request(approve?.action ?? '', {
           method: 'POST',
           form: Object.fromEntries(approve?.fields ?? []),
-          headers: { ...headers, origin: idp },
+          // the Origin of the page that holds the form, as a browser sends it
+          headers: { ...headers, origin: new URL(stopped.url).origin },
         })
     hops.push(res)
   }

@@ -11,7 +11,7 @@ import {
   type BrowserStop,
 } from './browser.ts'
 import { giveSession, signInByFormPost } from './form-sign-in.ts'
-import { learnSignInOrigins } from './idp-origins.ts'
+import { idpOrigins, learnSignInOrigins } from './idp-origins.ts'
 import { jarOf } from './session.ts'
 import { failedSignIn, onFirstLoginPage } from './failed-sign-in.ts'
 import {
@@ -185,6 +185,7 @@ export async function authorize(
         clientOrigins(ctx.target),
         LOGIN_FORM,
         ctx.target.interactions,
+        idpOrigins(ctx.target),
       )
       if (replayed.kind === 'callback') {
         ctx.note(
@@ -329,6 +330,10 @@ export async function authorize(
     ctx.note(
       `sign-in: through the browser (${options.ownSession ? 'a session of its own: the check misuses its credentials on purpose' : options.context || !replayable(ctx, options) ? 'the check drives the browser itself' : held ? `on ${user?.username ?? ''}'s shared IdP session, which it held while it answered the pages the replay left to it` : 'no reusable session'})`,
     )
+  // a flow the IdP throttled (or was unavailable for) judges nothing, for whatever the caller
+  // meant to read from it (the code, the login page, a silent answer): inconclusive at once
+  if (!outcome.callback)
+    expectNotThrottled(outcome.stopped, `${redirectUri} (${whereLeftBrowser(outcome)})`)
   return {
     client,
     redirectUri,
@@ -418,20 +423,27 @@ function expectCallback(result: AuthorizeResult): asserts result is AuthorizeRes
   expectGotPast(result)
   if (result.callback) return
   const where = `${result.redirectUri} (${whereLeft(result)})`
-  // a throttled or unavailable IdP (its sign-in budget for this address used up by other checks,
-  // a hashing queue full) judges nothing about the authorization: inconclusive, never a failure
-  // (RFC 6585 §4; RFC 9110 §15.6.4)
-  const status = result.via === 'browser' ? result.outcome.stopped?.status : undefined
-  if (result.via === 'browser' && result.outcome.stopped?.kind === 'error-page')
-    if (status === 429 || status === 503)
-      throw new Error(
-        `the IdP answered HTTP ${String(status)} on the way to ${where}: a throttled or unavailable sign-in judges nothing`,
-      )
+  if (result.via === 'browser') expectNotThrottled(result.outcome.stopped, where)
   if (result.beforeSubject)
     throw new Error(
       `stuck before the check's subject: the authorization step never reached ${where}; the authorization endpoint is judged by the AUTHZ-* checks`,
     )
   expectThat(false, `the IdP never redirected to ${where}`)
+}
+
+/**
+ * Throws the inconclusive "throttled or unavailable" when a browser flow stopped on the IdP's
+ * 429 or 503 page (its error page, or its login page served again with that status): a
+ * throttled or unavailable IdP (the sign-in budget of this address used up by other checks, a
+ * hashing queue full) judges nothing about the step, whatever the check's subject, never a
+ * failure (RFC 6585 §4; RFC 9110 §15.6.4). `where` names where the flow was going.
+ */
+export function expectNotThrottled(stop: BrowserStop | undefined, where: string): void {
+  if (!stop || (stop.kind !== 'error-page' && stop.kind !== 'login-again')) return
+  if (stop.status === 429 || stop.status === 503)
+    throw new Error(
+      `the IdP answered HTTP ${String(stop.status)} on the way to ${where}: a throttled or unavailable sign-in judges nothing`,
+    )
 }
 
 /** The code of a successful authorization, or a check failure saying what came back instead. */
@@ -451,8 +463,13 @@ export function codeOf(result: AuthorizeResult): string {
 export function whereLeft(result: AuthorizeResult): string {
   if (result.via === 'session') return 'the replay of the IdP session ended elsewhere'
   if (result.via === 'form-post') return 'the sign-in by form post ended elsewhere'
-  const at = `page at ${result.outcome.page.url()}`
-  const stop = result.outcome.stopped
+  return whereLeftBrowser(result.outcome)
+}
+
+/** Where a browser flow that did not reach the client was left, for messages. */
+export function whereLeftBrowser(outcome: BrowserOutcome): string {
+  const at = `page at ${outcome.page.url()}`
+  const stop = outcome.stopped
   if (stop?.kind === 'error-page')
     return `${at}: an error page of the IdP${stop.status === undefined ? '' : ` (HTTP ${stop.status})`}, "${stop.title}": ${stop.text.slice(0, 160)}`
   if (stop?.kind === 'login-again')

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { browse, clientOrigins, launchBrowser } from './browser.ts'
+import { classify } from './check.ts'
 import { expectPageAnswer } from './fuzz/pages.ts'
 import { createHttp } from './http.ts'
 import { forgetSignInOrigins, idpOrigins, learnSignInOrigins } from './idp-origins.ts'
@@ -44,6 +45,9 @@ beforeAll(async () => {
     else if (req.url === '/interaction/abc/complete') to(`${CALLBACK}?code=the-code&state=s`)
     else if (req.url === '/to-client') to(`${CALLBACK}?error=invalid_request`)
     else if (req.url === '/to-unknown') to(UNKNOWN)
+    // an error redirect to the URI the request named (an open redirect)
+    else if (req.url?.startsWith('/bounce?'))
+      to(new URL(req.url, idpBase).searchParams.get('redirect_uri') ?? '/')
     else res.writeHead(404).end()
   }))
 }, 30_000)
@@ -67,12 +71,41 @@ const ctx = (extra: Partial<Target> = {}) => {
 const get = (c: ReturnType<typeof ctx>, path: string) =>
   c.http.request(`${idpBase}${path}`, { headers: { accept: 'text/html' } })
 
+/** What `followAtIdp` threw, classified as the check runner does. */
+const thrownBy = async (following: Promise<unknown>) => {
+  const err = await following.then(
+    () => undefined,
+    (e: unknown) => e,
+  )
+  if (err === undefined) throw new Error('nothing was thrown')
+  return { kind: classify(err).kind, message: (err as Error).message }
+}
+
 describe("the IdP's origins (followAtIdp)", () => {
-  test('a login app on an origin nobody named is off the IdP', async () => {
+  test('a login app on an origin nobody named, before any sign-in taught it (--no-preflight) and without idpOrigins, is not judged: inconclusive, saying to declare it', async () => {
     const c = ctx()
-    await expect(followAtIdp(c, await get(c, '/authorize'), 'login')).rejects.toThrow(
-      /redirected off the IdP to http:\/\/127\.0\.0\.1:\d+\/u\/abc/,
-    )
+    expect(await thrownBy(followAtIdp(c, await get(c, '/authorize'), 'login'))).toEqual({
+      kind: 'harness',
+      message: expect.stringMatching(
+        /^login: redirected to http:\/\/127\.0\.0\.1:\d+\/u\/abc, an origin neither known as the IdP's nor named by the request: .*declared with idpOrigins in the target configuration/,
+      ) as string,
+    })
+    // with idpOrigins declared, the message says to add the origin there
+    const declared = ctx({ idpOrigins: ['https://other.example'] })
+    expect(
+      (await thrownBy(followAtIdp(declared, await get(declared, '/to-unknown'), 'login'))).message,
+    ).toMatch(/elsewhere, an origin neither known .* is added to idpOrigins/)
+  })
+
+  test('a redirect off the IdP to the origin the request named fails (an open redirect)', async () => {
+    const c = ctx()
+    const path = `/bounce?redirect_uri=${encodeURIComponent(UNKNOWN)}&state=s`
+    expect(await thrownBy(followAtIdp(c, await get(c, path), 'bad request'))).toEqual({
+      kind: 'failure',
+      message: expect.stringMatching(
+        /^bad request: redirected off the IdP to http:\/\/127\.0\.0\.1:1\/elsewhere/,
+      ) as string,
+    })
   })
 
   test('a login app named in idpOrigins is at the IdP, and its form is the login page', async () => {
@@ -115,10 +148,10 @@ describe("the IdP's origins (followAtIdp)", () => {
       expect(idpOrigins(c.target).has(appBase)).toBe(true)
       const page = await followAtIdp(c, await get(c, '/authorize'), 'login')
       expect(page.url).toBe(`${appBase}/u/abc`)
-      // any other origin is still off the IdP
-      await expect(followAtIdp(c, await get(c, '/to-unknown'), 'login')).rejects.toThrow(
-        /redirected off the IdP to http:\/\/127\.0\.0\.1:1\/elsewhere/,
-      )
+      // any other origin is still not the IdP's: not judged
+      expect(await thrownBy(followAtIdp(c, await get(c, '/to-unknown'), 'login'))).toMatchObject({
+        kind: 'harness',
+      })
     } finally {
       forgetSignInOrigins(c.target)
     }

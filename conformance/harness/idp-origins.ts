@@ -86,3 +86,26 @@ export const atIdp = (origins: ReadonlySet<string>, url: URL | string): boolean 
 
 /** The IdP's origins as a message lists them. */
 export const describeOrigins = (origins: ReadonlySet<string>): string => [...origins].join(', ')
+
+/** The origins of the absolute http(s) URIs among a raw query's or form's values. */
+export function originsNamed(raw: string): Set<string> {
+  const origins = new Set<string>()
+  for (const [, value] of new URLSearchParams(raw)) {
+    if (!URL.canParse(value)) continue
+    const url = new URL(value)
+    if (url.protocol === 'https:' || url.protocol === 'http:') origins.add(url.origin)
+  }
+  return origins
+}
+
+/**
+ * How a redirect to an origin the suite does not know as the IdP's, and that the request did
+ * not name, reads (after "redirected to" / "sent the browser to"): not judged, since what RFC
+ * 6749 §4.1.2.1 and §3.1.2.4 forbid is a redirect to the URI the request carried, and the suite
+ * cannot tell a login UI or error page of the provider's own on another origin from another
+ * site. Before any sign-in of the suite's reached the client (`--no-preflight`), only the base
+ * URL, the discovery document and `idpOrigins` name the IdP's origins, so the message says to
+ * declare them (`declared`: the target configuration has `idpOrigins`).
+ */
+export const unknownOrigin = (to: URL, declared: boolean | undefined): string =>
+  `${to.origin}${to.pathname}, an origin neither known as the IdP's nor named by the request: the suite cannot tell whether it is the IdP's own page (a login UI on an origin of its own is ${declared ? 'added to' : 'declared with'} idpOrigins in the target configuration)`

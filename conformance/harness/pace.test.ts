@@ -8,7 +8,15 @@ import {
   type Check,
   type RunResources,
 } from './check.ts'
-import { MAX_SCALE, NOMINAL_ROUND_MS, Pace, recordRound, ROUND_MARGIN } from './pace.ts'
+import {
+  describeSpeed,
+  MAX_SCALE,
+  NOMINAL_ROUND_MS,
+  Pace,
+  recordRound,
+  ROUND_MARGIN,
+  speedOf,
+} from './pace.ts'
 import { Slots } from './pool.ts'
 import type { RequirementId } from '../requirements.ts'
 import type { Target } from './target.ts'
@@ -67,6 +75,49 @@ describe('the run measures its speed from its browser rounds', () => {
     expect(pace.scale()).toBe(3)
     for (let i = 0; i < 10; i++) pace.record(NOMINAL_ROUND_MS * 100)
     expect(pace.scale()).toBe(MAX_SCALE)
+  })
+})
+
+describe("a round measured before the run (the preflight's sign-in) seeds the pace", () => {
+  test('it stands for the rounds until the first one is measured, never among them', () => {
+    const pace = new Pace()
+    let changed = 0
+    pace.onChange(() => changed++)
+    pace.seed(NOMINAL_ROUND_MS * 4, 'browser')
+    expect(changed).toBe(1)
+    expect(pace.rounds).toBe(0)
+    expect(pace.roundMs()).toBe(NOMINAL_ROUND_MS * 4)
+    expect(pace.scale()).toBe(4)
+    expect(speedOf(pace, true)).toEqual({
+      rounds: 0,
+      roundMs: NOMINAL_ROUND_MS * 4,
+      nominalMs: NOMINAL_ROUND_MS,
+      scale: 4,
+      scaled: true,
+      seed: { ms: NOMINAL_ROUND_MS * 4, from: 'browser' },
+    })
+    expect(describeSpeed(speedOf(pace, true))).toBe(
+      `one browser round took ${NOMINAL_ROUND_MS * 4} ms (the preflight's browser sign-in; no round of the run reached the client; nominal ${NOMINAL_ROUND_MS} ms): check limits scaled ×4.0`,
+    )
+    pace.record(NOMINAL_ROUND_MS * 2)
+    expect(pace.roundMs()).toBe(NOMINAL_ROUND_MS * 2)
+    expect(pace.scale()).toBe(2)
+    expect(describeSpeed(speedOf(pace, false))).toBe(
+      `one browser round took ${NOMINAL_ROUND_MS * 2} ms (median of 1; nominal ${NOMINAL_ROUND_MS} ms); before the first, ${NOMINAL_ROUND_MS * 4} ms from the preflight's browser sign-in: check limits not scaled (--check-timeout given)`,
+    )
+    // nothing known: no speed line
+    expect(describeSpeed(speedOf(new Pace(), true))).toBeUndefined()
+  })
+
+  test('a check that starts before any round of the run gets the seeded limit', async () => {
+    // 300 ms of work under a 150 ms limit: it fails at nominal speed, passes at the seeded ×3
+    const slow = { 'AT-07': check(() => sleep(300)) }
+    const unseeded = await runCheck('AT-07', target, resourcesWith(slow, { pace: new Pace() }), 150)
+    expect(unseeded.verdict).toBe('error')
+    const pace = new Pace()
+    pace.seed(NOMINAL_ROUND_MS * 3, 'form post')
+    const seeded = await runCheck('AT-07', target, resourcesWith(slow, { pace }), 150)
+    expect(seeded.verdict, seeded.message).toBe('pass')
   })
 })
 

@@ -1,10 +1,10 @@
 import type { BrowserContext, Page, Response as BrowserResponse } from '@playwright/test'
 import { CookieJar } from 'tough-cookie'
-import { appliesTo, ERROR_WORDS, runSteps } from './browser.ts'
+import { appliesTo, clientOrigins, ERROR_WORDS, runSteps } from './browser.ts'
 import type { CheckContext } from './check.ts'
 import { CheckFailure, expectEqual, expectStatus, expectThat } from './expect.ts'
 import type { HttpResponse } from './http.ts'
-import { atIdp, describeOrigins, idpOrigins } from './idp-origins.ts'
+import { atIdp, describeOrigins, idpOrigins, originsNamed, unknownOrigin } from './idp-origins.ts'
 import { CANCEL_CONTROL } from './interaction-words.ts'
 import type { TargetClient } from './target.ts'
 
@@ -39,7 +39,11 @@ async function keepCookies(res: HttpResponse, jar: CookieJar): Promise<void> {
  * Follows the IdP's own redirects (at most five), failing as soon as one points at a client
  * URI or leaves the IdP's origins (idp-origins.ts: the base URL's, the discovery document's
  * endpoints', the configured `idpOrigins` and those the suite's own sign-ins went through, such
- * as a login app on an origin of its own): the harness's "no redirect" rule.
+ * as a login app on an origin of its own) for an origin the request named (its redirect URI)
+ * or a client's: the harness's "no redirect" rule. A redirect to any other origin is not
+ * judged (inconclusive, as ROBUST-03's page answers): without a sign-in of the suite's to learn
+ * from (`--no-preflight`) nor `idpOrigins`, a login app of the provider's own is not known yet,
+ * and RFC 6749 §4.1.2.1 forbids only the redirect to the URI the request carried.
  */
 export async function followAtIdp(
   ctx: Pick<CheckContext, 'target' | 'http'>,
@@ -47,6 +51,9 @@ export async function followAtIdp(
   what: string,
 ): Promise<HttpResponse> {
   const origins = idpOrigins(ctx.target)
+  // the origins the request named (the callers' requests are GETs: their query)
+  const named = originsNamed(new URL(first.url).search)
+  const clients = clientOrigins(ctx.target)
   const jar = new CookieJar()
   let res = first
   for (let hop = 0; isRedirect(res); hop++) {
@@ -60,6 +67,11 @@ export async function followAtIdp(
         `${what}: redirected to the client URI ${location.href}`,
       )
     }
+    if (!atIdp(origins, location) && !named.has(location.origin))
+      if (!clients.includes(location.origin))
+        throw new Error(
+          `${what}: redirected to ${unknownOrigin(location, ctx.target.idpOrigins !== undefined)}; the IdP's origins as far as the suite knows: ${describeOrigins(origins)}`,
+        )
     expectThat(
       atIdp(origins, location),
       `${what}: redirected off the IdP to ${location.href} (the IdP's origins: ${describeOrigins(origins)}; a login UI on another origin is declared with idpOrigins)`,

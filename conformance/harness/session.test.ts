@@ -113,6 +113,51 @@ describe('SharedSessions.replay', () => {
     expect(sessions.current(user)).toBeUndefined()
   })
 
+  test("follows the IdP's redirects through its other origins (a login app), answering a consent page there with that page's Origin; without them, hands over", async () => {
+    const APP = 'https://login.idp.test'
+    const answer = (url: string, _: unknown, sent: { method: string; origin?: string }) => {
+      if (url.startsWith(`${IDP}/auth/authorize`))
+        return { status: 302, headers: { location: `${APP}/u/1` } }
+      if (url === `${APP}/u/1` && sent.method === 'GET')
+        return {
+          status: 200,
+          text: `<title>Authorize</title><p>Example App wants to access your profile</p><form method="post" action="/u/1"><button>Allow</button></form>`,
+        }
+      if (url === `${APP}/u/1` && sent.origin === APP)
+        return { status: 303, headers: { location: `${IDP}/auth/resume` } }
+      if (url === `${IDP}/auth/resume`)
+        return { status: 303, headers: { location: `${CLIENT}/cb?code=c1&state=s` } }
+      return { status: 400, text: 'no' }
+    }
+    const url = `${IDP}/auth/authorize?x=1`
+    const known = await new SharedSessions().replay(
+      fakeHttp(answer),
+      await signedInJar(),
+      url,
+      [CLIENT],
+      LOGIN,
+      [],
+      new Set([IDP, APP]),
+    )
+    expect(known).toEqual({
+      kind: 'callback',
+      callback: `${CLIENT}/cb?code=c1&state=s`,
+      answered: ['consent (built-in: "Allow")'],
+    })
+    // the base URL's origin only: the login app is not followed (the browser goes on)
+    const unknown = await new SharedSessions().replay(
+      fakeHttp(answer),
+      await signedInJar(),
+      url,
+      [CLIENT],
+      LOGIN,
+    )
+    expect(unknown.kind).toBe('other')
+    expect(unknown.kind === 'other' ? unknown.why : '').toMatch(
+      /redirected to https:\/\/login\.idp\.test, not one of the IdP's origins/,
+    )
+  })
+
   test('an answer that is neither a redirect nor the login form is left to the browser', async () => {
     const sessions = new SharedSessions()
     const http = fakeHttp(() => ({ status: 400, text: '<p>invalid_request</p>' }))

@@ -179,6 +179,11 @@ export class SharedSessions {
     clientOrigins: readonly string[],
     loginDetect: RegExp,
     interactions: readonly InteractionConfig[] = [],
+    /**
+     * The IdP's origins (idp-origins.ts: base URL, discovery, `idpOrigins`, learned), whose
+     * redirects and pages the replay follows and answers; the authorization URL's always.
+     */
+    idpOrigins: ReadonlySet<string> = new Set(),
   ): Promise<ReplayOutcome> {
     const root = this.#lender ?? this
     const theLine = root.#lineOf(jar)
@@ -191,7 +196,15 @@ export class SharedSessions {
     const turn = theLine.tail.then(() =>
       abandoned
         ? undefined
-        : this.#replayOnce(http, theLine.latest, url, clientOrigins, loginDetect, interactions),
+        : this.#replayOnce(
+            http,
+            theLine.latest,
+            url,
+            clientOrigins,
+            loginDetect,
+            interactions,
+            new Set([...idpOrigins, new URL(url).origin]),
+          ),
     )
     theLine.tail = turn.then(
       (done) => {
@@ -282,19 +295,20 @@ export class SharedSessions {
     clientOrigins: readonly string[],
     loginDetect: RegExp,
     interactions: readonly InteractionConfig[],
+    idp: ReadonlySet<string>,
   ): Promise<{ outcome: ReplayOutcome; cookies: CookieJar }> {
     const cookies = await jar.clone()
-    const idp = new URL(url).origin
-    const send = browserLike(http, cookies, idp)
+    // a form is sent with the Origin of the page that holds it, as a browser sends it
+    const sendFrom = (page: string) => browserLike(http, cookies, new URL(page).origin)
     const answered: string[] = []
-    let sent = await send(url)
+    let sent = await sendFrom(url)(url)
     for (;;) {
       const end = await followWithJar(
         http,
         cookies,
         sent,
         idp,
-        (next) => clientOrigins.includes(next.origin) && next.origin !== idp,
+        (next) => clientOrigins.includes(next.origin) && !idp.has(next.origin),
       )
       if ('client' in end)
         return {
@@ -305,7 +319,9 @@ export class SharedSessions {
       const location = res.headers.get('location')
       if (res.status >= 300 && res.status < 400 && location) {
         const next = new URL(location, res.url)
-        const why = next.origin !== idp ? `redirected to ${next.origin}` : 'more than 10 redirects'
+        const why = !idp.has(next.origin)
+          ? `redirected to ${next.origin}, not one of the IdP's origins`
+          : 'more than 10 redirects'
         return { outcome: { kind: 'other', why }, cookies }
       }
       if (loginDetect.test(res.text)) return { outcome: { kind: 'login' }, cookies }
@@ -315,10 +331,10 @@ export class SharedSessions {
       // "Continue as …"): any steps that answer it press that. Anything more is the browser's.
       const configured = interactions.some((i) => !i.url || matches(i.url, res.url))
       const form =
-        res.status === 200 && new URL(res.url).origin === idp
+        res.status === 200 && idp.has(new URL(res.url).origin)
           ? readApproveForm(res.text, res.url, { onlyControl: configured })
           : undefined
-      if (!form || new URL(form.action).origin !== idp) {
+      if (!form || !idp.has(new URL(form.action).origin)) {
         const title = res.status === 200 ? pageTitle(res.text) : undefined
         const at = new URL(res.url)
         const why = `the IdP answered HTTP ${res.status} without a redirect at ${at.origin}${at.pathname}${title ? ` ("${title}")` : ''}${answered.length > 0 ? ` after ${answered.join(', ')}` : ''}${res.status === 200 ? `: no one-button consent or "continue" form in its HTML${configured ? ' that is all the page offers (a configured interaction may describe it)' : ''}` : ''}`
@@ -335,6 +351,7 @@ export class SharedSessions {
       answered.push(form.label)
       const fields: Record<string, string[]> = {}
       for (const [name, value] of form.fields) (fields[name] ??= []).push(value)
+      const send = sendFrom(res.url)
       sent =
         form.method === 'POST'
           ? await send(form.action, { method: 'POST', form: fields })

@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { GateVerdict } from '../gate.ts'
+import type { RunSpeed } from '../harness/pace.ts'
 import type { CheckResult } from '../harness/types.ts'
 import type { ConfigNames } from './cause-detail.ts'
 import { htmlReport } from './html.ts'
@@ -19,6 +20,8 @@ export interface RunInfo {
   readonly stopped?: string | undefined
   /** The target configuration's names of its clients and users, for the settings causes name. */
   readonly names?: ConfigNames | undefined
+  /** The run's measured speed (runner.ts), when its checks ran. */
+  readonly speed?: RunSpeed | undefined
 }
 
 /** The files of a report directory (`--report-dir`), by name. */
@@ -34,6 +37,7 @@ export function reportFiles(
     finishedAt: run.finishedAt,
     passed: run.verdict.passed,
     stopped: run.stopped,
+    speed: run.speed,
   })
   return {
     'report.json': `${JSON.stringify(report, null, 2)}\n`,

@@ -129,6 +129,35 @@ describe('report.html', () => {
     expect(causes).toContain('Likely cause: clients.main.secret or clients.main.id')
   })
 
+  test("the run's speed (why check limits were raised) is in report.json and under the time section", () => {
+    const speed = {
+      rounds: 12,
+      roundMs: 4200,
+      nominalMs: 2000,
+      scale: 2.1,
+      scaled: true,
+      seed: { ms: 900, from: 'form post' as const },
+    }
+    const withSpeed = buildReport({
+      results: [result('DISC-01', 'pass', 1)],
+      target: { baseUrl: 'https://idp.test', embedded: false },
+      version: 'test',
+      startedAt: new Date('2026-11-27T03:00:00Z'),
+      finishedAt: new Date('2026-11-27T03:03:12Z'),
+      passed: true,
+      speed,
+    })
+    expect((JSON.parse(JSON.stringify(withSpeed)) as { speed?: unknown }).speed).toEqual(speed)
+    const page = htmlReport(withSpeed)
+    const time = page.slice(page.indexOf('<section id="timing">'))
+    expect(time.slice(0, time.indexOf('</section>'))).toContain(
+      '<p id="speed">Speed: one browser round took 4200 ms (median of 12; nominal 2000 ms); before the first, 900 ms from the preflight&#39;s sign-in by form post, a lower bound of a browser round: check limits scaled ×2.1</p>',
+    )
+    // a run that timed nothing says nothing of its speed
+    expect(report([]).speed).toBeUndefined()
+    expect(htmlReport(report([]))).not.toContain('id="speed"')
+  })
+
   test('counts are in the right number', () => {
     const one = htmlReport(report([result('DISC-01', 'fail', 1), result('DISC-02', 'fail', 1)]))
     expect(one).toContain('1 HTTP exchange<')

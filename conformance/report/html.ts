@@ -1,4 +1,5 @@
 import { gunzipSync, gzipSync } from 'node:zlib'
+import { describeSpeed } from '../harness/pace.ts'
 import type { CheckResult, Exchange } from '../harness/types.ts'
 import type { RunReport } from './json.ts'
 import { htmlThreats, THREAT_CSS } from './threats.ts'
@@ -167,9 +168,11 @@ export function htmlReport(report: RunReport, names?: ConfigNames): string {
         .join('')}</ul></section>`
     : ''
   const t = timing(report.checks, 10)
+  // why check limits were raised (or not): the run's measured browser round (pace.ts)
+  const speed = report.speed && describeSpeed(report.speed)
   const timingHtml = `<section id="timing"><h2>Where the time went</h2>
 <p>Run: ${((Date.parse(report.finishedAt) - Date.parse(report.startedAt)) / 1000).toFixed(1)} s wall time. Slowest checks: ${t.slowest.map((s) => `${link(s.id)} ${(s.durationMs / 1000).toFixed(1)} s`).join(', ')}</p>
-<p>Time per area (sum of check durations; parallel checks overlap): ${t.areas.map((a) => `${escapeHtml(a.area)} ${(a.durationMs / 1000).toFixed(1)} s`).join(', ')}</p></section>`
+<p>Time per area (sum of check durations; parallel checks overlap): ${t.areas.map((a) => `${escapeHtml(a.area)} ${(a.durationMs / 1000).toFixed(1)} s`).join(', ')}</p>${speed ? `\n<p id="speed">Speed: ${escapeHtml(speed)}</p>` : ''}</section>`
   const evidence = gzipSync(JSON.stringify(evidenceOf(report.checks)), { level: 9 }).toString(
     'base64',
   )

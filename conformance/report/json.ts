@@ -1,3 +1,4 @@
+import type { RunSpeed } from '../harness/pace.ts'
 import type { CheckResult } from '../harness/types.ts'
 import { countVerdicts } from './summary.ts'
 import { threatTable, type ThreatRow } from './threats.ts'
@@ -21,6 +22,13 @@ export interface RunReport {
   readonly stopped?: string
   /** The security profile's threat table; absent when the run checked nothing of the profile. */
   readonly threats?: readonly ThreatRow[]
+  /**
+   * The run's measured speed (pace.ts): its browser rounds, their median, the nominal round and
+   * the scale by which the default check limit was raised (or not: `scaled` false with
+   * --check-timeout), and the preflight's sign-in that stood for the rounds until the first
+   * (`seed`). Absent when the run timed nothing (it stopped before its checks ran).
+   */
+  readonly speed?: RunSpeed
 }
 
 export function buildReport(options: {
@@ -33,6 +41,8 @@ export function buildReport(options: {
   passed: boolean
   /** Why the run was stopped before its end, when it was. */
   stopped?: string | undefined
+  /** The run's measured speed, when its checks ran. */
+  speed?: RunSpeed | undefined
 }): RunReport {
   const threats = threatTable(options.results)
   return {
@@ -46,5 +56,6 @@ export function buildReport(options: {
     checks: options.results,
     ...(options.stopped ? { stopped: options.stopped } : {}),
     ...(threats ? { threats } : {}),
+    ...(options.speed ? { speed: options.speed } : {}),
   }
 }

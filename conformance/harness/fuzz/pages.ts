@@ -4,7 +4,7 @@ import type { CheckContext } from '../check.ts'
 import { ERROR_CHARS, expectThat } from '../expect.ts'
 import { followWithJar, readLoginForm, type LoginFormFields } from '../form-sign-in.ts'
 import type { Http, HttpResponse, RequestOptions } from '../http.ts'
-import { idpOrigins } from '../idp-origins.ts'
+import { idpOrigins, originsNamed, unknownOrigin } from '../idp-origins.ts'
 import { AUTHORIZATION_ERRORS, NEEDS_UI_ERRORS } from '../pages.ts'
 import { AUTHORIZE, LOGOUT } from '../requests.ts'
 import { visible } from './property.ts'
@@ -239,17 +239,6 @@ export const AUTHORIZE_ERRORS = [...AUTHORIZATION_ERRORS, ...NEEDS_UI_ERRORS].fi
   (e) => e !== 'server_error',
 )
 
-/** The origins of the absolute http(s) URIs among a raw query's or form's values. */
-function originsNamed(raw: string): Set<string> {
-  const origins = new Set<string>()
-  for (const [, value] of new URLSearchParams(raw)) {
-    if (!URL.canParse(value)) continue
-    const url = new URL(value)
-    if (url.protocol === 'https:' || url.protocol === 'http:') origins.add(url.origin)
-  }
-  return origins
-}
-
 /**
  * Judges one answer of a browser-facing endpoint to a malformed request: never a 5xx; a page
  * the user is shown is HTML; a redirect stays at the IdP or goes to a verified client URI
@@ -279,6 +268,8 @@ export async function expectPageAnswer(
     readonly sent?: string
     /** The clients' origins: a redirect there is judged (never the IdP's), `sent` or not. */
     readonly clients?: readonly string[]
+    /** Whether the target configuration declares `idpOrigins` (for the message). */
+    readonly declared?: boolean
   } = {},
 ): Promise<string | undefined> {
   const hops = options.hops ?? 2
@@ -318,7 +309,7 @@ export async function expectPageAnswer(
           !originsNamed(options.sent).has(to.origin) &&
           !(options.clients ?? []).includes(to.origin)
         )
-          return `HTTP ${String(res.status)} sent the browser to ${to.origin}${to.pathname}, an origin neither known as the IdP's nor named by the request (the suite cannot tell whether it is the IdP's own page; a login UI on an origin of its own is declared with idpOrigins)`
+          return `HTTP ${String(res.status)} sent the browser to ${unknownOrigin(to, options.declared)}`
         expectThat(
           allowed && `${to.origin}${to.pathname}` === allowed.uri,
           `HTTP ${String(res.status)} redirected the browser to ${to.origin}${to.pathname}, which the request did not verify${allowed ? ` (only ${allowed.uri} could be: ${allowed.why})` : ''}`,
