@@ -502,6 +502,8 @@ export interface Follow {
    * it could not build from the replay's answers: why (sign-in-hops.ts buildHop).
    */
   unbuilt?: string | undefined
+  /** Collects the answers of the POSTs the follow sent (recorded requests, approving forms). */
+  readonly posts?: HttpResponse[]
 }
 
 /**
@@ -560,6 +562,7 @@ export async function followToClient(
           },
         })
         hops.push(res)
+        follow.posts?.push(res)
         // a recorded request is not one of the MAX_ANSWERS pages answered (the plan bounds them)
         answers -= 1
         continue
@@ -588,6 +591,7 @@ export async function followToClient(
           headers: { ...headers, origin: idp },
         })
     hops.push(res)
+    if (!next) follow.posts?.push(res)
   }
 }
 
@@ -676,11 +680,26 @@ export async function expectRefused(
   what: string,
 ): Promise<void> {
   if (form.sequence) return expectSequenceRefused(ctx, form, form.sequence, res, redirectUri, what)
-  const reached = await followToClient(ctx, form, res, redirectUri)
+  const follow: Follow = { posts: [] }
+  const reached = await followToClient(ctx, form, res, redirectUri, [], follow)
   expectThat(
     !reached,
     `${what}: the sign-in went through to the client (${reached?.origin ?? ''}${reached?.pathname ?? ''})`,
   )
+  // a sign-in whose credential request is followed by more requests (a page that posts on)
+  // is judged where it ends: the forged request went through, but a request after it, which
+  // the sign-in needs (the browser's own sign-in sends it: plannedSignIn), refused it
+  const later = follow.posts?.find((r) => r.status >= 400 && r.status < 500)
+  if ((res.status < 400 || res.status >= 500) && later) {
+    const plan = await plannedSignIn(ctx).catch(() => undefined)
+    const after = plan?.hops[plan.credential + 1]
+    if (plan?.credential === 0 && after) {
+      ctx.note(
+        `${what}: ${describeSignIn(form)}, forged, was answered HTTP ${res.status}; the sign-in takes ${plan.hops.length} requests, and a later one refused it: HTTP ${later.status} at ${pageAddress(later.url)}`,
+      )
+      return
+    }
+  }
   // RFC 6749 §10.12: a forged credential post is refused outright
   expectThat(
     res.status >= 400 && res.status < 500,
@@ -705,14 +724,14 @@ async function expectSequenceRefused(
   what: string,
 ): Promise<void> {
   const hops: HttpResponse[] = []
-  const follow: Follow = {}
+  const follow: Follow = { posts: [] }
   const reached = await followToClient(ctx, form, res, redirectUri, hops, follow)
   const forged = sequence.plan.hops[sequence.plan.credential]?.name ?? describeSignIn(form)
   expectThat(
     !reached,
     `${what}: the sign-in went through to the client (${reached?.origin ?? ''}${reached?.pathname ?? ''}): ${forged}, forged, was answered HTTP ${res.status}${hops.length > 0 ? ', and the requests after it went through' : ''}`,
   )
-  const refusal = [res, ...hops].find((r) => r.status >= 400 && r.status < 500)
+  const refusal = [res, ...(follow.posts ?? [])].find((r) => r.status >= 400 && r.status < 500)
   if (refusal) {
     if (refusal !== res)
       ctx.note(

@@ -41,8 +41,14 @@ vi.mock('./flows.ts', async (importOriginal) => {
 const CALLBACK = 'https://client.example/callback'
 const user: TargetUser = { username: 'alice', password: 'wonderland' }
 
-/** How the fake provider's password step defends itself. */
-type Mode = 'checks' | 'none' | 'script-nonce'
+/**
+ * The fake provider's shape: an identifier-first sign-in whose password step checks the
+ * request's anti-CSRF token, cookie and origin (`checks`), checks nothing (`none`), or has a
+ * member a script fills with a value of its own (`script-nonce`); or a one-page sign-in whose
+ * answer is a "Continue" page that posts on, and refuses a sign-in whose credential request
+ * failed those checks (`confirm-checks`) or does not (`confirm-none`).
+ */
+type Mode = 'checks' | 'none' | 'script-nonce' | 'confirm-checks' | 'confirm-none'
 
 const html = (title: string, body: string): string =>
   `<!doctype html><html><head><title>${title}</title></head><body>${body}</body></html>`
@@ -51,6 +57,8 @@ interface Flow {
   readonly csrf: string
   readonly csrf2: string
   username?: string
+  /** Whether the credential request carried the flow's token and cookie from its own origin. */
+  trusted?: boolean
   done?: boolean
 }
 
@@ -78,6 +86,38 @@ function provider(mode: Mode) {
       return
     }
     if (!flow || flow.done) return page(400, 'Error', '<p>This sign-in has expired.</p>')
+    const cookie = /(?:^|;\s*)flow=([^;]+)/.exec(req.headers.cookie ?? '')?.[1]
+    const sameOrigin = req.headers.origin === undefined || req.headers.origin === origin
+    if (mode.startsWith('confirm')) {
+      if (req.method === 'GET' && url.pathname === '/login')
+        return page(
+          200,
+          'Sign in',
+          `<form method="post" action="/login?flow=${id}"><input type="hidden" name="csrf" value="${flow.csrf}"><input name="username"><input type="password" name="password"><button>Sign in</button></form>`,
+        )
+      if (req.method === 'POST' && url.pathname === '/login') {
+        if (form.get('username') !== user.username || form.get('password') !== user.password)
+          return page(401, 'Sign in', '<p>Wrong user name or password.</p>')
+        // accepted whatever its origin: the page after it decides
+        flow.trusted = form.get('csrf') === flow.csrf && cookie === id && sameOrigin
+        res.writeHead(303, { location: `/confirm?flow=${id}` }).end()
+        return
+      }
+      if (req.method === 'GET' && url.pathname === '/confirm')
+        return page(
+          200,
+          'Continue',
+          `<form method="post" action="/confirm?flow=${id}"><input type="hidden" name="flow" value="${id}"><button>Continue</button></form>`,
+        )
+      if (req.method === 'POST' && url.pathname === '/confirm') {
+        if (mode === 'confirm-checks' && !flow.trusted)
+          return page(403, 'Forbidden', '<p>The sign-in could not be verified.</p>')
+        flow.done = true
+        res.writeHead(303, { location: `${CALLBACK}?code=${token()}` }).end()
+        return
+      }
+      return page(404, 'Not found', '<p>not found</p>')
+    }
     if (req.method === 'GET' && url.pathname === '/login')
       return page(
         200,
@@ -103,12 +143,7 @@ function provider(mode: Mode) {
       if (mode === 'checks') {
         // the password step is the one that defends: its own token, the flow's cookie, and
         // the request's origin
-        const cookie = /(?:^|;\s*)flow=([^;]+)/.exec(req.headers.cookie ?? '')?.[1]
-        if (
-          form.get('csrf2') !== flow.csrf2 ||
-          cookie !== id ||
-          (req.headers.origin !== undefined && req.headers.origin !== origin)
-        )
+        if (form.get('csrf2') !== flow.csrf2 || cookie !== id || !sameOrigin)
           return page(403, 'Forbidden', '<p>The request could not be verified.</p>')
       }
       if (flow.username !== user.username || form.get('password') !== user.password)
@@ -143,16 +178,18 @@ describe('LOGIN-03 on an identifier-first sign-in (user name, then password)', (
       baseUrl: base,
       clients: { main: { id: 'c', secret: 's', redirectUri: CALLBACK } },
       users: { primary: user },
-      login: {
-        detect: '#username',
-        steps: [
-          { fill: '#username', value: '{username}' },
-          { click: '#next' },
-          { waitFor: '#password' },
-          { fill: '#password', value: '{password}' },
-          { click: '#signin' },
-        ],
-      },
+      login: mode.startsWith('confirm')
+        ? undefined
+        : {
+            detect: '#username',
+            steps: [
+              { fill: '#username', value: '{username}' },
+              { click: '#next' },
+              { waitFor: '#password' },
+              { fill: '#password', value: '{password}' },
+              { click: '#signin' },
+            ],
+          },
       embedded: false,
     } as unknown as Target
     const resources: RunResources = createRunResources(target, { reuseSessions: false })
@@ -190,6 +227,22 @@ describe('LOGIN-03 on an identifier-first sign-in (user name, then password)', (
     expect(result.verdict, result.message).toBe('error')
     expect(result.message).toMatch(
       /hop 2 of 2 \(POST \/login\/password\) cannot be built: member "nonce": it changed between two recorded sign-ins and no earlier answer of the IdP holds it/,
+    )
+  }, 150_000)
+
+  test('a one-page sign-in whose "Continue" page refuses the forged sign-in: passes, judged where it ends', async () => {
+    const result = await run('confirm-checks')
+    expect(result.verdict, result.message).toBe('pass')
+    expect(result.notes.join('\n')).toMatch(
+      /credentials without the anti-CSRF field: the form post to \/login, forged, was answered HTTP 303; the sign-in takes 2 requests, and a later one refused it: HTTP 403 at http:\/\/127\.0\.0\.1:\d+\/confirm/,
+    )
+  }, 150_000)
+
+  test('a one-page sign-in whose "Continue" page checks nothing either: fails', async () => {
+    const result = await run('confirm-none')
+    expect(result.verdict, result.message).toBe('fail')
+    expect(result.message).toMatch(
+      /^credentials without the anti-CSRF field: the sign-in went through to the client \(https:\/\/client\.example\/callback\)$/,
     )
   }, 150_000)
 })
