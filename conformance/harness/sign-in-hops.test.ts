@@ -171,7 +171,10 @@ function provider(mode: Mode) {
 
 describe('LOGIN-03 on an identifier-first sign-in (user name, then password)', () => {
   const started: { close(): Promise<void> }[] = []
-  const run = async (mode: Mode): Promise<CheckResult> => {
+  const run = async (
+    mode: Mode,
+    id: 'LOGIN-03' | 'LOGIN-07' = 'LOGIN-03',
+  ): Promise<CheckResult> => {
     const fake = provider(mode)
     const base = await fake.start()
     const target = {
@@ -199,7 +202,7 @@ describe('LOGIN-03 on an identifier-first sign-in (user name, then password)', (
         await new Promise((resolve) => fake.server.close(resolve))
       },
     })
-    return runCheck('LOGIN-03', target, resources, 120_000)
+    return runCheck(id, target, resources, 120_000)
   }
   afterAll(async () => {
     await Promise.all(started.map((s) => s.close()))
@@ -243,6 +246,16 @@ describe('LOGIN-03 on an identifier-first sign-in (user name, then password)', (
     expect(result.verdict, result.message).toBe('fail')
     expect(result.message).toMatch(
       /^credentials without the anti-CSRF field: the sign-in went through to the client \(https:\/\/client\.example\/callback\)$/,
+    )
+  }, 150_000)
+
+  // LOGIN-07 compares an unknown user's failed sign-in with a wrong password's: here the user
+  // name goes with the first request, so an unknown user's try is another first request
+  test('LOGIN-07 on the identifier-first sign-in: inconclusive, saying the user name goes first', async () => {
+    const result = await run('checks', 'LOGIN-07')
+    expect(result.verdict, result.message).toBe('error')
+    expect(result.message).toMatch(
+      /the user name goes with an earlier request of the sign-in than the password \(hop 1 of 2 \(POST \/login\/identify\)\): a replay of the form post to \/login\/password .* for another user name was not built/,
     )
   }, 150_000)
 })
