@@ -24,6 +24,12 @@ import {
 // it (LOGIN-04), and what failed sign-ins tell and how they are throttled (LOGIN-07). The login
 // page itself is in login.ts.
 
+/**
+ * LOGIN-03/07 replay a sign-in over several requests (an identifier-first login) up to the
+ * request that carries the password, and follow the sign-in past it to where it ends.
+ */
+const HOPS = { hops: true } as const
+
 /** LOGIN-03's cross-site forgery, as its messages begin. */
 const CROSS_SITE =
   "a cross-site post from https://evil.example of another session's form with the cookies a browser sends cross-site"
@@ -32,9 +38,9 @@ const LOGIN_03 = check(async (ctx) => {
   const user = ctx.target.users.primary
   const redirectUri = redirectUriOf(ctx, mainClient(ctx))
   // the control first: the untampered replay signs in, so the refusals below are not luck
-  await expectSignsIn(ctx, await captureSignIn(ctx), user, redirectUri, 'control')
-  let one = await captureSignIn(ctx)
-  const two = await captureSignIn(ctx)
+  await expectSignsIn(ctx, await captureSignIn(ctx, undefined, HOPS), user, redirectUri, 'control')
+  let one = await captureSignIn(ctx, undefined, HOPS)
+  const two = await captureSignIn(ctx, undefined, HOPS)
   const token = csrfField(one)
   /**
    * One forged post, a sub-case: every defence that is missing is reported. A post that was
@@ -47,7 +53,7 @@ const LOGIN_03 = check(async (ctx) => {
       await expectRefused(ctx, one, await post(one), redirectUri, what)
       outcome.refused = true
     })
-    if (!outcome.refused) one = await captureSignIn(ctx)
+    if (!outcome.refused) one = await captureSignIn(ctx, undefined, HOPS)
   }
   // the anti-CSRF token travels in a body member or in a header of the page's own (a script's
   // X-CSRF-Token): both are dropped, or both taken from another session
@@ -87,7 +93,7 @@ const LOGIN_03 = check(async (ctx) => {
   // browser attaches to a cross-site POST. The victim's own form with all its cookies and a
   // foreign Origin is no request a browser sends cross-site (RFC 6265bis: a SameSite=Lax cookie
   // goes cross-site only on a top-level navigation with a safe method), so it is not tried
-  const three = await captureSignIn(ctx)
+  const three = await captureSignIn(ctx, undefined, HOPS)
   await forged(CROSS_SITE, async (form) => {
     const cross = await crossSiteCookie(form, three.action)
     ctx.note(
@@ -261,8 +267,8 @@ const LOGIN_07 = check({ exclusive: true }, async (ctx) => {
   const redirectUri = redirectUriOf(ctx, mainClient(ctx))
   // the positive control: the same replay with the right password signs in, so the failed
   // logins below reached the credential logic (not a "session not found" page)
-  await expectSignsIn(ctx, await captureSignIn(ctx), user, redirectUri, 'control')
-  const form = await captureSignIn(ctx)
+  await expectSignsIn(ctx, await captureSignIn(ctx, undefined, HOPS), user, redirectUri, 'control')
+  const form = await captureSignIn(ctx, undefined, HOPS)
   const nobody: TargetUser = { username: unknownUsername(user.username), password: user.password }
   const samples: Record<'wrong' | 'unknown', Told[]> = { wrong: [], unknown: [] }
   // interleaved, so that a warming server does not favour one side. A throttle may come early

@@ -6,10 +6,21 @@ import type { HttpResponse } from './http.ts'
 import { oidc } from './oidc.ts'
 import { followWithJar, giveSession, readApproveForm } from './form-sign-in.ts'
 import { jarOf, MAX_ANSWERS } from './session.ts'
+import { idpOrigins } from './idp-origins.ts'
+import {
+  BROWSER_HEADERS,
+  browserAnswer,
+  buildHop,
+  hopBody,
+  type HopPlan,
+  httpAnswer,
+  type PlannedHop,
+  isAnswer,
+  plannedSignIn,
+} from './sign-in-hops.ts'
 import type { TargetUser } from './target.ts'
 import { expectControl, expectThat } from './expect.ts'
 import { authorize, couldNotGetPast, type AuthorizeResult } from './flows.ts'
-import { idpOrigins } from './idp-origins.ts'
 
 // The replay of the browser's own credential request with the raw client, and the tampering
 // LOGIN-02/03/05/07 do with it: the request is captured as the login page sends it (a form
@@ -29,7 +40,8 @@ export interface SignInRequest {
    * the sign-in button's name and value, a JSON request's other members.
    */
   readonly fields: Readonly<Record<string, unknown>>
-  readonly usernameField: string
+  /** The member of the user name; none when an earlier request of the sign-in sent it. */
+  readonly usernameField: string | undefined
   readonly passwordField: string
   /**
    * The request headers that matter to the IdP, as the browser sent them: the content type,
@@ -51,6 +63,20 @@ export interface SignInRequest {
   /** The browser the page was shown in: its cookie jar seeds the replay's redirect chain. */
   readonly context: BrowserContext
   readonly auth: AuthorizeResult
+  /**
+   * A sign-in over several requests (sign-in-hops.ts): the recorded sequence, which of its
+   * requests this one is, and the replay's answers so far; absent for a one-request sign-in.
+   */
+  readonly sequence?: SignInSequence | undefined
+}
+
+/** Where a captured request stands in a sign-in that takes several requests. */
+export interface SignInSequence {
+  readonly plan: HopPlan
+  /** The IdP's answers the replay got up to this request: what later requests carry over. */
+  readonly answers: readonly string[]
+  /** The user name the earlier requests sent. */
+  readonly username: string
 }
 
 /** A response's Set-Cookie lines as the browser received them; none if unreadable within 5 s. */
@@ -63,10 +89,6 @@ function setCookieLines(response: Response): Promise<string[]> {
     }),
   ]).finally(() => clearTimeout(timer))
 }
-
-/** Request headers the replay sets itself, or that belong to the browser, not to the page. */
-const BROWSER_HEADERS =
-  /^(cookie|origin|referer|host|content-length|connection|user-agent|accept-(encoding|language)|sec-.*|upgrade-insecure-requests|cache-control|pragma|priority)$/i
 
 /** One request as the page sent it (from Playwright's request, before it left the browser). */
 interface SentRequest {
@@ -145,24 +167,48 @@ function membersOf(
   return undefined
 }
 
+/** How captureSignIn may take the credential request. */
+export interface CaptureOptions {
+  /**
+   * A sign-in whose first request does not carry the password (an identifier-first login)
+   * is replayed up to the request that does (sign-in-hops.ts), with the raw client from the
+   * first request the page sent, so the request returned is the password's, and what follows
+   * it is replayed in the recorded order by followToClient. Without, such a sign-in throws.
+   */
+  readonly hops?: boolean
+}
+
+/** The names of the cookies that Set-Cookie `lines` set with an explicit SameSite=Lax or Strict. */
+const declaredLaxOrStrict = (lines: readonly string[]): string[] =>
+  lines
+    .flatMap((line) => line.split('\n'))
+    .filter((line) => /;\s*samesite\s*=\s*(lax|strict)\b/i.test(line))
+    .map((line) => line.split('=')[0]?.trim() ?? '')
+
 /**
  * Opens the login page in a fresh browser (or `context`), signs in there with a password made
  * up for the purpose, and takes the credential request the page sends (a form post or a
  * script's fetch/XHR call) before it leaves the browser, so that the raw client can replay
  * and tamper with *that* request. Where no replay can be built from it (no POST was sent, a
  * body neither a form nor JSON, a request without the password: a sign-in over several
- * requests), it throws an Error, which leaves the part inconclusive with why.
+ * requests, unless `options.hops`), it throws an Error, which leaves the part inconclusive
+ * with why.
  */
 export async function captureSignIn(
   ctx: CheckContext,
   context?: BrowserContext,
+  options: CaptureOptions = {},
 ): Promise<SignInRequest> {
   const browser = context ?? (await ctx.newBrowserContext())
   // the names of cookies set with an explicit SameSite=Lax or Strict on the way to the form:
   // the browser reports a cookie without the attribute as Lax too, but may send it cross-site
   const pending: Promise<string[]>[] = []
+  // the IdP's answers on the way to the login page, which a later request may carry over
+  const answers: Promise<string>[] = []
+  const origins = idpOrigins(ctx.target)
   const onResponse = (response: Response): void => {
     pending.push(setCookieLines(response))
+    if (options.hops && isAnswer(response, origins)) answers.push(browserAnswer(response))
   }
   browser.on('response', onResponse)
   let auth: AuthorizeResult
@@ -172,13 +218,7 @@ export async function captureSignIn(
     browser.off('response', onResponse)
     await Promise.all(pending)
   }
-  const declaredSameSite = new Set(
-    (await Promise.all(pending))
-      .flat()
-      .flatMap((line) => line.split('\n'))
-      .filter((line) => /;\s*samesite\s*=\s*(lax|strict)\b/i.test(line))
-      .map((line) => line.split('=')[0]?.trim() ?? ''),
-  )
+  const declaredSameSite = new Set(declaredLaxOrStrict((await Promise.all(pending)).flat()))
   expectThat(auth.outcome.loginShown, 'the authorization request showed no login form')
   const username = ctx.target.users.primary.username
   const password = `replay-${oidc.randomState().slice(0, 12)}`
@@ -197,6 +237,11 @@ export async function captureSignIn(
     Object.keys(body.members).find((k) => body.members[k] === value)
   const passwordField = named(password)
   const usernameField = named(username)
+  if (options.hops && !passwordField)
+    return await replayToPassword(ctx, browser, auth, sent, what, {
+      answers: await Promise.all(answers),
+      declaredSameSite,
+    })
   if (!passwordField || !usernameField)
     throw new Error(
       `${what}: it does not carry both the username and the password as members of its body (a sign-in over several requests?), so no replay of it was built`,
@@ -224,6 +269,135 @@ export async function captureSignIn(
     declaredSameSite,
     auth,
   }
+}
+
+/**
+ * A sign-in whose first request (`sent`, stopped in the browser) does not carry the password:
+ * the recorded sequence (plannedSignIn) is replayed with the raw client from `sent`, in this
+ * browser's interaction and with its cookies, each later request built from the replay's own
+ * answers, up to the request that carries the password, which is returned for the replay to
+ * tamper with; the cookies the requests before it set are the browser's now. Throws an Error
+ * (inconclusive) naming the request and why, wherever that cannot be done.
+ */
+async function replayToPassword(
+  ctx: CheckContext,
+  browser: BrowserContext,
+  auth: AuthorizeResult,
+  sent: SentRequest,
+  what: string,
+  before: { answers: readonly string[]; declaredSameSite: Set<string> },
+): Promise<SignInRequest> {
+  const plan = await plannedSignIn(ctx).catch((err: unknown) => {
+    throw new Error(
+      `${what} does not carry the password (a sign-in over several requests), and it could not be recorded to be replayed: ${(err as Error).message}`,
+    )
+  })
+  const first = plan.hops[0]
+  if (plan.credential === 0 || !first || !sameAddress(first, sent.url))
+    throw new Error(
+      `${what} does not carry the password, but the recorded sign-in's first request ${plan.credential === 0 ? 'does' : `is another (${first?.name ?? 'none'})`}: no sequence to replay`,
+    )
+  const username = ctx.target.users.primary.username
+  const jar = (await jarOf(browser)) ?? new CookieJar()
+  const origins = idpOrigins(ctx.target)
+  const idp = new URL(ctx.target.baseUrl).origin
+  const isClient = (u: URL): boolean => u.toString().startsWith(auth.redirectUri)
+  const answers = [...before.answers]
+  const page = Object.fromEntries(
+    Object.entries(sent.headers).filter(([n]) => !BROWSER_HEADERS.test(n) && !n.startsWith(':')),
+  )
+  let hop = 0
+  let res = await ctx.http.request(sent.url, {
+    method: sent.method,
+    body: sent.body ?? '',
+    headers: {
+      accept: 'text/html',
+      ...page,
+      origin: idp,
+      ...(await cookieFor(jar, sent.url)),
+    },
+  })
+  for (;;) {
+    const chain: HttpResponse[] = []
+    const end = await followWithJar(ctx.http, jar, res, origins, isClient, chain)
+    for (const r of [res, ...chain]) {
+      answers.push(httpAnswer(r))
+      for (const name of declaredLaxOrStrict(r.headers.getSetCookie()))
+        before.declaredSameSite.add(name)
+    }
+    const name = plan.hops[hop]?.name ?? `hop ${hop + 1}`
+    if ('client' in end)
+      throw new Error(`${name} went through to the client before the password was sent`)
+    if (end.stopped.status >= 400)
+      throw new Error(
+        `${name}, replayed, was answered HTTP ${end.stopped.status} at ${pageAddress(end.stopped.url)}`,
+      )
+    hop += 1
+    const next = plan.hops[hop]
+    if (!next) throw new Error('the recorded sign-in ended before its password was sent')
+    const built = buildHop(next, answers)
+    if (typeof built === 'string') throw new Error(built)
+    if (hop === plan.credential) {
+      if (!built.passwordField) throw new Error(`${next.name} carries no password`)
+      await giveSession(browser, jar)
+      if (!sequenceNoted.has(ctx))
+        ctx.note(
+          `the sign-in takes ${plan.hops.length} requests; the password goes with ${next.name}: replayed up to it (${plan.hops
+            .slice(0, hop)
+            .map((h) => h.name)
+            .join(', ')})`,
+        )
+      sequenceNoted.add(ctx)
+      return {
+        via: next.navigation ? 'form' : 'script',
+        action: built.url,
+        method: next.method,
+        encoding: next.encoding,
+        fields: built.members,
+        usernameField: built.usernameField,
+        passwordField: built.passwordField,
+        headers: built.headers,
+        cookie: await jar.getCookieString(built.url),
+        declaredSameSite: before.declaredSameSite,
+        context: browser,
+        auth,
+        sequence: { plan, answers, username },
+      }
+    }
+    const members = {
+      ...built.members,
+      ...(built.usernameField ? { [built.usernameField]: username } : {}),
+    }
+    res = await ctx.http.request(built.url, {
+      method: next.method,
+      body: hopBody(next, members),
+      headers: {
+        accept: 'text/html',
+        ...built.headers,
+        origin: idp,
+        ...(await cookieFor(jar, built.url)),
+      },
+    })
+  }
+}
+
+/** Whether `url` is where `hop` was sent: its path's segments, those that stay the same equal. */
+const sameAddress = (hop: PlannedHop, url: string): boolean => {
+  const segments = new URL(url).pathname.split('/')
+  return (
+    new URL(url).origin === hop.origin &&
+    segments.length === hop.path.length &&
+    hop.path.every((s, at) => s.kind !== 'constant' || s.value === segments[at])
+  )
+}
+
+/** The checks that were told how their sign-in's requests are replayed (once each). */
+const sequenceNoted = new WeakSet<CheckContext>()
+
+/** The Cookie header of `jar` for `url`, as request headers (none when it holds none). */
+const cookieFor = async (jar: CookieJar, url: string): Promise<Record<string, string>> => {
+  const cookie = await jar.getCookieString(url)
+  return cookie ? { cookie } : {}
 }
 
 /**
@@ -266,17 +440,18 @@ export function replaySignIn(
   options: ReplayOptions = {},
 ): Promise<HttpResponse> {
   const cookie = options.cookie === undefined ? form.cookie : options.cookie
+  if (!form.usernameField && form.sequence && user.username !== form.sequence.username)
+    return Promise.reject(
+      new Error(
+        `the user name goes with an earlier request of the sign-in than the password (${form.sequence.plan.hops[form.sequence.plan.identifier ?? 0]?.name ?? '?'}): a replay of ${describeSignIn(form)} for another user name was not built`,
+      ),
+    )
   const members: Record<string, unknown> = {
     ...(options.fields ?? form.fields),
-    [form.usernameField]: user.username,
+    ...(form.usernameField ? { [form.usernameField]: user.username } : {}),
     [form.passwordField]: user.password,
   }
-  const body =
-    form.encoding === 'json'
-      ? JSON.stringify(members)
-      : new URLSearchParams(
-          Object.entries(members).map(([k, v]): [string, string] => [k, String(v)]),
-        ).toString()
+  const body = hopBody(form, members)
   return ctx.http.request(options.action ?? form.action, {
     method: form.method,
     body,
@@ -322,6 +497,13 @@ export interface Follow {
   readonly browserAs?: TargetUser
   /** Set to where the follow stopped short of the client, as a user would name the page. */
   stoppedAt?: string
+  /**
+   * Set when the follow stopped at a recorded request of a sign-in over several requests that
+   * it could not build from the replay's answers: why (sign-in-hops.ts buildHop).
+   */
+  unbuilt?: string | undefined
+  /** Collects the answers of the POSTs the follow sent (recorded requests, approving forms). */
+  readonly posts?: HttpResponse[]
 }
 
 /**
@@ -350,18 +532,54 @@ export async function followToClient(
   const idp = new Set([...idpOrigins(ctx.target), new URL(form.action).origin])
   const isClient = (u: URL): boolean => u.toString().startsWith(redirectUri)
   let res = first
+  // a sign-in over several requests: those recorded after this one, each built from the
+  // replay's own answers (sign-in-hops.ts), where the chain stops at a page of the IdP
+  const sequence = form.sequence
+  let planned = sequence ? sequence.plan.credential + 1 : Infinity
+  let unbuilt: string | undefined
   for (let answers = 0; ; answers++) {
     const end = await followWithJar(ctx.http, jar, res, idp, isClient, hops)
     if ('client' in end) return end.client
     const stopped = end.stopped
     const next = scriptLocation(stopped)
+    const hop = sequence?.plan.hops[planned]
+    if (sequence && hop && !next && stopped.status < 400 && idp.has(new URL(stopped.url).origin)) {
+      const built = buildHop(hop, [...sequence.answers, httpAnswer(first), ...hops.map(httpAnswer)])
+      planned += 1
+      if (typeof built !== 'string') {
+        const user = follow.browserAs ?? ctx.target.users.primary
+        const members = {
+          ...built.members,
+          ...(built.usernameField ? { [built.usernameField]: user.username } : {}),
+          ...(built.passwordField ? { [built.passwordField]: user.password } : {}),
+        }
+        res = await ctx.http.request(built.url, {
+          method: hop.method,
+          body: hopBody(hop, members),
+          headers: {
+            accept: 'text/html',
+            ...built.headers,
+            // the Origin of the page that sends it, as a browser sends it
+            origin: new URL(stopped.url).origin,
+            ...(await cookieFor(jar, built.url)),
+          },
+        })
+        hops.push(res)
+        follow.posts?.push(res)
+        // a recorded request is not one of the MAX_ANSWERS pages answered (the plan bounds them)
+        answers -= 1
+        continue
+      }
+      unbuilt = built
+    }
     const approve =
       next || stopped.status !== 200 || !idp.has(new URL(stopped.url).origin)
         ? undefined
         : readApproveForm(stopped.text, stopped.url)
     if (next && isClient(next)) return next
     if (answers >= MAX_ANSWERS || (next ? !idp.has(next.origin) : approve?.method !== 'POST')) {
-      follow.stoppedAt = `HTTP ${stopped.status} at ${pageAddress(stopped.url)}`
+      follow.stoppedAt = `HTTP ${stopped.status} at ${pageAddress(stopped.url)}${unbuilt ? ` (${unbuilt})` : ''}`
+      follow.unbuilt = unbuilt
       return follow.browserAs && !next
         ? await continueInBrowser(ctx, jar, stopped, redirectUri, follow.browserAs, follow)
         : undefined
@@ -377,6 +595,7 @@ export async function followToClient(
           headers: { ...headers, origin: new URL(stopped.url).origin },
         })
     hops.push(res)
+    if (!next) follow.posts?.push(res)
   }
 }
 
@@ -464,11 +683,27 @@ export async function expectRefused(
   redirectUri: string,
   what: string,
 ): Promise<void> {
-  const reached = await followToClient(ctx, form, res, redirectUri)
+  if (form.sequence) return expectSequenceRefused(ctx, form, form.sequence, res, redirectUri, what)
+  const follow: Follow = { posts: [] }
+  const reached = await followToClient(ctx, form, res, redirectUri, [], follow)
   expectThat(
     !reached,
     `${what}: the sign-in went through to the client (${reached?.origin ?? ''}${reached?.pathname ?? ''})`,
   )
+  // a sign-in whose credential request is followed by more requests (a page that posts on)
+  // is judged where it ends: the forged request went through, but a request after it, which
+  // the sign-in needs (the browser's own sign-in sends it: plannedSignIn), refused it
+  const later = follow.posts?.find((r) => r.status >= 400 && r.status < 500)
+  if ((res.status < 400 || res.status >= 500) && later) {
+    const plan = await plannedSignIn(ctx).catch(() => undefined)
+    const after = plan?.hops[plan.credential + 1]
+    if (plan?.credential === 0 && after) {
+      ctx.note(
+        `${what}: ${describeSignIn(form)}, forged, was answered HTTP ${res.status}; the sign-in takes ${plan.hops.length} requests, and a later one refused it: HTTP ${later.status} at ${pageAddress(later.url)}`,
+      )
+      return
+    }
+  }
   // RFC 6749 §10.12: a forged credential post is refused outright
   expectThat(
     res.status >= 400 && res.status < 500,
@@ -476,9 +711,52 @@ export async function expectRefused(
   )
 }
 
+/**
+ * A forged request of a sign-in over several requests is refused: the sign-in, followed past
+ * it through the requests recorded after it (each built from the replay's own answers), never
+ * reaches the client, and the forged request or one after it is answered 4xx (RFC 6749
+ * §10.12; REQUIREMENTS.md LOGIN-03: 4xx, no redirect to R). The attacker's sign-in is judged
+ * where it ends, not at the forged request's own answer: a sign-in whose next request refuses
+ * it never completed. A later request the replay cannot build leaves it inconclusive.
+ */
+async function expectSequenceRefused(
+  ctx: CheckContext,
+  form: SignInRequest,
+  sequence: SignInSequence,
+  res: HttpResponse,
+  redirectUri: string,
+  what: string,
+): Promise<void> {
+  const hops: HttpResponse[] = []
+  const follow: Follow = { posts: [] }
+  const reached = await followToClient(ctx, form, res, redirectUri, hops, follow)
+  const forged = sequence.plan.hops[sequence.plan.credential]?.name ?? describeSignIn(form)
+  expectThat(
+    !reached,
+    `${what}: the sign-in went through to the client (${reached?.origin ?? ''}${reached?.pathname ?? ''}): ${forged}, forged, was answered HTTP ${res.status}${hops.length > 0 ? ', and the requests after it went through' : ''}`,
+  )
+  const refusal = [res, ...(follow.posts ?? [])].find((r) => r.status >= 400 && r.status < 500)
+  if (refusal) {
+    if (refusal !== res)
+      ctx.note(
+        `${what}: ${forged}, forged, was answered HTTP ${res.status}; the sign-in was refused later, HTTP ${refusal.status} at ${pageAddress(refusal.url)}`,
+      )
+    return
+  }
+  if (follow.unbuilt)
+    throw new Error(
+      `${what}: ${forged}, forged, was answered HTTP ${res.status}, and the sign-in could not be followed further: ${follow.unbuilt}`,
+    )
+  // RFC 6749 §10.12: a forged credential post is refused outright
+  expectThat(
+    false,
+    `${what}: expected ${forged}, forged, or a request after it to be refused with HTTP 4xx; it was answered HTTP ${res.status} and the sign-in stopped at ${follow.stoppedAt ?? 'its answer'}`,
+  )
+}
+
 /** How a captured request reads in messages: `the form post to /auth/login`. */
 export const describeSignIn = (form: SignInRequest): string =>
-  `${form.via === 'form' ? 'the form post' : "the script's fetch/XHR call"} to ${new URL(form.action).pathname}`
+  `${form.via === 'form' ? 'the form post' : "the script's fetch/XHR call"} to ${new URL(form.action).pathname}${form.sequence ? ` (${form.sequence.plan.hops[form.sequence.plan.credential]?.name ?? ''} of the sign-in)` : ''}`
 
 /** The positive control: the untampered credential request, followed, reaches the client with a code. */
 export async function expectSignsIn(
@@ -494,7 +772,7 @@ export async function expectSignsIn(
   const reached = await followToClient(ctx, form, res, redirectUri, [], follow)
   expectControl(
     reached,
-    `${what}: ${describeSignIn(form)}, replayed untampered with the browser's cookies for it and followed through the IdP's redirects, never reached ${redirectUri} (first answer HTTP ${res.status}${follow.stoppedAt ? `; stopped at ${follow.stoppedAt}` : ''})`,
+    `${what}: ${describeSignIn(form)}, replayed untampered with the browser's cookies for it and followed through the IdP's redirects, never reached ${redirectUri} (first answer HTTP ${res.status}${follow.stoppedAt ? `; stopped at ${follow.stoppedAt}` : ''}${follow.unbuilt && !follow.stoppedAt?.includes(follow.unbuilt) ? `; ${follow.unbuilt}` : ''})`,
   )
   expectControl(reached.searchParams.get('code'), `${what}: the client was reached without a code`)
 }

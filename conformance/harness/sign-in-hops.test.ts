@@ -1,0 +1,261 @@
+import { randomBytes } from 'node:crypto'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest'
+import { createRunResources, runCheck, type RunResources } from './check.ts'
+import type { Target, TargetUser } from './target.ts'
+import type { CheckResult } from './types.ts'
+import type * as Flows from './flows.ts'
+import '../checks/index.ts'
+
+// LOGIN-03 on an identifier-first sign-in (issue 29): the user name is posted first, then the
+// password on a page of its own. The replay records the browser's whole sign-in twice, replays
+// the first request, builds the password's request from the replay's own answers (the flow id
+// and the anti-CSRF token of the password page), tampers with that one only, and follows the
+// sign-in to where it ends. A provider whose password step refuses the forgeries passes; one
+// that checks nothing fails, naming the request; a value the replay cannot place (a script's
+// own nonce) leaves the check inconclusive.
+
+// The suite opens the authorization request over HTTPS only (openid-client); these pages are
+// plain HTTP on 127.0.0.1, so the authorization request is this server's /authorize, opened by
+// the browser driver itself (what flows.ts authorize does after building the request's URL).
+vi.mock('./flows.ts', async (importOriginal) => {
+  const real = await importOriginal<typeof Flows>()
+  const { browse } = await import('./browser.ts')
+  const authorize: typeof real.authorize = async (ctx, options) => {
+    const context = options?.context ?? (await ctx.newBrowserContext())
+    const user = options?.user === null ? undefined : (options?.user ?? ctx.target.users.primary)
+    const outcome = await browse(context, ctx.target, `${ctx.target.baseUrl}/authorize`, ctx.http, {
+      user,
+    })
+    return {
+      redirectUri: real.redirectUriOf(ctx, real.mainClient(ctx)),
+      callback: outcome.callback ? new URL(outcome.callback) : undefined,
+      outcome,
+      via: 'browser',
+    } as Awaited<ReturnType<typeof real.authorize>>
+  }
+  return { ...real, authorize }
+})
+
+const CALLBACK = 'https://client.example/callback'
+const user: TargetUser = { username: 'alice', password: 'wonderland' }
+
+/**
+ * The fake provider's shape: an identifier-first sign-in whose password step checks the
+ * request's anti-CSRF token, cookie and origin (`checks`), checks nothing (`none`), or has a
+ * member a script fills with a value of its own (`script-nonce`); or a one-page sign-in whose
+ * answer is a "Continue" page that posts on, and refuses a sign-in whose credential request
+ * failed those checks (`confirm-checks`) or does not (`confirm-none`).
+ */
+type Mode = 'checks' | 'none' | 'script-nonce' | 'confirm-checks' | 'confirm-none'
+
+const html = (title: string, body: string): string =>
+  `<!doctype html><html><head><title>${title}</title></head><body>${body}</body></html>`
+
+interface Flow {
+  readonly csrf: string
+  readonly csrf2: string
+  username?: string
+  /** Whether the credential request carried the flow's token and cookie from its own origin. */
+  trusted?: boolean
+  done?: boolean
+}
+
+function provider(mode: Mode) {
+  const flows = new Map<string, Flow>()
+  let origin = ''
+  const token = () => randomBytes(12).toString('hex')
+  const handle = (req: IncomingMessage, res: ServerResponse, body: string): void => {
+    const url = new URL(req.url ?? '/', origin)
+    const id = url.searchParams.get('flow') ?? ''
+    const flow = flows.get(id)
+    const page = (status: number, title: string, content: string): void => {
+      res.writeHead(status, { 'content-type': 'text/html' }).end(html(title, content))
+    }
+    const form = new URLSearchParams(body)
+    if (req.method === 'GET' && url.pathname === '/authorize') {
+      const fresh = token()
+      flows.set(fresh, { csrf: token(), csrf2: token() })
+      res
+        .writeHead(302, {
+          location: `/login?flow=${fresh}`,
+          'set-cookie': `flow=${fresh}; Path=/; HttpOnly; SameSite=Lax`,
+        })
+        .end()
+      return
+    }
+    if (!flow || flow.done) return page(400, 'Error', '<p>This sign-in has expired.</p>')
+    const cookie = /(?:^|;\s*)flow=([^;]+)/.exec(req.headers.cookie ?? '')?.[1]
+    const sameOrigin = req.headers.origin === undefined || req.headers.origin === origin
+    if (mode.startsWith('confirm')) {
+      if (req.method === 'GET' && url.pathname === '/login')
+        return page(
+          200,
+          'Sign in',
+          `<form method="post" action="/login?flow=${id}"><input type="hidden" name="csrf" value="${flow.csrf}"><input name="username"><input type="password" name="password"><button>Sign in</button></form>`,
+        )
+      if (req.method === 'POST' && url.pathname === '/login') {
+        if (form.get('username') !== user.username || form.get('password') !== user.password)
+          return page(401, 'Sign in', '<p>Wrong user name or password.</p>')
+        // accepted whatever its origin: the page after it decides
+        flow.trusted = form.get('csrf') === flow.csrf && cookie === id && sameOrigin
+        res.writeHead(303, { location: `/confirm?flow=${id}` }).end()
+        return
+      }
+      if (req.method === 'GET' && url.pathname === '/confirm')
+        return page(
+          200,
+          'Continue',
+          `<form method="post" action="/confirm?flow=${id}"><input type="hidden" name="flow" value="${id}"><button>Continue</button></form>`,
+        )
+      if (req.method === 'POST' && url.pathname === '/confirm') {
+        if (mode === 'confirm-checks' && !flow.trusted)
+          return page(403, 'Forbidden', '<p>The sign-in could not be verified.</p>')
+        flow.done = true
+        res.writeHead(303, { location: `${CALLBACK}?code=${token()}` }).end()
+        return
+      }
+      return page(404, 'Not found', '<p>not found</p>')
+    }
+    if (req.method === 'GET' && url.pathname === '/login')
+      return page(
+        200,
+        'Sign in',
+        `<form method="post" action="/login/identify?flow=${id}"><input type="hidden" name="csrf" value="${flow.csrf}"><label>User name <input name="username" id="username"></label><button id="next">Next</button></form>`,
+      )
+    if (req.method === 'POST' && url.pathname === '/login/identify') {
+      flow.username = form.get('username') ?? ''
+      res.writeHead(303, { location: `/login/password?flow=${id}` }).end()
+      return
+    }
+    if (req.method === 'GET' && url.pathname === '/login/password')
+      return page(
+        200,
+        'Password',
+        `<form method="post" action="/login/password?flow=${id}"><input type="hidden" name="csrf2" value="${flow.csrf2}">${
+          mode === 'script-nonce'
+            ? `<input type="hidden" name="nonce" id="nonce"><script>document.getElementById('nonce').value = Math.random().toString(36).slice(2)</script>`
+            : ''
+        }<label>Password <input type="password" name="password" id="password"></label><button id="signin">Sign in</button></form>`,
+      )
+    if (req.method === 'POST' && url.pathname === '/login/password') {
+      if (mode === 'checks') {
+        // the password step is the one that defends: its own token, the flow's cookie, and
+        // the request's origin
+        if (form.get('csrf2') !== flow.csrf2 || cookie !== id || !sameOrigin)
+          return page(403, 'Forbidden', '<p>The request could not be verified.</p>')
+      }
+      if (flow.username !== user.username || form.get('password') !== user.password)
+        return page(401, 'Password', '<p>Wrong user name or password.</p>')
+      flow.done = true
+      res.writeHead(303, { location: `${CALLBACK}?code=${token()}` }).end()
+      return
+    }
+    page(404, 'Not found', '<p>not found</p>')
+  }
+  const server: Server = createServer((req, res) => {
+    let body = ''
+    req.on('data', (c: Buffer) => (body += c.toString()))
+    req.on('end', () => handle(req, res, body))
+  })
+  return {
+    server,
+    async start(): Promise<string> {
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+      origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+      return origin
+    },
+  }
+}
+
+describe('LOGIN-03 on an identifier-first sign-in (user name, then password)', () => {
+  const started: { close(): Promise<void> }[] = []
+  const run = async (
+    mode: Mode,
+    id: 'LOGIN-03' | 'LOGIN-07' = 'LOGIN-03',
+  ): Promise<CheckResult> => {
+    const fake = provider(mode)
+    const base = await fake.start()
+    const target = {
+      baseUrl: base,
+      clients: { main: { id: 'c', secret: 's', redirectUri: CALLBACK } },
+      users: { primary: user },
+      login: mode.startsWith('confirm')
+        ? undefined
+        : {
+            detect: '#username',
+            steps: [
+              { fill: '#username', value: '{username}' },
+              { click: '#next' },
+              { waitFor: '#password' },
+              { fill: '#password', value: '{password}' },
+              { click: '#signin' },
+            ],
+          },
+      embedded: false,
+    } as unknown as Target
+    const resources: RunResources = createRunResources(target, { reuseSessions: false })
+    started.push({
+      close: async () => {
+        await resources.close()
+        await new Promise((resolve) => fake.server.close(resolve))
+      },
+    })
+    return runCheck(id, target, resources, 120_000)
+  }
+  afterAll(async () => {
+    await Promise.all(started.map((s) => s.close()))
+  })
+  beforeAll(() => undefined)
+
+  test('the password step refuses every forgery: passes, the sign-in replayed up to it', async () => {
+    const result = await run('checks')
+    expect(result.verdict, result.message).toBe('pass')
+    expect(result.notes.join('\n')).toMatch(
+      /the sign-in takes 2 requests; the password goes with hop 2 of 2 \(POST \/login\/password\): replayed up to it \(hop 1 of 2 \(POST \/login\/identify\)\)/,
+    )
+  }, 150_000)
+
+  test('neither step checks anything: fails, naming the request that was forged', async () => {
+    const result = await run('none')
+    expect(result.verdict, result.message).toBe('fail')
+    expect(result.message).toMatch(
+      /credentials without the anti-CSRF field: the sign-in went through to the client \(https:\/\/client\.example\/callback\): hop 2 of 2 \(POST \/login\/password\), forged, was answered HTTP 303/,
+    )
+  }, 150_000)
+
+  test("a value the replay cannot place (a nonce the page's script makes up): inconclusive, naming it", async () => {
+    const result = await run('script-nonce')
+    expect(result.verdict, result.message).toBe('error')
+    expect(result.message).toMatch(
+      /hop 2 of 2 \(POST \/login\/password\) cannot be built: member "nonce": it changed between two recorded sign-ins and no earlier answer of the IdP holds it/,
+    )
+  }, 150_000)
+
+  test('a one-page sign-in whose "Continue" page refuses the forged sign-in: passes, judged where it ends', async () => {
+    const result = await run('confirm-checks')
+    expect(result.verdict, result.message).toBe('pass')
+    expect(result.notes.join('\n')).toMatch(
+      /credentials without the anti-CSRF field: the form post to \/login, forged, was answered HTTP 303; the sign-in takes 2 requests, and a later one refused it: HTTP 403 at http:\/\/127\.0\.0\.1:\d+\/confirm/,
+    )
+  }, 150_000)
+
+  test('a one-page sign-in whose "Continue" page checks nothing either: fails', async () => {
+    const result = await run('confirm-none')
+    expect(result.verdict, result.message).toBe('fail')
+    expect(result.message).toMatch(
+      /^credentials without the anti-CSRF field: the sign-in went through to the client \(https:\/\/client\.example\/callback\)$/,
+    )
+  }, 150_000)
+
+  // LOGIN-07 compares an unknown user's failed sign-in with a wrong password's: here the user
+  // name goes with the first request, so an unknown user's try is another first request
+  test('LOGIN-07 on the identifier-first sign-in: inconclusive, saying the user name goes first', async () => {
+    const result = await run('checks', 'LOGIN-07')
+    expect(result.verdict, result.message).toBe('error')
+    expect(result.message).toMatch(
+      /the user name goes with an earlier request of the sign-in than the password \(hop 1 of 2 \(POST \/login\/identify\)\): a replay of the form post to \/login\/password .* for another user name was not built/,
+    )
+  }, 150_000)
+})
