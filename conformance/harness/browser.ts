@@ -172,6 +172,13 @@ export interface BrowserFlowOptions {
    */
   readonly onPage?: (event: string, page: Page, kind: 'login' | 'answer') => Promise<void>
   readonly timeoutMs?: number
+  /**
+   * How long signing in may take once the login page is submitted: the submit's own wait for
+   * the navigation it starts, and the wait for the next page or the credential request's
+   * answer (a loaded provider's password hash). A check gives what is left of its time; by
+   * default Playwright's 30 s for the submit and `timeoutMs` for the next page.
+   */
+  readonly signInTimeoutMs?: number
 }
 
 /** Origins of every client URI of the target: navigation there is intercepted, never sent. */
@@ -354,7 +361,12 @@ export async function browse(
     if ((counts.get(key) ?? 0) >= 3)
       return await outcome(await describeStop(page, 'loop', doc.status))
     await options.onPage?.(`${found.label} at ${where}`, page, found.kind)
-    const navigated = nextNavigation(page, timeout)
+    const signingIn = found.kind === 'login' && !signedIn && !options.cancel && !!options.user
+    const signInMs = signingIn ? options.signInTimeoutMs : undefined
+    const navigated =
+      signInMs !== undefined
+        ? signInNavigation(page, Math.max(timeout, signInMs), timeout)
+        : nextNavigation(page, timeout)
     if (found.kind === 'login') {
       if (signedIn) return await outcome(await describeStop(page, 'login-again', doc.status))
       loginShown = true
@@ -367,6 +379,8 @@ export async function browse(
         answered.push(`cancelled the login at ${where}`)
       } else if (options.user) {
         credential.watching = true
+        // the submit's wait for its navigation (the sign-in's answer) gets the sign-in's time
+        if (signInMs !== undefined) page.setDefaultTimeout(signInMs)
         if (found.interaction)
           await runSteps(page, found.interaction, options.user, options.onLoginStep)
         else await submitLogin(page, options.user, target.login, options.onLoginStep)
@@ -415,6 +429,22 @@ function nextNavigation(page: Page, timeout: number): Promise<unknown> {
     .waitForEvent('framenavigated', { predicate: (f) => f === page.mainFrame(), timeout })
     .then(() => page.waitForLoadState('load', { timeout }))
     .catch(() => undefined)
+}
+
+/**
+ * After a sign-in is submitted: the main frame's next navigation, waited for up to `signInMs`
+ * (a loaded provider's password hash may take most of a minute), or `timeout` past the answer
+ * to the first POST it sent (a script's sign-in that stays on its page, refused, ends there).
+ * Never rejects.
+ */
+function signInNavigation(page: Page, signInMs: number, timeout: number): Promise<unknown> {
+  return Promise.race([
+    nextNavigation(page, signInMs),
+    page
+      .waitForResponse((res) => res.request().method() === 'POST', { timeout: signInMs })
+      .then(() => nextNavigation(page, timeout))
+      .catch(() => undefined),
+  ])
 }
 
 /** What the page in the browser was recognised as. */

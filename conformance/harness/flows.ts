@@ -281,6 +281,9 @@ export async function authorize(
     }
     outcome = await browse(context, ctx.target, url.toString(), ctx.http, {
       ...(user ? { user } : {}),
+      // the sign-in's answer gets what is left of the check's time, not Playwright's fixed 30 s:
+      // at the reference server's default hash cost on a loaded machine it took up to 60 s
+      signInTimeoutMs: Math.max(30_000, ctx.timeLeftMs()),
       ...(options.cancel ? { cancel: true } : {}),
       onLoginPage: async (page) => {
         if (options.screenshot) await ctx.screenshot('login page', page, { fullPage: true })
