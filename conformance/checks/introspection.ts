@@ -34,6 +34,7 @@ import {
 } from '../harness/flows.ts'
 import {
   credentials,
+  endpointLabel,
   INTROSPECT,
   introspectRaw,
   redeemRaw,
@@ -261,7 +262,7 @@ const INTRO_05 = check(async (ctx) => {
     // RFC 7662 §2.1: token is REQUIRED; a request without it is invalid_request (RFC 6749 §5.2)
     about('introspection without a token', () => expectOAuthError(missing, 400, 'invalid_request'))
   })
-  const wrong = 'GET /auth/introspect (RFC 7662 §2.1: POST)'
+  const wrong = `GET ${endpointLabel(ctx.target, 'introspection_endpoint')} (RFC 7662 §2.1: POST)`
   await ctx.subcase(wrong, async () => {
     // the MUST is a refusal in the JSON error shape (never 2xx, never 5xx); RFC 9110 lets it be
     // 404 as well as 400 or 405 (405 is a SHOULD, noted)

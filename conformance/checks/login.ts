@@ -7,7 +7,7 @@ import { oidc } from '../harness/oidc.ts'
 import { expectJsonObject, expectStatus, expectThat, expectControl } from '../harness/expect.ts'
 import { authorize, mainClient, redirectUriOf, validParams } from '../harness/flows.ts'
 import type { HttpResponse } from '../harness/http.ts'
-import { authorizeRaw } from '../harness/requests.ts'
+import { authorizeRaw, endpointLabel, LOGOUT } from '../harness/requests.ts'
 import { expectErrorPage, expectLoginPage } from '../harness/pages.ts'
 import {
   captureSignIn,
@@ -131,7 +131,7 @@ const LOGIN_02 = check(async (ctx) => {
   const params = await validParams(ctx)
   const login = await expectLoginPage(ctx, await authorizeRaw(ctx, params), 'login page')
   // each page is a sub-case: one that can be framed does not hide another
-  const loginPage = 'login page (GET /auth/authorize)'
+  const loginPage = `login page (GET ${endpointLabel(ctx.target, 'authorization_endpoint')})`
   await ctx.subcase(loginPage, () => expectUnframeable(ctx, login, loginPage))
 
   // the page a wrong password leads to: the answer to the browser's own credential request,
@@ -192,10 +192,13 @@ const LOGIN_02 = check(async (ctx) => {
     expectUnframeable(ctx, error, errorPage)
   })
 
-  const logout = await ctx.http.request('/auth/logout', { headers: { accept: 'text/html' } })
+  const logout = await ctx.http.request(LOGOUT, { headers: { accept: 'text/html' } })
   if (logout.status === 200 && /html/i.test(logout.headers.get('content-type') ?? ''))
     await ctx.subcase('logout page', () => expectUnframeable(ctx, logout, 'logout page'))
-  else ctx.note(`GET /auth/logout answered HTTP ${logout.status}: no logout page to examine`)
+  else
+    ctx.note(
+      `GET ${endpointLabel(ctx.target, 'end_session_endpoint')} answered HTTP ${logout.status}: no logout page to examine`,
+    )
   ctx.note('no consent page appears in these flows, so none was examined')
 })
 

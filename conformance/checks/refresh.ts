@@ -30,6 +30,7 @@ import {
   type TokenSet,
 } from '../harness/flows.ts'
 import { redeemRaw, refreshRaw, revokeRaw, TOKEN } from '../harness/requests.ts'
+import { logoutUrl } from '../harness/logout.ts'
 import { verifyJwt } from '../harness/jwt.ts'
 import { expectOfflineGranted } from '../harness/offline.ts'
 
@@ -464,9 +465,7 @@ async function noteOfflineAfterLogout(
     return
   }
   const page = await context.newPage()
-  const logout = await page
-    .goto(`${ctx.target.baseUrl}/auth/logout?id_token_hint=${encodeURIComponent(idToken)}`)
-    .catch(() => null)
+  const logout = await page.goto(logoutUrl(ctx, { id_token_hint: idToken })).catch(() => null)
   const status = logout?.status()
   if (status === undefined || status >= 400) {
     ctx.note(`logout answered ${String(status)}; whether offline tokens survive it is not recorded`)

@@ -32,6 +32,7 @@ import {
 } from '../harness/flows.ts'
 import {
   credentials,
+  endpointLabel,
   introspectRaw,
   refreshRaw,
   REVOKE,
@@ -345,7 +346,7 @@ const REV_07 = check(async (ctx) => {
     // RFC 7009 §2.1: token is REQUIRED
     about(none, () => expectOAuthError(missing, 400, 'invalid_request'))
   })
-  const wrong = 'GET /auth/revoke (RFC 7009 §2.1: POST)'
+  const wrong = `GET ${endpointLabel(ctx.target, 'revocation_endpoint')} (RFC 7009 §2.1: POST)`
   await ctx.subcase(wrong, async () => {
     // the request a POST would be, as a query (the client authenticated, a token named), so
     // only the method can be refused; RFC 7009 §2.2: an invalid token is no reason to refuse

@@ -19,6 +19,8 @@ import {
   clientCredentialsRaw,
   credentials,
   DISCOVERY,
+  endpointLabel,
+  INTROSPECT,
   refreshRaw,
   TOKEN,
 } from '../harness/requests.ts'
@@ -274,15 +276,16 @@ const TOK_05 = check(async (ctx) => {
   })
 
   // RFC 6749 §3.2: the client MUST use POST
-  await ctx.subcase('GET /auth/token', async () => {
+  const viaGet = `GET ${endpointLabel(ctx.target, 'token_endpoint')}`
+  await ctx.subcase(viaGet, async () => {
     const get = await ctx.http.get(TOKEN, {
       grant_type: 'client_credentials',
       ...credentials(main),
     })
-    noTokens(get, 'GET /auth/token')
+    noTokens(get, viaGet)
     // the MUST is a refusal in the JSON error shape (never 2xx, never 5xx); RFC 9110 lets it be
     // 404 as well as 400 or 405 (405 is a SHOULD, noted)
-    wrongMethod(ctx, get, 'GET /auth/token')
+    wrongMethod(ctx, get, viaGet)
   })
 
   // RFC 6749 §4.1.3, App. B: the body is application/x-www-form-urlencoded
@@ -352,7 +355,7 @@ const TOK_06 = check(async (ctx) => {
     return
   }
   // control: its credentials are good, so a refusal below is not invalid_client in disguise
-  const introspected = await ctx.http.postForm('/auth/introspect', {
+  const introspected = await ctx.http.postForm(INTROSPECT, {
     token: random(),
     ...credentials(codeOnly),
   })

@@ -1,6 +1,14 @@
 import type { Browser } from '@playwright/test'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { chromiumExecutable, fillLogin, launchBrowser } from './browser.ts'
+import {
+  chromiumExecutable,
+  fillLogin,
+  launchBrowser,
+  optionalWait,
+  OPTIONAL_WAIT_MS,
+  runSteps,
+} from './browser.ts'
+import { MAX_SCALE, NOMINAL_ROUND_MS, Pace, paceIn } from './pace.ts'
 
 describe('chromiumExecutable', () => {
   const only =
@@ -69,4 +77,75 @@ describe('the built-in login filler (fillLogin)', () => {
     const editable = await submitted('<input value="someone" name="username">')
     expect(editable.get('username')).toBe('jdoe')
   }, 30_000)
+})
+
+describe("an optional step's wait (blind round 5, b, FALSE 7)", () => {
+  test('the default scales with the run; a configured optionalWaitMs is kept as given', () => {
+    expect(optionalWait(undefined, 1)).toBe(OPTIONAL_WAIT_MS)
+    expect(optionalWait(undefined, 3)).toBe(3 * OPTIONAL_WAIT_MS)
+    expect(optionalWait(250, 3)).toBe(250)
+    expect(optionalWait(0, MAX_SCALE)).toBe(0)
+  })
+
+  describe('in a browser', () => {
+    let browser: Browser
+    beforeAll(async () => {
+      browser = await launchBrowser({ baseUrl: 'https://127.0.0.1', ca: undefined })
+    }, 60_000)
+    afterAll(async () => {
+      await browser.close()
+    })
+
+    // the link shows 1.5 s after the page loads (a passkey page's "use your password instead"),
+    // longer than the unscaled default; clicking it sets the title
+    const late =
+      '<!doctype html><title>passkey</title><script>setTimeout(() => { const a = document.createElement("a"); a.id = "use-password"; a.href = "#"; a.textContent = "Use your password instead"; a.onclick = () => { document.title = "password" }; document.body.append(a) }, 1500)</script><body></body>'
+
+    test('on a run at the slowest pace, a link that shows late is still clicked', async () => {
+      const page = await browser.newPage()
+      try {
+        const pace = new Pace()
+        pace.record(NOMINAL_ROUND_MS * MAX_SCALE)
+        paceIn(page.context(), pace)
+        await page.setContent(late)
+        const steps: string[] = []
+        await runSteps(
+          page,
+          { name: 'login', steps: [{ click: '#use-password', optional: true }] },
+          undefined,
+          (step) => Promise.resolve(void steps.push(step)),
+        )
+        expect(steps).toEqual(['step 1: click #use-password'])
+        await page.waitForFunction(() => document.title === 'password', undefined, {
+          timeout: 5000,
+        })
+      } finally {
+        await page.close()
+      }
+    }, 60_000)
+
+    test('a configured optionalWaitMs holds at any pace: an absent step is skipped after it', async () => {
+      const page = await browser.newPage()
+      try {
+        const pace = new Pace()
+        pace.record(NOMINAL_ROUND_MS * MAX_SCALE)
+        paceIn(page.context(), pace)
+        await page.setContent('<!doctype html><title>passkey</title><body></body>')
+        const steps: string[] = []
+        await runSteps(
+          page,
+          {
+            name: 'login',
+            steps: [{ click: '#use-password', optional: true }],
+            optionalWaitMs: 100,
+          },
+          undefined,
+          (step) => Promise.resolve(void steps.push(step)),
+        )
+        expect(steps).toEqual(['step 1: click #use-password (optional, not shown: skipped)'])
+      } finally {
+        await page.close()
+      }
+    }, 60_000)
+  })
 })

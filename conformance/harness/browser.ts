@@ -18,7 +18,7 @@ import {
   REFUSE_LABEL,
 } from './interaction-words.ts'
 import { countSignIn } from './session.ts'
-import { recordRound } from './pace.ts'
+import { recordRound, scaleIn } from './pace.ts'
 import { redactHeaders, redactUrl, rememberIssuedUrl } from './redact.ts'
 import type {
   InteractionConfig,
@@ -786,9 +786,22 @@ async function describeStop(
   }
 }
 
+/** How long an optional step's selector is waited for when the config gives no `optionalWaitMs`. */
+export const OPTIONAL_WAIT_MS = 1000
+
+/**
+ * The wait for an optional step's selector: `optionalWaitMs` as the config gives it, else the
+ * default scaled by the run's pace (`scale`, pace.ts), so a loaded machine or a slow page does
+ * not skip a step that was about to show (blind round 5, b, FALSE 7).
+ */
+export function optionalWait(optionalWaitMs: number | undefined, scale: number): number {
+  return optionalWaitMs ?? Math.round(OPTIONAL_WAIT_MS * scale)
+}
+
 /**
  * Runs a configured interaction's steps. An optional step whose selector does not show within
- * `optionalWaitMs` is skipped; any other step that fails throws with its description.
+ * `optionalWaitMs` (by default OPTIONAL_WAIT_MS at the run's pace) is skipped; any other step
+ * that fails throws with its description.
  */
 export async function runSteps(
   page: Page,
@@ -811,7 +824,7 @@ export async function runSteps(
       const shown = await page
         .locator(stepSelector(selector, user))
         .first()
-        .waitFor({ timeout: interaction.optionalWaitMs ?? 1000 })
+        .waitFor({ timeout: optionalWait(interaction.optionalWaitMs, scaleIn(page.context())) })
         .then(() => true)
         .catch(() => false)
       if (!shown) {

@@ -2,7 +2,8 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { check, createRunResources, register, runCheck } from './check.ts'
-import { endpointUrl, resolveEndpoints } from './endpoints.ts'
+import { endpointLabel, endpointUrl, resolveEndpoints } from './endpoints.ts'
+import { revocationChecks } from '../checks/revocation.ts'
 import { authorizeUrl, revokeRaw } from './requests.ts'
 import { resolveTarget, type Target } from './target.ts'
 
@@ -102,5 +103,37 @@ describe('endpoint URLs come from the discovery document', () => {
     expect(endpoints.fallbacks.revocation_endpoint).toMatch(/neither https nor the target's origin/)
     expect(endpoints.fallbacks.token_endpoint).toMatch(/credentials or a fragment/)
     expect(endpoints.fallbacks.introspection_endpoint).toMatch(/not a URL/)
+  })
+
+  test('messages and notes name the endpoint the requests went to, not the interface path (blind round 5, b)', async () => {
+    discovery = { status: 200, body: { revocation_endpoint: `${base}/oauth/v2/revoke` } }
+    const endpoints = await resolveEndpoints(target())
+    const on = { ...target(), endpoints }
+    expect(endpointLabel(on, 'revocation_endpoint')).toBe('/oauth/v2/revoke')
+    // not advertised: the interface path it fell back to
+    expect(endpointLabel(on, 'token_endpoint')).toBe('/auth/token')
+    // on another origin: the origin too
+    const elsewhere = {
+      ...on,
+      endpoints: {
+        ...endpoints,
+        urls: { ...endpoints.urls, token_endpoint: 'https://as.example/t?x=1' },
+      },
+    }
+    expect(endpointLabel(elsewhere, 'token_endpoint')).toBe('https://as.example/t')
+
+    // REV-07 against it: the POST without a token is answered 200 (a failure), the GET with a
+    // query 404 (a note); both name /oauth/v2/revoke
+    const t = target()
+    const resources = {
+      ...createRunResources(t, { reuseSessions: false }),
+      checks: new Map([['REV-07', revocationChecks['REV-07']]] as const),
+    }
+    const r = await runCheck('REV-07', t, resources)
+    expect(r.verdict).toBe('fail')
+    expect(r.notes).toContain(
+      'GET /oauth/v2/revoke (RFC 7009 §2.1: POST) was answered 404, not 405 (SHOULD)',
+    )
+    expect(JSON.stringify([r.message, r.notes, r.more])).not.toContain('/auth/revoke')
   })
 })

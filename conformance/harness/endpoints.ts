@@ -49,6 +49,21 @@ export function endpointUrl(
 }
 
 /**
+ * How messages and notes name an endpoint: the path of the URL its requests went to (the origin
+ * too when that is not the target's), so a provider that mounts it elsewhere than the interface
+ * reads its own path in the report.
+ */
+export function endpointLabel(
+  target: Pick<Target, 'baseUrl'> & { readonly endpoints?: Endpoints | undefined },
+  name: EndpointName,
+): string {
+  const url = new URL(endpointUrl(target, name))
+  return url.origin === new URL(target.baseUrl).origin
+    ? url.pathname
+    : `${url.origin}${url.pathname}`
+}
+
+/**
  * The endpoint an interface path stands for, when `pathOrUrl` is one (with or without a query):
  * the raw requests name endpoints by their interface path (requests.ts).
  */

@@ -161,3 +161,11 @@ export function paceIn(context: BrowserContext, pace: Pace): void {
 export function recordRound(context: BrowserContext, ms: number): void {
   contextPace.get(context)?.record(ms)
 }
+
+/**
+ * How much slower than nominal the run that `context` counts towards is (1 for a context no run
+ * paces): the scale of a browser wait with a default bound, as check limits are scaled.
+ */
+export function scaleIn(context: BrowserContext): number {
+  return contextPace.get(context)?.scale() ?? 1
+}

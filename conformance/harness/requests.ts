@@ -1,7 +1,7 @@
 import type { CheckContext } from './check.ts'
 import type { HttpResponse } from './http.ts'
 import type { TargetClient } from './target.ts'
-import { DISCOVERY, DISCOVERY_ENDPOINTS, endpointUrl } from './endpoints.ts'
+import { DISCOVERY, DISCOVERY_ENDPOINTS, endpointLabel, endpointUrl } from './endpoints.ts'
 
 /**
  * One raw request per endpoint of the interface (INTERFACE.md §4), for the negative cases a
@@ -20,7 +20,7 @@ export const REVOKE = DISCOVERY_ENDPOINTS.revocation_endpoint
 export const LOGOUT = DISCOVERY_ENDPOINTS.end_session_endpoint
 export const BRANDING = '/auth/branding'
 export const JWKS = DISCOVERY_ENDPOINTS.jwks_uri
-export { DISCOVERY, DISCOVERY_ENDPOINTS, endpointUrl }
+export { DISCOVERY, DISCOVERY_ENDPOINTS, endpointLabel, endpointUrl }
 
 /** Client credentials in the form body (client_secret_post), the only method INTERFACE.md has. */
 export const credentials = (client: TargetClient): Record<string, string> => ({

@@ -47,7 +47,7 @@ export type LoginStep =
 
 /**
  * A step of an interaction: a login step, optionally "if shown": an optional step whose
- * selector is not on the page within `optionalWaitMs` (default 1000 ms) is skipped, not failed.
+ * selector is not on the page within `optionalWaitMs` (default 1000 ms at the run's pace) is skipped, not failed.
  */
 export type InteractionStep = LoginStep & { readonly optional?: boolean | undefined }
 
