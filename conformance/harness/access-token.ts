@@ -1,7 +1,7 @@
 import { decodeProtectedHeader, type JWTPayload } from 'jose'
 import type { CheckContext } from './check.ts'
 import { ControlFailure } from './expect.ts'
-import { verifyJwt } from './jwt.ts'
+import { claimsOf, verifyJwt } from './jwt.ts'
 import { introspectRaw } from './requests.ts'
 import type { TargetClient } from './target.ts'
 
@@ -52,6 +52,28 @@ export async function accessTokenFacts(
     )
     return { claims: payload, source: 'jwt' }
   }
+  return { claims: await introspectedClaims(ctx, token, options), source: 'introspection' }
+}
+
+/**
+ * The claims of an access token without verifying it (the checks that verify do so separately):
+ * a JWT decoded, any other token read through introspection as `client` (by default the main
+ * client), inconclusive when introspection does not describe it.
+ */
+export async function unverifiedAccessTokenClaims(
+  ctx: Pick<CheckContext, 'http' | 'target' | 'note'>,
+  token: string,
+  options: { client?: TargetClient; what?: string } = {},
+): Promise<JWTPayload & Record<string, unknown>> {
+  if (isCompactJws(token)) return claimsOf(token)
+  return introspectedClaims(ctx, token, options)
+}
+
+async function introspectedClaims(
+  ctx: Pick<CheckContext, 'http' | 'target' | 'note'>,
+  token: string,
+  options: { client?: TargetClient; what?: string },
+): Promise<JWTPayload & Record<string, unknown>> {
   const what = options.what ?? 'the access token'
   const res = await introspectRaw(ctx, token, options.client ? { client: options.client } : {})
   const body = res.json as Record<string, unknown> | undefined
@@ -60,5 +82,5 @@ export async function accessTokenFacts(
       `${what} is not a JWT and its introspection (HTTP ${res.status}, active ${JSON.stringify(body?.active)}) does not describe it, so what it grants cannot be read (${FORMAT_JUDGED_BY})`,
     )
   ctx.note(`${what} is not a JWT: its claims were read from introspection (${FORMAT_JUDGED_BY})`)
-  return { claims: body as JWTPayload & Record<string, unknown>, source: 'introspection' }
+  return body as JWTPayload & Record<string, unknown>
 }
