@@ -265,7 +265,8 @@ const AUTHZ_11 = check(async (ctx) => {
       expectThat(typeof at === 'string', `${what}: no access_token`)
       // the grant is the subject: a token that is not a JWT is read through introspection
       const { claims, source } = await accessTokenFacts(ctx, at)
-      const where = source === 'jwt' ? "the access token's scope claim" : "the access token's introspection"
+      const where =
+        source === 'jwt' ? "the access token's scope claim" : "the access token's introspection"
       expectThat(
         !new Set(scopeList(claims.scope)).has(foreign),
         `${what}: ${where} grants ${foreign} ("${String(claims.scope)}")`,
