@@ -266,9 +266,7 @@ describe('redaction rules', () => {
     expect(redactText('client prefix-client-secret')).toBe('client prefix-client-secret')
     // another JWT of the target shares the header: kept
     const other = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJvdGhlciJ9.b3RoZXItc2lnbmF0dXJl'
-    expect(redactText(other)).toBe(
-      'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJvdGhlciJ9.[signature redacted]',
-    )
+    expect(redactText(other)).toBe('eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJvdGhlciJ9.[signature redacted]')
   })
 
   test('form values are replaced whole, no prefix kept', () => {

@@ -115,7 +115,11 @@ const MIN_ISSUED_PREFIX = 12
 const issuedForms = new Set<string>()
 
 /** How many characters at `i` begin an issued credential among `candidates` (0: too few). */
-function issuedPrefixAt(text: string, i: number, candidates: readonly string[] | undefined): number {
+function issuedPrefixAt(
+  text: string,
+  i: number,
+  candidates: readonly string[] | undefined,
+): number {
   let best = 0
   for (const c of candidates ?? []) {
     if (!issuedForms.has(c)) continue
