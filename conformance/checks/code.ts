@@ -32,6 +32,7 @@ import {
   userInfoRaw,
 } from '../harness/requests.ts'
 import { verifyJwt } from '../harness/jwt.ts'
+import { accessTokenFacts } from '../harness/access-token.ts'
 import { DEFAULT_ACCESS_TOKEN_LIFETIME_S } from '../harness/needs.ts'
 
 const CODE_01 = check(async (ctx) => {
@@ -360,16 +361,19 @@ const CODE_09 = check(async (ctx) => {
         `a code for scope=openid came back with scope=${JSON.stringify(body.scope)}: narrower, not widened (RFC 6749 §3.3 allows it; the token response's scope is CODE-01's subject)`,
       )
   }
-  const { payload } = await verifyJwt(ctx, String(body.access_token)).catch((err: unknown) => {
-    const judged = classify(err)
-    if (judged.kind !== 'failure') throw err
-    // the token is read for its scope only (AT-01 judges its signature and claims)
-    throw new CheckFailure(
-      `the access token does not verify, so its scope was not read: ${judged.message ?? (err as Error).message}`,
-      undefined,
-      'precondition',
-    )
-  })
+  // the grant is the subject: a token that is not a JWT is read through introspection
+  const { claims: payload } = await accessTokenFacts(ctx, String(body.access_token)).catch(
+    (err: unknown) => {
+      const judged = classify(err)
+      if (judged.kind !== 'failure') throw err
+      // the token is read for its scope only (AT-01 judges its signature and claims)
+      throw new CheckFailure(
+        `the access token does not verify, so its scope was not read: ${judged.message ?? (err as Error).message}`,
+        undefined,
+        'precondition',
+      )
+    },
+  )
   const atScope = scopeTokens(payload.scope) ?? []
   expectThat(
     !widened.some((s) => atScope.includes(s)),

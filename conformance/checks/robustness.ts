@@ -25,6 +25,8 @@ import {
   toRequest,
 } from '../harness/fuzz/requests.ts'
 import { type Forge, mutate, mutationArb, type TokenMutation } from '../harness/fuzz/jwt.ts'
+import { mutateOpaque, opaqueMutationArb, type OpaqueMutation } from '../harness/fuzz/opaque.ts'
+import { FORMAT_JUDGED_BY, isCompactJws } from '../harness/access-token.ts'
 import { expectAccepted, realTokens, userInfoRefuses } from '../harness/fuzz/tokens.ts'
 import {
   AUTHORIZE,
@@ -113,6 +115,14 @@ const ROBUST_01 = check(async (ctx) => {
  * The signature segment with '=' padding (one and two), a space and a stray character: each
  * decodes to the same signature in a lenient base64url decoder, so only a strict one refuses it.
  */
+/** The same for a token that is not a JWS: padding and a stray character. */
+const LENIENT_OPAQUE: readonly OpaqueMutation[] = [
+  { kind: 'padding', pad: '=' },
+  { kind: 'padding', pad: '==' },
+  { kind: 'padding', pad: '.' },
+  { kind: 'insert', at: 0, char: '!' },
+]
+
 const LENIENT_SIGNATURES: readonly TokenMutation[] = [
   { kind: 'shape', shape: 'padding', segment: 'signature', at: 0 },
   { kind: 'shape', shape: 'padding', segment: 'signature', at: 1 },
@@ -131,19 +141,34 @@ const ROBUST_02 = check(async (ctx) => {
     published: jwks.keys ?? [],
     others: [idToken, ...tokens.map((t) => t.token)],
   }
-  const arb = fc.record({ base: fc.nat(tokens.length - 1), m: mutationArb })
+  // a token that is not a JWS (AT-01 and JWKS-04 judge the format) gets mutations that assume
+  // nothing of its contents: a refused mutation is the subject whatever the token's format
+  const opaque = tokens.filter((t) => !isCompactJws(t.token)).map((t) => t.name)
+  if (opaque.length > 0)
+    ctx.note(
+      `${opaque.join(' and ')}: not a JWT, so mutated by characters, not by JWS segments (${FORMAT_JUDGED_BY})`,
+    )
+  const arb = fc.record({
+    base: fc.nat(tokens.length - 1),
+    m: mutationArb,
+    o: opaqueMutationArb,
+  })
   // what a lenient base64url decoder drops from the signature, whatever the seed: refusing it is
   // a MUST (RFC 7519 §7.2 through RFC 7515 §5.2 step 7; the citation in fuzz/jwt.ts)
-  const lenient = LENIENT_SIGNATURES.map((m): [{ base: number; m: TokenMutation }] => [
-    { base: 0, m },
-  ])
+  const lenient = LENIENT_SIGNATURES.map(
+    (m, i): [{ base: number; m: TokenMutation; o: OpaqueMutation }] => [
+      { base: 0, m, o: LENIENT_OPAQUE[i % LENIENT_OPAQUE.length] ?? { kind: 'padding', pad: '=' } },
+    ],
+  )
   await holds(
     'a mutated access token',
     arb,
-    async ({ base, m }) => {
+    async ({ base, m, o }) => {
       const real = tokens[base] ?? tokens[0]
       if (!real) return
-      const token = await mutate(m, real.token, forge)
+      const token = isCompactJws(real.token)
+        ? await mutate(m, real.token, forge)
+        : mutateOpaque(o, real.token)
       if (token === real.token) return
       await userInfoRefuses(ctx, token)
       // RFC 7662 §2.2: as the client it was issued to, still exactly {"active":false}
@@ -152,7 +177,11 @@ const ROBUST_02 = check(async (ctx) => {
     },
     runs + lenient.length,
     seed,
-    ({ base, m }) => `${tokens[base]?.name ?? '?'} with ${JSON.stringify(m)}`,
+    ({ base, m, o }) => {
+      const real = tokens[base]
+      const applied = real && !isCompactJws(real.token) ? o : m
+      return `${real?.name ?? '?'} with ${JSON.stringify(applied)}`
+    },
     { examples: lenient },
   )
   await expectAccepted(ctx, tokens, 'after the mutations')

@@ -14,6 +14,8 @@ import {
 import type { CheckContext } from './check.ts'
 import { expectEqual, expectJsonObject, expectStatus, expectThat, show } from './expect.ts'
 import { JWKS } from './requests.ts'
+import { FORMAT_JUDGED_BY, isCompactJws } from './access-token.ts'
+import { mutateOpaque } from './fuzz/opaque.ts'
 
 /**
  * JWTs as the checks see them: decoding without trust, the target's published keys, signature
@@ -154,7 +156,8 @@ export function claimsOf(token: string): JWTPayload {
   try {
     return decodeJwt(token)
   } catch {
-    throw new Error(`not a JWT: ${token.slice(0, 20)}…`)
+    // no part of the token is shown: a prefix is a secret's start (reports are CI artifacts)
+    throw new Error(`a token of ${token.length} characters is not a JWT (${FORMAT_JUDGED_BY})`)
   }
 }
 
@@ -208,9 +211,23 @@ export async function forgeries(
   ctx: Pick<CheckContext, 'http'>,
   token: string,
 ): Promise<[string, string][]> {
-  return [
+  const garbage: [string, string][] = [
     ['garbage', 'not-a-token-0123456789'],
     ['a truncated token', token.slice(0, -12)],
+  ]
+  // a token that is not a JWS (AT-01 and JWKS-04 judge that) has no header or claims to forge:
+  // it is altered by its characters instead
+  if (!isCompactJws(token))
+    return [
+      ...garbage,
+      [
+        'the token with one character changed',
+        mutateOpaque({ kind: 'char-flip', at: token.length >> 1, bit: 0 }, token),
+      ],
+      ['the token with a character appended', `${token}A`],
+    ]
+  return [
+    ...garbage,
     ['the token with alg none', forgeAlgNone(token)],
     ['the token re-signed HS256 with the public key', await forgeHs256WithPublicKey(ctx, token)],
     ['the token signed by another key', await forgeForeign(token)],

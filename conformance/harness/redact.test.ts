@@ -13,6 +13,7 @@ import {
   redactResult,
   redactText,
   redactUrl,
+  rememberIssued,
   rememberSecret,
 } from './redact.ts'
 import type { CheckResult, Exchange } from './types.ts'
@@ -251,6 +252,23 @@ describe('transcripts: secrets never reach a report', () => {
 })
 
 describe('redaction rules', () => {
+  test("an issued token's prefix is redacted, a configured secret's and a JWT header's are not", () => {
+    // blind round 5 F7: "not a JWT: gbK3CfcShSAEap48vKTh…" showed an opaque token's first 20
+    const opaque = 'gbK3CfcShSAEap48vKThQz7Lw0pXy2MnBv5RtUe1'
+    const jwt = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJwcmVmaXgifQ.c2lnbmF0dXJlLXByZWZpeA'
+    rememberIssued({ access_token: opaque, id_token: jwt })
+    rememberSecret('prefix-client-secret-value')
+    const said = redactText(`not a JWT: ${opaque.slice(0, 20)}… and ${opaque.slice(0, 12)}`)
+    expect(said).toBe('not a JWT: [redacted]… and [redacted]')
+    // fewer characters than a secret's start may share with other text stay
+    expect(redactText(`short ${opaque.slice(0, 11)}!`)).toBe(`short ${opaque.slice(0, 11)}!`)
+    // a configured secret's start may be a client id's: only whole secrets are replaced
+    expect(redactText('client prefix-client-secret')).toBe('client prefix-client-secret')
+    // another JWT of the target shares the header: kept
+    const other = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJvdGhlciJ9.b3RoZXItc2lnbmF0dXJl'
+    expect(redactText(other)).toBe('eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJvdGhlciJ9.[signature redacted]')
+  })
+
   test('form values are replaced whole, no prefix kept', () => {
     const out = redactBody(
       'client_id=app&client_secret=s3cr3t-value&scope=openid',

@@ -103,6 +103,33 @@ export function knownSecrets(): readonly string[] {
   return [...known]
 }
 
+/**
+ * A handed-out credential's first characters are its secret too (a message that shows a token's
+ * start, "…: gbK3CfcShSAEap48vKTh…"): a run of at least this many characters that begins an
+ * issued non-JWT credential is replaced. Only issued ones: a configured secret may begin like a
+ * client id, and a JWT's header is shared by every JWT of the target (and is kept anyway).
+ */
+const MIN_ISSUED_PREFIX = 12
+
+/** The forms of issued non-JWT credentials, for prefix redaction. */
+const issuedForms = new Set<string>()
+
+/** How many characters at `i` begin an issued credential among `candidates` (0: too few). */
+function issuedPrefixAt(
+  text: string,
+  i: number,
+  candidates: readonly string[] | undefined,
+): number {
+  let best = 0
+  for (const c of candidates ?? []) {
+    if (!issuedForms.has(c)) continue
+    let n = PREFIX
+    while (n < c.length && text[i + n] === c[n]) n += 1
+    if (n > best) best = n
+  }
+  return best >= MIN_ISSUED_PREFIX ? best : 0
+}
+
 const replacementFor = (secret: string): string =>
   JWT.test(secret) ? redactValue(secret) : REDACTED
 
@@ -116,9 +143,14 @@ export function redactKnown(text: string): string {
     for (let i = 0; i + PREFIX <= out.length;) {
       const candidates = byPrefix.get(out.slice(i, i + PREFIX))
       const hit = candidates?.find((c) => out.startsWith(c, i))
+      const part = hit ? 0 : issuedPrefixAt(out, i, candidates)
       if (hit) {
         result += out.slice(from, i) + replacementFor(hit)
         i += hit.length
+        from = i
+      } else if (part > 0) {
+        result += out.slice(from, i) + REDACTED
+        i += part
         from = i
       } else i += 1
     }
@@ -129,7 +161,10 @@ export function redactKnown(text: string): string {
 }
 
 const rememberIssuedValue = (value: string): void => {
-  if (value.length >= MIN_ISSUED && !isRedacted(value)) rememberSecret(value)
+  if (value.length < MIN_ISSUED || isRedacted(value)) return
+  rememberSecret(value)
+  if (!JWT.test(value))
+    for (const form of encodings(value)) if (form.length >= MIN_ISSUED_PREFIX) issuedForms.add(form)
 }
 
 /** Remembers the credentials a JSON response or a redirect handed out. */
