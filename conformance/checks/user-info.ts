@@ -336,6 +336,13 @@ const UI_11 = check(async (ctx) => {
     `CORS preflight: Access-Control-Allow-Headers does not name Authorization (${JSON.stringify(allowHeaders)})`,
   )
   const set = await signIn(ctx, { scope: 'openid' })
+  // the positive control: the same token without an Origin gets the claims, so a refusal below
+  // is for the Origin; a user-info that refuses every token shows nothing here (UI-01 judges it)
+  servedForTheCheck(
+    await userInfoRaw(ctx, set.accessToken),
+    'the access token without an Origin',
+    'its answer to a request with an Origin shows nothing',
+  )
   const res = await ctx.http.request(USER_INFO, {
     headers: { origin, authorization: `Bearer ${set.accessToken}` },
   })

@@ -364,6 +364,8 @@ describe('self-test: a negative check without its positive control is inconclusi
     ['UI-07', /user-info with the genuine token: expected HTTP 200, got 401/],
     ['UI-09', /user-info with the access token: expected HTTP 200, got 401/],
     ['UI-10', /user-info with "Authorization: Bearer …": expected HTTP 200, got 401/],
+    // blind round 5: UI-11 warned 'user-info with an Origin: expected 200, got 401' (UI-01's cause)
+    ['UI-11', /user-info with the access token without an Origin: expected HTTP 200, got 401/],
     [
       'ROBUST-02',
       /user-info with the unmutated user token before the mutations: expected HTTP 200, got 401/,
