@@ -25,8 +25,10 @@ import {
   rewriteLoginPage,
   scriptSignIn,
   REVOKE,
+  relay,
   rewriteSuccessRedirect,
   USER_INFO,
+  withJson,
   type BrokenTarget,
 } from './sabotage/kit.ts'
 import { windowFromNow } from '../../server/test-helpers.ts'
@@ -317,6 +319,31 @@ describe('self-test: what the source allows is no deviation', () => {
     )
     expect(result.verdict, result.message).toBe('pass')
     expect(result.notes.join('\n')).toMatch(/no error_description \(OPTIONAL\)/)
+  })
+})
+
+// blind round 5 (issue 29 item 11: endpoints come from discovery): RS-01 fetched the key set
+// at INTERFACE.md's fixed path and FAILed 'the access token is malformed' when it was not there
+describe('self-test: RS-01 verifies with the key set discovery advertises', () => {
+  const moved = '/keys/moved-jwks.json'
+  const jwksMoved: BrokenTarget = {
+    handlers: (t) => [
+      http.get(t.baseUrl + DISCOVERY, async ({ request }) =>
+        withJson(await relay(t, request), (body) => {
+          body.jwks_uri = t.baseUrl + moved
+        }),
+      ),
+      http.get(t.baseUrl + moved, () =>
+        relay(t, new Request(`${t.baseUrl}/.well-known/jwks.json`)),
+      ),
+      http.get(t.baseUrl + '/.well-known/jwks.json', () =>
+        HttpResponse.json({ error: 'not_found' }, { status: 404 }),
+      ),
+    ],
+  }
+  test('RS-01 against a jwks_uri away from the interface path (which answers 404) passes', async () => {
+    const result = await withSabotage('RS-01', jwksMoved)
+    expect(result.verdict, result.message).toBe('pass')
   })
 })
 
