@@ -416,8 +416,14 @@ export async function runCheck(
       cause: causeOf(message, before, failure?.exchange),
       aside: failure?.aside ?? asideOf(message, before, failure?.exchange),
       subject: failure?.subject,
+      should: failure?.should ?? false,
     }
   }
+  // a MUST check whose every failure is at SHOULD in its source (expect.ts atShould) warns
+  const failedAs = (all: readonly Judged[]): Verdict =>
+    req.level === 'MUST' && all.length > 0 && all.every((f) => f.should)
+      ? 'warn'
+      : failedVerdict[req.level]
   const result = (
     verdict: Verdict,
     message: string | undefined,
@@ -609,7 +615,7 @@ export async function runCheck(
     const [first, ...rest] = failures
     if (first !== undefined)
       return result(
-        failedVerdict[req.level],
+        failedAs(failures),
         first.message,
         { cause: first.cause, aside: allAside(failures), subjects: subjectsOf(failures) },
         rest.map((f) => f.message),
@@ -651,14 +657,14 @@ export async function runCheck(
             : `the rest was inconclusive: ${message}`
       const all = judged.kind === 'failure' ? [...failures, judgedAt] : failures
       return result(
-        failedVerdict[req.level],
+        failedAs(all),
         first.message,
         { cause: first.cause, aside: allAside(all), subjects: subjectsOf(all) },
         [...rest.map((f) => f.message), last],
       )
     }
     if (judged.kind === 'failure')
-      return result(failedVerdict[req.level], message, {
+      return result(failedAs([judgedAt]), message, {
         ...judgedAt,
         subjects: subjectsOf([judgedAt]),
       })
@@ -696,6 +702,8 @@ interface Judged {
   readonly cause: string
   readonly aside: Aside | undefined
   readonly subject: string | undefined
+  /** A SHOULD of a MUST check's source (expect.ts atShould). */
+  readonly should: boolean
 }
 
 /**
