@@ -211,4 +211,16 @@ describe('gate', () => {
     expect(md).toContain('| A-02 title of A-02 | MUST | fail | why A-02 |')
     expect(md).not.toContain('A-01 title')
   })
+
+  // blind round 5: a group of inconclusive checks was printed "inconclusive: inconclusive: …"
+  test("the markdown summary names an inconclusive cause's verdict once", () => {
+    const why = 'inconclusive: the harness could not drive the target: no login form'
+    const results = [
+      { ...result('A-01', 'error'), message: why },
+      { ...result('A-02', 'error'), message: why },
+    ]
+    const md = markdownSummary(results, gate(results, options), 'https://idp.example')
+    expect(md).toContain(`- ${why}: 2 checks: 2 ERROR (A-01, A-02)`)
+    expect(md).not.toContain('inconclusive: inconclusive:')
+  })
 })

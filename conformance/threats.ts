@@ -49,6 +49,13 @@ export type Harm = 'account takeover' | 'token theft'
 /** REV-02's part that is a threat's: the revoked refresh token neither refreshes nor introspects active. */
 export const REVOKED_REFRESH_TOKEN = 'the revoked refresh token refused'
 
+/** LOGIN-05's parts that are the Referer threat's: the login page's referrer policy and its third-party resources (SameSite is about cross-site requests, not Referer). */
+export const REFERRER_POLICY = 'the referrer policy'
+export const THIRD_PARTY = 'third-party resources'
+
+/** RATE-01's and RATE-03's part that is the login page's credential guessing (RFC 6749 §10.10). */
+export const LOGIN_FORM = 'login form'
+
 const NO_IMPLICIT =
   'the implicit grant is not offered: response_type is code only (AUTHZ-07, DISC-04 show it)'
 const NO_ROPC =
@@ -71,6 +78,7 @@ export const threats = [
       'reads the authorization request or response URL (state, code) from the Referer of a request the login or error page makes to a third party',
     applies: true,
     checks: ['SEC-08', 'LOGIN-05', 'CODE-02', 'CODE-03'],
+    parts: { 'LOGIN-05': [REFERRER_POLICY, THIRD_PARTY] },
     harm: 'token theft',
   },
   {
@@ -508,6 +516,7 @@ export const threats = [
       'learns which user names exist from failed sign-ins (their page, status or redirect, or timing), then guesses those users\' passwords at the login form, as often as it lets it: "The authorization server MUST prevent attackers from guessing … resource owner passwords"',
     applies: true,
     checks: ['LOGIN-07', 'SEC-02', 'RATE-01', 'RATE-03'],
+    parts: { 'RATE-01': [LOGIN_FORM], 'RATE-03': [LOGIN_FORM] },
     harm: 'account takeover',
   },
   // not applicable by the interface's choices

@@ -21,8 +21,10 @@ export const login = area('Login page', {
   },
   'LOGIN-04': {
     level: 'MUST',
-    source: 'RFC 9700 §4.12',
-    title: 'the redirect after the credential POST is 302 or 303, never 307 or 308',
+    source:
+      'RFC 9700 §4.12.1 ("the AS MUST NOT use 307"; "If an HTTP redirection (and not, for example, JavaScript) is used for such a request, AS SHOULD use HTTP status code 303"); 308 likewise keeps the POST: RFC 9110 §15.4.9 ("does not allow changing the request method from POST to GET")',
+    title:
+      'the redirect after the credential POST is 302 or 303, never 307 or 308 (a page that moves on by script is allowed)',
   },
   'LOGIN-05': {
     level: 'SHOULD',

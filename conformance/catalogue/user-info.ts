@@ -30,8 +30,12 @@ export const userInfo = area('UserInfo', {
   },
   'UI-06': {
     level: 'MUST',
-    source: 'RFC 6750 §3, §3.1',
-    title: 'no credentials: 401 with a WWW-Authenticate Bearer challenge',
+    // the challenge is a MUST; the 401 only a SHOULD (a WARN when alone): INTERFACE.md §7 leaves
+    // each error's status "not shown"; RFC 6750 §3.1 says the request "SHOULD NOT include an
+    // error code", and 401 is what its examples and RFC 9110 §11.6.1/§15.5.2 pair the challenge with
+    source:
+      'RFC 6750 §3 ("the resource server MUST include the HTTP "WWW-Authenticate" response header field"), §3.1 (no error code: SHOULD NOT); the 401: RFC 6750 §3 examples, RFC 9110 §11.6.1, §15.5.2 (SHOULD, a warning)',
+    title: 'no credentials: a WWW-Authenticate Bearer challenge (MUST), with 401 (SHOULD)',
   },
   'UI-07': {
     level: 'MUST',

@@ -4,7 +4,8 @@ import { type FailedAttempt, failedSignIn } from '../harness/failed-sign-in.ts'
 import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
 import type { login as catalogue } from '../catalogue/login.ts'
 import { oidc } from '../harness/oidc.ts'
-import { expectJsonObject, expectStatus, expectThat, expectControl } from '../harness/expect.ts'
+import { expectJsonObject, expectStatus, expectThat, expectControl, on } from '../harness/expect.ts'
+import { REFERRER_POLICY, THIRD_PARTY } from '../threats.ts'
 import { authorize, mainClient, redirectUriOf, validParams } from '../harness/flows.ts'
 import type { HttpResponse } from '../harness/http.ts'
 import { authorizeRaw, endpointLabel, LOGOUT } from '../harness/requests.ts'
@@ -316,15 +317,24 @@ const LOGIN_05 = check(async (ctx) => {
   const policy = meta ?? header
   // the referrer policy, the caching, the sub-resources and each cookie's attributes are
   // sub-cases: every one wrong is reported
+  // each part is named (threats.ts parts): the Referer threat is the referrer policy's and the
+  // third-party resources', not the cookies' SameSite (blind round 5)
   await ctx.subcase('login page', () =>
-    expectThat(
-      policy !== undefined && SAFE_REFERRER.includes(policy),
-      `login page: Referrer-Policy ${policy ?? 'absent'}; expected no-referrer or a strict-origin policy`,
+    on(REFERRER_POLICY, () =>
+      expectThat(
+        policy !== undefined && SAFE_REFERRER.includes(policy),
+        `login page: Referrer-Policy ${policy ?? 'absent'}; expected no-referrer or a strict-origin policy`,
+      ),
     ),
   )
   const cache = res.headers.get('cache-control') ?? ''
   await ctx.subcase('login page', () =>
-    expectThat(/\bno-store\b/i.test(cache), `login page: Cache-Control "${cache}" lacks no-store`),
+    on('caching', () =>
+      expectThat(
+        /\bno-store\b/i.test(cache),
+        `login page: Cache-Control "${cache}" lacks no-store`,
+      ),
+    ),
   )
 
   // third-party scripts and styles on the page that takes the password
@@ -340,13 +350,15 @@ const LOGIN_05 = check(async (ctx) => {
   await auth.outcome.page.waitForLoadState('load').catch(() => undefined)
   const origin = new URL(ctx.target.baseUrl).origin
   const loaded = await subresources(auth.outcome.page, requested)
-  await ctx.subcase('login page', () => {
-    for (const [kind, url] of loaded) {
-      if (!/^https?:/i.test(url) || new URL(url).origin === origin) continue
-      const isLogo = typeof logo === 'string' && URL.canParse(logo) && new URL(logo).href === url
-      expectThat(isLogo, `login page: loads a third-party ${kind}: ${url}`)
-    }
-  })
+  await ctx.subcase('login page', () =>
+    on(THIRD_PARTY, () => {
+      for (const [kind, url] of loaded) {
+        if (!/^https?:/i.test(url) || new URL(url).origin === origin) continue
+        const isLogo = typeof logo === 'string' && URL.canParse(logo) && new URL(logo).href === url
+        expectThat(isLogo, `login page: loads a third-party ${kind}: ${url}`)
+      }
+    }),
+  )
 
   // OWASP ASVS V3.4: the cookies of the sign-in are Secure, HttpOnly and SameSite: those of the
   // browser's own credential request, replayed, and of the redirects after it; a sign-in over
@@ -374,7 +386,9 @@ const LOGIN_05 = check(async (ctx) => {
   for (const cookie of cookies) {
     const name = `cookie ${cookie.split('=')[0] ?? cookie}`
     const attribute = (pattern: RegExp, what: string) =>
-      ctx.subcase(name, () => expectThat(pattern.test(cookie), `${name}: not ${what}`))
+      ctx.subcase(name, () =>
+        on('cookies', () => expectThat(pattern.test(cookie), `${name}: not ${what}`)),
+      )
     await attribute(/;\s*secure\s*(;|$)/i, 'Secure')
     await attribute(/;\s*httponly\s*(;|$)/i, 'HttpOnly')
     await attribute(/;\s*samesite=(lax|strict)\s*(;|$)/i, 'SameSite=Lax or Strict')

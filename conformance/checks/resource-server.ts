@@ -15,13 +15,19 @@ import {
   expectThat,
 } from '../harness/expect.ts'
 import { tokensFor } from '../harness/flows.ts'
+import { endpointUrl } from '../harness/endpoints.ts'
+import { JWKS } from '../harness/requests.ts'
 
-/** A verifier for the target exactly as INTERFACE.md §5.6 describes, fetching its JWKS. */
+/**
+ * A verifier for the target exactly as INTERFACE.md §5.6 describes, fetching its JWKS from the
+ * jwks_uri discovery advertises (the interface's path only when the run could not read it):
+ * endpoints come from discovery, DISC-03 alone judges their paths.
+ */
 function verifierFor(ctx: CheckContext, audience: string): Verifier {
   return createVerifier({
     issuer: ctx.target.baseUrl,
     audience,
-    jwksUri: `${ctx.target.baseUrl}/.well-known/jwks.json`,
+    jwksUri: endpointUrl(ctx.target, 'jwks_uri'),
     fetch: (url, options) => fetchVia(ctx.target.dispatcher, url, options),
   })
 }
@@ -40,10 +46,24 @@ const RS_01 = check(async (ctx) => {
   const main = ctx.target.clients.main
   const { body } = await tokensFor(ctx, { scope: 'openid' })
   const access = String(body.access_token)
+  // a key set that cannot be fetched says nothing of the token (JWKS-01 judges the key set): the
+  // verifier read a JWKS answered 404 as "the access token is malformed" (blind round 5)
+  const jwksUri = endpointUrl(ctx.target, 'jwks_uri')
+  const unfetched = (why: string): Error =>
+    new Error(
+      `the key set at ${jwksUri} could not be fetched (${why}), so the access token cannot be verified (JWKS-01 judges the key set)`,
+    )
+  const jwks = await ctx.http.request(JWKS)
+  const keys = (jwks.json as { keys?: unknown } | undefined)?.keys
+  if (jwks.status !== 200 || !Array.isArray(keys))
+    throw unfetched(
+      jwks.status !== 200 ? `HTTP ${jwks.status}` : 'the answer is not a JSON key set',
+    )
   const verifier = verifierFor(ctx, main.id)
   const claims = await verifier.verify(access).catch((err: unknown) => {
     // the verifier's typed refusal is about the token the IdP issued: a conformance failure;
     // anything else (the JWKS unreachable, a bug) leaves the check inconclusive
+    if (err instanceof VerifyError && err.code === 'jwks_unavailable') throw unfetched(err.message)
     if (err instanceof VerifyError)
       throw new CheckFailure(`a §5.6 resource server refused the access token: ${err.message}`)
     throw err

@@ -97,9 +97,9 @@ describe('a failure is caused by the exchange its expectation judged', () => {
     expect(b.cause).toBe(a.cause)
   })
 
-  test('a wrong status is the request answered that way: method, path, status and error code', async () => {
+  test('a wrong status is the request answered that way: method, path, status, error code and description', async () => {
     const r = await runCheck('REV-05', target, resources)
-    expect(r.cause).toBe('GET /auth/nowhere answered HTTP 404 error=not_found')
+    expect(r.cause).toBe('GET /auth/nowhere answered HTTP 404 error=not_found (no such endpoint)')
   })
 })
 

@@ -416,8 +416,14 @@ export async function runCheck(
       cause: causeOf(message, before, failure?.exchange),
       aside: failure?.aside ?? asideOf(message, before, failure?.exchange),
       subject: failure?.subject,
+      should: failure?.should ?? false,
     }
   }
+  // a MUST check whose every failure is at SHOULD in its source (expect.ts atShould) warns
+  const failedAs = (all: readonly Judged[]): Verdict =>
+    req.level === 'MUST' && all.length > 0 && all.every((f) => f.should)
+      ? 'warn'
+      : failedVerdict[req.level]
   const result = (
     verdict: Verdict,
     message: string | undefined,
@@ -609,7 +615,7 @@ export async function runCheck(
     const [first, ...rest] = failures
     if (first !== undefined)
       return result(
-        failedVerdict[req.level],
+        failedAs(failures),
         first.message,
         { cause: first.cause, aside: allAside(failures), subjects: subjectsOf(failures) },
         rest.map((f) => f.message),
@@ -651,14 +657,14 @@ export async function runCheck(
             : `the rest was inconclusive: ${message}`
       const all = judged.kind === 'failure' ? [...failures, judgedAt] : failures
       return result(
-        failedVerdict[req.level],
+        failedAs(all),
         first.message,
         { cause: first.cause, aside: allAside(all), subjects: subjectsOf(all) },
         [...rest.map((f) => f.message), last],
       )
     }
     if (judged.kind === 'failure')
-      return result(failedVerdict[req.level], message, {
+      return result(failedAs([judgedAt]), message, {
         ...judgedAt,
         subjects: subjectsOf([judgedAt]),
       })
@@ -696,6 +702,8 @@ interface Judged {
   readonly cause: string
   readonly aside: Aside | undefined
   readonly subject: string | undefined
+  /** A SHOULD of a MUST check's source (expect.ts atShould). */
+  readonly should: boolean
 }
 
 /**
@@ -835,7 +843,27 @@ export function answered(x: Answered): string {
   if (x.status === undefined)
     return `${request} got no answer${x.error ? ` (${normalise(x.error)})` : ''}`
   const code = errorCodeOf(x)
-  return `${request} answered HTTP ${x.status}${code ? ` error=${code}` : ''}`
+  const description = code ? descriptionOf(x) : undefined
+  return `${request} answered HTTP ${x.status}${code ? ` error=${code}` : ''}${description ? ` (${description})` : ''}`
+}
+
+/**
+ * The error_description of a JSON error answer (RFC 6749 §5.2), its volatile parts (URLs'
+ * queries, random values, timings) taken out and cut short: two answers with one status and
+ * error code that say different things ("no access token provided", "origin … not allowed")
+ * are two causes (blind round 5).
+ */
+function descriptionOf(x: Answered): string | undefined {
+  try {
+    const body = JSON.parse(x.responseBody ?? '') as unknown
+    if (body && typeof body === 'object' && 'error_description' in body) {
+      const d = body.error_description
+      if (typeof d === 'string' && d.trim()) return normalise(d.trim(), 120)
+    }
+  } catch {
+    // not JSON: no description
+  }
+  return undefined
 }
 
 /** The failure is about the answer's status or its error code, not about its content. */
@@ -918,12 +946,25 @@ export function asideOf(
   return refusal ? 'refused' : undefined
 }
 
-const normalise = (text: string): string =>
-  text
-    .replace(/https?:\/\/[^\s?#"]+(\?[^\s#"]*)?(#[^\s"]*)?/g, (u) => u.split(/[?#]/)[0] ?? u)
-    .replace(/[A-Za-z0-9_-]{20,}/g, '…')
-    .replace(/\d+ ?ms\b/g, '… ms')
-    .slice(0, 300)
+const normalise = (text: string, max = 300): string =>
+  cutAtWord(
+    text
+      .replace(/https?:\/\/[^\s?#"]+(\?[^\s#"]*)?(#[^\s"]*)?/g, (u) => u.split(/[?#]/)[0] ?? u)
+      .replace(/[A-Za-z0-9_-]{20,}/g, '…')
+      .replace(/\d+ ?ms\b/g, '… ms'),
+    max,
+  )
+
+/**
+ * `text` cut to at most `max` characters (and an ellipsis) at a space, never inside a word or a
+ * URL: a cause cut at a fixed length read "… at https:" (blind round 5).
+ */
+export function cutAtWord(text: string, max: number): string {
+  if (text.length <= max) return text
+  const head = text.slice(0, max)
+  const space = head.lastIndexOf(' ')
+  return `${(space > max / 2 ? head.slice(0, space) : head).trimEnd()} …`
+}
 
 function describe(err: unknown): string {
   if (!(err instanceof Error)) return String(err)

@@ -12,11 +12,34 @@ export class CheckFailure extends Error {
   readonly aside: Aside | undefined
   /** Set by `on`: the part of the check's subject the failed expectation is about. */
   readonly subject: string | undefined
-  constructor(message: string, exchange?: Exchange, aside?: Aside, subject?: string) {
+  /** Set by `atShould`: a SHOULD of a MUST check's source, so its failure alone only warns. */
+  readonly should: boolean
+  constructor(
+    message: string,
+    exchange?: Exchange,
+    aside?: Aside,
+    subject?: string,
+    should = false,
+  ) {
     super(message)
     this.exchange = exchange
     this.aside = aside
     this.subject = subject
+    this.should = should
+  }
+}
+
+/**
+ * Runs expectations its source states at SHOULD inside a MUST check (UI-06's 401 beside its
+ * MUST challenge): a check whose every failure is one of these warns instead of failing.
+ */
+export function atShould<T>(expectations: () => T): T {
+  try {
+    return expectations()
+  } catch (err) {
+    if (err instanceof CheckFailure)
+      throw new CheckFailure(err.message, err.exchange, err.aside, err.subject, true)
+    throw err
   }
 }
 
@@ -29,7 +52,7 @@ export class CheckFailure extends Error {
 export function on<T>(subject: string, expectations: () => T): T {
   const tagged = (err: unknown): unknown =>
     err instanceof CheckFailure && err.subject === undefined
-      ? new CheckFailure(err.message, err.exchange, err.aside, subject)
+      ? new CheckFailure(err.message, err.exchange, err.aside, subject, err.should)
       : err
   let value: T
   try {
@@ -55,7 +78,7 @@ export function aside<T>(kind: Aside, expectations: () => T): T {
     return expectations()
   } catch (err) {
     if (err instanceof CheckFailure && !err.aside)
-      throw new CheckFailure(err.message, err.exchange, kind, err.subject)
+      throw new CheckFailure(err.message, err.exchange, kind, err.subject, err.should)
     throw err
   }
 }
@@ -69,7 +92,7 @@ export function judging<T>(res: HttpResponse, expectations: () => T): T {
     return expectations()
   } catch (err) {
     if (err instanceof CheckFailure && !err.exchange)
-      throw new CheckFailure(err.message, exchangeOf(res), err.aside, err.subject)
+      throw new CheckFailure(err.message, exchangeOf(res), err.aside, err.subject, err.should)
     throw err
   }
 }
@@ -227,7 +250,13 @@ export function about<T>(what: string, expectations: () => T): T {
     return expectations()
   } catch (err) {
     if (err instanceof CheckFailure)
-      throw new CheckFailure(`${what}: ${err.message}`, err.exchange, err.aside, err.subject)
+      throw new CheckFailure(
+        `${what}: ${err.message}`,
+        err.exchange,
+        err.aside,
+        err.subject,
+        err.should,
+      )
     throw err
   }
 }

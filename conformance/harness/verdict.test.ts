@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { answered, asideOf, causeOf, classify } from './check.ts'
+import { answered, asideOf, causeOf, classify, cutAtWord } from './check.ts'
 import { CheckFailure, ControlFailure } from './expect.ts'
 
 describe('what a thrown error means for the verdict', () => {
@@ -101,7 +101,7 @@ describe('the cause a failure comes down to', () => {
     )
     const client = causeOf('the IdP answered HTTP 400 with error=invalid_scope (x)', [token])
     const code = causeOf('refresh: error: expected invalid_grant, got "invalid_scope"', [], token)
-    expect(raw).toBe('POST /auth/token answered HTTP 400 error=invalid_scope')
+    expect(raw).toBe('POST /auth/token answered HTTP 400 error=invalid_scope (x)')
     expect(client).toBe(raw)
     expect(code).toBe(raw)
     // another error code is another answer
@@ -127,6 +127,37 @@ describe('the cause a failure comes down to', () => {
         responseHeaders: { location: 'https://client.example/cb?error=invalid_scope&state=s' },
       }),
     ).toBe('GET /auth/authorize answered HTTP 302 error=invalid_scope')
+  })
+
+  // blind round 5: UI-06's "no access token provided" and UI-11's "origin … not allowed" were
+  // one cause, "GET /auth/user-info answered HTTP 400 error=invalid_request"
+  test('two answers with one status and error code but different descriptions are two causes', () => {
+    const at = (description: string) =>
+      answered({
+        method: 'GET',
+        url: 'https://idp.example/auth/user-info',
+        status: 400,
+        responseBody: JSON.stringify({ error: 'invalid_request', error_description: description }),
+      })
+    expect(at('no access token provided')).toBe(
+      'GET /auth/user-info answered HTTP 400 error=invalid_request (no access token provided)',
+    )
+    expect(at('origin https://rp.example not allowed for client')).not.toBe(
+      at('no access token provided'),
+    )
+    // its volatile parts are not part of it: one description with two random values is one cause
+    expect(at('unknown session 3f9a7c2e1b8d4f6a9c0e2b4d6f8a1c3e')).toBe(
+      at('unknown session 9c0e2b4d6f8a1c3e3f9a7c2e1b8d4f6a'),
+    )
+  })
+
+  test('a cause is cut at a space, never inside a URL', () => {
+    const text = `${'word '.repeat(55)}the page "Signed in" at https://idp.example/signin/done`
+    const cut = cutAtWord(text, 300)
+    expect(cut.length).toBeLessThanOrEqual(302)
+    expect(cut).not.toMatch(/https:\s*…?$/)
+    expect(cut).toMatch(/ …$/)
+    expect(causeOf(text)).not.toMatch(/at https:/)
   })
 
   test('the same assertion about the same answer is one cause, whatever request named it', () => {

@@ -5,6 +5,15 @@ import { markdownThreats, threatTable } from './threats.ts'
 import { markdownCell } from './escape.ts'
 import { plural } from './words.ts'
 
+/**
+ * The verdict before a group's cause, unless the cause already begins with it (an inconclusive
+ * check's message is "inconclusive: …": it was printed "inconclusive: inconclusive: …").
+ */
+const verdictWord = (verdict: string, cause: string): string => {
+  const word = verdict === 'error' ? 'inconclusive' : verdict
+  return cause.toLowerCase().startsWith(`${word}:`) ? '' : `${word}: `
+}
+
 /** A Markdown summary for a CI job summary: totals, verdict, and every check that did not pass. */
 export function markdownSummary(
   results: readonly CheckResult[],
@@ -23,7 +32,7 @@ export function markdownSummary(
     lines.push('Causes shared by several checks:', '')
     for (const g of groups)
       lines.push(
-        `- ${g.verdict === 'error' ? 'inconclusive' : g.verdict}: ${markdownCell(g.cause)}: ${markdownCell(groupChecks(g))}`,
+        `- ${verdictWord(g.verdict, g.cause)}${markdownCell(g.cause)}: ${markdownCell(groupChecks(g))}`,
       )
     lines.push('')
   }

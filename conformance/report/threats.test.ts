@@ -5,7 +5,9 @@ import { WHOLE_SUBJECT, type CheckResult, type Verdict } from '../harness/types.
 import { requirements, type RequirementId } from '../requirements.ts'
 import {
   gatedShoulds,
+  LOGIN_FORM,
   profileChecks,
+  REFERRER_POLICY,
   REVOKED_REFRESH_TOKEN,
   threats,
   type Threat,
@@ -171,6 +173,28 @@ describe('threat table', () => {
     // a skipped or inconclusive REV-02 was never counted
     const skipped = all('pass').map((r) => (r.id === 'REV-02' ? result('REV-02', 'skip') : r))
     expect(status(skipped, 'RFC 9700 §4.14')).toBe('not shown')
+  })
+
+  // blind round 5: RATE-01 failing on the token endpoint alone made the login page's credential
+  // guessing NOT MITIGATED, and LOGIN-05's SameSite WARN the Referer leak
+  test("the login page's guessing and the Referer leak count only their own parts of RATE-01/03 and LOGIN-05", () => {
+    const failing = (id: RequirementId, verdict: Verdict, subjects: readonly string[]) =>
+      all('pass').map((r) => (r.id === id ? { ...result(id, verdict), subjects } : r))
+    const status = (results: CheckResult[], title: string) =>
+      threatTable(results)?.find((r) => r.title === title)?.status
+    const guessing = 'Credentials-guessing attacks on the login page'
+    const referer = 'Credential leakage via Referer headers'
+    expect(status(failing('RATE-01', 'fail', ['token endpoint']), guessing)).not.toBe(
+      'not mitigated',
+    )
+    expect(status(failing('RATE-03', 'fail', ['token endpoint']), guessing)).not.toBe(
+      'not mitigated',
+    )
+    expect(status(failing('RATE-01', 'fail', [LOGIN_FORM]), guessing)).toBe('not mitigated')
+    expect(status(failing('RATE-03', 'fail', [LOGIN_FORM]), guessing)).toBe('not mitigated')
+    // LOGIN-05 is SHOULD: its WARN counts where it is the threat's (RFC 9700 §4.2.4)
+    expect(status(failing('LOGIN-05', 'warn', ['cookies']), referer)).not.toBe('not mitigated')
+    expect(status(failing('LOGIN-05', 'warn', [REFERRER_POLICY]), referer)).toBe('not mitigated')
   })
 
   test('offThreat: a failure is elsewhere only when every part it failed on is another', () => {

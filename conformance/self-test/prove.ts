@@ -132,7 +132,7 @@ export function proveSabotages(
         return parts.map((s, i) => ({
           id,
           s,
-          level: requirements[id].level,
+          level: s.level ?? requirements[id].level,
           part: parts.length > 1 ? ` (part ${i + 1}/${parts.length})` : '',
         }))
       })

@@ -25,8 +25,10 @@ import {
   rewriteLoginPage,
   scriptSignIn,
   REVOKE,
+  relay,
   rewriteSuccessRedirect,
   USER_INFO,
+  withJson,
   type BrokenTarget,
 } from './sabotage/kit.ts'
 import { windowFromNow } from '../../server/test-helpers.ts'
@@ -320,6 +322,31 @@ describe('self-test: what the source allows is no deviation', () => {
   })
 })
 
+// blind round 5 (issue 29 item 11: endpoints come from discovery): RS-01 fetched the key set
+// at INTERFACE.md's fixed path and FAILed 'the access token is malformed' when it was not there
+describe('self-test: RS-01 verifies with the key set discovery advertises', () => {
+  const moved = '/keys/moved-jwks.json'
+  const jwksMoved: BrokenTarget = {
+    handlers: (t) => [
+      http.get(t.baseUrl + DISCOVERY, async ({ request }) =>
+        withJson(await relay(t, request), (body) => {
+          body.jwks_uri = t.baseUrl + moved
+        }),
+      ),
+      http.get(t.baseUrl + moved, () =>
+        relay(t, new Request(`${t.baseUrl}/.well-known/jwks.json`)),
+      ),
+      http.get(t.baseUrl + '/.well-known/jwks.json', () =>
+        HttpResponse.json({ error: 'not_found' }, { status: 404 }),
+      ),
+    ],
+  }
+  test('RS-01 against a jwks_uri away from the interface path (which answers 404) passes', async () => {
+    const result = await withSabotage('RS-01', jwksMoved)
+    expect(result.verdict, result.message).toBe('pass')
+  })
+})
+
 // A negative check proves its positive control first: without it, no pass
 describe('self-test: a negative check without its positive control is inconclusive', () => {
   test('UI-08 against a user-info that refuses every token is inconclusive, not a pass', async () => {
@@ -364,6 +391,8 @@ describe('self-test: a negative check without its positive control is inconclusi
     ['UI-07', /user-info with the genuine token: expected HTTP 200, got 401/],
     ['UI-09', /user-info with the access token: expected HTTP 200, got 401/],
     ['UI-10', /user-info with "Authorization: Bearer …": expected HTTP 200, got 401/],
+    // blind round 5: UI-11 warned 'user-info with an Origin: expected 200, got 401' (UI-01's cause)
+    ['UI-11', /user-info with the access token without an Origin: expected HTTP 200, got 401/],
     [
       'ROBUST-02',
       /user-info with the unmutated user token before the mutations: expected HTTP 200, got 401/,

@@ -1,4 +1,5 @@
 import { bypass, http, HttpResponse, type HttpHandler } from 'msw'
+import type { Level } from '../../catalogue/requirement.ts'
 import type { Extend } from '../broken-server.ts'
 import type { AppOptions } from '../../../server/app.ts'
 import type { Config } from '../../../server/config.ts'
@@ -92,6 +93,11 @@ export type Sabotage = BrokenTarget & {
   readonly how: string
   /** The failure message the check must give: its own assertion for this breakage. */
   readonly expect: RegExp
+  /**
+   * The level the broken part is stated at, when below the check's (a SHOULD of a MUST check's
+   * source, expect.ts atShould): the verdict it must reach is that level's (a warning).
+   */
+  readonly level?: Level
 }
 
 /**

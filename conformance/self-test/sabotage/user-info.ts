@@ -248,6 +248,8 @@ export const userInfoSabotage: Record<keyof typeof userInfo, Sabotages> = {
     {
       how: 'a user-info request without a token is refused 400 invalid_request',
       expect: /^user-info without a token: expected HTTP 401, got 400/,
+      // the 401 is a SHOULD (RFC 6750 §3 examples, RFC 9110 §15.5.2); the challenge is the MUST
+      level: 'SHOULD',
       handlers: onUserInfo((request) =>
         Promise.resolve(
           request.headers.has('authorization') || new URL(request.url).search !== ''
