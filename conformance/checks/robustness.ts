@@ -7,6 +7,7 @@ import { expectInactive } from '../harness/expect.ts'
 import {
   BRANDING,
   credentials,
+  endpointLabel,
   endpointUrl,
   INTROSPECT,
   REVOKE,
@@ -14,6 +15,7 @@ import {
   USER_INFO,
 } from '../harness/requests.ts'
 import { holds, propertyBudget } from '../harness/fuzz/property.ts'
+import { endpointNamed } from '../harness/endpoints.ts'
 import { pkcePair } from '../harness/flows.ts'
 import { idpOrigins } from '../harness/idp-origins.ts'
 import { clientOrigins } from '../harness/browser.ts'
@@ -45,6 +47,7 @@ import {
   refusedUnread,
   showPageRequest,
   type Spoil,
+  dropped,
   untouched,
 } from '../harness/fuzz/pages.ts'
 import { CheckFailure, expectControl } from '../harness/expect.ts'
@@ -249,6 +252,9 @@ const ROBUST_03 = check(async (ctx) => {
   }
 
   const redirectUri = main.redirectUri
+  // messages name the endpoint the requests went to (discovery's), not the interface's path
+  const named = endpointNamed(AUTHORIZE)
+  const authorizeLabel = named ? endpointLabel(ctx.target, named) : AUTHORIZE
   let loginUrl: string | undefined
   // what was not judged leaves the check inconclusive once the rest was judged (a failure
   // among the rest still stands). The catalogue's statement names authorize, the login post
@@ -259,7 +265,7 @@ const ROBUST_03 = check(async (ctx) => {
   const unjudged: string[] = []
   if (!redirectUri)
     parts.part(
-      `${AUTHORIZE} and the login post`,
+      `${authorizeLabel} and the login post`,
       `client ${main.id} has no redirectUri, so no valid authorization request can be spoilt`,
     )
   else {
@@ -277,12 +283,16 @@ const ROBUST_03 = check(async (ctx) => {
     const names = valid.map(([k]) => k)
     const examples = overLongEach(names, 'GET')
     await holds(
-      AUTHORIZE,
+      authorizeLabel,
       pageRequests(names, ['GET', 'POST']),
       async (r) => {
         // RFC 6749 §4.1.2.1: an error is redirected only once client and redirect URI are
-        // verified; before that the user is shown a page
-        const verified = untouched(r, 'client_id') && untouched(r, 'redirect_uri')
+        // verified; before that the user is shown a page. A request without redirect_uri may be
+        // answered at the client's registered URI (RFC 6749 §3.1.2.3 lets a client with one
+        // registered URI omit it): that URI is the client's own, no destination the request
+        // chose; that the parameter is required here is AUTHZ-06's to judge
+        const omitted = dropped(r, 'redirect_uri')
+        const verified = untouched(r, 'client_id') && (untouched(r, 'redirect_uri') || omitted)
         const why = await expectPageAnswer(
           ctx.http,
           await send(AUTHORIZE, valid, r),
@@ -291,14 +301,16 @@ const ROBUST_03 = check(async (ctx) => {
             ? {
                 uri: uriOf(redirectUri),
                 errors: AUTHORIZE_ERRORS,
-                why: 'the registered redirect_uri, sent with its client',
+                why: omitted
+                  ? "the client's registered redirect_uri, the request having none"
+                  : 'the registered redirect_uri, sent with its client',
               }
             : undefined,
           page(r.method),
           refusable(r, ['GET', 'POST']),
           { sent: encoded(valid, r), clients, declared },
         )
-        if (why !== undefined) parts.unread(AUTHORIZE, showPageRequest(AUTHORIZE)(r), why)
+        if (why !== undefined) parts.unread(authorizeLabel, showPageRequest(AUTHORIZE)(r), why)
       },
       each + examples.length,
       seed,

@@ -9,6 +9,7 @@ import {
   type PageRequest,
   pageRequest,
   refusable,
+  dropped,
   untouched,
 } from './pages.ts'
 
@@ -90,6 +91,15 @@ describe('the spoilt requests of ROBUST-03', () => {
     )
     expect(untouched(r, 'client_id')).toBe(true)
     expect(untouched(r, 'state')).toBe(false)
+  })
+
+  test('dropped tells a parameter left out altogether, not emptied or sent again as noise', () => {
+    const r = with_([['state', { kind: 'dropped' }]], 'GET')
+    expect(pageRequest('/auth/authorize', valid, r).url).toBe('/auth/authorize?client_id=c')
+    expect(dropped(r, 'state')).toBe(true)
+    expect(dropped(r, 'client_id')).toBe(false)
+    expect(dropped(with_([['state', { kind: 'empty' }]], 'GET'), 'state')).toBe(false)
+    expect(dropped({ ...r, noise: [['state', 'x']] }, 'state')).toBe(false)
   })
 
   test('every parameter gets over-long cases past 255, at 1,000 and past 2048 characters', () => {

@@ -153,6 +153,11 @@ export function encoded(valid: Pairs, r: PageRequest): string {
 export const untouched = (r: PageRequest, name: string): boolean =>
   !r.spoils.some(([n]) => n === name) && !r.noise.some(([k]) => k === name)
 
+/** Whether the request leaves `name` out altogether (dropped, and not sent again as noise). */
+export const dropped = (r: PageRequest, name: string): boolean =>
+  r.spoils.some(([n, s]) => n === name && s.kind === 'dropped') &&
+  !r.noise.some(([k]) => k === name)
+
 /** The request as the harness sends it: the query for GET (and odd methods), else a form. */
 export function pageRequest(
   path: string,
