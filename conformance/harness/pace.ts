@@ -72,3 +72,8 @@ export function paceIn(context: BrowserContext, pace: Pace): void {
 export function recordRound(context: BrowserContext, ms: number): void {
   contextPace.get(context)?.record(ms)
 }
+
+/** How much slower than nominal the run `context` belongs to is (1 when it has no pace). */
+export function paceScale(context: BrowserContext): number {
+  return contextPace.get(context)?.scale() ?? 1
+}
