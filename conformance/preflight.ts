@@ -334,7 +334,7 @@ async function userSignsIn(
       if ((stop.status ?? 0) >= 400 || said) throw wrongPassword(stop.status, said ?? '')
     }
     notes.push(
-      `the sign-in of ${user.username} did not reach the client (${stop ? `${stop.kind} at ${stop.url}: "${stop.title}"` : redactUrl(outcome.page.url())}); the run goes on (--login-dry-run shows each step)`,
+      `the sign-in of ${user.username} did not reach the client (${stop ? `${stop.kind} at ${stop.address ?? stop.url}: "${stop.title}"` : redactUrl(outcome.page.url())}); the run goes on (--login-dry-run shows each step)`,
     )
   } catch (err) {
     if (err instanceof Stop) throw err

@@ -59,6 +59,24 @@ describe('the interactions of a target configuration', () => {
     )
   })
 
+  test('a step other than goto may name the iframe it acts in (README; blind round 5)', () => {
+    const login = {
+      detect: 'iframe#signin-widget',
+      steps: [
+        { fill: '#user', value: '{username}', frame: 'iframe#signin-widget' },
+        { press: '#pw', key: 'Enter', frame: 'iframe#signin-widget', optional: true },
+        { click: '#go', frame: 'iframe#signin-widget' },
+        { waitFor: '#done', frame: 'iframe#signin-widget' },
+      ],
+    }
+    expect(load({ login }).login).toEqual(login)
+    for (const step of [
+      { goto: '/x', frame: 'iframe' },
+      { click: '#go', frame: '' },
+    ])
+      expect(() => load({ login: { steps: [step] } })).toThrow(/login.steps\[0\]" must be one step/)
+  })
+
   test('an interaction that cannot be recognised or answered is a usage error, said plainly', () => {
     expect(() => load({ interactions: [{ name: 'x', steps: [{ click: 'a' }] }] })).toThrow(
       /needs url or detect/,

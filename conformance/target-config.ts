@@ -34,14 +34,16 @@ const interactionStep = Joi.alternatives().try(
     fill: selector.required(),
     value: Joi.string().required(),
     optional: Joi.boolean(),
+    frame: selector,
   }),
-  Joi.object({ click: selector.required(), optional: Joi.boolean() }),
+  Joi.object({ click: selector.required(), optional: Joi.boolean(), frame: selector }),
   Joi.object({
     press: selector.required(),
     key: Joi.string().min(1).required(),
     optional: Joi.boolean(),
+    frame: selector,
   }),
-  Joi.object({ waitFor: selector.required(), optional: Joi.boolean() }),
+  Joi.object({ waitFor: selector.required(), optional: Joi.boolean(), frame: selector }),
 )
 /** A regular expression that compiles (the URL pattern of an interaction). */
 const pattern = Joi.string()
@@ -60,7 +62,7 @@ const interaction = Joi.object({
     .items(
       interactionStep.messages({
         'alternatives.match':
-          '{{#label}} must be one step: goto; fill with value; click; press with key; or waitFor (each may be optional)',
+          '{{#label}} must be one step: goto; fill with value; click; press with key; or waitFor (each may be optional; all but goto may name a frame)',
       }),
     )
     .min(1)
@@ -77,7 +79,7 @@ const login = Joi.object({
     .items(
       interactionStep.messages({
         'alternatives.match':
-          '{{#label}} must be one step: goto; fill with value; click; press with key; or waitFor (each may be optional)',
+          '{{#label}} must be one step: goto; fill with value; click; press with key; or waitFor (each may be optional; all but goto may name a frame)',
       }),
     )
     .min(1),

@@ -5,6 +5,8 @@ import {
   chromium,
   type Browser,
   type BrowserContext,
+  type Frame,
+  type FrameLocator,
   type Locator,
   type Page,
   type Request,
@@ -19,11 +21,12 @@ import {
 } from './interaction-words.ts'
 import { countSignIn } from './session.ts'
 import { recordRound, scaleIn } from './pace.ts'
+import { idpOrigins } from './idp-origins.ts'
 import { redactHeaders, redactUrl, rememberIssuedUrl } from './redact.ts'
 import type {
   InteractionConfig,
+  InteractionStep,
   LoginConfig,
-  LoginStep,
   Target,
   TargetClient,
   TargetUser,
@@ -118,6 +121,11 @@ export interface BrowserStop {
   readonly title: string
   /** The page's address, its query and fragment left out (they hold one-time values). */
   readonly url: string
+  /**
+   * The page's full address, query included, its secrets redacted (redact.ts redactUrl): the
+   * address the browser was on, for messages (a redirect that added `?ui_locales=en`).
+   */
+  readonly address?: string | undefined
   /** The HTTP status of the page's document, when the browser saw it. */
   readonly status: number | undefined
   /** The start of the page's rendered text. */
@@ -214,7 +222,8 @@ const MAX_INTERACTIONS = 12
  */
 export async function browse(
   context: BrowserContext,
-  target: Pick<Target, 'clients' | 'login' | 'interactions'>,
+  target: Pick<Target, 'clients' | 'login' | 'interactions'> &
+    Partial<Pick<Target, 'baseUrl' | 'idpOrigins' | 'endpoints'>>,
   url: string,
   http: Http,
   options: BrowserFlowOptions = {},
@@ -344,7 +353,12 @@ export async function browse(
   for (let step = 0; !arrived(); step++) {
     if (step >= MAX_INTERACTIONS)
       return await outcome(await describeStop(page, 'limit', doc.status))
-    const found = await recognise(page, target, account(), callbackReached, doc, timeout)
+    const found = await recognise(page, target, account(), callbackReached, doc, timeout, {
+      renderWaitMs: RENDER_WAIT_MS * scaleIn(context),
+      frameOrigins: target.baseUrl
+        ? idpOrigins({ ...target, baseUrl: target.baseUrl })
+        : new Set<string>(),
+    })
     if (arrived()) break
     if (found.kind === 'moved') continue
     if (found.kind === 'none') {
@@ -355,8 +369,9 @@ export async function browse(
           : 'unrecognised'
       return await outcome(await describeStop(page, kind, doc.status))
     }
-    const where = pathOf(page.url())
-    const key = `${found.name}@${where}`
+    // the page's full address as the user saw it (its secrets redacted); its path identifies it
+    const where = redactUrl(page.url())
+    const key = `${found.name}@${pathOf(page.url())}`
     counts.set(key, (counts.get(key) ?? 0) + 1)
     if ((counts.get(key) ?? 0) >= 3)
       return await outcome(await describeStop(page, 'loop', doc.status))
@@ -381,12 +396,27 @@ export async function browse(
         credential.watching = true
         // the submit's wait for its navigation (the sign-in's answer) gets the sign-in's time
         if (signInMs !== undefined) page.setDefaultTimeout(signInMs)
-        if (found.interaction)
-          await runSteps(page, found.interaction, options.user, options.onLoginStep)
-        else await submitLogin(page, options.user, target.login, options.onLoginStep)
+        const moved = await movedOn(
+          found.interaction
+            ? runSteps(page, found.interaction, options.user, options.onLoginStep)
+            : found.frame && !target.login?.steps
+              ? fillLogin(found.frame, options.user).then(() =>
+                  options.onLoginStep?.(
+                    `fill the usual username/password form in the frame at ${redactUrl(found.frame?.url() ?? '')} and submit it`,
+                    page,
+                  ),
+                )
+              : submitLogin(page, options.user, target.login, options.onLoginStep),
+        )
+        // the page moved on by itself while a step waited: signed in only if the credentials left
+        if (moved) {
+          answered.push(`${found.label} at ${where}: ${moved.message}`)
+          if (!credential.request) continue
+        }
         countSignIn(context)
         rememberSessionUser(context, options.user)
         signedIn = true
+        if (moved) continue
         answered.push(`signed in at ${where}`)
       } else {
         return await outcome()
@@ -394,8 +424,15 @@ export async function browse(
     } else {
       // a flow asked to cancel never approves anything: it stops where it cannot cancel
       if (options.cancel) return await outcome()
-      if (found.interaction) await runSteps(page, found.interaction, account())
-      else await found.answer()
+      if (found.interaction) {
+        // a page that moved on by itself while a step waited (a push approved meanwhile) is
+        // looked at again, within the flow's bounds, rather than failing the interaction
+        const moved = await movedOn(runSteps(page, found.interaction, account()))
+        if (moved) {
+          answered.push(`${found.label} at ${where}: ${moved.message}`)
+          continue
+        }
+      } else await found.answer()
       answered.push(`${found.label} at ${where}`)
     }
     await Promise.race([callbackReached, navigated])
@@ -420,6 +457,17 @@ const pathOf = (url: string): string => {
     return `${u.origin}${u.pathname}`
   } catch {
     return url
+  }
+}
+
+/** The PageMovedOn a run of steps ended with, undefined when it completed; other errors throw. */
+async function movedOn(run: Promise<unknown>): Promise<PageMovedOn | undefined> {
+  try {
+    await run
+    return undefined
+  } catch (err) {
+    if (err instanceof PageMovedOn) return err
+    throw err
   }
 }
 
@@ -457,15 +505,25 @@ type Recognised =
       readonly label: string
       /** The configured interaction that matched, if one did. */
       readonly interaction?: InteractionConfig | undefined
+      /** The child frame the built-in login recognition found the login form in. */
+      readonly frame?: Frame | undefined
       /** Answers a built-in page. */
       readonly answer: () => Promise<void>
     }
 
 /**
  * How long a page that has scripts (or a meta refresh, a Refresh header, a frame) is watched
- * for something to answer, or for a navigation of its own, before it is called unrecognised.
+ * for something to answer, or for a navigation of its own, before it is called unrecognised,
+ * at the nominal pace: scaled by the run's pace (pace.ts, up to MAX_SCALE times).
  */
-const RENDER_WAIT_MS = 5000
+export const RENDER_WAIT_MS = 5000
+
+/**
+ * A page watched for that long is called unrecognised sooner only once its network went idle
+ * and it sent no request for this long: a page that polls (a push sign-in waiting for the
+ * phone) is watched for the whole wait.
+ */
+const QUIET_MS = 2000
 
 /**
  * Looks at the page as the user sees it: a configured interaction, the login page, or a
@@ -480,6 +538,7 @@ async function recognise(
   callbackReached: Promise<'callback'>,
   doc: { readonly refresh: boolean; readonly status: number | undefined },
   timeout: number,
+  watch: { readonly renderWaitMs: number; readonly frameOrigins: ReadonlySet<string> },
 ): Promise<Recognised> {
   await Promise.race([
     callbackReached,
@@ -491,16 +550,22 @@ async function recognise(
     if (frame === page.mainFrame()) nav.moved = true
   }
   page.on('framenavigated', onNavigated)
+  // when the page (any of its frames) last sent a request: a page that polls is not quiet
+  const sent = { at: performance.now() }
+  const onRequest = (): void => {
+    sent.at = performance.now()
+  }
+  page.on('request', onRequest)
   try {
-    const first = await lookAt(page, target, user, doc.status)
+    const first = await lookAt(page, target, user, doc.status, watch.frameOrigins)
     if (first) return first
     if (!doc.refresh && !(await mayMoveByItself(page))) return { kind: 'none' }
     const idle = { reached: false, looksAfter: 0 }
     void page
-      .waitForLoadState('networkidle', { timeout: RENDER_WAIT_MS })
+      .waitForLoadState('networkidle', { timeout: watch.renderWaitMs })
       .then(() => (idle.reached = true))
       .catch(() => (idle.reached = true))
-    const deadline = performance.now() + RENDER_WAIT_MS
+    const deadline = performance.now() + watch.renderWaitMs
     while (performance.now() < deadline) {
       const waited = await Promise.race([
         callbackReached,
@@ -514,13 +579,14 @@ async function recognise(
         ])
         return { kind: 'moved' }
       }
-      const found = await lookAt(page, target, user, doc.status)
+      const found = await lookAt(page, target, user, doc.status, watch.frameOrigins)
       if (found) return found
-      if (idle.reached && ++idle.looksAfter >= 3) break
+      if (idle.reached && ++idle.looksAfter >= 3 && performance.now() - sent.at >= QUIET_MS) break
     }
     return { kind: 'none' }
   } finally {
     page.off('framenavigated', onNavigated)
+    page.off('request', onRequest)
   }
 }
 
@@ -530,6 +596,7 @@ async function lookAt(
   target: Pick<Target, 'login' | 'interactions'>,
   user: TargetUser | undefined,
   status: number | undefined,
+  frameOrigins: ReadonlySet<string>,
 ): Promise<Recognised | undefined> {
   const url = page.url()
   for (const interaction of target.interactions ?? []) {
@@ -547,6 +614,17 @@ async function lookAt(
   }
   if (await visible(page, loginDetector(target.login)))
     return { kind: 'login', name: 'login', label: 'login', answer: () => Promise.resolve() }
+  // a login form in a frame of the page's own origin or of the IdP's (a hosted login widget)
+  const frame = await loginFrame(page, loginDetector(target.login), frameOrigins)
+  if (frame) {
+    return {
+      kind: 'login',
+      name: 'login',
+      label: 'login (in a frame)',
+      frame,
+      answer: () => Promise.resolve(),
+    }
+  }
   const scan = await scanButtons(page)
   if (scan?.approve !== undefined) {
     const index = scan.approve
@@ -596,8 +674,42 @@ export function appliesTo(
   return interaction.detect !== undefined || status === undefined || status < 400
 }
 
+/**
+ * The first child frame, shown on the page, at the page's own origin or one of `origins` (the
+ * IdP's), where `selector` is visible now (no waiting). A frame of another origin (an
+ * advertisement, a third party's widget) is never looked into: credentials are typed only into
+ * the IdP's own pages.
+ */
+export async function loginFrame(
+  page: Page,
+  selector: string,
+  origins: ReadonlySet<string>,
+): Promise<Frame | undefined> {
+  const own = originOf(page.url())
+  for (const frame of page.frames()) {
+    if (frame === page.mainFrame()) continue
+    const origin = originOf(frame.url())
+    if (origin === undefined || (origin !== own && !origins.has(origin))) continue
+    const element = await frame.frameElement().catch(() => undefined)
+    const shown = (await element?.isVisible().catch(() => false)) ?? false
+    await element?.dispose().catch(() => undefined)
+    if (!shown) continue
+    if (await visible(frame, selector)) return frame
+  }
+  return undefined
+}
+
+const originOf = (url: string): string | undefined => {
+  try {
+    const origin = new URL(url).origin
+    return origin === 'null' ? undefined : origin
+  } catch {
+    return undefined
+  }
+}
+
 /** Whether a selector matches a visible element now (no waiting; a bad selector is no match). */
-async function visible(page: Page, selector: string): Promise<boolean> {
+async function visible(page: Page | Frame, selector: string): Promise<boolean> {
   return page
     .locator(selector)
     .filter({ visible: true })
@@ -781,6 +893,7 @@ async function describeStop(
     kind,
     title: seen.title.replace(/\s+/g, ' ').slice(0, 120) || '(untitled page)',
     url: redactUrl(pathOf(page.url())),
+    address: redactUrl(page.url()),
     status,
     text: seen.text,
   }
@@ -799,9 +912,17 @@ export function optionalWait(optionalWaitMs: number | undefined, scale: number):
 }
 
 /**
+ * A step failed after the page moved on by itself since the step began (its address or its
+ * document changed: a push sign-in approved while the one-time code was being typed). The
+ * driver looks at the page again instead of failing the interaction.
+ */
+export class PageMovedOn extends Error {}
+
+/**
  * Runs a configured interaction's steps. An optional step whose selector does not show within
  * `optionalWaitMs` (by default OPTIONAL_WAIT_MS at the run's pace) is skipped; any other step
- * that fails throws with its description.
+ * that fails throws with its description (a PageMovedOn when the page moved on by itself
+ * meanwhile).
  */
 export async function runSteps(
   page: Page,
@@ -821,7 +942,7 @@ export async function runSteps(
             : 'press' in step
               ? step.press
               : step.waitFor
-      const shown = await page
+      const shown = await scopeOf(page, step, user)
         .locator(stepSelector(selector, user))
         .first()
         .waitFor({ timeout: optionalWait(interaction.optionalWaitMs, scaleIn(page.context())) })
@@ -832,25 +953,46 @@ export async function runSteps(
         continue
       }
     }
+    const began = { url: page.url(), navigated: false }
+    const onNavigated = (frame: Frame): void => {
+      if (frame === page.mainFrame()) began.navigated = true
+    }
+    page.on('framenavigated', onNavigated)
     try {
       await runStep(page, step, user, timeout)
     } catch (err) {
-      throw new Error(
-        `${interaction.name} ${what} failed: ${(err as Error).message.split('\n')[0] ?? ''}`,
+      const failed = `${interaction.name} ${what} failed: ${(err as Error).message.split('\n')[0] ?? ''}`
+      if ('goto' in step || (!began.navigated && page.url() === began.url)) throw new Error(failed)
+      throw new PageMovedOn(
+        `${failed}; the page had moved on by itself to ${redactUrl(page.url())}, so it is looked at again`,
       )
+    } finally {
+      page.off('framenavigated', onNavigated)
     }
     await onStep?.(what, page)
   }
 }
 
+/** Where a step's selector is looked for: the page, or the frame its `frame` selector names. */
+function scopeOf(
+  page: Page,
+  step: InteractionStep,
+  user: TargetUser | undefined,
+): Page | FrameLocator {
+  return 'frame' in step && step.frame
+    ? page.locator(stepSelector(step.frame, user)).first().contentFrame()
+    : page
+}
+
 async function runStep(
   page: Page,
-  step: LoginStep,
+  step: InteractionStep,
   user: TargetUser | undefined,
   timeout: number,
 ): Promise<void> {
   const value = (v: string): string => (user ? stepValue(v, user) : v)
-  const at = (selector: string) => page.locator(stepSelector(selector, user)).first()
+  const at = (selector: string) =>
+    scopeOf(page, step, user).locator(stepSelector(selector, user)).first()
   if ('goto' in step) await page.goto(new URL(step.goto, page.url()).toString(), { timeout })
   else if ('fill' in step) await at(step.fill).fill(value(step.value), { timeout })
   else if ('click' in step) await at(step.click).click({ timeout })
@@ -889,8 +1031,12 @@ export function loginDetector(login: LoginConfig | undefined): string {
 export type LoginStepListener = (step: string, page: Page) => Promise<void>
 
 /** What a step does, for logs: credentials stay placeholders. */
-export function describeStep(step: LoginStep): string {
+export function describeStep(step: InteractionStep): string {
   if ('goto' in step) return `goto ${step.goto}`
+  if ('frame' in step && step.frame) {
+    const { frame, ...rest } = step
+    return `${describeStep(rest)} in the frame ${frame}`
+  }
   if ('fill' in step) return `fill ${step.fill} with ${JSON.stringify(step.value)}`
   if ('click' in step) return `click ${step.click}`
   if ('press' in step) return `press ${step.key} in ${step.press}`
@@ -950,7 +1096,7 @@ const LOGIN_CONTROLS = [
 ] as const
 
 /** The default login steps: the usual username/password form. */
-export async function fillLogin(page: Page, user: TargetUser): Promise<void> {
+export async function fillLogin(page: Page | Frame, user: TargetUser): Promise<void> {
   const [username, password, submit] = LOGIN_CONTROLS
   // a page whose user-name field has none of the usual names (a script-rendered form with a
   // plain text field): its one visible text field

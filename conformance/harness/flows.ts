@@ -404,7 +404,7 @@ export function couldNotGetPast(stop: BrowserStop, url?: string): string {
   const asked = prompt
     ? ` (the suite's own request asked for prompt=${prompt}${prompt.includes('consent') ? ', which offline_access needs (OIDC Core §11): a consent page must be answerable, so configure it under interactions' : ''})`
     : ''
-  return `the suite could not get past "${stop.title}" at ${stop.url}${why}${asked}`
+  return `the suite could not get past "${stop.title}" at ${stop.address ?? stop.url}${why}${asked}`
 }
 
 /** Throws the inconclusive "could not get past" when the flow stopped at an unanswered page. */

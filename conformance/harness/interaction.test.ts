@@ -142,6 +142,33 @@ for (const el of document.querySelectorAll('[role=button]'))
     'Sign in',
     `<div id="app">loading…</div><script src="/slow-spa-login.js"></script>`,
   ),
+  // blind round 5: the sign-in form lives in an iframe (a hosted login widget) whose answer
+  // moves the top page on; `/framed-away` frames the same widget from another origin
+  '/framed': page(
+    'Sign in to continue',
+    `<h1>Sign in to continue</h1><iframe id="widget" src="/framed-widget"></iframe><a id="cancel" href="/consent-deny">Cancel</a>`,
+  ),
+  '/framed-widget': page(
+    'widget',
+    `<form method="post" action="/framed-login"><input name="username" autocomplete="username"><input type="password" name="password"><button type="submit">Sign in</button></form>`,
+  ),
+  // a push sign-in: a code page whose approval arrives while a step waits, and the page moves on
+  '/push': page(
+    'Approve the sign-in',
+    `<p>Waiting for approval…</p><script>setTimeout(() => (location.href = '/consent'), 1000)</script>`,
+  ),
+  // a page that polls its status every second (the network idle between polls) and moves on
+  // at the third poll (nothing to answer): blind round 5's push page, stopped at 2.5 s
+  '/poll': page(
+    'Waiting for approval',
+    `<p>We sent a notification to your phone.</p><script>
+const began = Date.now()
+setInterval(async () => {
+  await fetch('/poll-status')
+  if (Date.now() - began > 2500) location.href = '/consent'
+}, 1000)
+</script>`,
+  ),
 }
 
 /** How long the slow sign-ins take to answer: longer than the tests' default waits. */
@@ -215,6 +242,32 @@ const next: Record<string, string> = {
 
 function serve(req: IncomingMessage, res: ServerResponse): void {
   const path = new URL(req.url ?? '/', 'http://x').pathname
+  if (path === '/framed-login') {
+    let body = ''
+    req.on('data', (c: Buffer) => (body += c.toString()))
+    req.on('end', () => {
+      const sent = new URLSearchParams(body)
+      const ok = sent.get('username') === user.username && sent.get('password') === user.password
+      // the widget's answer moves its parent on, as a hosted widget's postMessage hand-off does
+      res.writeHead(200, { 'content-type': 'text/html' })
+      res.end(ok ? `<script>parent.location.href = '/consent'</script>` : '<p>Wrong password</p>')
+    })
+    return
+  }
+  if (path === '/framed-away') {
+    // the widget from another origin (localhost, where the page is at 127.0.0.1)
+    const port = (req.socket.address() as AddressInfo).port
+    res.writeHead(200, { 'content-type': 'text/html' })
+    res.end(
+      `<!doctype html><title>Sign in</title><iframe src="http://localhost:${port}/framed-widget"></iframe>`,
+    )
+    return
+  }
+  if (path === '/poll-status') {
+    res.writeHead(200, { 'content-type': 'application/json' })
+    res.end('{"approved":false}')
+    return
+  }
   if (path === '/api/login') {
     let body = ''
     req.on('data', (c: Buffer) => (body += c.toString()))
@@ -608,6 +661,70 @@ describe('the interaction driver (browse) on local pages', () => {
     const outcome = await run('/start-spa', { ...target(), login }, { user })
     expect(outcome.callback).toBe(`${CALLBACK}?code=the-code`)
     expect(outcome.interactions?.[0]).toMatch(/^signed in at /)
+  }, 60_000)
+
+  test('a login form in a same-origin iframe is signed in at with no configuration (blind round 5)', async () => {
+    const outcome = await run('/framed', target(), { user })
+    expect(outcome.callback).toBe(`${CALLBACK}?code=the-code`)
+    expect(outcome.loginShown).toBe(true)
+    expect(outcome.loginRequest).toMatchObject({ url: `${base}/framed-login`, status: 200 })
+    expect(outcome.interactions?.[0]).toMatch(/^signed in at .*\/framed$/)
+    // without a user, the flow stops at that login page
+    const stopped = await run('/framed', target())
+    expect(stopped.loginShown).toBe(true)
+    expect(stopped.stopped).toBeUndefined()
+  }, 60_000)
+
+  test('a login form in a frame of another origin is never typed into', async () => {
+    const outcome = await run('/framed-away', target(), { user })
+    expect(outcome.loginShown).toBe(false)
+    expect(outcome.loginRequest).toBeUndefined()
+    expect(outcome.stopped?.kind).toBe('unrecognised')
+  }, 60_000)
+
+  test('configured login steps address the iframe with their frame member', async () => {
+    const login: LoginConfig = {
+      detect: 'iframe#widget',
+      steps: [
+        { fill: 'input[name=username]', value: '{username}', frame: 'iframe#widget' },
+        { fill: 'input[name=password]', value: '{password}', frame: 'iframe#widget' },
+        { click: 'button[type=submit]', frame: 'iframe#widget' },
+      ],
+    }
+    const outcome = await run('/framed', { ...target(), login }, { user })
+    expect(outcome.callback).toBe(`${CALLBACK}?code=the-code`)
+    expect(outcome.loginRequest).toMatchObject({ url: `${base}/framed-login`, status: 200 })
+  }, 60_000)
+
+  test('a step that fails after the page moved on by itself goes on to the next page (blind round 5, F2)', async () => {
+    const code: InteractionConfig = {
+      name: 'mfa',
+      url: '/push$',
+      steps: [{ click: '#use-code' }, { fill: '#otp', value: '123456' }],
+      stepTimeoutMs: 3000,
+    }
+    const outcome = await run('/push', target([code]), { user })
+    expect(outcome.callback).toBe(`${CALLBACK}?code=the-code`)
+    expect(outcome.interactions?.[0]).toMatch(
+      /^mfa \(configured\) at .*\/push: mfa step 1: click #use-code failed: .*moved on by itself to .*\/consent/,
+    )
+    expect(outcome.interactions?.[1]).toMatch(/^consent \(built-in/)
+    // a step that fails on a page that stayed put fails the interaction, as before
+    const stays: InteractionConfig = {
+      name: 'mfa',
+      url: '/mfa$',
+      steps: [{ fill: '#nowhere', value: '1' }],
+      stepTimeoutMs: 300,
+    }
+    await expect(run('/mfa', target([stays]), { user })).rejects.toThrow(
+      /^mfa step 1: fill #nowhere with "1" failed: /,
+    )
+  }, 60_000)
+
+  test('a page that polls is watched for the whole wait, and the page it moves on to answered', async () => {
+    const outcome = await run('/poll', target(), { user })
+    expect(outcome.callback).toBe(`${CALLBACK}?code=the-code`)
+    expect(outcome.interactions?.[0]).toMatch(/^consent \(built-in/)
   }, 60_000)
 
   test('the built-in cancel control: a submit input, a button or a link labelled Cancel (issue 29, fault 12)', async () => {

@@ -82,7 +82,7 @@ export async function loginDryRun(
       const outcome = await browse(context, target, url.toString(), http, {
         user,
         onLoginPage: async (page) => {
-          note(`login page shown at ${new URL(page.url()).pathname}`)
+          note(`login page shown at ${redactUrl(page.url())}`)
           await shoot('login-page', page)
         },
         onPage: async (event, page, kind) => {

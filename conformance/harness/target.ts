@@ -48,8 +48,13 @@ export type LoginStep =
 /**
  * A step of an interaction: a login step, optionally "if shown": an optional step whose
  * selector is not on the page within `optionalWaitMs` (default 1000 ms at the run's pace) is skipped, not failed.
+ * `frame` (not on `goto`): a selector of the iframe the step's selector is looked for in (a
+ * login widget in an iframe).
  */
-export type InteractionStep = LoginStep & { readonly optional?: boolean | undefined }
+export type InteractionStep = LoginStep & {
+  readonly optional?: boolean | undefined
+  readonly frame?: string | undefined
+}
 
 /** What an interaction does in the flow (how the driver and the dry run name and treat it). */
 export type InteractionKind = 'login' | 'consent' | 'continue' | 'account' | 'logout' | 'other'
