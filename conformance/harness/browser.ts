@@ -21,7 +21,7 @@ import {
 } from './interaction-words.ts'
 import { countSignIn } from './session.ts'
 import { recordRound, scaleIn } from './pace.ts'
-import { idpOrigins } from './idp-origins.ts'
+import { idpOrigins, originOf } from './idp-origins.ts'
 import { redactHeaders, redactUrl, rememberIssuedUrl } from './redact.ts'
 import type {
   InteractionConfig,
@@ -697,15 +697,6 @@ export async function loginFrame(
     if (await visible(frame, selector)) return frame
   }
   return undefined
-}
-
-const originOf = (url: string): string | undefined => {
-  try {
-    const origin = new URL(url).origin
-    return origin === 'null' ? undefined : origin
-  } catch {
-    return undefined
-  }
 }
 
 /** Whether a selector matches a visible element now (no waiting; a bad selector is no match). */

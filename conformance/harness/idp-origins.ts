@@ -19,7 +19,7 @@ import type { Target } from './target.ts'
 const learned = new Map<string, Set<string>>()
 
 /** The origin of a URL, or undefined when it is none. */
-const originOf = (url: string): string | undefined => {
+export const originOf = (url: string): string | undefined => {
   try {
     const origin = new URL(url).origin
     return origin === 'null' ? undefined : origin
