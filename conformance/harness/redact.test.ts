@@ -264,6 +264,13 @@ describe('redaction rules', () => {
     expect(redactText(`short ${opaque.slice(0, 11)}!`)).toBe(`short ${opaque.slice(0, 11)}!`)
     // a configured secret's start may be a client id's: only whole secrets are replaced
     expect(redactText('client prefix-client-secret')).toBe('client prefix-client-secret')
+    // an issued value's start inside another value is that value's, not the token's: the
+    // self-test's branding record handed out "conformance-secret" and the message naming
+    // "conformance-client" read "[redacted]client"
+    rememberIssued({ client_secret: 'conformance-secret-handed-out' })
+    expect(redactText('branding of conformance-client: carries it')).toBe(
+      'branding of conformance-client: carries it',
+    )
     // another JWT of the target shares the header: kept
     const other = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJvdGhlciJ9.b3RoZXItc2lnbmF0dXJl'
     expect(redactText(other)).toBe('eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJvdGhlciJ9.[signature redacted]')

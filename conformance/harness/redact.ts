@@ -127,8 +127,16 @@ function issuedPrefixAt(
     while (n < c.length && text[i + n] === c[n]) n += 1
     if (n > best) best = n
   }
-  return best >= MIN_ISSUED_PREFIX ? best : 0
+  // only a token's start shown cut short ("gbK3CfcShSAEap48vKTh…"): the run must begin and end
+  // at a token's edge, so another value sharing its first characters (a configured client id
+  // "conformance-client" beside a handed-out "conformance-secret") is left alone
+  if (best < MIN_ISSUED_PREFIX) return 0
+  if (TOKEN_CHAR.test(text[i - 1] ?? '') || TOKEN_CHAR.test(text[i + best] ?? '')) return 0
+  return best
 }
+
+/** A character a token may carry (RFC 6750 §2.1 b64token, and the base64 and URL-safe sets). */
+const TOKEN_CHAR = /^[A-Za-z0-9._~+/=-]$/
 
 const replacementFor = (secret: string): string =>
   JWT.test(secret) ? redactValue(secret) : REDACTED
