@@ -8,6 +8,7 @@ import { followWithJar, giveSession, readApproveForm } from './form-sign-in.ts'
 import { jarOf, MAX_ANSWERS } from './session.ts'
 import { idpOrigins } from './idp-origins.ts'
 import {
+  bodyMembers,
   BROWSER_HEADERS,
   browserAnswer,
   buildHop,
@@ -144,29 +145,6 @@ async function sentSignIn(
   }
 }
 
-/**
- * The members of a credential request's body, when it is a URL-encoded form or a JSON object
- * (first-level members only); undefined for any other body.
- */
-function membersOf(
-  sent: SentRequest,
-): { encoding: 'form' | 'json'; members: Record<string, unknown> } | undefined {
-  const type = (sent.headers['content-type'] ?? '').toLowerCase()
-  const body = sent.body ?? ''
-  if (type.startsWith('application/x-www-form-urlencoded'))
-    return { encoding: 'form', members: Object.fromEntries(new URLSearchParams(body)) }
-  if (/^application\/([\w.+-]+\+)?json\b/.test(type)) {
-    try {
-      const json: unknown = JSON.parse(body)
-      if (json && typeof json === 'object' && !Array.isArray(json))
-        return { encoding: 'json', members: { ...(json as Record<string, unknown>) } }
-    } catch {
-      return undefined
-    }
-  }
-  return undefined
-}
-
 /** How captureSignIn may take the credential request. */
 export interface CaptureOptions {
   /**
@@ -228,7 +206,7 @@ export async function captureSignIn(
       `the login page sent no POST within ${CAPTURE_MS / 1000} s of its sign-in: no credential request to replay`,
     )
   const what = `the sign-in request (${sent.method} ${new URL(sent.url).pathname}, ${sent.headers['content-type'] ?? 'no content type'})`
-  const body = membersOf(sent)
+  const body = bodyMembers(sent.headers['content-type'] ?? '', sent.body ?? '')
   if (!body)
     throw new Error(
       `${what}: its body is neither a URL-encoded form nor a JSON object, so no replay of it was built`,
