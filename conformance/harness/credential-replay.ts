@@ -131,15 +131,21 @@ async function sentSignIn(
   }
   await page.route('**/*', onRoute)
   let timer: NodeJS.Timeout | undefined
+  const wait = { over: false }
   try {
-    const submitted = submitLogin(page, user, ctx.target.login).then(
-      () =>
-        new Promise<undefined>(
-          (resolve) => (timer = setTimeout(() => resolve(undefined), CAPTURE_MS)),
-        ),
+    // once the request is taken, the steps may still be running (an identifier-first login
+    // waits for a password page that never comes, at most its step timeout): their failure is
+    // observed by the race, and steps that end after it start no wait of their own
+    const submitted = submitLogin(page, user, ctx.target.login).then(() =>
+      wait.over
+        ? undefined
+        : new Promise<undefined>(
+            (resolve) => (timer = setTimeout(() => resolve(undefined), CAPTURE_MS)),
+          ),
     )
     return await Promise.race([taken, submitted])
   } finally {
+    wait.over = true
     clearTimeout(timer)
     await page.unroute('**/*', onRoute).catch(() => undefined)
   }
@@ -194,7 +200,8 @@ export async function captureSignIn(
     auth = await authorize(ctx, { context: browser, user: null })
   } finally {
     browser.off('response', onResponse)
-    await Promise.all(pending)
+    // awaited on every path, whatever follows uses them or not (each bounded, never rejects)
+    await Promise.all([...pending, ...answers])
   }
   const declaredSameSite = new Set(declaredLaxOrStrict((await Promise.all(pending)).flat()))
   expectThat(auth.outcome.loginShown, 'the authorization request showed no login form')

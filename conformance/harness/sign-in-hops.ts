@@ -198,6 +198,8 @@ export async function recordSignIn(ctx: CheckContext, user: TargetUser): Promise
   } finally {
     context.off('response', onResponse)
     context.off('request', onRequest)
+    // the answers' reads are awaited on every path, a sign-in that threw too (each bounded)
+    await Promise.all(answers)
   }
   const texts = await Promise.all(answers)
   if (!callback?.searchParams.get('code'))
