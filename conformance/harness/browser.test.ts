@@ -10,6 +10,21 @@ import {
 } from './browser.ts'
 import { MAX_SCALE, NOMINAL_ROUND_MS, Pace, paceIn } from './pace.ts'
 
+// one browser for the file's tests that drive one
+let browser: Browser | undefined
+beforeAll(async () => {
+  browser = await launchBrowser({ baseUrl: 'https://127.0.0.1', ca: undefined })
+}, 60_000)
+afterAll(async () => {
+  await browser?.close()
+})
+
+/** A new page of the file's browser. */
+const newPage = () => {
+  if (!browser) throw new Error('the browser was not launched')
+  return browser.newPage()
+}
+
 describe('chromiumExecutable', () => {
   const only =
     (...present: string[]) =>
@@ -37,20 +52,12 @@ describe('chromiumExecutable', () => {
 })
 
 describe('the built-in login filler (fillLogin)', () => {
-  let browser: Browser
-  beforeAll(async () => {
-    browser = await launchBrowser({ baseUrl: 'https://127.0.0.1', ca: undefined })
-  }, 60_000)
-  afterAll(async () => {
-    await browser.close()
-  })
-
   // the form posts to a javascript-free target: the submit is read from the page it leaves
   const form = (username: string) =>
     `<!doctype html><title>Sign in</title><form method="get" action="about:blank" id="f" onsubmit="event.preventDefault(); document.title = new URLSearchParams(new FormData(this)).toString()">${username}<input type="password" name="password"><button type="submit">Sign in</button></form>`
 
   const submitted = async (username: string): Promise<URLSearchParams> => {
-    const page = await browser.newPage()
+    const page = await newPage()
     try {
       await page.setContent(form(username))
       // bounded: a field the filler waits on would time out here, not after 30 s
@@ -88,21 +95,13 @@ describe("an optional step's wait (blind round 5, b, FALSE 7)", () => {
   })
 
   describe('in a browser', () => {
-    let browser: Browser
-    beforeAll(async () => {
-      browser = await launchBrowser({ baseUrl: 'https://127.0.0.1', ca: undefined })
-    }, 60_000)
-    afterAll(async () => {
-      await browser.close()
-    })
-
     // the link shows 1.5 s after the page loads (a passkey page's "use your password instead"),
     // longer than the unscaled default; clicking it sets the title
     const late =
       '<!doctype html><title>passkey</title><script>setTimeout(() => { const a = document.createElement("a"); a.id = "use-password"; a.href = "#"; a.textContent = "Use your password instead"; a.onclick = () => { document.title = "password" }; document.body.append(a) }, 1500)</script><body></body>'
 
     test('on a run at the slowest pace, a link that shows late is still clicked', async () => {
-      const page = await browser.newPage()
+      const page = await newPage()
       try {
         const pace = new Pace()
         pace.record(NOMINAL_ROUND_MS * MAX_SCALE)
@@ -125,7 +124,7 @@ describe("an optional step's wait (blind round 5, b, FALSE 7)", () => {
     }, 60_000)
 
     test('a configured optionalWaitMs holds at any pace: an absent step is skipped after it', async () => {
-      const page = await browser.newPage()
+      const page = await newPage()
       try {
         const pace = new Pace()
         pace.record(NOMINAL_ROUND_MS * MAX_SCALE)

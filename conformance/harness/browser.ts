@@ -323,10 +323,11 @@ export async function browse(
   const loginRequest = async (): Promise<BrowserOutcome['loginRequest']> => {
     const req = credential.request
     if (!req) return undefined
+    let timer: NodeJS.Timeout | undefined
     const res = await Promise.race([
       req.response().catch(() => null),
-      new Promise<null>((resolve) => setTimeout(() => resolve(null), 5000)),
-    ])
+      new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), 5000))),
+    ]).finally(() => clearTimeout(timer))
     return {
       via: req.isNavigationRequest() ? 'form' : 'script',
       url: redactUrl(req.url()),

@@ -8,6 +8,7 @@ import { followWithJar, giveSession, readApproveForm } from './form-sign-in.ts'
 import { jarOf, MAX_ANSWERS } from './session.ts'
 import { idpOrigins } from './idp-origins.ts'
 import {
+  bodyMembers,
   BROWSER_HEADERS,
   browserAnswer,
   buildHop,
@@ -130,41 +131,24 @@ async function sentSignIn(
   }
   await page.route('**/*', onRoute)
   let timer: NodeJS.Timeout | undefined
+  const wait = { over: false }
   try {
-    const submitted = submitLogin(page, user, ctx.target.login).then(
-      () =>
-        new Promise<undefined>(
-          (resolve) => (timer = setTimeout(() => resolve(undefined), CAPTURE_MS)),
-        ),
+    // once the request is taken, the steps may still be running (an identifier-first login
+    // waits for a password page that never comes, at most its step timeout): their failure is
+    // observed by the race, and steps that end after it start no wait of their own
+    const submitted = submitLogin(page, user, ctx.target.login).then(() =>
+      wait.over
+        ? undefined
+        : new Promise<undefined>(
+            (resolve) => (timer = setTimeout(() => resolve(undefined), CAPTURE_MS)),
+          ),
     )
     return await Promise.race([taken, submitted])
   } finally {
+    wait.over = true
     clearTimeout(timer)
     await page.unroute('**/*', onRoute).catch(() => undefined)
   }
-}
-
-/**
- * The members of a credential request's body, when it is a URL-encoded form or a JSON object
- * (first-level members only); undefined for any other body.
- */
-function membersOf(
-  sent: SentRequest,
-): { encoding: 'form' | 'json'; members: Record<string, unknown> } | undefined {
-  const type = (sent.headers['content-type'] ?? '').toLowerCase()
-  const body = sent.body ?? ''
-  if (type.startsWith('application/x-www-form-urlencoded'))
-    return { encoding: 'form', members: Object.fromEntries(new URLSearchParams(body)) }
-  if (/^application\/([\w.+-]+\+)?json\b/.test(type)) {
-    try {
-      const json: unknown = JSON.parse(body)
-      if (json && typeof json === 'object' && !Array.isArray(json))
-        return { encoding: 'json', members: { ...(json as Record<string, unknown>) } }
-    } catch {
-      return undefined
-    }
-  }
-  return undefined
 }
 
 /** How captureSignIn may take the credential request. */
@@ -216,7 +200,8 @@ export async function captureSignIn(
     auth = await authorize(ctx, { context: browser, user: null })
   } finally {
     browser.off('response', onResponse)
-    await Promise.all(pending)
+    // awaited on every path, whatever follows uses them or not (each bounded, never rejects)
+    await Promise.all([...pending, ...answers])
   }
   const declaredSameSite = new Set(declaredLaxOrStrict((await Promise.all(pending)).flat()))
   expectThat(auth.outcome.loginShown, 'the authorization request showed no login form')
@@ -228,7 +213,7 @@ export async function captureSignIn(
       `the login page sent no POST within ${CAPTURE_MS / 1000} s of its sign-in: no credential request to replay`,
     )
   const what = `the sign-in request (${sent.method} ${new URL(sent.url).pathname}, ${sent.headers['content-type'] ?? 'no content type'})`
-  const body = membersOf(sent)
+  const body = bodyMembers(sent.headers['content-type'] ?? '', sent.body ?? '')
   if (!body)
     throw new Error(
       `${what}: its body is neither a URL-encoded form nor a JSON object, so no replay of it was built`,

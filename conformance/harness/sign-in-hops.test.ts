@@ -5,6 +5,14 @@ import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest'
 import { createRunResources, runCheck, type RunResources } from './check.ts'
 import type { Target, TargetUser } from './target.ts'
 import type { CheckResult } from './types.ts'
+import {
+  bodyMembers,
+  buildHop,
+  hopBody,
+  planHops,
+  type RecordedHop,
+  type Recording,
+} from './sign-in-hops.ts'
 import type * as Flows from './flows.ts'
 import '../checks/index.ts'
 
@@ -258,4 +266,65 @@ describe('LOGIN-03 on an identifier-first sign-in (user name, then password)', (
       /the user name goes with an earlier request of the sign-in than the password \(hop 1 of 2 \(POST \/login\/identify\)\): a replay of the form post to \/login\/password .* for another user name was not built/,
     )
   }, 150_000)
+})
+
+// A sign-in whose requests are a script's JSON calls: the recorded body is read by the one
+// parser the capture uses too (bodyMembers), which keeps a JSON member's type, so what is
+// replayed is what the page sent: `"remember": true` a boolean, a number a number, also a
+// number the IdP handed out in an earlier answer (read back from the replay's own answers).
+describe("a recorded sign-in's JSON requests, replayed", () => {
+  const IDP = 'https://idp.example'
+  const recorded = (path: string, body: string, before: number): RecordedHop => {
+    const parsed = bodyMembers('application/json', body)
+    if (!parsed) throw new Error(`not a JSON object: ${body}`)
+    return {
+      url: `${IDP}${path}`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      encoding: parsed.encoding,
+      members: parsed.members,
+      navigation: false,
+      before,
+    }
+  }
+  // the login page hands out the flow's number; the password's request sends it back
+  const page = (flow: number): string =>
+    `HTTP 200 ${IDP}/login\nlocation: \n\n<script>start({"flow":${flow}})</script>`
+  const recording = (flow: number): Recording => ({
+    hops: [
+      recorded('/login/identify', '{"username":"alice","remember":true,"attempt":1}', 1),
+      recorded('/login/password', `{"password":"wonderland","flow":${flow},"trust":false}`, 1),
+    ],
+    answers: [page(flow)],
+  })
+
+  test('booleans and numbers go out as the page sent them, not as strings', () => {
+    const plan = planHops(recording(4711), recording(8150), user)
+    const replayAnswers = [page(9999)]
+    const sent = plan.hops.map((hop) => {
+      const built = buildHop(hop, replayAnswers)
+      if (typeof built === 'string') throw new Error(built)
+      return JSON.parse(
+        hopBody(hop, {
+          ...built.members,
+          ...(built.usernameField ? { [built.usernameField]: user.username } : {}),
+          ...(built.passwordField ? { [built.passwordField]: user.password } : {}),
+        }),
+      ) as unknown
+    })
+    expect(sent).toStrictEqual([
+      { username: 'alice', remember: true, attempt: 1 },
+      { password: 'wonderland', flow: 9999, trust: false },
+    ])
+  })
+
+  test('a form body stays strings; a JSON body that is not an object is no body to replay', () => {
+    expect(bodyMembers('application/x-www-form-urlencoded', 'remember=true&n=1')).toStrictEqual({
+      encoding: 'form',
+      members: { remember: 'true', n: '1' },
+    })
+    expect(bodyMembers('application/json; charset=utf-8', '[1,2]')).toBeUndefined()
+    expect(bodyMembers('application/json', '{not json')).toBeUndefined()
+    expect(bodyMembers('text/plain', 'a=1')).toBeUndefined()
+  })
 })

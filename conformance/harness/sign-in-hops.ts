@@ -24,8 +24,11 @@ export interface RecordedHop {
   /** The page's own request headers (an anti-CSRF header, the content type). */
   readonly headers: Readonly<Record<string, string>>
   readonly encoding: 'form' | 'json'
-  /** The body's members (first level of a JSON object), as strings. */
-  readonly members: Readonly<Record<string, string>>
+  /**
+   * The body's members (first level of a JSON object), as sent: a form's as strings, a JSON
+   * object's with their JSON types (a `"remember": true` stays a boolean).
+   */
+  readonly members: Readonly<Record<string, unknown>>
   /** Whether the browser sent it as a navigation (a form post) or a script's call. */
   readonly navigation: boolean
   /** How many answers of the IdP the browser had received before it was sent. */
@@ -38,12 +41,23 @@ export interface Recording {
   readonly answers: readonly string[]
 }
 
-/** Where a slot's value comes from in the replay. */
-export type Source =
-  | { readonly kind: 'constant'; readonly value: string }
+/**
+ * Where a slot's value comes from in the replay. A body member's constant (`V` unknown) keeps
+ * the type it was sent with; the other parts of a request are strings.
+ */
+export type Source<V = string> =
+  | { readonly kind: 'constant'; readonly value: V }
   | { readonly kind: 'username' | 'password' }
-  /** Found in an earlier answer right after `context`; read as a run of `chars`. */
-  | { readonly kind: 'carried'; readonly context: string; readonly chars: string }
+  /**
+   * Found in an earlier answer right after `context`; read as a run of `chars`. `json`: the
+   * member was sent as a JSON value that is not a string (a number), and is sent as one again.
+   */
+  | {
+      readonly kind: 'carried'
+      readonly context: string
+      readonly chars: string
+      readonly json?: boolean
+    }
   | { readonly kind: 'unresolved'; readonly why: string }
 
 /** A hop of the plan: each part of the request (URL path segment, query, member, header). */
@@ -52,7 +66,7 @@ export interface PlannedHop {
   readonly origin: string
   readonly path: readonly Source[]
   readonly query: readonly (readonly [string, Source])[]
-  readonly members: readonly (readonly [string, Source])[]
+  readonly members: readonly (readonly [string, Source<unknown>])[]
   readonly headers: readonly (readonly [string, Source])[]
   readonly encoding: 'form' | 'json'
   readonly navigation: boolean
@@ -86,7 +100,10 @@ const answerText = (status: number, url: string, location: string | null, body: 
 export const httpAnswer = (res: HttpResponse): string =>
   answerText(res.status, res.url, res.headers.get('location'), res.text)
 
-/** A browser's answer as the carry-over searches it; its body unread after BODY_MS. */
+/**
+ * A browser's answer as the carry-over searches it; its body unread after BODY_MS. Never
+ * rejects (an unreadable body is read as empty).
+ */
 export async function browserAnswer(res: Response): Promise<string> {
   const redirect = res.status() >= 300 && res.status() < 400
   let timer: NodeJS.Timeout | undefined
@@ -103,11 +120,18 @@ export async function browserAnswer(res: Response): Promise<string> {
 export const isAnswer = (res: Response, origins: ReadonlySet<string>): boolean =>
   ['document', 'xhr', 'fetch'].includes(res.request().resourceType()) && atIdp(origins, res.url())
 
-/** The body members of a request, when it is a URL-encoded form or a JSON object. */
-export function bodyMembers(
-  contentType: string,
-  body: string,
-): { encoding: 'form' | 'json'; members: Record<string, string> } | undefined {
+/** A request body's members: a URL-encoded form's, or a JSON object's first level. */
+export interface BodyMembers {
+  readonly encoding: 'form' | 'json'
+  /** As sent: a form's values are strings, a JSON object's keep their JSON types. */
+  readonly members: Record<string, unknown>
+}
+
+/**
+ * The members of a request's body (the recorded sign-in's POSTs, the captured credential
+ * request), when it is a URL-encoded form or a JSON object; undefined for any other body.
+ */
+export function bodyMembers(contentType: string, body: string): BodyMembers | undefined {
   const type = contentType.toLowerCase()
   if (type.startsWith('application/x-www-form-urlencoded'))
     return { encoding: 'form', members: Object.fromEntries(new URLSearchParams(body)) }
@@ -115,21 +139,17 @@ export function bodyMembers(
     try {
       const json: unknown = JSON.parse(body)
       if (json && typeof json === 'object' && !Array.isArray(json))
-        return {
-          encoding: 'json',
-          members: Object.fromEntries(
-            Object.entries(json as Record<string, unknown>).map(([k, v]) => [
-              k,
-              typeof v === 'string' ? v : JSON.stringify(v),
-            ]),
-          ),
-        }
+        return { encoding: 'json', members: { ...(json as Record<string, unknown>) } }
     } catch {
       return undefined
     }
   }
   return undefined
 }
+
+/** A member's value as text, for comparing and searching (a JSON value in its JSON form). */
+const memberText = (value: unknown): string =>
+  typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value)
 
 /** A request the browser sent, as a recorded hop; an Error when its body cannot be replayed. */
 function hopOf(req: Request, before: number): RecordedHop | Error {
@@ -178,6 +198,8 @@ export async function recordSignIn(ctx: CheckContext, user: TargetUser): Promise
   } finally {
     context.off('response', onResponse)
     context.off('request', onRequest)
+    // the answers' reads are awaited on every path, a sign-in that threw too (each bounded)
+    await Promise.all(answers)
   }
   const texts = await Promise.all(answers)
   if (!callback?.searchParams.get('code'))
@@ -264,6 +286,23 @@ function sourceOf(
 }
 
 /**
+ * How a body member is sent, from its values in the two recordings: compared as text
+ * (sourceOf), a constant sent with the type it was recorded with, a carried value that was
+ * sent as a JSON number (or other non-string) sent as one again.
+ */
+function memberSourceOf(
+  a: unknown,
+  b: unknown,
+  user: TargetUser,
+  answers: readonly [readonly string[], readonly string[]],
+): Source<unknown> {
+  const source = sourceOf(memberText(a), memberText(b), user, answers)
+  if (source.kind === 'constant') return { kind: 'constant', value: a }
+  if (source.kind === 'carried' && typeof a !== 'string') return { ...source, json: true }
+  return source
+}
+
+/**
  * The plan of a sign-in's replay from two recordings of it (by `user`): each hop's parts and
  * where their values come from. Throws an Error when the two differ in shape (a different
  * number of POSTs, other addresses or members) or no POST carries the password.
@@ -303,7 +342,10 @@ export function planHops(one: Recording, two: Recording, user: TargetUser): HopP
         k,
         src(v, [...ub.searchParams][at]?.[1] ?? ''),
       ]),
-      members: Object.entries(a.members).map(([k, v]) => [k, src(v, b.members[k] ?? '')]),
+      members: Object.entries(a.members).map(([k, v]) => [
+        k,
+        memberSourceOf(v, b.members[k], user, answers),
+      ]),
       headers: Object.entries(a.headers).map(([k, v]) => [k, src(v, b.headers[k] ?? '')]),
       encoding: a.encoding,
       navigation: a.navigation,
@@ -321,7 +363,8 @@ export function planHops(one: Recording, two: Recording, user: TargetUser): HopP
 /** A hop ready to send: its URL, the members besides the credentials, and its headers. */
 export interface BuiltHop {
   readonly url: string
-  readonly members: Record<string, string>
+  /** With the types they were recorded with (a JSON body's numbers and booleans stay so). */
+  readonly members: Record<string, unknown>
   readonly headers: Record<string, string>
   /** The names of the members that carry the user name and the password, if it does. */
   readonly usernameField: string | undefined
@@ -349,16 +392,31 @@ export function buildHop(hop: PlannedHop, answers: readonly string[]): BuiltHop 
       )
     return found[0] ?? ''
   }
+  // a member: a constant with its recorded type, a carried number read back as one
+  const member = (part: string, source: Source<unknown>): unknown => {
+    if (source.kind === 'constant') return source.value
+    const before = problems.length
+    const text = value(part, source)
+    if (source.kind !== 'carried' || !source.json || problems.length > before) return text
+    try {
+      return JSON.parse(text) as unknown
+    } catch {
+      problems.push(
+        `${part}: it was sent as a JSON value that is not a string, and what the replay's answers hold where the recorded ones held it is not JSON`,
+      )
+      return text
+    }
+  }
   const path = hop.path.map((s, at) => value(`path segment ${at}`, s)).join('/')
   const url = new URL(`${hop.origin}${path}`)
   for (const [k, s] of hop.query) url.searchParams.append(k, value(`query parameter "${k}"`, s))
-  const members: Record<string, string> = {}
+  const members: Record<string, unknown> = {}
   let usernameField: string | undefined
   let passwordField: string | undefined
   for (const [k, s] of hop.members) {
     if (s.kind === 'username') usernameField = k
     else if (s.kind === 'password') passwordField = k
-    else members[k] = value(`member "${k}"`, s)
+    else members[k] = member(`member "${k}"`, s)
   }
   const headers = Object.fromEntries(
     hop.headers.map(([k, s]) => [k, value(`header ${k}`, s)] as const),
