@@ -2,7 +2,7 @@ import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
 import type { login as catalogue } from '../catalogue/login.ts'
 import type { HttpResponse } from '../harness/http.ts'
 import { newWindowBegan, rateWindowOf, type RateWindow } from '../harness/rate-window.ts'
-import type { TargetUser } from '../harness/target.ts'
+import type { TargetControls, TargetUser } from '../harness/target.ts'
 import { expectControl, expectThat } from '../harness/expect.ts'
 import { authorize, codeOf, mainClient, redirectUriOf, unknownUsername } from '../harness/flows.ts'
 import { visibleText } from '../harness/pages.ts'
@@ -15,8 +15,10 @@ import {
   expectRefused,
   expectSignsIn,
   followToClient,
-  type SignInRequest,
+  type ReplayedHop,
   replaySignIn,
+  SequenceStopped,
+  type SignInRequest,
   wrongPassword,
 } from '../harness/credential-replay.ts'
 
@@ -217,29 +219,49 @@ const timingUnclear = (samples: TimingSamples): boolean => {
 }
 
 /**
+ * A request whose answers are compared: the one that carries both credentials (`name`
+ * undefined: messages as they always read), or, on a sign-in over several requests, each from
+ * the user name's to the password's, named (`hop 1 of 2 (POST /login/identify)`). Before the
+ * password's request, the known user's tries are the wrong password's.
+ */
+interface Judged {
+  readonly name: string | undefined
+  readonly password: boolean
+}
+
+/** How the known user's tries read at a judged request. */
+const knownAs = (step: Judged): string => (step.password ? 'wrong password' : 'known user')
+
+/**
  * A gap no noise explains: every sample of one side far above every sample of the other. With
  * the first samples only, the slower side must be 4 times every sample of the faster; with more
  * (taken when the first were unclear), every one of the slower side above every one of the
  * faster and the floors 4 times apart: with six of each, equal costs put one side wholly above
  * the other by chance in 2 of the 924 equally likely orderings, and the floors rule out a
- * steady difference of a few milliseconds.
+ * steady difference of a few milliseconds. Each judged request's answers are timed on their own.
  */
-async function judgeTiming(ctx: CheckContext, samples: TimingSamples): Promise<void> {
-  const { slow, fast, apart, farApart } = timingGap(samples)
-  const more = Math.min(samples.wrong.length, samples.unknown.length) > TIMING_ROUNDS
+async function judgeTiming(
+  ctx: CheckContext,
+  timed: readonly { readonly step: Judged; readonly samples: TimingSamples }[],
+): Promise<void> {
   const round = (xs: readonly number[]) => xs.map((x) => Math.round(x)).join('/')
-  ctx.note(
-    `timing ms: wrong password ${round(samples.wrong.map((s) => s.ms))}, unknown user ${round(samples.unknown.map((s) => s.ms))}`,
-  )
-  await ctx.subcase('timing', () =>
-    expectThat(
-      !(more ? apart : farApart),
-      `timing: it tells an unknown user from a wrong password: ${round(slow)} ms vs ${round(fast)} ms`,
-    ),
-  )
+  for (const { step, samples } of timed)
+    ctx.note(
+      `timing ms${step.name ? ` of ${step.name}` : ''}: ${knownAs(step)} ${round(samples.wrong.map((s) => s.ms))}, unknown user ${round(samples.unknown.map((s) => s.ms))}`,
+    )
+  await ctx.subcase('timing', () => {
+    for (const { step, samples } of timed) {
+      const { slow, fast, apart, farApart } = timingGap(samples)
+      const more = Math.min(samples.wrong.length, samples.unknown.length) > TIMING_ROUNDS
+      expectThat(
+        !(more ? apart : farApart),
+        `timing: ${step.name ?? 'it'} tells an unknown user from a ${step.password ? 'wrong password' : 'known one'}: ${round(slow)} ms vs ${round(fast)} ms`,
+      )
+    }
+  })
 }
 
-/** What one failed sign-in told: its first answer and the page its redirects end at. */
+/** What one failed sign-in told at one request: its first answer and the page it leads to. */
 interface Told {
   readonly status: number
   /** Where the first answer redirects: path, then each query parameter (`name=value`), sorted. */
@@ -247,6 +269,15 @@ interface Told {
   /** The visible text of the page the IdP's redirects stop at (the first answer without any). */
   readonly text: string
   readonly ms: number
+}
+
+/**
+ * One failed sign-in: what the IdP told at each judged request, in order (Judged), and, where
+ * the replay of a sign-in over several requests stopped before the password's, why.
+ */
+interface Tried {
+  readonly told: readonly Told[]
+  readonly stopped?: string
 }
 
 /** A redirect target as parts that can be compared (the user name in it made `<username>`). */
@@ -258,6 +289,20 @@ function locationParts(location: string, base: string, username: string): string
     plain(`${url.origin}${url.pathname}`),
     ...[...url.searchParams].map(([k, v]) => `${k}=${plain(v)}`).sort(),
   ]
+}
+
+/** What `res`, answered in `ms` to `username`'s try, told; `shown` is where its redirects end. */
+function toldOf(res: HttpResponse, shown: HttpResponse, ms: number, username: string): Told {
+  const location = res.headers.get('location')
+  return {
+    status: res.status,
+    location:
+      res.status >= 300 && res.status < 400 && location && URL.canParse(location, res.url)
+        ? locationParts(location, res.url, username)
+        : undefined,
+    text: visibleText(shown.text).split(username).join('<username>'),
+    ms,
+  }
 }
 
 /**
@@ -283,90 +328,193 @@ function kindsDiffer(
 
 const words = (text: string): string[] => text.split(' ')
 
-const LOGIN_07 = check({ exclusive: true }, async (ctx) => {
+/**
+ * The most browser rounds LOGIN-07 takes: the control, the two recordings of a sign-in over
+ * several requests and a browser that finishes the control's sign-in, a fresh sign-in for
+ * every sample there (all rounds of both kinds), and the throttle probe's.
+ */
+const LOGIN_07_ROUNDS = 4 + 2 * (TIMING_ROUNDS + MORE_TIMING_ROUNDS) + 1
+
+const LOGIN_07 = check({ exclusive: true, browserRounds: LOGIN_07_ROUNDS }, async (ctx) => {
   const user = ctx.target.users.primary
   const redirectUri = redirectUriOf(ctx, mainClient(ctx))
   // the positive control: the same replay with the right password signs in, so the failed
   // logins below reached the credential logic (not a "session not found" page)
-  await expectSignsIn(ctx, await captureSignIn(ctx, undefined, HOPS), user, redirectUri, 'control')
-  const form = await captureSignIn(ctx, undefined, HOPS)
+  const control = await captureSignIn(ctx, undefined, HOPS)
+  await expectSignsIn(ctx, control, user, redirectUri, 'control')
+  // a sign-in whose user name goes with an earlier request than the password (identifier
+  // first): each try is a sign-in of its own, replayed from its first request with its own user
+  // name in a fresh authorization (the IdP ties the requests to its interaction), and what the
+  // IdP told at every request from the user name's to the password's is compared
+  const plan = control.sequence && !control.usernameField ? control.sequence.plan : undefined
+  if (plan && plan.identifier === undefined)
+    throw new Error(
+      `the sign-in takes ${plan.hops.length} requests and none carries the user name in its body: an unknown user's try of it was not built`,
+    )
+  const steps: readonly Judged[] = plan
+    ? plan.hops
+        .slice(plan.identifier ?? 0, plan.credential + 1)
+        .map((h, at, all) => ({ name: h.name, password: at === all.length - 1 }))
+    : [{ name: undefined, password: true }]
+  // one sign-in replayed again and again where one request carries both credentials
+  const form = plan ? undefined : await captureSignIn(ctx, undefined, HOPS)
   const nobody: TargetUser = { username: unknownUsername(user.username), password: user.password }
-  const samples: Record<'wrong' | 'unknown', Told[]> = { wrong: [], unknown: [] }
+  const samples: Record<'wrong' | 'unknown', Tried[]> = { wrong: [], unknown: [] }
+  /** The password's request of `form` with `who`'s credentials, answered: undefined if throttled. */
+  const tryPassword = async (
+    kind: 'wrong' | 'unknown',
+    signIn: SignInRequest,
+    who: TargetUser,
+  ): Promise<Told | undefined> => {
+    const started = performance.now()
+    const res = await replaySignIn(ctx, signIn, who)
+    const ms = performance.now() - started
+    // followed as a browser would: a provider that answers with a redirect (post, redirect,
+    // get) shows its message on the page the redirect leads to
+    const hops: HttpResponse[] = []
+    const reached = await followToClient(ctx, signIn, res, redirectUri, hops)
+    expectThat(!reached, `${kind}: a failed login reached the client`)
+    if (res.status === 429) return undefined
+    return toldOf(res, hops.at(-1) ?? res, ms, who.username)
+  }
+  /** One failed sign-in of `kind`: undefined if the IdP throttled it. */
+  const tryOnce = async (kind: 'wrong' | 'unknown'): Promise<Tried | undefined> => {
+    const who = kind === 'wrong' ? wrongPassword(user) : nobody
+    if (form) {
+      const told = await tryPassword(kind, form, who)
+      return told && { told: [told] }
+    }
+    const context = await ctx.newBrowserContext()
+    try {
+      const before: ReplayedHop[] = []
+      const fresh = await captureSignIn(ctx, context, {
+        ...HOPS,
+        username: who.username,
+        before,
+      }).catch((err: unknown) => {
+        // where the replay stopped before the password's request, what was told up to there
+        // is compared; any other failure to drive the sign-in leaves the check inconclusive
+        if (err instanceof SequenceStopped) return err
+        throw err
+      })
+      if (before.some((h) => h.response.status === 429)) return undefined
+      const told = before
+        .filter((h) => h.index >= (plan?.identifier ?? 0))
+        .map((h) => toldOf(h.response, h.chain.at(-1) ?? h.response, h.ms, who.username))
+      if (fresh instanceof SequenceStopped) return { told, stopped: fresh.message }
+      const last = await tryPassword(kind, fresh, who)
+      return last && { told: [...told, last] }
+    } finally {
+      await context.close().catch(() => undefined)
+    }
+  }
   // interleaved, so that a warming server does not favour one side. A throttle may come early
   // (OWASP lets an account lock after a few failures): the sampling stops there, and what was
   // sampled is compared
   const sampleRounds = async (rounds: number): Promise<string | undefined> => {
     for (let i = 0; i < rounds; i++) {
       for (const kind of ['wrong', 'unknown'] as const) {
-        const who = kind === 'wrong' ? wrongPassword(user) : nobody
-        const started = performance.now()
-        const res = await replaySignIn(ctx, form, who)
-        const ms = performance.now() - started
-        // followed as a browser would: a provider that answers with a redirect (post, redirect,
-        // get) shows its message on the page the redirect leads to
-        const hops: HttpResponse[] = []
-        const reached = await followToClient(ctx, form, res, redirectUri, hops)
-        expectThat(!reached, `${kind}: a failed login reached the client`)
-        if (res.status === 429)
+        const tried = await tryOnce(kind)
+        if (!tried)
           return `${kind === 'wrong' ? 'wrong password' : 'unknown user'} number ${samples[kind].length + 1}`
-        const shown = hops.at(-1) ?? res
-        const location = res.headers.get('location')
-        samples[kind].push({
-          status: res.status,
-          location:
-            res.status >= 300 && res.status < 400 && location && URL.canParse(location, res.url)
-              ? locationParts(location, res.url, who.username)
-              : undefined,
-          text: visibleText(shown.text).split(who.username).join('<username>'),
-          ms,
-        })
+        samples[kind].push(tried)
       }
     }
     return undefined
   }
   const throttledAt = await sampleRounds(TIMING_ROUNDS)
-  const [w, u] = [samples.wrong[0], samples.unknown[0]]
   expectControl(
-    w && u,
+    samples.wrong[0]?.told[0] && samples.unknown[0]?.told[0],
     `the IdP throttled (HTTP 429) at the ${throttledAt ?? '?'} failed sign-in, before one of each kind could be compared`,
   )
+  /** What the tries of `kind` told at the judged request `at`, of those that got that far. */
+  const toldAt = (kind: 'wrong' | 'unknown', at: number): Told[] =>
+    samples[kind].flatMap((t) => {
+      const told = t.told[at]
+      return told ? [told] : []
+    })
   // OWASP ASVS 5.0.0 V6.3.8: valid users cannot be deduced "by basing on error messages, HTTP
   // response codes, or different response times": the answer (status and redirect), the page
-  // and the timing are sub-cases, each reported
+  // and the timing are sub-cases, each reported, at each judged request both kinds reached
+  const compared = steps.flatMap((step, at) => {
+    const [wrong, unknown] = [toldAt('wrong', at), toldAt('unknown', at)]
+    const [w, u] = [wrong[0], unknown[0]]
+    if (!w || !u) return []
+    return [
+      {
+        step,
+        w,
+        u,
+        // a fresh authorization for each try puts its own flow id in every redirect and page:
+        // a part that differs tells something only when tries of each kind show what changes
+        few: plan !== undefined && (wrong.length < 2 || unknown.length < 2),
+        redirects: kindsDiffer(
+          wrong.map((t) => t.location ?? []),
+          unknown.map((t) => t.location ?? []),
+        ),
+        pages: kindsDiffer(
+          wrong.map((t) => words(t.text)),
+          unknown.map((t) => words(t.text)),
+        ),
+      },
+    ]
+  })
+  // what could not be judged (the rest is inconclusive), and whether the kinds were told apart
+  const unjudged: string[] = []
+  // (an object: the type checker does not follow assignments in the sub-cases' callbacks)
+  const found = { toldApart: false }
   const where = (t: Told) =>
     t.location
       ? ` to ${t.location[0] ?? ''}${t.location.length > 1 ? `?${t.location.slice(1).join('&')}` : ''}`
       : ''
-  const redirects = kindsDiffer(
-    samples.wrong.map((t) => t.location ?? []),
-    samples.unknown.map((t) => t.location ?? []),
-  )
-  await ctx.subcase('status', () =>
-    expectThat(
-      w.status === u.status && !redirects.differ,
-      `status: wrong password → HTTP ${w.status}${where(w)}, unknown user → HTTP ${u.status}${where(u)}`,
-    ),
-  )
-  const pages = kindsDiffer(
-    samples.wrong.map((t) => words(t.text)),
-    samples.unknown.map((t) => words(t.text)),
-  )
-  if (pages.volatile > 0 || redirects.volatile > 0)
-    ctx.note(
-      `the answers change between tries of the same kind (${pages.volatile} word(s) of the page, ${redirects.volatile} part(s) of the redirect): those were left out of the comparison`,
-    )
-  await ctx.subcase('page', () =>
-    expectThat(
-      !pages.differ,
-      `page: wrong password and unknown user get different pages:\n  "${w.text}"\n  "${u.text}"`,
-    ),
-  )
+  const oneTry = (step: Judged, part: string) =>
+    `${part} ${step.name ?? ''} differ, but fewer than two tries of one kind got that far: what changes from try to try (a fresh authorization's id) cannot be told from what tells the users apart`
+  await ctx.subcase('status', () => {
+    for (const { step, w, u, few, redirects } of compared) {
+      if (w.status === u.status && redirects.differ && few) {
+        unjudged.push(oneTry(step, 'the redirects answering'))
+        continue
+      }
+      const differ = w.status !== u.status || redirects.differ
+      found.toldApart ||= differ
+      expectThat(
+        !differ,
+        `status: ${step.name ? `${step.name}: ` : ''}${knownAs(step)} → HTTP ${w.status}${where(w)}, unknown user → HTTP ${u.status}${where(u)}`,
+      )
+    }
+  })
+  for (const { step, pages, redirects } of compared)
+    if (pages.volatile > 0 || redirects.volatile > 0)
+      ctx.note(
+        `the answers${step.name ? ` to ${step.name}` : ''} change between tries of the same kind (${pages.volatile} word(s) of the page, ${redirects.volatile} part(s) of the redirect): those were left out of the comparison`,
+      )
+  await ctx.subcase('page', () => {
+    for (const { step, w, u, few, pages } of compared) {
+      if (pages.differ && few) {
+        unjudged.push(oneTry(step, 'the pages after'))
+        continue
+      }
+      found.toldApart ||= pages.differ
+      expectThat(
+        !pages.differ,
+        `page: ${step.name ? `after ${step.name}, ` : ''}${knownAs(step)} and unknown user get different pages:\n  "${w.text}"\n  "${u.text}"`,
+      )
+    }
+  })
+  // the judged requests both kinds reached in every try, timed
+  const timed = () =>
+    steps.flatMap((step, at) => {
+      const [wrong, unknown] = [toldAt('wrong', at), toldAt('unknown', at)]
+      return wrong.length === samples.wrong.length && unknown.length === samples.unknown.length
+        ? [{ step, samples: { wrong, unknown } }]
+        : []
+    })
   if (throttledAt)
     ctx.note(
       `timing not judged: the IdP throttled (HTTP 429) at the ${throttledAt}, before ${TIMING_ROUNDS} samples of each kind`,
     )
   else {
-    if (timingUnclear(samples)) {
+    if (timed().some((t) => timingUnclear(t.samples))) {
       const first = { wrong: [...samples.wrong], unknown: [...samples.unknown] }
       const later = await sampleRounds(MORE_TIMING_ROUNDS)
       if (later) {
@@ -381,14 +529,39 @@ const LOGIN_07 = check({ exclusive: true }, async (ctx) => {
           `timing: a sample of the faster side was slow (a loaded machine?): ${MORE_TIMING_ROUNDS} more of each kind taken`,
         )
     }
-    await judgeTiming(ctx, samples)
+    await judgeTiming(ctx, timed())
+  }
+  // a try whose replay stopped before the password's request: explained where what the IdP
+  // told the user name differed, else the rest is inconclusive, saying where and why
+  for (const kind of ['wrong', 'unknown'] as const) {
+    const stopped = samples[kind].find((t) => t.stopped !== undefined)?.stopped
+    if (stopped === undefined) continue
+    const who = kind === 'wrong' ? "the known user's" : "the unknown user's"
+    if (found.toldApart) ctx.note(`${who} sign-in went no further: ${stopped}`)
+    else
+      unjudged.push(
+        `${who} sign-in, replayed to compare what a failed one tells, stopped before the password's request: ${stopped}`,
+      )
   }
 
   const controls = ctx.target.controls
-  if (!ctx.target.embedded || !controls) {
+  if (!ctx.target.embedded || !controls)
     ctx.note('throttling was not probed: only the embedded server can lower its login limit')
-    return
-  }
+  else await probeThrottle(ctx, controls, form ?? (await captureSignIn(ctx, undefined, HOPS)))
+  if (unjudged.length > 0) throw new Error(unjudged.join('; '))
+})
+
+/**
+ * LOGIN-07's throttle, on the embedded server (whose login limit can be lowered): five failed
+ * sign-ins at `form` meet a 429, and while it holds, the right password is held back too.
+ */
+async function probeThrottle(
+  ctx: CheckContext,
+  controls: TargetControls,
+  form: SignInRequest,
+): Promise<void> {
+  const user = ctx.target.users.primary
+  const redirectUri = redirectUriOf(ctx, mainClient(ctx))
   // a small budget keeps the probe bounded; the harness restores the limit after the check
   const limit = 3
   controls.setRateLimit('login', limit, 300)
@@ -427,7 +600,7 @@ const LOGIN_07 = check({ exclusive: true }, async (ctx) => {
       'while throttled: the correct password still signed in',
     )
   })
-})
+}
 
 /** The credential request's checks (catalogue/login.ts); login.ts holds the login page's. */
 export const loginCredentialChecks: Pick<

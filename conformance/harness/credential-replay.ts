@@ -160,6 +160,40 @@ export interface CaptureOptions {
    * it is replayed in the recorded order by followToClient. Without, such a sign-in throws.
    */
   readonly hops?: boolean
+  /**
+   * The user name the login page is given and the requests before the password's carry (the
+   * primary user's by default): another user's try of a sign-in over several requests
+   * (LOGIN-07's unknown user) is a sign-in of its own from its first request.
+   */
+  readonly username?: string
+  /**
+   * Collects each request replayed before the password's (a sign-in over several requests) as
+   * it is answered, so what the IdP told the user name is known even when the replay stops.
+   */
+  readonly before?: ReplayedHop[]
+}
+
+/** A request of a sign-in over several requests, replayed before the password's, answered. */
+export interface ReplayedHop {
+  /** Its place in the recorded sequence (HopPlan.hops). */
+  readonly index: number
+  /** How it reads in messages: `hop 1 of 2 (POST /login/identify)`. */
+  readonly name: string
+  /** The IdP's answer to it. */
+  readonly response: HttpResponse
+  /** The redirects followed after the answer, at the IdP (the last is the page shown). */
+  readonly chain: readonly HttpResponse[]
+  /** How long the answer took, from the request sent to its answer (not the redirects). */
+  readonly ms: number
+}
+
+/**
+ * The replay of a sign-in over several requests stopped before the password's request could be
+ * sent: a request answered an error or went through to the client, or the next one could not be
+ * built from the replay's answers. The message names the request and why.
+ */
+export class SequenceStopped extends Error {
+  override readonly name = 'SequenceStopped'
 }
 
 /** The names of the cookies that Set-Cookie `lines` set with an explicit SameSite=Lax or Strict. */
@@ -205,7 +239,7 @@ export async function captureSignIn(
   }
   const declaredSameSite = new Set(declaredLaxOrStrict((await Promise.all(pending)).flat()))
   expectThat(auth.outcome.loginShown, 'the authorization request showed no login form')
-  const username = ctx.target.users.primary.username
+  const username = options.username ?? ctx.target.users.primary.username
   const password = `replay-${oidc.randomState().slice(0, 12)}`
   const sent = await sentSignIn(ctx, auth, { username, password })
   if (!sent)
@@ -226,6 +260,8 @@ export async function captureSignIn(
     return await replayToPassword(ctx, browser, auth, sent, what, {
       answers: await Promise.all(answers),
       declaredSameSite,
+      username,
+      replayed: options.before,
     })
   if (!passwordField || !usernameField)
     throw new Error(
@@ -261,8 +297,10 @@ export async function captureSignIn(
  * the recorded sequence (plannedSignIn) is replayed with the raw client from `sent`, in this
  * browser's interaction and with its cookies, each later request built from the replay's own
  * answers, up to the request that carries the password, which is returned for the replay to
- * tamper with; the cookies the requests before it set are the browser's now. Throws an Error
- * (inconclusive) naming the request and why, wherever that cannot be done.
+ * tamper with; the cookies the requests before it set are the browser's now. The requests
+ * carry `before.username` (the one the browser typed into `sent`), and each is added to
+ * `before.replayed` as it is answered. Throws an Error (inconclusive) naming the request and
+ * why, wherever that cannot be done: a SequenceStopped where the replay itself stopped.
  */
 async function replayToPassword(
   ctx: CheckContext,
@@ -270,7 +308,12 @@ async function replayToPassword(
   auth: AuthorizeResult,
   sent: SentRequest,
   what: string,
-  before: { answers: readonly string[]; declaredSameSite: Set<string> },
+  before: {
+    answers: readonly string[]
+    declaredSameSite: Set<string>
+    username: string
+    replayed?: ReplayedHop[] | undefined
+  },
 ): Promise<SignInRequest> {
   const plan = await plannedSignIn(ctx).catch((err: unknown) => {
     throw new Error(
@@ -282,7 +325,7 @@ async function replayToPassword(
     throw new Error(
       `${what} does not carry the password, but the recorded sign-in's first request ${plan.credential === 0 ? 'does' : `is another (${first?.name ?? 'none'})`}: no sequence to replay`,
     )
-  const username = ctx.target.users.primary.username
+  const username = before.username
   const jar = (await jarOf(browser)) ?? new CookieJar()
   const origins = idpOrigins(ctx.target)
   const idp = new URL(ctx.target.baseUrl).origin
@@ -291,8 +334,14 @@ async function replayToPassword(
   const page = Object.fromEntries(
     Object.entries(sent.headers).filter(([n]) => !BROWSER_HEADERS.test(n) && !n.startsWith(':')),
   )
+  // how long each request took to be answered (its options built before it is timed)
+  const timed = async (...args: Parameters<typeof ctx.http.request>) => {
+    const started = performance.now()
+    const res = await ctx.http.request(...args)
+    return { res, ms: performance.now() - started }
+  }
   let hop = 0
-  let res = await ctx.http.request(sent.url, {
+  let { res, ms } = await timed(sent.url, {
     method: sent.method,
     body: sent.body ?? '',
     headers: {
@@ -305,23 +354,24 @@ async function replayToPassword(
   for (;;) {
     const chain: HttpResponse[] = []
     const end = await followWithJar(ctx.http, jar, res, origins, isClient, chain)
+    const name = plan.hops[hop]?.name ?? `hop ${hop + 1}`
+    before.replayed?.push({ index: hop, name, response: res, chain, ms })
     for (const r of [res, ...chain]) {
       answers.push(httpAnswer(r))
       for (const name of declaredLaxOrStrict(r.headers.getSetCookie()))
         before.declaredSameSite.add(name)
     }
-    const name = plan.hops[hop]?.name ?? `hop ${hop + 1}`
     if ('client' in end)
-      throw new Error(`${name} went through to the client before the password was sent`)
+      throw new SequenceStopped(`${name} went through to the client before the password was sent`)
     if (end.stopped.status >= 400)
-      throw new Error(
+      throw new SequenceStopped(
         `${name}, replayed, was answered HTTP ${end.stopped.status} at ${pageAddress(end.stopped.url)}`,
       )
     hop += 1
     const next = plan.hops[hop]
-    if (!next) throw new Error('the recorded sign-in ended before its password was sent')
+    if (!next) throw new SequenceStopped('the recorded sign-in ended before its password was sent')
     const built = buildHop(next, answers)
-    if (typeof built === 'string') throw new Error(built)
+    if (typeof built === 'string') throw new SequenceStopped(built)
     if (hop === plan.credential) {
       if (!built.passwordField) throw new Error(`${next.name} carries no password`)
       await giveSession(browser, jar)
@@ -353,7 +403,7 @@ async function replayToPassword(
       ...built.members,
       ...(built.usernameField ? { [built.usernameField]: username } : {}),
     }
-    res = await ctx.http.request(built.url, {
+    ;({ res, ms } = await timed(built.url, {
       method: next.method,
       body: hopBody(next, members),
       headers: {
@@ -362,7 +412,7 @@ async function replayToPassword(
         origin: idp,
         ...(await cookieFor(jar, built.url)),
       },
-    })
+    }))
   }
 }
 

@@ -22,7 +22,9 @@ import '../checks/index.ts'
 // and the anti-CSRF token of the password page), tampers with that one only, and follows the
 // sign-in to where it ends. A provider whose password step refuses the forgeries passes; one
 // that checks nothing fails, naming the request; a value the replay cannot place (a script's
-// own nonce) leaves the check inconclusive.
+// own nonce) leaves the check inconclusive. LOGIN-07 signs each of its failed tries in afresh,
+// the try's user name on the first request, and compares what the IdP told at the user name's
+// request and at the password's: a provider that tells an unknown user apart at either warns.
 
 // The suite opens the authorization request over HTTPS only (openid-client); these pages are
 // plain HTTP on 127.0.0.1, so the authorization request is this server's /authorize, opened by
@@ -54,9 +56,20 @@ const user: TargetUser = { username: 'alice', password: 'wonderland' }
  * request's anti-CSRF token, cookie and origin (`checks`), checks nothing (`none`), or has a
  * member a script fills with a value of its own (`script-nonce`); or a one-page sign-in whose
  * answer is a "Continue" page that posts on, and refuses a sign-in whose credential request
- * failed those checks (`confirm-checks`) or does not (`confirm-none`).
+ * failed those checks (`confirm-checks`) or does not (`confirm-none`). `checks` answers an
+ * unknown user as it answers a wrong password at both steps; an identifier-first sign-in that
+ * tells them apart does so at the password step (`tells-at-password`: "No account with that
+ * user name." there) or at the user name's (`tells-at-identifier`: an unknown name is asked for
+ * again, "We could not find an account", and gets no password page).
  */
-type Mode = 'checks' | 'none' | 'script-nonce' | 'confirm-checks' | 'confirm-none'
+type Mode =
+  | 'checks'
+  | 'none'
+  | 'script-nonce'
+  | 'confirm-checks'
+  | 'confirm-none'
+  | 'tells-at-password'
+  | 'tells-at-identifier'
 
 const html = (title: string, body: string): string =>
   `<!doctype html><html><head><title>${title}</title></head><body>${body}</body></html>`
@@ -133,7 +146,14 @@ function provider(mode: Mode) {
         `<form method="post" action="/login/identify?flow=${id}"><input type="hidden" name="csrf" value="${flow.csrf}"><label>User name <input name="username" id="username"></label><button id="next">Next</button></form>`,
       )
     if (req.method === 'POST' && url.pathname === '/login/identify') {
-      flow.username = form.get('username') ?? ''
+      const username = form.get('username') ?? ''
+      if (mode === 'tells-at-identifier' && username !== user.username)
+        return page(
+          200,
+          'Sign in',
+          `<p>We could not find an account for ${username}.</p><form method="post" action="/login/identify?flow=${id}"><input type="hidden" name="csrf" value="${flow.csrf}"><label>User name <input name="username" id="username"></label><button id="next">Next</button></form>`,
+        )
+      flow.username = username
       res.writeHead(303, { location: `/login/password?flow=${id}` }).end()
       return
     }
@@ -148,12 +168,16 @@ function provider(mode: Mode) {
         }<label>Password <input type="password" name="password" id="password"></label><button id="signin">Sign in</button></form>`,
       )
     if (req.method === 'POST' && url.pathname === '/login/password') {
-      if (mode === 'checks') {
+      if (mode === 'checks' || mode.startsWith('tells')) {
         // the password step is the one that defends: its own token, the flow's cookie, and
         // the request's origin
         if (form.get('csrf2') !== flow.csrf2 || cookie !== id || !sameOrigin)
           return page(403, 'Forbidden', '<p>The request could not be verified.</p>')
       }
+      if (mode === 'tells-at-password' && flow.username !== user.username)
+        return page(401, 'Password', '<p>No account with that user name.</p>')
+      if (mode === 'tells-at-password' && form.get('password') !== user.password)
+        return page(401, 'Password', '<p>Wrong password.</p>')
       if (flow.username !== user.username || form.get('password') !== user.password)
         return page(401, 'Password', '<p>Wrong user name or password.</p>')
       flow.done = true
@@ -177,7 +201,7 @@ function provider(mode: Mode) {
   }
 }
 
-describe('LOGIN-03 on an identifier-first sign-in (user name, then password)', () => {
+describe('LOGIN-03 and LOGIN-07 on an identifier-first sign-in (user name, then password)', () => {
   const started: { close(): Promise<void> }[] = []
   const run = async (
     mode: Mode,
@@ -258,12 +282,46 @@ describe('LOGIN-03 on an identifier-first sign-in (user name, then password)', (
   }, 150_000)
 
   // LOGIN-07 compares an unknown user's failed sign-in with a wrong password's: here the user
-  // name goes with the first request, so an unknown user's try is another first request
-  test('LOGIN-07 on the identifier-first sign-in: inconclusive, saying the user name goes first', async () => {
+  // name goes with the first request, so each try is a sign-in of its own (a fresh authorization,
+  // its first request carrying the try's user name, replayed up to the password's), and what the
+  // IdP told at the user name's request and at the password's is compared
+  test('LOGIN-07: one answer for an unknown user and a wrong password at both requests passes', async () => {
     const result = await run('checks', 'LOGIN-07')
+    expect(result.verdict, result.message).toBe('pass')
+    const notes = result.notes.join('\n')
+    // each try had its own authorization: its flow id in the redirect, left out
+    expect(notes).toMatch(
+      /the answers to hop 1 of 2 \(POST \/login\/identify\) change between tries of the same kind \(0 word\(s\) of the page, 1 part\(s\) of the redirect\)/,
+    )
+    expect(notes).toMatch(/timing ms of hop 1 of 2 \(POST \/login\/identify\): known user \d+/)
+    expect(notes).toMatch(/timing ms of hop 2 of 2 \(POST \/login\/password\): wrong password \d+/)
+  }, 150_000)
+
+  test('LOGIN-07: the password step names an unknown user: warns, naming the request', async () => {
+    const result = await run('tells-at-password', 'LOGIN-07')
+    expect(result.verdict, result.message).toBe('warn')
+    expect(result.message).toMatch(
+      /^page: after hop 2 of 2 \(POST \/login\/password\), wrong password and unknown user get different pages:\n {2}"Password Wrong password\."\n {2}"Password No account with that user name\."/,
+    )
+  }, 150_000)
+
+  test("LOGIN-07: the user name's step tells an unknown user it has no account: warns, naming that request", async () => {
+    const result = await run('tells-at-identifier', 'LOGIN-07')
+    expect(result.verdict, result.message).toBe('warn')
+    expect(result.message).toMatch(
+      /^status: hop 1 of 2 \(POST \/login\/identify\): known user → HTTP 303 to http:\/\/127\.0\.0\.1:\d+\/login\/password\?flow=\w+, unknown user → HTTP 200$/,
+    )
+    // the unknown user's try never reached a password request, and says why
+    expect(result.notes.join('\n')).toMatch(
+      /the unknown user's sign-in went no further: hop 2 of 2 \(POST \/login\/password\) cannot be built: .*member "csrf2": no answer of the IdP in this replay holds it/,
+    )
+  }, 150_000)
+
+  test('LOGIN-07: a password request the replay cannot build: inconclusive, naming it', async () => {
+    const result = await run('script-nonce', 'LOGIN-07')
     expect(result.verdict, result.message).toBe('error')
     expect(result.message).toMatch(
-      /the user name goes with an earlier request of the sign-in than the password \(hop 1 of 2 \(POST \/login\/identify\)\): a replay of the form post to \/login\/password .* for another user name was not built/,
+      /hop 2 of 2 \(POST \/login\/password\) cannot be built: member "nonce"/,
     )
   }, 150_000)
 })
