@@ -18,7 +18,7 @@ export default defineConfig({
   forbidOnly: Boolean(process.env.CI),
   retries: 0,
   workers: 2,
-  // scrypt on every sign-in: generous on a loaded 2-core CI machine
+  // a password hash on every sign-in: generous on a loaded 2-core CI machine
   timeout: 60_000,
   expect: { timeout: 5_000 },
   reporter: [

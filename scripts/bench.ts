@@ -38,6 +38,13 @@ if (process.argv.includes('--flood')) {
   process.exit(0)
 }
 
+// npm run bench -- --hash-cost: one password hash's time and memory, per algorithm
+if (process.argv.includes('--hash-cost')) {
+  const { benchHashCost } = await import('./bench/hash-cost.ts')
+  benchHashCost()
+  process.exit(0)
+}
+
 // npm run bench [-- --quick] [--database-url URL]: load from this process against the reference
 // server in its own process, on loopback, bounded in requests and time (issue 9).
 const { values } = parseArgs({

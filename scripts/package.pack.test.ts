@@ -105,8 +105,6 @@ describe('the installed package', () => {
         HOST: '127.0.0.1',
         PORT: String(port),
         DATA_DIR: dataDir,
-        // below OWASP's minimum on purpose: hashing the fixtures at boot on a shared machine
-        SCRYPT_N: '16384',
         BASE_URL: '',
       },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -113,6 +113,8 @@ describe('clients add / users add', () => {
     expect(text).not.toContain(password)
     const hash = (JSON.parse(text) as { users: { password_hash: string }[] }).users[0]
       ?.password_hash
+    // Argon2id at OWASP's minimum, the server's default
+    expect(hash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/)
     expect(await verifyPassword(password, hash ?? '')).toBe(true)
 
     const unknownRole = await run(

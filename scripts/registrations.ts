@@ -158,6 +158,8 @@ async function usersAdd(argv: string[], io: Io): Promise<number> {
   const password = a.password ?? randomBytes(12).toString('base64url')
   const entry: Record<string, unknown> = {
     username: a.username,
+    // Argon2id at OWASP's minimum, the server's default; a server configured with another
+    // algorithm or cost verifies it and rehashes it at the user's first sign-in
     password_hash: await hashPassword(password),
     ...(a.name ? { name: a.name } : {}),
     ...(a.email ? { email: a.email } : {}),
@@ -177,7 +179,7 @@ async function usersAdd(argv: string[], io: Io): Promise<number> {
     })
   })
   io.out(`added user ${a.username} to ${a.file}`)
-  if (generated) io.out(`password (shown once; the file keeps its scrypt hash): ${password}`)
+  if (generated) io.out(`password (shown once; the file keeps its argon2id hash): ${password}`)
   return 0
 }
 

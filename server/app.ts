@@ -6,7 +6,7 @@ import { dirname } from 'node:path'
 import Hapi from '@hapi/hapi'
 import Inert from '@hapi/inert'
 import type { Logger } from 'pino'
-import type { Config } from './config.ts'
+import { passwordHashing, type Config } from './config.ts'
 import { systemClock, type Clock, type Deps } from './deps.ts'
 import { createExplain, type Finding } from './explain/findings.ts'
 import { explainPlugin } from './explain/plugin.ts'
@@ -57,7 +57,7 @@ export interface AppOptions {
   readonly seed?: boolean
   /** Called with each client-check finding when `config.explain` is on (serve prints them). */
   readonly onFinding?: (finding: Finding) => void
-  /** How a password is checked against its stored hash (default: scrypt, users/passwords.ts). */
+  /** How a password is checked against its stored hash (default: users/passwords.ts). */
   readonly verifyPassword?: Deps['verifyPassword']
 }
 
@@ -208,14 +208,14 @@ export async function createServer(config: Config, options: AppOptions): Promise
   let registrationWarnings: readonly string[] = []
   try {
     const seed = options.seed ?? true
-    if (seed && config.loadFixtures) await loadFixtures(opened, config.scrypt)
+    if (seed && config.loadFixtures) await loadFixtures(opened, passwordHashing(config))
     if (seed && (config.clientsFile || config.usersFile)) {
       const registrations = await readRegistrations({
         clientsFile: config.clientsFile,
         usersFile: config.usersFile,
         existingClient: (id) => opened.clients.get(id),
         existingUser: (username) => opened.users.byUsername(username),
-        scrypt: config.scrypt,
+        hashing: passwordHashing(config),
       })
       await applyRegistrations(opened, registrations)
       registrationWarnings = registrations.warnings

@@ -22,11 +22,57 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({ passwordHashConcurrency: 2, passwordHashQueue: 16 })
   })
 
+  test("NODE_ENV=production refuses an Argon2id cost below OWASP's minimum unless told explicitly", () => {
+    const production = { NODE_ENV: 'production', RP_TESTS: 'false' }
+    // the default is OWASP's minimum, m=19456 KiB t=2 p=1
+    expect(loadConfig(production)).toMatchObject({
+      passwordHash: 'argon2id',
+      argon2: { memory: 19456, time: 2, parallelism: 1 },
+    })
+    const weak = { ...production, ARGON2_MEMORY: '19455' }
+    expect(() => loadConfig(weak)).toThrow(
+      /ARGON2_MEMORY=19455 ARGON2_TIME=2 is below OWASP's minimum for Argon2id.*ALLOW_WEAK_PASSWORD_HASH=true/,
+    )
+    expect(() => loadConfig({ ...production, ARGON2_TIME: '1' })).toThrow(/below OWASP's minimum/)
+    expect(loadConfig({ ...weak, ALLOW_WEAK_PASSWORD_HASH: 'true' }).argon2.memory).toBe(19455)
+    // the older name still says it
+    expect(loadConfig({ ...weak, ALLOW_WEAK_SCRYPT: 'true' }).argon2.memory).toBe(19455)
+    // OWASP's other configurations of equal defence trade memory for passes
+    expect(loadConfig({ ...production, ARGON2_MEMORY: '47104', ARGON2_TIME: '1' }).argon2).toEqual({
+      memory: 47104,
+      time: 1,
+      parallelism: 1,
+    })
+    expect(loadConfig({ ...production, ARGON2_MEMORY: '7168', ARGON2_TIME: '5' }).argon2.time).toBe(
+      5,
+    )
+    expect(() => loadConfig({ ...production, ARGON2_MEMORY: '7168', ARGON2_TIME: '4' })).toThrow(
+      /below OWASP's minimum/,
+    )
+    // a weak scrypt cost does not matter while scrypt is not the algorithm
+    expect(loadConfig({ ...production, SCRYPT_N: '1024' }).scrypt.N).toBe(1024)
+    // outside production (tests) a low cost is the caller's choice
+    expect(loadConfig({ ARGON2_MEMORY: '64', ARGON2_TIME: '1' }).argon2.memory).toBe(64)
+  })
+
   test("NODE_ENV=production refuses a scrypt cost below OWASP's minimum unless told explicitly", () => {
-    const weak = { NODE_ENV: 'production', SCRYPT_N: '1024', RP_TESTS: 'false' }
-    expect(() => loadConfig(weak)).toThrow(/below OWASP's minimum.*ALLOW_WEAK_SCRYPT/)
+    const weak = {
+      NODE_ENV: 'production',
+      PASSWORD_HASH: 'scrypt',
+      SCRYPT_N: '1024',
+      RP_TESTS: 'false',
+    }
+    expect(() => loadConfig(weak)).toThrow(
+      /SCRYPT_N=1024 SCRYPT_R=8 is below OWASP's minimum for scrypt.*ALLOW_WEAK_PASSWORD_HASH=true/,
+    )
+    expect(loadConfig({ ...weak, ALLOW_WEAK_PASSWORD_HASH: 'true' }).scrypt.N).toBe(1024)
     expect(loadConfig({ ...weak, ALLOW_WEAK_SCRYPT: 'true' }).scrypt.N).toBe(1024)
-    expect(loadConfig({ NODE_ENV: 'production' }).scrypt.N).toBe(2 ** 17)
+    expect(loadConfig({ NODE_ENV: 'production', PASSWORD_HASH: 'scrypt' }).scrypt.N).toBe(2 ** 17)
+    // a weak Argon2id cost does not matter while Argon2id is not the algorithm
+    expect(
+      loadConfig({ NODE_ENV: 'production', PASSWORD_HASH: 'scrypt', ARGON2_MEMORY: '64' })
+        .passwordHash,
+    ).toBe('scrypt')
     // outside production (tests, the embedded target) a low cost is the caller's choice
     expect(loadConfig({ SCRYPT_N: '1024' }).scrypt.N).toBe(1024)
   })
@@ -35,6 +81,9 @@ describe('loadConfig', () => {
     expect(envNameOf('port')).toBe('PORT')
     expect(envNameOf('accessTokenTtl')).toBe('ACCESS_TOKEN_TTL')
     expect(envNameOf('scrypt.N')).toBe('SCRYPT_N')
+    expect(envNameOf('passwordHash')).toBe('PASSWORD_HASH')
+    expect(envNameOf('argon2.memory')).toBe('ARGON2_MEMORY')
+    expect(envNameOf('argon2.parallelism')).toBe('ARGON2_PARALLELISM')
     expect(envNameOf('rateLimits.loginaddress')).toBe('RATE_LIMIT_LOGINADDRESS')
     expect(envNameOf('rateLimits.login.limit')).toBe('RATE_LIMIT_LOGIN')
     expect(envNameOf('maxConnectionsPerAddress')).toBe('MAX_CONNECTIONS_PER_ADDRESS')

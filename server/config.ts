@@ -2,7 +2,16 @@ import { readFileSync } from 'node:fs'
 import Joi from 'joi'
 import { compileTrust } from './protocol/client-address.ts'
 import { defaultHashConcurrency } from './users/hashing-gate.ts'
-import { OWASP_SCRYPT, type ScryptParams } from './users/passwords.ts'
+import {
+  MAX_ARGON2ID,
+  meetsOwaspArgon2id,
+  OWASP_ARGON2ID,
+  OWASP_ARGON2ID_EQUIVALENTS,
+  OWASP_SCRYPT,
+  type Argon2Params,
+  type PasswordHashing,
+  type ScryptParams,
+} from './users/passwords.ts'
 
 /** Requests allowed per window for one rate-limit group. */
 export interface RateLimit {
@@ -137,9 +146,20 @@ export interface Config {
    */
   readonly maxConnectionsPerAddress: number
   /**
-   * scrypt parameters for new password hashes. Env `SCRYPT_N` (a power of two), `SCRYPT_R`,
-   * `SCRYPT_P`. Default OWASP's minimum, N=2^17, r=8, p=1 (users/passwords.ts). A hash made with
-   * other parameters is replaced at the user's next successful sign-in.
+   * The algorithm of new password hashes: `argon2id` or `scrypt`. Env `PASSWORD_HASH`. Default
+   * `argon2id` (OWASP's first choice). A stored hash made with another algorithm or cost still
+   * verifies, and is replaced at the user's next successful sign-in (users/passwords.ts).
+   */
+  readonly passwordHash: PasswordHashing['algorithm']
+  /**
+   * Argon2id's cost for new hashes, with `PASSWORD_HASH=argon2id`. Env `ARGON2_MEMORY` (KiB),
+   * `ARGON2_TIME` (passes), `ARGON2_PARALLELISM` (lanes). Default OWASP's minimum, 19456 KiB,
+   * 2, 1.
+   */
+  readonly argon2: Argon2Params
+  /**
+   * scrypt's cost for new hashes, with `PASSWORD_HASH=scrypt`. Env `SCRYPT_N` (a power of two),
+   * `SCRYPT_R`, `SCRYPT_P`. Default OWASP's minimum, N=2^17, r=8, p=1.
    */
   readonly scrypt: ScryptParams
   /**
@@ -301,6 +321,25 @@ const schema = Joi.object<Config>({
     r: Joi.number().integer().min(1).max(32).required(),
     p: Joi.number().integer().min(1).max(16).required(),
   }).required(),
+  passwordHash: Joi.string()
+    .valid('argon2id', 'scrypt')
+    .required()
+    .messages({ 'any.only': '"passwordHash" must be argon2id or scrypt' }),
+  // within the bounds a stored hash may ask for (users/passwords.ts), so every hash the server
+  // makes verifies
+  argon2: Joi.object({
+    memory: Joi.number()
+      .integer()
+      .min(Joi.ref('parallelism', { adjust: (p: unknown) => (typeof p === 'number' ? 8 * p : 8) }))
+      .max(MAX_ARGON2ID.memory)
+      .required()
+      .messages({
+        'number.min':
+          '"argon2.memory" must be at least 8 KiB per lane (8 × ARGON2_PARALLELISM, RFC 9106 §3.1)',
+      }),
+    time: Joi.number().integer().min(1).max(MAX_ARGON2ID.time).required(),
+    parallelism: Joi.number().integer().min(1).max(MAX_ARGON2ID.parallelism).required(),
+  }).required(),
   passwordHashConcurrency: Joi.number().integer().min(1).max(64).required(),
   passwordHashQueue: Joi.number().integer().min(0).max(10000).required(),
   passwordHashBusyHold: Joi.number().min(0).max(30).required(),
@@ -376,6 +415,48 @@ function named(message: string, label: string | undefined): string {
 }
 
 /**
+ * `ALLOW_WEAK_PASSWORD_HASH=true` (or its older name, `ALLOW_WEAK_SCRYPT=true`): run with a
+ * password hash cost below OWASP's minimum under `NODE_ENV=production`, knowingly.
+ */
+const allowWeakHash = (env: NodeJS.ProcessEnv): boolean =>
+  bool(env.ALLOW_WEAK_PASSWORD_HASH) === true || bool(env.ALLOW_WEAK_SCRYPT) === true
+
+/**
+ * Why the configured password hash cost is below OWASP's minimum for its algorithm (OWASP
+ * Password Storage Cheat Sheet), or undefined when it is not, or when the schema already
+ * refuses the value.
+ */
+function weakHashProblem(candidate: Input): string | undefined {
+  const allow = 'raise it, or set ALLOW_WEAK_PASSWORD_HASH=true to run with it knowingly'
+  if (candidate.passwordHash === 'scrypt') {
+    const cost = candidate.scrypt as Partial<ScryptParams> | undefined
+    if (cost && ((cost.N ?? 0) < OWASP_SCRYPT.N || (cost.r ?? 0) < OWASP_SCRYPT.r))
+      return `SCRYPT_N=${String(cost.N)} SCRYPT_R=${String(cost.r)} is below OWASP's minimum for scrypt (N=${OWASP_SCRYPT.N}, r=${OWASP_SCRYPT.r}) and NODE_ENV=production: ${allow}`
+    return undefined
+  }
+  if (candidate.passwordHash !== 'argon2id') return undefined
+  const cost = candidate.argon2 as Partial<Argon2Params> | undefined
+  if (
+    !cost ||
+    typeof cost.memory !== 'number' ||
+    typeof cost.time !== 'number' ||
+    typeof cost.parallelism !== 'number' ||
+    meetsOwaspArgon2id(cost as Argon2Params)
+  )
+    return undefined
+  const equal = OWASP_ARGON2ID_EQUIVALENTS.map((c) => `${c.memory} KiB × ${c.time}`).join(', ')
+  return `ARGON2_MEMORY=${String(cost.memory)} ARGON2_TIME=${String(cost.time)} is below OWASP's minimum for Argon2id (memory KiB × passes at least one of ${equal}) and NODE_ENV=production: ${allow}`
+}
+
+/** The algorithm and cost of new password hashes, from `PASSWORD_HASH` and its parameters. */
+export const passwordHashing = (
+  config: Pick<Config, 'passwordHash' | 'argon2' | 'scrypt'>,
+): PasswordHashing =>
+  config.passwordHash === 'scrypt'
+    ? { algorithm: 'scrypt', ...config.scrypt }
+    : { algorithm: 'argon2id', ...config.argon2 }
+
+/**
  * Reads the configuration once: defaults, then the JSON file named by `CONFIG_FILE`, then the
  * environment, then `overrides`. Every problem is reported together in one ConfigError.
  */
@@ -430,6 +511,15 @@ export function loadConfig(
             p: num(env.SCRYPT_P) ?? OWASP_SCRYPT.p,
           }
         : undefined,
+    passwordHash: env.PASSWORD_HASH || undefined,
+    argon2:
+      env.ARGON2_MEMORY || env.ARGON2_TIME || env.ARGON2_PARALLELISM
+        ? {
+            memory: num(env.ARGON2_MEMORY) ?? OWASP_ARGON2ID.memory,
+            time: num(env.ARGON2_TIME) ?? OWASP_ARGON2ID.time,
+            parallelism: num(env.ARGON2_PARALLELISM) ?? OWASP_ARGON2ID.parallelism,
+          }
+        : undefined,
     passwordHashConcurrency: num(env.PASSWORD_HASH_CONCURRENCY),
     passwordHashQueue: num(env.PASSWORD_HASH_QUEUE),
     passwordHashBusyHold: num(env.PASSWORD_HASH_BUSY_HOLD),
@@ -479,6 +569,8 @@ export function loadConfig(
     maxConnections: 1024,
     metrics: false,
     logLevel: 'info',
+    passwordHash: 'argon2id',
+    argon2: OWASP_ARGON2ID,
     scrypt: OWASP_SCRYPT,
     passwordHashConcurrency: defaultHashConcurrency(env),
     passwordHashQueue: 16,
@@ -505,16 +597,10 @@ export function loadConfig(
     problems.push(
       'EXPLAIN cannot be on when NODE_ENV=production: explain mode records client requests and serves them at /dev/findings',
     )
-  const cost = candidate.scrypt as Partial<ScryptParams> | undefined
-  if (
-    env.NODE_ENV === 'production' &&
-    env.ALLOW_WEAK_SCRYPT !== 'true' &&
-    cost &&
-    ((cost.N ?? 0) < OWASP_SCRYPT.N || (cost.r ?? 0) < OWASP_SCRYPT.r)
-  )
-    problems.push(
-      `SCRYPT_N=${String(cost.N)} SCRYPT_R=${String(cost.r)} is below OWASP's minimum for scrypt (N=${OWASP_SCRYPT.N}, r=${OWASP_SCRYPT.r}) and NODE_ENV=production: raise it, or set ALLOW_WEAK_SCRYPT=true to run with it knowingly`,
-    )
+  if (env.NODE_ENV === 'production' && !allowWeakHash(env)) {
+    const weak = weakHashProblem(candidate)
+    if (weak) problems.push(weak)
+  }
   if (candidate.rpTests === true && env.NODE_ENV === 'production')
     problems.push(
       'RP_TESTS cannot be on when NODE_ENV=production: the RP test issuers answer sign-ins with deliberate errors',

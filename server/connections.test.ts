@@ -6,7 +6,6 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { createServer, type App } from './app.ts'
 import { loadConfig, type Config } from './config.ts'
 import { freePort } from './test-helpers.ts'
-import { TEST_SCRYPT } from './users/passwords.ts'
 import { createDevCertificate, type TlsMaterial } from './tls.ts'
 
 let tls: TlsMaterial
@@ -21,8 +20,6 @@ async function started(overrides: Partial<Config>): Promise<{ app: App; port: nu
       host: '127.0.0.1',
       baseUrl: `https://127.0.0.1:${port}`,
       databaseUrl: 'sqlite::memory:',
-      // below OWASP's minimum on purpose: a test server
-      scrypt: TEST_SCRYPT,
       ...overrides,
     },
   )

@@ -3,7 +3,7 @@ import type { Explain } from './explain/findings.ts'
 import type { Keystore } from './keys/keystore.ts'
 import type { Store } from './store/store.ts'
 import type { HashingGate } from './users/hashing-gate.ts'
-import type { ScryptParams } from './users/passwords.ts'
+import type { PasswordHashing } from './users/passwords.ts'
 
 /** Unix seconds. The clock is a dependency so tests can move time. */
 export type Clock = () => number
@@ -21,11 +21,14 @@ export interface Deps {
   readonly log: (event: string, detail?: Record<string, unknown>) => void
   /** Bounds the password hashes running at once (`config.passwordHashConcurrency`). */
   readonly hashing: HashingGate
-  /** Checks a sign-in's password against the user's stored hash, at the configured cost. */
+  /**
+   * Checks a sign-in's password against the user's stored hash, taking at least a hash at the
+   * configured algorithm and cost (users/passwords.ts, verifyPasswordAtCost).
+   */
   readonly verifyPassword: (
     password: string,
     stored: string,
-    current: ScryptParams,
+    current: PasswordHashing,
   ) => Promise<boolean>
   /** Client-check mode's recorder (`config.explain`), or undefined when it is off. */
   readonly explain?: Explain | undefined

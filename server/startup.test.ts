@@ -2,7 +2,6 @@ import { describe, expect, test } from 'vitest'
 import { createServer, databaseUrlForLog } from './app.ts'
 import { loadConfig } from './config.ts'
 import { createDevCertificate } from './tls.ts'
-import { TEST_SCRYPT } from './users/passwords.ts'
 
 describe('an unreachable database at start', () => {
   test(
@@ -18,7 +17,6 @@ describe('an unreachable database at start', () => {
           // nothing listens on port 1
           databaseUrl: 'postgres://idp:s3cret@127.0.0.1:1/test',
           databaseConnectTimeout: 2,
-          scrypt: TEST_SCRYPT,
         },
       )
       const started = createServer(config, {

@@ -5,7 +5,6 @@ import { createServer, type App, type AppOptions } from './app.ts'
 import { loadConfig, type Config, type RateLimit } from './config.ts'
 import type { StoredCode, StoredToken } from './store/store.ts'
 import { createDevCertificate, type TlsMaterial } from './tls.ts'
-import { TEST_SCRYPT } from './users/passwords.ts'
 
 /** A free TCP port on 127.0.0.1. */
 export async function freePort(): Promise<number> {
@@ -42,8 +41,6 @@ export async function testApp(
       port: 0,
       baseUrl: 'https://idp.test',
       databaseUrl: 'sqlite::memory:',
-      // below OWASP's minimum on purpose: tests sign in many times on a shared machine
-      scrypt: TEST_SCRYPT,
       ...config,
     },
   )
@@ -69,8 +66,6 @@ export async function listeningApp(
     port,
     host: '127.0.0.1',
     baseUrl: `https://127.0.0.1:${port}`,
-    // below OWASP's minimum on purpose: a test server
-    scrypt: TEST_SCRYPT,
     databaseUrl: 'sqlite::memory:',
     ...config,
   })

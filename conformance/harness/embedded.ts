@@ -4,7 +4,6 @@ import { createServer, type App, type AppOptions } from '../../server/app.ts'
 import { loadConfig, type Config } from '../../server/config.ts'
 import { freePort } from '../../server/test-helpers.ts'
 import { createDevCertificate, type TlsMaterial } from '../../server/tls.ts'
-import { TEST_SCRYPT } from '../../server/users/passwords.ts'
 import { createKnexStore, migrate, openDatabase } from '../../server/store/knex/index.ts'
 import { memoryRateLimits } from '../../server/store/memory-rate-limits.ts'
 import type { Store } from '../../server/store/store.ts'
@@ -120,9 +119,9 @@ async function startOnce(
       // a whole suite run from one address must not trip the limits; the RATE checks lower
       // one group at a time through the target's controls
       rateLimits: GENEROUS_LIMITS,
-      // below OWASP's minimum on purpose: a throwaway in-memory target whose only users are the
-      // fixtures, signed in hundreds of times per run; `serve` keeps the OWASP default
-      scrypt: TEST_SCRYPT,
+      // the server's own password hashing (Argon2id at OWASP's minimum, tens of ms a sign-in):
+      // the fixtures are signed in hundreds of times per run, and the target is the server as
+      // deployed
       ...options.config,
     },
   )

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { sha256Hex } from '../protocol/digest.ts'
-import { verifyPassword } from '../users/passwords.ts'
+import { hashPassword, TEST_SCRYPT, verifyPassword } from '../users/passwords.ts'
 import { readRegistrations, RegistrationError } from './registrations.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'registrations-'))
@@ -181,11 +181,47 @@ describe('clients and users files', () => {
       ":3: [1].username: username 'dan' appears twice in this file",
       expect.stringMatching(/^:3: \[1\]\.sub: sub 'usr_[0-9a-f]{16}' appears twice in this file$/),
       ":3: [1].roles.nope: client 'nope' is not registered (neither in the clients file nor a fixture)",
-      ':4: [2].password_hash: must be an scrypt hash as written by `users add`',
+      ':4: [2].password_hash: must be an argon2id or scrypt hash as written by `users add`',
       expect.stringMatching(
         /^:4: \[2\]\.permissions: is not allowed here: permissions come from roles/,
       ),
       ':5: [3].org_id: is required',
+    ])
+  })
+
+  test('password_hash: an Argon2id or scrypt hash the server verifies; parameters past the bounds are refused at load', async () => {
+    const argon2id = await hashPassword('fran-pw')
+    const scrypt = await hashPassword('gil-pw', { algorithm: 'scrypt', ...TEST_SCRYPT })
+    const usersFile = file(
+      JSON.stringify({
+        users: [
+          { username: 'fran', password_hash: argon2id, org_id: 'o' },
+          { username: 'gil', password_hash: scrypt, org_id: 'o' },
+        ],
+      }),
+    )
+    const r = await readRegistrations({ usersFile })
+    expect(r.users.map((u) => u.user.passwordHash)).toEqual([argon2id, scrypt])
+    expect(await verifyPassword('fran-pw', r.users[0]?.user.passwordHash ?? '')).toBe(true)
+    expect(await verifyPassword('gil-pw', r.users[1]?.user.passwordHash ?? '')).toBe(true)
+
+    const [, , , , salt, key] = argon2id.split('$')
+    const greedy = file(
+      JSON.stringify({
+        users: [
+          // 4 GiB of memory: verified at every sign-in, it would be a denial of service
+          {
+            username: 'hal',
+            password_hash: `$argon2id$v=19$m=4194304,t=2,p=1$${salt}$${key}`,
+            org_id: 'o',
+          },
+          { username: 'ida', password_hash: 'scrypt$1073741824$8$1$AAAA$AAAA', org_id: 'o' },
+        ],
+      }),
+    )
+    expect(await problemsOf({ usersFile: greedy })).toEqual([
+      expect.stringMatching(/\[0\]\.password_hash: must be an argon2id or scrypt hash/),
+      expect.stringMatching(/\[1\]\.password_hash: must be an argon2id or scrypt hash/),
     ])
   })
 

@@ -3,7 +3,7 @@ import Joi from 'joi'
 import { sha256Hex } from '../protocol/digest.ts'
 import { checkRegistrableRedirectUri } from '../protocol/redirect-uri.ts'
 import type { Branding, Client, Store, User } from '../store/store.ts'
-import { hashPassword, type ScryptParams } from '../users/passwords.ts'
+import { hashPassword, isReadableHash, type PasswordHashing } from '../users/passwords.ts'
 import { parseJsonDocument, RegistrationError, showPath, type JsonDocument } from './json-file.ts'
 
 /**
@@ -78,10 +78,16 @@ const clientSchema = Joi.object<ClientEntry>({
 const userSchema = Joi.object<UserEntry>({
   username: Joi.string().min(1).max(64).required(),
   password: Joi.string().min(1).max(1024),
+  // a hash the server verifies, its parameters within the bounds a stored hash may ask for
   password_hash: Joi.string()
-    .pattern(/^scrypt\$\d+\$\d+\$\d+\$[\w-]+\$[\w-]+$/)
+    .max(1024)
+    .custom((value: string, helpers) =>
+      isReadableHash(value) ? value : helpers.error('string.pattern.base'),
+    )
     .messages({
-      'string.pattern.base': '{{#label}} must be an scrypt hash as written by `users add`',
+      'string.max': '{{#label}} must be an argon2id or scrypt hash as written by `users add`',
+      'string.pattern.base':
+        '{{#label}} must be an argon2id or scrypt hash as written by `users add`',
     }),
   sub: Joi.string()
     .max(255)
@@ -197,8 +203,11 @@ export interface ReadOptions {
   readonly existingClient?: (id: string) => Promise<Client | undefined>
   /** The user that holds a username in the store, to refuse a clash with another id. */
   readonly existingUser?: (username: string) => Promise<User | undefined>
-  /** scrypt parameters for the entries given a clear `password` (default OWASP's minimum). */
-  readonly scrypt?: ScryptParams
+  /**
+   * Algorithm and cost for the entries given a clear `password` (default Argon2id at OWASP's
+   * minimum).
+   */
+  readonly hashing?: PasswordHashing
 }
 
 async function readDoc(file: string): Promise<JsonDocument> {
@@ -342,7 +351,7 @@ export async function readRegistrations(options: ReadOptions): Promise<Registrat
         user: {
           id,
           username: e.username,
-          passwordHash: e.password_hash ?? (await hashPassword(e.password ?? '', options.scrypt)),
+          passwordHash: e.password_hash ?? (await hashPassword(e.password ?? '', options.hashing)),
           name: e.name,
           picture: e.picture,
           email: e.email,

@@ -1,6 +1,6 @@
 import type { Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hapi/hapi'
 import type { Deps } from '../deps.ts'
-import { windowStart as startOf } from '../config.ts'
+import { passwordHashing, windowStart as startOf } from '../config.ts'
 import { accessDenied, invalidRequest, OAuthError } from '../errors.ts'
 import { rateLimitHeaders, tooManyRequests, type RateLimitState } from '../plugins/rate-limit.ts'
 import type { AuthorizationRequest } from '../protocol/authorization-request.ts'
@@ -95,7 +95,7 @@ async function countAddressFailure(
 /**
  * The limit's state when this client IP + username has already used up its failures, read
  * before the password is checked: a blocked attempt is refused whatever the password, so a
- * throttled guesser costs one counter read instead of a scrypt hash (tens of ms of CPU) and is
+ * throttled guesser costs one counter read instead of a password hash (tens of ms of CPU) and is
  * not counted again. Undefined while attempts remain, or when the counter cannot be read.
  */
 async function alreadyBlocked(
@@ -112,15 +112,16 @@ async function alreadyBlocked(
 }
 
 /**
- * Replaces a hash made with other scrypt parameters than the configured ones, now that the
- * password is known to be right: raising SCRYPT_N upgrades each user at their next sign-in. A
- * failure leaves the old hash, which still verifies; it never fails the sign-in.
+ * Replaces a hash made with another algorithm or cost than the configured ones, now that the
+ * password is known to be right: a scrypt hash becomes Argon2id (the default), and raising
+ * ARGON2_MEMORY upgrades each user, at their next sign-in. A failure leaves the old hash, which
+ * still verifies; it never fails the sign-in.
  */
 async function rehash(user: User, password: string, deps: LoginDeps): Promise<void> {
   try {
     // through the gate like every hash; a busy gate leaves the old hash for the next sign-in
     const next = await deps.hashing.run(() =>
-      hashPassword(password.slice(0, 1024), deps.config.scrypt),
+      hashPassword(password.slice(0, 1024), passwordHashing(deps.config)),
     )
     if (await deps.store.users.replacePasswordHash(user.id, user.passwordHash, next))
       deps.log('password-rehashed', { userId: user.id })
@@ -280,14 +281,15 @@ export const login = (deps: Deps): ServerRoute => ({
           ? await deps.store.users.byUsername(username)
           : undefined
       // the hash is checked even for an unknown user, so timing does not tell them apart
-      const stored = user?.passwordHash ?? dummyHash(deps.config.scrypt)
+      const current = passwordHashing(deps.config)
+      const stored = user?.passwordHash ?? dummyHash(current)
       let verified = false
       try {
         // bounded: a burst of sign-ins waits here (or is refused) instead of filling the
         // thread pool the store's queries need
         verified = await deps.hashing.run(
-          () => deps.verifyPassword(password.slice(0, 1024), stored, deps.config.scrypt),
-          verificationWeight(stored, deps.config.scrypt),
+          () => deps.verifyPassword(password.slice(0, 1024), stored, current),
+          verificationWeight(stored, current),
         )
       } catch (err) {
         // the queue filled up since the check above: refused the same way
@@ -341,7 +343,7 @@ export const login = (deps: Deps): ServerRoute => ({
           undefined,
         )
       }
-      if (needsRehash(user.passwordHash, deps.config.scrypt)) await rehash(user, password, deps)
+      if (needsRehash(user.passwordHash, current)) await rehash(user, password, deps)
       const { cookie, session } = await createSession(user.id, deps)
       const params = await issueCodeParams(
         ar,

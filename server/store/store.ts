@@ -33,7 +33,7 @@ export interface Branding {
 export interface User {
   readonly id: string
   readonly username: string
-  /** scrypt hash, see users/passwords.ts. */
+  /** Argon2id (PHC string) or scrypt hash, see users/passwords.ts. */
   readonly passwordHash: string
   readonly name: string
   readonly picture: string

@@ -1,5 +1,6 @@
 import { scrypt as scryptCallback } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
+import { verifySync } from '@node-rs/argon2'
 import { describe, expect, test } from 'vitest'
 import { createHasherThreads, HASHING_NICE } from './hasher-threads.ts'
 
@@ -50,6 +51,49 @@ describe('hashing threads', () => {
     }
   })
 
+  test("hash and verify Argon2id as the library's own functions do, for concurrent tasks beyond the pool size", async () => {
+    const threads = createHasherThreads(2)
+    const options = { memoryCost: 64, timeCost: 1, parallelism: 1, outputLen: 32 }
+    try {
+      const hashes = await Promise.all(
+        Array.from({ length: 5 }, () => threads.argon2id('pässword', options)),
+      )
+      for (const hash of hashes) {
+        expect(hash).toMatch(
+          /^\$argon2id\$v=19\$m=64,t=1,p=1\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}$/,
+        )
+        // the library, run here on the test's thread, agrees with what the threads made
+        expect(verifySync(hash, 'pässword')).toBe(true)
+        expect(verifySync(hash, 'password')).toBe(false)
+      }
+      // a fresh salt for each
+      expect(new Set(hashes).size).toBe(5)
+      const verdicts = await Promise.all(
+        hashes.flatMap((h) => [
+          threads.argon2idVerify(h, 'pässword'),
+          threads.argon2idVerify(h, 'password'),
+        ]),
+      )
+      expect(verdicts).toEqual(hashes.flatMap(() => [true, false]))
+    } finally {
+      await threads.close()
+    }
+  })
+
+  test('a bad Argon2id parameter or string rejects its task and the pool keeps working', async () => {
+    const threads = createHasherThreads(1)
+    const options = { memoryCost: 64, timeCost: 1, parallelism: 1, outputLen: 32 }
+    try {
+      // under 8 KiB per lane
+      await expect(threads.argon2id('pw', { ...options, memoryCost: 1 })).rejects.toThrow()
+      await expect(threads.argon2idVerify('$argon2id$nonsense', 'pw')).rejects.toThrow()
+      const hash = await threads.argon2id('pw', options)
+      expect(await threads.argon2idVerify(hash, 'pw')).toBe(true)
+    } finally {
+      await threads.close()
+    }
+  })
+
   test.runIf(process.platform === 'linux')(
     'run at a lower priority than the server thread on Linux',
     async () => {
@@ -59,6 +103,8 @@ describe('hashing threads', () => {
       const threads = createHasherThreads(1)
       try {
         await threads.scrypt('pw', new Uint8Array(16), 32, params)
+        // the library's Argon2id runs on that thread: no other thread at its nice value appears
+        await threads.argon2id('pw', { memoryCost: 64, timeCost: 1, parallelism: 1, outputLen: 32 })
         const after = threadNiceValues()
         // the one thread this pool started (other threads of the test process may come and go)
         const started = [...after].filter(([tid]) => !before.has(tid)).map(([, nice]) => nice)

@@ -1,17 +1,20 @@
+import { createRequire } from 'node:module'
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
 
 /**
- * scrypt on threads of its own, at a lower CPU priority than the server's (issue 33).
+ * Password hashes (Argon2id and scrypt) on threads of their own, at a lower CPU priority than
+ * the server's (issue 33).
  *
- * node:crypto's async scrypt runs on libuv's thread pool, which the sqlite3 driver and
- * WebCrypto's RSA signatures (every token) use too, and at the same priority as the event loop:
- * a sign-in flood (unknown user names cost a full hash by design) kept two of the pool's four
- * threads and both cores of a 2-core server busy, and client_credentials' p99 went 4 × (the
- * bench's sign-in flood). Here each hash runs synchronously (scryptSync) on a worker thread that
+ * node:crypto's async scrypt, and @node-rs/argon2's async functions, run on libuv's thread
+ * pool, which the sqlite3 driver and WebCrypto's RSA signatures (every token) use too, and at
+ * the same priority as the event loop: a sign-in flood (unknown user names cost a full hash by
+ * design) kept two of the pool's four threads and both cores of a 2-core server busy, and
+ * client_credentials' p99 went 4 × (the bench's sign-in flood). Here each hash runs
+ * synchronously (scryptSync, or the library's hashSync/verifySync) on a worker thread that
  * lowered its own nice value at start, so the kernel gives the API's threads the CPU first and
  * the hashes the rest, and libuv's pool stays free for the store and the signatures. Same
- * function, same parameters, same output: only where and at what priority it runs changes.
+ * functions, same parameters, same output: only where and at what priority they run changes.
  */
 
 /**
@@ -22,7 +25,9 @@ import { Worker } from 'node:worker_threads'
 export const HASHING_NICE = 10
 
 // A plain-JavaScript worker (eval), so it runs the same from the TypeScript sources, the
-// compiled dist/ and any bundle, without a loader.
+// compiled dist/ and any bundle, without a loader. @node-rs/argon2 is required by the path the
+// main thread resolved (workerData.argon2), on the first Argon2id task: an eval'd worker has
+// no module of its own to resolve a package from.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads')
 const { scryptSync } = require('node:crypto')
@@ -38,23 +43,63 @@ if (process.platform === 'linux') {
     // a sandbox without /proc or without setpriority: the hashes run at normal priority
   }
 }
-parentPort.on('message', ({ id, password, salt, keylen, options }) => {
+let argon2
+const run = (job) => {
+  if (job.kind === 'scrypt') return scryptSync(job.password, job.salt, job.keylen, job.options)
+  if (!workerData.argon2) throw new Error('@node-rs/argon2 is not installed (PASSWORD_HASH=argon2id needs it)')
+  argon2 ??= require(workerData.argon2)
+  if (job.kind === 'argon2id')
+    return argon2.hashSync(job.password, {
+      ...job.options,
+      algorithm: argon2.Algorithm.Argon2id,
+      version: argon2.Version.V0x13,
+    })
+  if (job.kind === 'argon2id-verify') return argon2.verifySync(job.stored, job.password)
+  throw new Error('unknown hashing task ' + String(job.kind))
+}
+parentPort.on('message', ({ id, job }) => {
   try {
-    const key = scryptSync(password, salt, keylen, options)
-    parentPort.postMessage({ id, key })
+    parentPort.postMessage({ id, result: run(job) })
   } catch (err) {
     parentPort.postMessage({ id, error: err instanceof Error ? err.message : String(err) })
   }
 })
 `
 
+/** scryptSync's options (node:crypto). */
+export interface ScryptOptions {
+  readonly N: number
+  readonly r: number
+  readonly p: number
+  readonly maxmem: number
+}
+
+/** The library's hash options this module sets; the algorithm is always Argon2id, v=19. */
+export interface Argon2idOptions {
+  /** KiB */
+  readonly memoryCost: number
+  readonly timeCost: number
+  readonly parallelism: number
+  /** bytes */
+  readonly outputLen: number
+}
+
+/** What a hashing thread is asked to compute, and what it answers. */
+type Job =
+  | {
+      readonly kind: 'scrypt'
+      readonly password: string
+      readonly salt: Uint8Array
+      readonly keylen: number
+      readonly options: ScryptOptions
+    }
+  | { readonly kind: 'argon2id'; readonly password: string; readonly options: Argon2idOptions }
+  | { readonly kind: 'argon2id-verify'; readonly stored: string; readonly password: string }
+
 interface Task {
   readonly id: number
-  readonly password: string
-  readonly salt: Uint8Array
-  readonly keylen: number
-  readonly options: { N: number; r: number; p: number; maxmem: number }
-  readonly resolve: (key: Buffer) => void
+  readonly job: Job
+  readonly resolve: (result: unknown) => void
   readonly reject: (err: Error) => void
 }
 
@@ -64,14 +109,35 @@ interface Slot {
 }
 
 export interface HasherThreads {
+  /** node:crypto's scryptSync on a hashing thread: the derived key. */
   scrypt(
     password: string,
     salt: Uint8Array,
     keylen: number,
-    options: { N: number; r: number; p: number; maxmem: number },
+    options: ScryptOptions,
   ): Promise<Buffer>
+  /** @node-rs/argon2's hashSync (Argon2id, v=19, a fresh random salt): its PHC string. */
+  argon2id(password: string, options: Argon2idOptions): Promise<string>
+  /**
+   * @node-rs/argon2's verifySync: whether `password` matches the PHC string `stored`, at the
+   * parameters `stored` names (bound them before: users/passwords.ts).
+   */
+  argon2idVerify(stored: string, password: string): Promise<boolean>
   /** Ends the threads (tests); a later call starts new ones. */
   close(): Promise<void>
+}
+
+/**
+ * Where @node-rs/argon2 is, for the eval'd worker: resolved from this module, wherever it runs
+ * from (sources, dist/, an installed package). Undefined when it cannot be found: an Argon2id
+ * task then fails saying so, and scrypt keeps working.
+ */
+function resolveArgon2(): string | undefined {
+  try {
+    return createRequire(import.meta.url).resolve('@node-rs/argon2')
+  } catch {
+    return undefined
+  }
 }
 
 /**
@@ -84,9 +150,14 @@ export function createHasherThreads(size: number, nice = HASHING_NICE): HasherTh
   const slots: (Slot | undefined)[] = Array.from({ length: Math.max(1, size) }, () => undefined)
   const waiting: Task[] = []
   let nextId = 0
+  const argon2 = resolveArgon2()
 
   const start = (index: number): Slot => {
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { nice }, execArgv: [] })
+    const worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { nice, argon2 },
+      execArgv: [],
+    })
     const slot: Slot = { worker, task: undefined }
     const fail = (err: Error) => {
       if (slots[index] === slot) slots[index] = undefined
@@ -95,13 +166,13 @@ export function createHasherThreads(size: number, nice = HASHING_NICE): HasherTh
       task?.reject(err)
       dispatch()
     }
-    worker.on('message', (msg: { id: number; key?: Uint8Array; error?: string }) => {
+    worker.on('message', (msg: { id: number; result?: unknown; error?: string }) => {
       const task = slot.task
       if (!task || task.id !== msg.id) return
       slot.task = undefined
       worker.unref()
-      if (msg.error !== undefined || !msg.key) task.reject(new Error(msg.error ?? 'no key'))
-      else task.resolve(Buffer.from(msg.key.buffer, msg.key.byteOffset, msg.key.byteLength))
+      if (msg.error !== undefined) task.reject(new Error(msg.error))
+      else task.resolve(msg.result)
       dispatch()
     })
     worker.on('error', fail)
@@ -118,17 +189,49 @@ export function createHasherThreads(size: number, nice = HASHING_NICE): HasherTh
       if (!task) return
       slot.task = task
       slot.worker.ref()
-      const { id, password, salt, keylen, options } = task
-      slot.worker.postMessage({ id, password, salt, keylen, options })
+      slot.worker.postMessage({ id: task.id, job: task.job })
     }
   }
 
+  const submit = (job: Job): Promise<unknown> =>
+    new Promise<unknown>((resolve, reject) => {
+      waiting.push({ id: nextId++, job, resolve, reject })
+      dispatch()
+    })
+
+  /** The answer when it has the type asked for; a thread that answers otherwise fails its task. */
+  const expect = async <T>(
+    job: Job,
+    is: (value: unknown) => value is T,
+    what: string,
+  ): Promise<T> => {
+    const result = await submit(job)
+    if (!is(result)) throw new Error(`hashing thread answered ${job.kind} without ${what}`)
+    return result
+  }
+
   return {
-    scrypt(password, salt, keylen, options) {
-      return new Promise<Buffer>((resolve, reject) => {
-        waiting.push({ id: nextId++, password, salt, keylen, options, resolve, reject })
-        dispatch()
-      })
+    async scrypt(password, salt, keylen, options) {
+      const key = await expect(
+        { kind: 'scrypt', password, salt, keylen, options },
+        (v): v is Uint8Array => v instanceof Uint8Array,
+        'a key',
+      )
+      return Buffer.from(key.buffer, key.byteOffset, key.byteLength)
+    },
+    argon2id(password, options) {
+      return expect(
+        { kind: 'argon2id', password, options },
+        (v): v is string => typeof v === 'string',
+        'a hash',
+      )
+    },
+    argon2idVerify(stored, password) {
+      return expect(
+        { kind: 'argon2id-verify', stored, password },
+        (v): v is boolean => typeof v === 'boolean',
+        'a verdict',
+      )
     },
     async close() {
       const running = slots.filter((s): s is Slot => s !== undefined)

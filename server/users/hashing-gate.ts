@@ -1,10 +1,11 @@
 import { OAuthError } from '../errors.ts'
 
 /**
- * Bounds the password hashes that run at once. scrypt runs on hashing threads of its own at a
+ * Bounds the password hashes that run at once. They run on hashing threads of their own at a
  * lower CPU priority (users/hasher-threads.ts), not on libuv's pool that the sqlite3 driver and
- * WebCrypto's signatures use; still, each hash holds 128 MiB at OWASP's cost and a core while
- * it runs, and unknown user names cost a full hash by design. A burst beyond the bound waits in
+ * WebCrypto's signatures use; still, each hash holds its memory (19 MiB for Argon2id at OWASP's
+ * minimum, 128 MiB for scrypt) and a core while it runs, and unknown user names cost a full hash
+ * by design. A burst beyond the bound waits in
  * a bounded queue; beyond the queue the sign-in is refused at once with 503 and Retry-After
  * (RFC 9110 §15.6.4) instead of piling up memory and latency.
  */
@@ -66,7 +67,7 @@ export class HashingBusy extends OAuthError {
 
 /**
  * The default number of hashes at once: half of `UV_THREADPOOL_SIZE` (2 of its default 4), at
- * least one, as when hashes ran on that pool; 2 × 128 MiB at OWASP's cost. Capping at one per
+ * least one, as when hashes ran on that pool; 2 × 19 MiB at Argon2id's OWASP minimum. Capping at one per
  * core or one in all did not lower the API's latency under a sign-in flood and halved sign-ins
  * per second (README, Benchmarks).
  */
