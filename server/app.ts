@@ -30,7 +30,7 @@ import type { PurgePolicy, Store } from './store/store.ts'
 import type { TlsMaterial } from './tls.ts'
 import { loadFixtures } from '../fixtures/index.ts'
 import { createHashingGate } from './users/hashing-gate.ts'
-import { verifyPasswordAtCost } from './users/passwords.ts'
+import { paddingCosts, verifyPasswordAtCost, type PasswordHashing } from './users/passwords.ts'
 import { limitConnections } from './plugins/connections.ts'
 import { bodyLimit } from './plugins/body-limit.ts'
 import { hostHeader } from './plugins/host-header.ts'
@@ -206,6 +206,7 @@ export async function createServer(config: Config, options: AppOptions): Promise
   const opened: Store = { ...store, clients: cachedClients(store.clients) }
   const clock = options.clock ?? systemClock
   let registrationWarnings: readonly string[] = []
+  let passwordCosts: readonly PasswordHashing[] = [passwordHashing(config)]
   try {
     const seed = options.seed ?? true
     if (seed && config.loadFixtures) await loadFixtures(opened, passwordHashing(config))
@@ -221,6 +222,9 @@ export async function createServer(config: Config, options: AppOptions): Promise
       registrationWarnings = registrations.warnings
     }
     await ensureSigningKey(opened.keys, clock())
+    // every cost still stored, after the fixtures' and registrations' hashes were written: a
+    // failed sign-in takes all of them, whoever the user (users/passwords.ts, paddingCosts)
+    passwordCosts = paddingCosts(passwordHashing(config), await opened.users.hashCosts())
   } catch (err) {
     if (!options.store) {
       await opened.close()
@@ -263,6 +267,7 @@ export async function createServer(config: Config, options: AppOptions): Promise
       busyHold: config.passwordHashBusyHold * 1000,
     }),
     verifyPassword: options.verifyPassword ?? verifyPasswordAtCost,
+    passwordCosts,
     explain: config.explain
       ? createExplain(options.onFinding ? { onFinding: options.onFinding } : {})
       : undefined,

@@ -29,7 +29,13 @@ export interface Deps {
     password: string,
     stored: string,
     current: PasswordHashing,
+    costs?: readonly PasswordHashing[],
   ) => Promise<boolean>
+  /**
+   * Every algorithm and cost a failed sign-in is padded to: the configured one first, then each
+   * other one stored when the server started (users/passwords.ts, paddingCosts).
+   */
+  readonly passwordCosts: readonly PasswordHashing[]
   /** Client-check mode's recorder (`config.explain`), or undefined when it is off. */
   readonly explain?: Explain | undefined
 }

@@ -25,7 +25,14 @@ export const LOGIN_FAILED = 'Incorrect username or password.'
 
 type LoginDeps = Pick<
   Deps,
-  'store' | 'clock' | 'config' | 'rateLimits' | 'log' | 'hashing' | 'verifyPassword'
+  | 'store'
+  | 'clock'
+  | 'config'
+  | 'rateLimits'
+  | 'log'
+  | 'hashing'
+  | 'verifyPassword'
+  | 'passwordCosts'
 >
 
 /**
@@ -288,8 +295,8 @@ export const login = (deps: Deps): ServerRoute => ({
         // bounded: a burst of sign-ins waits here (or is refused) instead of filling the
         // thread pool the store's queries need
         verified = await deps.hashing.run(
-          () => deps.verifyPassword(password.slice(0, 1024), stored, current),
-          verificationWeight(stored, current),
+          () => deps.verifyPassword(password.slice(0, 1024), stored, current, deps.passwordCosts),
+          verificationWeight(stored, current, deps.passwordCosts),
         )
       } catch (err) {
         // the queue filled up since the check above: refused the same way

@@ -120,6 +120,11 @@ export interface UserRepository {
    * parameters must not undo a change made meanwhile). Returns whether it was replaced.
    */
   replacePasswordHash(id: string, current: string, next: string): Promise<boolean>
+  /**
+   * The distinct algorithm-and-cost prefixes of the stored password hashes
+   * (users/passwords.ts, hashCostPrefix): what a failed sign-in must be padded to.
+   */
+  hashCosts(): Promise<string[]>
 }
 
 export interface KeyRepository {

@@ -4,7 +4,9 @@ import { authorizeQuery, postLoginForm, testApp } from '../test-helpers.ts'
 import { hasherThreads } from './hasher-threads.ts'
 import {
   dummyHash,
+  hashCostPrefix,
   hashPassword,
+  paddingCosts,
   verificationWeight,
   verifyPasswordAtCost,
   type PasswordHashing,
@@ -82,6 +84,24 @@ describe('a failed sign-in costs the current algorithm and cost whatever the sto
     expect(verificationWeight(stored, scryptNow)).toBe(2)
   })
 
+  test('with a costlier hash still stored, every verification runs it too: an unknown name, a current hash and the old hash run the same hashes', async () => {
+    const costlier: PasswordHashing = { algorithm: 'scrypt', N: 2 ** 12, r: 8, p: 1 }
+    const old = await hashPassword('pw', costlier)
+    const now = await hashPassword('pw', current)
+    const padded = paddingCosts(current, [hashCostPrefix(old), hashCostPrefix(now), 'bcrypt$2b'])
+    expect(padded).toEqual([current, costlier])
+    const expected = [costOf(current), scryptCost(2 ** 12)].sort()
+    for (const stored of [dummyHash(current), now, old, 'not a hash']) {
+      clear()
+      expect(await verifyPasswordAtCost('wrong', stored, current, padded)).toBe(false)
+      expect(costs(), stored).toEqual(expected)
+      expect(verificationWeight(stored, current, padded)).toBe(stored === 'not a hash' ? 3 : 2)
+    }
+    // the right password still verifies against either hash
+    expect(await verifyPasswordAtCost('pw', old, current, padded)).toBe(true)
+    expect(await verifyPasswordAtCost('pw', now, current, padded)).toBe(true)
+  })
+
   test('a stored value that is not a hash this module reads still costs a hash at the current cost', async () => {
     clear()
     expect(await verifyPasswordAtCost('pw', 'bcrypt$2b$10$whatever', current)).toBe(false)
@@ -100,9 +120,9 @@ describe('through the login form', () => {
       expect(current.algorithm).toBe('argon2id')
       const alice = await app.deps.store.users.byUsername('alice')
       if (!alice) throw new Error('the fixtures have no alice')
-      // a scrypt hash cheaper than the current Argon2id one: the padding makes the two answers
-      // wait for the same (current) hash. One costlier than the current hash (scrypt at OWASP's
-      // N=2^17) cannot be padded down: README, PASSWORD_HASH.
+      // a scrypt hash written after the server started (the costs it pads to were read at
+      // start): still padded to the current cost. One stored at start is padded to by every
+      // sign-in (the next test)
       const outdated = await hashPassword('wonderland', {
         algorithm: 'scrypt',
         N: 1024,
@@ -149,6 +169,36 @@ describe('through the login form', () => {
       }
     } finally {
       await app.stop()
+    }
+  })
+
+  test('with a scrypt hash stored when the server started, an unknown name, that user and a user with a current hash all run the same hashes', async () => {
+    const scryptThen: PasswordHashing = { algorithm: 'scrypt', N: 2 ** 12, r: 8, p: 1 }
+    const first = await testApp()
+    try {
+      const alice = await first.deps.store.users.byUsername('alice')
+      if (!alice) throw new Error('the fixtures have no alice')
+      // not her fixture password, so the start's fixture rehash leaves it: a user who has not
+      // signed in since the default became Argon2id
+      const old = await hashPassword('changed-since', scryptThen)
+      expect(
+        await first.deps.store.users.replacePasswordHash(alice.id, alice.passwordHash, old),
+      ).toBe(true)
+      const app = await testApp({}, { store: first.deps.store })
+      try {
+        const current = passwordHashing(app.deps.config)
+        expect(app.deps.passwordCosts).toEqual([current, scryptThen])
+        const expected = [costOf(current), scryptCost(2 ** 12)].sort()
+        for (const username of ['nobody-by-this-name', 'alice', 'bob']) {
+          clear()
+          await postLoginForm(app, authorizeQuery(), { username, password: 'not-the-password' })
+          expect(costs(), username).toEqual(expected)
+        }
+      } finally {
+        await app.stop()
+      }
+    } finally {
+      await first.stop()
     }
   })
 })

@@ -237,35 +237,89 @@ function sameCost(parsed: Parsed | undefined, current: PasswordHashing): boolean
   )
 }
 
-/**
- * Hashes a verification of `stored` costs at the `current` algorithm and cost: one when the
- * stored hash was made with them, two when it must be padded (see verifyPasswordAtCost).
- */
-export function verificationWeight(stored: string, current: PasswordHashing): 1 | 2 {
-  return sameCost(parse(stored), current) ? 1 : 2
+/** The algorithm and cost a readable stored hash was made with. */
+function costOf(parsed: Parsed): PasswordHashing {
+  return parsed.algorithm === 'argon2id'
+    ? {
+        algorithm: 'argon2id',
+        memory: parsed.memory,
+        time: parsed.time,
+        parallelism: parsed.parallelism,
+      }
+    : { algorithm: 'scrypt', N: parsed.N, r: parsed.r, p: parsed.p }
 }
 
 /**
- * verifyPassword, taking at least as long as a hash at the `current` algorithm and cost: an
- * unknown user is checked against a dummy hash at the current cost, so a user whose stored hash
- * predates a change of algorithm or cost (or whose hash cannot be read) would otherwise answer
- * faster than an unknown name, telling an attacker which names exist until that user next
- * signs in. Such a hash is verified side by side with a dummy hash at the current cost, so the
- * answer comes after the slower of the two, as for an unknown user.
- *
- * This pads up, never down: a stored hash that costs more than the current one (scrypt at
- * OWASP's N=2^17 after the default became Argon2id) still takes its own, longer, time, which
- * no work at the current cost can hide (README, `PASSWORD_HASH`).
+ * The part of a stored hash that names its algorithm and cost and nothing of the password: all
+ * but its last two `$`-separated members (salt and hash) in both formats. The store lists these
+ * (UserRepository.hashCosts) so the server knows every cost a sign-in may meet.
+ */
+export const hashCostPrefix = (stored: string): string => stored.split('$').slice(0, -2).join('$')
+
+/**
+ * Every algorithm and cost a failed sign-in must take, whatever the user: the configured one,
+ * and each other one still stored (`prefixes`, from hashCostPrefix; unreadable ones ignored),
+ * each once. With only the configured one stored (a new deployment, or every user rehashed
+ * and the server restarted), that is one hash.
+ */
+export function paddingCosts(
+  current: PasswordHashing,
+  prefixes: Iterable<string>,
+): PasswordHashing[] {
+  const costs: PasswordHashing[] = [current]
+  for (const prefix of prefixes) {
+    const parsed = parse(`${prefix}$${'A'.repeat(22)}$${'A'.repeat(43)}`)
+    if (parsed && !costs.some((c) => sameCost(parsed, c))) costs.push(costOf(parsed))
+  }
+  return costs
+}
+
+/**
+ * The dummy hashes a verification of `stored` runs beside it: one for each of `costs` (the
+ * configured cost first, then every other cost still stored: paddingCosts) but the stored
+ * hash's own, which the real verification stands for.
+ */
+function padding(stored: string, costs: readonly PasswordHashing[]): PasswordHashing[] {
+  const parsed = parse(stored)
+  const own = parsed ? costs.findIndex((c) => sameCost(parsed, c)) : -1
+  return costs.filter((_, i) => i !== own)
+}
+
+/**
+ * Hashes a verification of `stored` runs (see verifyPasswordAtCost): the stored one and a dummy
+ * for each other cost in `costs` (by default just the configured one).
+ */
+export function verificationWeight(
+  stored: string,
+  current: PasswordHashing,
+  costs: readonly PasswordHashing[] = [current],
+): number {
+  return 1 + padding(stored, costs.length > 0 ? costs : [current]).length
+}
+
+/**
+ * verifyPassword, taking as long as a verification of any user's hash: the stored hash is
+ * verified side by side with a dummy hash at each other cost a sign-in may meet (`costs`: the
+ * configured algorithm and cost first, then every other one still stored, paddingCosts), so an
+ * unknown name (a dummy hash at the configured cost), a user whose hash predates a change of
+ * algorithm or cost, and a user whose hash is current all run the same hashes and answer after
+ * the slowest of them. Without the stored costs, a user still on scrypt at OWASP's N=2^17 after
+ * the default became Argon2id would take about 30 × an unknown name's time, telling an
+ * attacker which names exist until that user signs in again (issue 33). The price: while such
+ * a hash is stored, every failed sign-in costs that hash too, until the users have signed in
+ * and the server has started again.
  */
 export async function verifyPasswordAtCost(
   password: string,
   stored: string,
   current: PasswordHashing,
+  costs: readonly PasswordHashing[] = [current],
 ): Promise<boolean> {
-  if (verificationWeight(stored, current) === 1) return verifyPassword(password, stored)
+  const dummies = padding(stored, costs.length > 0 ? costs : [current])
+  if (dummies.length === 0) return verifyPassword(password, stored)
   const [valid] = await Promise.all([
     verifyPassword(password, stored),
-    verifyPassword(password, dummyHash(current)),
+    ...dummies.map((cost) => verifyPassword(password, dummyHash(cost))),
   ])
   return valid
 }

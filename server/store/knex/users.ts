@@ -1,4 +1,5 @@
 import type { Knex } from 'knex'
+import { hashCostPrefix } from '../../users/passwords.ts'
 import type { User, UserRepository } from '../store.ts'
 import { groupedById } from './group-commit.ts'
 
@@ -76,6 +77,12 @@ export const userRepository = (knex: Knex): UserRepository => {
         if (rows.length > 0)
           await trx('user_roles').insert(rows).onConflict(['user_id', 'client_id', 'role']).ignore()
       })
+    },
+    async hashCosts() {
+      // read once at start; the prefixes are taken here, not in SQL, so SQLite and PostgreSQL
+      // need no string functions of their own
+      const hashes = await knex<UserRow>('users').pluck('password_hash')
+      return [...new Set(hashes.map(hashCostPrefix))]
     },
     async replacePasswordHash(id, current, next) {
       const updated = await knex('users')
