@@ -1016,16 +1016,25 @@ export async function runSteps(
   }
 }
 
-/** Where a step's selector is looked for: the page, or the frame its `frame` selector names. */
+/**
+ * Where a step's selector is looked for: the page, or the frame its `frame` names (one iframe's
+ * selector, or those of the iframes to go through, outermost first).
+ */
 export function scopeOf(
   page: Page,
   step: InteractionStep,
   user: TargetUser | undefined,
 ): Page | FrameLocator {
-  return 'frame' in step && step.frame
-    ? page.locator(stepSelector(step.frame, user)).first().contentFrame()
-    : page
+  if (!('frame' in step) || !step.frame) return page
+  let scope: Page | FrameLocator = page
+  for (const frame of framePathOf(step.frame))
+    scope = scope.locator(stepSelector(frame, user)).first().contentFrame()
+  return scope
 }
+
+/** A step's `frame` as the list of iframe selectors to go through, outermost first. */
+const framePathOf = (frame: string | readonly string[]): readonly string[] =>
+  typeof frame === 'string' ? [frame] : frame
 
 async function runStep(
   page: Page,
@@ -1078,7 +1087,7 @@ export function describeStep(step: InteractionStep): string {
   if ('goto' in step) return `goto ${step.goto}`
   if ('frame' in step && step.frame) {
     const { frame, ...rest } = step
-    return `${describeStep(rest)} in the frame ${frame}`
+    return `${describeStep(rest)} in the frame ${[...framePathOf(frame)].reverse().join(' inside ')}`
   }
   if ('fill' in step) return `fill ${step.fill} with ${JSON.stringify(step.value)}`
   if ('click' in step) return `click ${step.click}`

@@ -714,6 +714,28 @@ describe('the interaction driver (browse) on local pages', () => {
     const outcome = await run('/framed', { ...target(), login }, { user })
     expect(outcome.callback).toBe(`${CALLBACK}?code=the-code`)
     expect(outcome.loginRequest).toMatchObject({ url: `${base}/framed-login`, status: 200 })
+    // a widget in a frame inside a frame: the iframes to go through, outermost first (issue 29)
+    const path = ['iframe#outer', 'iframe#inner']
+    const deep: LoginConfig = {
+      detect: 'iframe#outer',
+      steps: [
+        { fill: 'input[name=username]', value: '{username}', frame: path },
+        { fill: 'input[name=password]', value: '{password}', frame: path },
+        { click: 'button[type=submit]', frame: path },
+      ],
+      stepTimeoutMs: 3000,
+    }
+    const steps: string[] = []
+    const nested = await run(
+      '/framed-deep',
+      { ...target(), login: deep },
+      { user, onLoginStep: (step) => Promise.resolve(void steps.push(step)) },
+    )
+    expect(nested.callback).toBe(`${CALLBACK}?code=the-code`)
+    expect(nested.loginRequest).toMatchObject({ url: `${base}/framed-login`, status: 200 })
+    expect(steps[2]).toBe(
+      'step 3: click button[type=submit] in the frame iframe#inner inside iframe#outer',
+    )
   }, 60_000)
 
   test("a login form in a frame is cancelled with the widget's own cancel control (issue 29)", async () => {
