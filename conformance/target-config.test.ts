@@ -70,9 +70,14 @@ describe('the interactions of a target configuration', () => {
       ],
     }
     expect(load({ login }).login).toEqual(login)
+    // a frame inside a frame: the iframes to go through, outermost first (issue 29)
+    const nested = { steps: [{ click: '#go', frame: ['iframe#outer', 'iframe#widget'] }] }
+    expect(load({ login: nested }).login).toEqual(nested)
     for (const step of [
       { goto: '/x', frame: 'iframe' },
       { click: '#go', frame: '' },
+      { click: '#go', frame: [] },
+      { click: '#go', frame: ['iframe', ''] },
     ])
       expect(() => load({ login: { steps: [step] } })).toThrow(/login.steps\[0\]" must be one step/)
   })

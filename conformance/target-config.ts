@@ -28,22 +28,24 @@ const user = Joi.object({
 })
 
 const selector = Joi.string().min(1)
+// the iframe a step acts in: its selector, or the selectors of the frames around it, outermost first
+const framePath = Joi.alternatives().try(selector, Joi.array().items(selector).min(1))
 const interactionStep = Joi.alternatives().try(
   Joi.object({ goto: Joi.string().min(1).required(), optional: Joi.boolean() }),
   Joi.object({
     fill: selector.required(),
     value: Joi.string().required(),
     optional: Joi.boolean(),
-    frame: selector,
+    frame: framePath,
   }),
-  Joi.object({ click: selector.required(), optional: Joi.boolean(), frame: selector }),
+  Joi.object({ click: selector.required(), optional: Joi.boolean(), frame: framePath }),
   Joi.object({
     press: selector.required(),
     key: Joi.string().min(1).required(),
     optional: Joi.boolean(),
-    frame: selector,
+    frame: framePath,
   }),
-  Joi.object({ waitFor: selector.required(), optional: Joi.boolean(), frame: selector }),
+  Joi.object({ waitFor: selector.required(), optional: Joi.boolean(), frame: framePath }),
 )
 /** A regular expression that compiles (the URL pattern of an interaction). */
 const pattern = Joi.string()

@@ -12,6 +12,8 @@ import {
 import { authorizeRaw, endpointUrl } from '../harness/requests.ts'
 import { verifiedAuthTime } from '../harness/jwt.ts'
 import { CANCEL, expectErrorRedirect, NEEDS_UI_ERRORS } from '../harness/pages.ts'
+import { cancelControl, loginDetector, loginFrame } from '../harness/browser.ts'
+import { idpOrigins } from '../harness/idp-origins.ts'
 
 const AUTHZ_14 = check(async (ctx) => {
   const base = await validParams(ctx)
@@ -123,7 +125,11 @@ const AUTHZ_16 = check(async (ctx) => {
   expectThat(form.outcome.loginShown, 'no login page was shown')
   // the configured control (login.cancel) or a built-in one: a button, submit or link "Cancel"
   const cancel = ctx.target.login?.cancel
-  if ((await form.outcome.page.locator(cancel ?? CANCEL).count()) === 0)
+  // on the page, or in the frame holding the login form (a hosted widget's own cancel), where
+  // the cancelling flow presses it
+  const page = form.outcome.page
+  const frame = await loginFrame(page, loginDetector(ctx.target.login), idpOrigins(ctx.target))
+  if ((await (await cancelControl(page, frame, cancel ?? CANCEL)).count()) === 0)
     ctx.skip(
       cancel
         ? `the login page shows no ${cancel} (login.cancel) control (INFO: the user cannot deny from it)`

@@ -1,5 +1,6 @@
 import type { Page, Response } from '@playwright/test'
-import { loginFormVisible } from '../harness/browser.ts'
+import { loginFormVisible, loginScope } from '../harness/browser.ts'
+import { idpOrigins } from '../harness/idp-origins.ts'
 import { type FailedAttempt, failedSignIn } from '../harness/failed-sign-in.ts'
 import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
 import type { login as catalogue } from '../catalogue/login.ts'
@@ -120,6 +121,7 @@ async function failedSignInPage(ctx: CheckContext): Promise<FailedAttempt> {
     wrongPassword(ctx.target.users.primary),
     ctx.target.login,
     Math.min(30_000, Math.max(10_000, ctx.timeLeftMs() / 2)),
+    idpOrigins(ctx.target),
   )
   if (!attempt.carriedPassword)
     ctx.note(
@@ -478,7 +480,11 @@ const LOGIN_06 = check(async (ctx) => {
   // then, with that injection reported, the failed login is not tried (rather than waiting
   // 30 s for a control and leaving the rest of the check inconclusive)
   const failed = 'page after a failed login'
-  if (loginPage.injected && !ctx.target.login?.steps && !(await loginFormVisible(page)))
+  if (
+    loginPage.injected &&
+    !ctx.target.login?.steps &&
+    !(await loginFormVisible(await loginScope(page, ctx.target.login, idpOrigins(ctx.target))))
+  )
     ctx.note(`${failed}: not tried, the login page's injection left its form unusable`)
   else {
     // the attempt ends with the provider's refusal: steps that only follow a success (a code
@@ -490,6 +496,7 @@ const LOGIN_06 = check(async (ctx) => {
       { username, password: `wrong-${oidc.randomState().slice(0, 8)}` },
       ctx.target.login,
       Math.min(30_000, Math.max(10_000, ctx.timeLeftMs() / 2)),
+      idpOrigins(ctx.target),
     ).catch((err: unknown) => {
       ctx.note(
         `${failed}: inconclusive, the sign-in with the payload as the user name could not be driven (${(err as Error).message.split('\n')[0] ?? ''})`,

@@ -388,10 +388,13 @@ export async function browse(
       loginShown = true
       await options.onLoginPage?.(page)
       if (options.cancel) {
-        await page
-          .locator(target.login?.cancel ?? DEFAULT_CANCEL)
-          .first()
-          .click({ timeout })
+        // the form's own cancel when the form is in a frame (a hosted widget), else the page's
+        const cancel = await cancelControl(
+          page,
+          found.frame,
+          target.login?.cancel ?? DEFAULT_CANCEL,
+        )
+        await cancel.click({ timeout })
         answered.push(`cancelled the login at ${where}`)
       } else if (options.user) {
         credential.watching = true
@@ -676,8 +679,10 @@ export function appliesTo(
 }
 
 /**
- * The first child frame, shown on the page, at the page's own origin or one of `origins` (the
- * IdP's), where `selector` is visible now (no waiting). A frame of another origin (an
+ * The nearest frame, shown on the page, at the page's own origin or one of `origins` (the
+ * IdP's), where `selector` is visible now (no waiting): any descendant of the page (a hosted
+ * widget framed inside a frame), looked at from the least nested, each shown only when its
+ * `<iframe>` element and every enclosing frame's are visible. A frame of another origin (an
  * advertisement, a third party's widget) is never looked into: credentials are typed only into
  * the IdP's own pages.
  */
@@ -687,17 +692,64 @@ export async function loginFrame(
   origins: ReadonlySet<string>,
 ): Promise<Frame | undefined> {
   const own = originOf(page.url())
-  for (const frame of page.frames()) {
-    if (frame === page.mainFrame()) continue
-    const origin = originOf(frame.url())
-    if (origin === undefined || (origin !== own && !origins.has(origin))) continue
-    const element = await frame.frameElement().catch(() => undefined)
-    const shown = (await element?.isVisible().catch(() => false)) ?? false
-    await element?.dispose().catch(() => undefined)
-    if (!shown) continue
+  const depth = (frame: Frame): number => {
+    let n = 0
+    for (let at = frame.parentFrame(); at; at = at.parentFrame()) n++
+    return n
+  }
+  const candidates = page
+    .frames()
+    .filter((frame) => {
+      if (frame === page.mainFrame()) return false
+      const origin = originOf(frame.url())
+      return origin !== undefined && (origin === own || origins.has(origin))
+    })
+    .map((frame) => ({ frame, depth: depth(frame) }))
+    // a stable sort: frames of one depth stay in the page's order
+    .sort((a, b) => a.depth - b.depth)
+  for (const { frame } of candidates) {
+    if (!(await frameShown(page, frame))) continue
     if (await visible(frame, selector)) return frame
   }
   return undefined
+}
+
+/** Whether a frame's `<iframe>` element and those of all the frames around it are visible. */
+async function frameShown(page: Page, frame: Frame): Promise<boolean> {
+  for (let at: Frame | null = frame; at && at !== page.mainFrame(); at = at.parentFrame()) {
+    const element = await at.frameElement().catch(() => undefined)
+    const shown = (await element?.isVisible().catch(() => false)) ?? false
+    await element?.dispose().catch(() => undefined)
+    if (!shown) return false
+  }
+  return true
+}
+
+/**
+ * Where the login page's usual form is: the page when `login`'s detector shows on it, else the
+ * frame `loginFrame` finds it in (as the browser sign-in recognises it), else the page.
+ */
+export async function loginScope(
+  page: Page,
+  login: LoginConfig | undefined,
+  origins: ReadonlySet<string>,
+): Promise<Page | Frame> {
+  const detector = loginDetector(login)
+  if (await visible(page, detector)) return page
+  return (await loginFrame(page, detector, origins)) ?? page
+}
+
+/**
+ * The login page's cancel control (`selector`): in the frame that holds the login form when it
+ * shows there (a hosted widget's own cancel), else on the page, as a user sees it.
+ */
+export async function cancelControl(
+  page: Page,
+  frame: Frame | undefined,
+  selector: string,
+): Promise<Locator> {
+  if (frame && (await visible(frame, selector))) return frame.locator(selector).first()
+  return page.locator(selector).first()
 }
 
 /** Whether a selector matches a visible element now (no waiting; a bad selector is no match). */
@@ -965,16 +1017,25 @@ export async function runSteps(
   }
 }
 
-/** Where a step's selector is looked for: the page, or the frame its `frame` selector names. */
-function scopeOf(
+/**
+ * Where a step's selector is looked for: the page, or the frame its `frame` names (one iframe's
+ * selector, or those of the iframes to go through, outermost first).
+ */
+export function scopeOf(
   page: Page,
   step: InteractionStep,
   user: TargetUser | undefined,
 ): Page | FrameLocator {
-  return 'frame' in step && step.frame
-    ? page.locator(stepSelector(step.frame, user)).first().contentFrame()
-    : page
+  if (!('frame' in step) || !step.frame) return page
+  let scope: Page | FrameLocator = page
+  for (const frame of framePathOf(step.frame))
+    scope = scope.locator(stepSelector(frame, user)).first().contentFrame()
+  return scope
 }
+
+/** A step's `frame` as the list of iframe selectors to go through, outermost first. */
+const framePathOf = (frame: string | readonly string[]): readonly string[] =>
+  typeof frame === 'string' ? [frame] : frame
 
 async function runStep(
   page: Page,
@@ -1027,7 +1088,7 @@ export function describeStep(step: InteractionStep): string {
   if ('goto' in step) return `goto ${step.goto}`
   if ('frame' in step && step.frame) {
     const { frame, ...rest } = step
-    return `${describeStep(rest)} in the frame ${frame}`
+    return `${describeStep(rest)} in the frame ${[...framePathOf(frame)].reverse().join(' inside ')}`
   }
   if ('fill' in step) return `fill ${step.fill} with ${JSON.stringify(step.value)}`
   if ('click' in step) return `click ${step.click}`
@@ -1052,17 +1113,20 @@ export function stepValue(value: string, user: TargetUser): string {
 }
 
 /**
- * Signs `user` in on the login page: the configured steps, or the usual form. A step that
- * fails throws with the step's description, so a report says which one broke.
+ * Signs `user` in on the login page: the configured steps, or the usual form (on the page, or in
+ * `scope`, the frame `loginScope` found it in). A step that fails throws with the step's
+ * description, so a report says which one broke.
  */
 export async function submitLogin(
   page: Page,
   user: TargetUser,
   login: LoginConfig | undefined,
   onStep?: LoginStepListener,
+  scope?: Page | Frame,
 ): Promise<void> {
   if (!login?.steps) {
-    await fillLogin(page, user)
+    // the usual form where it was found: the page, or the frame holding it (loginScope)
+    await fillLogin(scope ?? page, user)
     await onStep?.('fill the usual username/password form and submit it', page)
     return
   }
@@ -1130,8 +1194,8 @@ async function fixedValue(field: ReturnType<Page['locator']>): Promise<boolean> 
 /** Labels of a sign-in button. */
 const SIGN_IN_LABEL = /\b(sign ?in|log ?in|login|continue|next|submit|enter)\b/i
 
-/** Whether the usual login form's controls are all on the page and visible (no waiting). */
-export async function loginFormVisible(page: Page): Promise<boolean> {
+/** Whether the usual login form's controls are all on the page (or frame) and visible (no waiting). */
+export async function loginFormVisible(page: Page | Frame): Promise<boolean> {
   for (const control of LOGIN_CONTROLS)
     if (!(await page.locator(control).first().isVisible())) return false
   return true

@@ -37,6 +37,15 @@ const FORM_PAGE = (error: string): string =>
     `${error}<form method="post" action="/login"><input name="username"><input type="password" name="password"><button type="submit">Sign in</button></form>`,
   )
 
+// issue 29: the usual form in a frame (a hosted login widget), one level or two levels down
+const FRAMED_PAGE = html(`<h1>Sign in to continue</h1><iframe src="/widget"></iframe>`)
+const DEEP_PAGE = html(`<h1>Sign in to continue</h1><iframe src="/outer"></iframe>`)
+const OUTER_PAGE = html(`<iframe src="/widget"></iframe>`)
+const WIDGET_PAGE = (error: string): string =>
+  html(
+    `${error}<form method="post" action="/widget-login"><input name="username"><input type="password" name="password"><button type="submit">Sign in</button></form>`,
+  )
+
 function serve(req: IncomingMessage, res: ServerResponse): void {
   const send = (status: number, body: string, type = 'text/html'): void => {
     res.writeHead(status, { 'content-type': type })
@@ -60,6 +69,15 @@ function serve(req: IncomingMessage, res: ServerResponse): void {
     if (req.method === 'GET' && path === '/spa') return send(200, SPA_PAGE)
     if (req.method === 'POST' && path === '/api/authn')
       return send(401, JSON.stringify({ error: 'invalid_credentials' }), 'application/json')
+    if (req.method === 'GET' && path === '/framed') return send(200, FRAMED_PAGE)
+    if (req.method === 'GET' && path === '/deep') return send(200, DEEP_PAGE)
+    if (req.method === 'GET' && path === '/outer') return send(200, OUTER_PAGE)
+    if (req.method === 'GET' && path === '/widget') return send(200, WIDGET_PAGE(''))
+    // the refusal comes after a while (a password hash): the page it leads to is waited for
+    if (req.method === 'POST' && path === '/widget-login') {
+      setTimeout(() => send(200, WIDGET_PAGE('<p>Wrong user name or password.</p>')), 300)
+      return
+    }
     if (req.method === 'GET' && path === '/login') return send(200, FORM_PAGE(''))
     if (req.method === 'POST' && path === '/login')
       return send(200, FORM_PAGE('<p>Wrong user name or password.</p>'))
@@ -173,6 +191,73 @@ describe('failedSignIn', () => {
         20_000,
       ),
     ).rejects.toThrow(/could not be sent: login step 3: wait for input\[name=pw\] failed/)
+    await page.close()
+  }, 60_000)
+
+  test.each(['/framed', '/deep'])(
+    'the usual form in a frame (%s): the answer to its post, the refusal shown in the frame, the form there for the next (issue 29)',
+    async (path) => {
+      const page = await context.newPage()
+      // a form looked for on the top page only would wait this long for its fields
+      page.setDefaultTimeout(3000)
+      await page.goto(`${base}${path}`)
+      const attempt = await failedSignIn(page, wrong, undefined, 10_000)
+      expect(attempt.carriedPassword).toBe(true)
+      expect(new URL(attempt.response.url()).pathname).toBe('/widget-login')
+      expect(attempt.response.request().isNavigationRequest()).toBe(true)
+      // the frame's answer had loaded when the attempt resolved: the refusal, as a user sees it
+      const widget = page.frames().find((f) => new URL(f.url()).pathname === '/widget-login')
+      expect(await widget?.locator('text=Wrong user name or password.').count()).toBe(1)
+      expect(await onFirstLoginPage(page, undefined)).toBe(true)
+      expect((await attempt.end()).closed).toBe(false)
+      await page.close()
+    },
+    60_000,
+  )
+
+  test('configured steps naming the frame: the refusal in the frame, and their first step there for the next', async () => {
+    const page = await context.newPage()
+    page.setDefaultTimeout(3000)
+    await page.goto(`${base}/framed`)
+    const login: LoginConfig = {
+      steps: [
+        { fill: 'input[name=username]', value: '{username}', frame: 'iframe' },
+        { fill: 'input[type=password]', value: '{password}', frame: 'iframe' },
+        { click: 'button[type=submit]', frame: 'iframe' },
+      ],
+      stepTimeoutMs: 3000,
+    }
+    const attempt = await failedSignIn(page, wrong, login, 10_000)
+    expect(attempt.carriedPassword).toBe(true)
+    expect(new URL(attempt.response.url()).pathname).toBe('/widget-login')
+    // the first step's field is looked for in the frame the step names, as the step does
+    expect(await onFirstLoginPage(page, login)).toBe(true)
+    await attempt.end()
+    await page.close()
+  }, 60_000)
+
+  test("the usual form in a frame of another origin: typed into only when it is one of the IdP's", async () => {
+    const page = await context.newPage()
+    page.setDefaultTimeout(3000)
+    // the widget framed from localhost while the page is at 127.0.0.1
+    const other = base.replace('127.0.0.1', 'localhost')
+    await page.goto(`${base}/framed`)
+    await page.setContent(
+      `<!doctype html><title>Sign in</title><iframe src="${other}/widget"></iframe>`,
+    )
+    await page.frames()[1]?.waitForLoadState('load')
+    await expect(failedSignIn(page, wrong, undefined, 5000)).rejects.toThrow(/could not be sent/)
+    expect(await onFirstLoginPage(page, undefined)).toBe(false)
+    await page.setContent(
+      `<!doctype html><title>Sign in</title><iframe src="${other}/widget"></iframe>`,
+    )
+    await page.frames()[1]?.waitForLoadState('load')
+    const idp = new Set([new URL(other).origin])
+    expect(await onFirstLoginPage(page, undefined, idp)).toBe(true)
+    const attempt = await failedSignIn(page, wrong, undefined, 10_000, idp)
+    expect(attempt.carriedPassword).toBe(true)
+    expect(attempt.response.url()).toBe(`${other}/widget-login`)
+    await attempt.end()
     await page.close()
   }, 60_000)
 

@@ -885,7 +885,7 @@ export async function failedLogins(
   let page = await loginPage()
   let fresh = true
   return async () => {
-    if (!fresh && !(await onFirstLoginPage(page, ctx.target.login))) {
+    if (!fresh && !(await onFirstLoginPage(page, ctx.target.login, idpOrigins(ctx.target)))) {
       if (!page.isClosed()) await page.close().catch(() => undefined)
       page = await loginPage()
     }
@@ -898,6 +898,7 @@ export async function failedLogins(
       credentials(),
       ctx.target.login,
       Math.max(10_000, ctx.timeLeftMs()),
+      idpOrigins(ctx.target),
     )
     const res = attempt.response
     const headers: Record<string, string> = await res.allHeaders().catch(() => ({}))

@@ -152,6 +152,26 @@ for (const el of document.querySelectorAll('[role=button]'))
     'widget',
     `<form method="post" action="/framed-login"><input name="username" autocomplete="username"><input type="password" name="password"><button type="submit">Sign in</button></form>`,
   ),
+  // issue 29: a widget whose own cancel control is inside the frame (it sends the top page on)
+  '/framed-own-cancel': page(
+    'Sign in to continue',
+    `<h1>Sign in to continue</h1><iframe id="widget" src="/framed-widget-cancel"></iframe>`,
+  ),
+  '/framed-widget-cancel': page(
+    'widget',
+    `<form method="post" action="/framed-login"><input name="username" autocomplete="username"><input type="password" name="password"><button type="submit">Sign in</button></form><a href="/consent-deny" target="_top">Cancel</a>`,
+  ),
+  // issue 29: the widget framed inside a frame of the page (two levels), shown; and the same
+  // with the outer frame hidden (its inner frame's own element stays visible in it)
+  '/framed-deep': page(
+    'Sign in to continue',
+    `<h1>Sign in to continue</h1><iframe id="outer" src="/framed-outer"></iframe>`,
+  ),
+  '/framed-deep-hidden': page(
+    'Sign in to continue',
+    `<h1>Sign in to continue</h1><iframe id="outer" src="/framed-outer" style="visibility: hidden"></iframe>`,
+  ),
+  '/framed-outer': page('outer', `<iframe id="inner" src="/framed-widget"></iframe>`),
   // a push sign-in: a code page whose approval arrives while a step waits, and the page moves on
   '/push': page(
     'Approve the sign-in',
@@ -248,9 +268,9 @@ function serve(req: IncomingMessage, res: ServerResponse): void {
     req.on('end', () => {
       const sent = new URLSearchParams(body)
       const ok = sent.get('username') === user.username && sent.get('password') === user.password
-      // the widget's answer moves its parent on, as a hosted widget's postMessage hand-off does
+      // the widget's answer moves the top page on, as a hosted widget's postMessage hand-off does
       res.writeHead(200, { 'content-type': 'text/html' })
-      res.end(ok ? `<script>parent.location.href = '/consent'</script>` : '<p>Wrong password</p>')
+      res.end(ok ? `<script>top.location.href = '/consent'</script>` : '<p>Wrong password</p>')
     })
     return
   }
@@ -694,6 +714,51 @@ describe('the interaction driver (browse) on local pages', () => {
     const outcome = await run('/framed', { ...target(), login }, { user })
     expect(outcome.callback).toBe(`${CALLBACK}?code=the-code`)
     expect(outcome.loginRequest).toMatchObject({ url: `${base}/framed-login`, status: 200 })
+    // a widget in a frame inside a frame: the iframes to go through, outermost first (issue 29)
+    const path = ['iframe#outer', 'iframe#inner']
+    const deep: LoginConfig = {
+      detect: 'iframe#outer',
+      steps: [
+        { fill: 'input[name=username]', value: '{username}', frame: path },
+        { fill: 'input[name=password]', value: '{password}', frame: path },
+        { click: 'button[type=submit]', frame: path },
+      ],
+      stepTimeoutMs: 3000,
+    }
+    const steps: string[] = []
+    const nested = await run(
+      '/framed-deep',
+      { ...target(), login: deep },
+      { user, onLoginStep: (step) => Promise.resolve(void steps.push(step)) },
+    )
+    expect(nested.callback).toBe(`${CALLBACK}?code=the-code`)
+    expect(nested.loginRequest).toMatchObject({ url: `${base}/framed-login`, status: 200 })
+    expect(steps[2]).toBe(
+      'step 3: click button[type=submit] in the frame iframe#inner inside iframe#outer',
+    )
+  }, 60_000)
+
+  test("a login form in a frame is cancelled with the widget's own cancel control (issue 29)", async () => {
+    const outcome = await run('/framed-own-cancel', target(), { cancel: true, timeoutMs: 3000 })
+    expect(outcome.loginShown).toBe(true)
+    expect(outcome.interactions?.[0]).toMatch(/^cancelled the login at .*\/framed-own-cancel$/)
+    expect(outcome.callback).toBe(`${CALLBACK}?error=access_denied`)
+    // a cancel control on the page around the frame is still pressed there
+    const around = await run('/framed', target(), { cancel: true, timeoutMs: 3000 })
+    expect(around.callback).toBe(`${CALLBACK}?error=access_denied`)
+  }, 60_000)
+
+  test('a login form in a frame inside a frame of the page is signed in at; never when an enclosing frame is hidden (issue 29)', async () => {
+    const outcome = await run('/framed-deep', target(), { user })
+    expect(outcome.callback).toBe(`${CALLBACK}?code=the-code`)
+    expect(outcome.loginShown).toBe(true)
+    expect(outcome.loginRequest).toMatchObject({ url: `${base}/framed-login`, status: 200 })
+    expect(outcome.interactions?.[0]).toMatch(/^signed in at .*\/framed-deep$/)
+    // the same widget in a frame whose enclosing frame is not shown: nothing a user can fill
+    const hidden = await run('/framed-deep-hidden', target(), { user })
+    expect(hidden.loginShown).toBe(false)
+    expect(hidden.loginRequest).toBeUndefined()
+    expect(hidden.stopped?.kind).toBe('unrecognised')
   }, 60_000)
 
   test('a step that fails after the page moved on by itself goes on to the next page (blind round 5, F2)', async () => {

@@ -49,11 +49,12 @@ export type LoginStep =
  * A step of an interaction: a login step, optionally "if shown": an optional step whose
  * selector is not on the page within `optionalWaitMs` (default 1000 ms at the run's pace) is skipped, not failed.
  * `frame` (not on `goto`): a selector of the iframe the step's selector is looked for in (a
- * login widget in an iframe).
+ * login widget in an iframe), or the selectors of the iframes to go through, outermost first (a
+ * widget in a frame inside a frame).
  */
 export type InteractionStep = LoginStep & {
   readonly optional?: boolean | undefined
-  readonly frame?: string | undefined
+  readonly frame?: string | readonly string[] | undefined
 }
 
 /** What an interaction does in the flow (how the driver and the dry run name and treat it). */
