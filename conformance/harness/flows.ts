@@ -13,6 +13,7 @@ import {
 import { giveSession, signInByFormPost } from './form-sign-in.ts'
 import { idpOrigins, learnSignInOrigins } from './idp-origins.ts'
 import { jarOf } from './session.ts'
+import { redactUrl } from './redact.ts'
 import { failedSignIn, onFirstLoginPage } from './failed-sign-in.ts'
 import {
   about,
@@ -307,7 +308,7 @@ export async function authorize(
   }
   if (!outcome.callback && outcome.stopped && stuckAtStop(outcome.stopped))
     await ctx.screenshot(
-      `the page the suite could not get past: ${outcome.stopped.url}`,
+      `the page the suite could not get past: ${outcome.stopped.address ?? outcome.stopped.url}`,
       outcome.page,
       {
         fullPage: true,
@@ -471,7 +472,7 @@ export function whereLeft(result: AuthorizeResult): string {
 
 /** Where a browser flow that did not reach the client was left, for messages. */
 export function whereLeftBrowser(outcome: BrowserOutcome): string {
-  const at = `page at ${outcome.page.url()}`
+  const at = `page at ${redactUrl(outcome.page.url())}`
   const stop = outcome.stopped
   if (stop?.kind === 'error-page')
     return `${at}: an error page of the IdP${stop.status === undefined ? '' : ` (HTTP ${stop.status})`}, "${stop.title}": ${stop.text.slice(0, 160)}`
