@@ -388,7 +388,10 @@ export function stuckAt(result: AuthorizeResult): BrowserStop | undefined {
 }
 
 const stuckAtStop = (stop: BrowserStop): boolean =>
-  stop.kind === 'unrecognised' || stop.kind === 'loop' || stop.kind === 'limit'
+  stop.kind === 'unrecognised' ||
+  stop.kind === 'unsettled' ||
+  stop.kind === 'loop' ||
+  stop.kind === 'limit'
 
 /**
  * "the suite could not get past <title> at <url>": one message (and so one cause in the
@@ -400,7 +403,9 @@ export function couldNotGetPast(stop: BrowserStop, url?: string): string {
       ? ': the same page came back after each answer'
       : stop.kind === 'limit'
         ? ': the provider asked for more pages than the suite answers in one flow'
-        : ': no configured interaction or built-in recogniser (login, consent, continue, account chooser) matched it'
+        : stop.kind === 'unsettled'
+          ? ': after the sign-in the page still showed a login form but never settled (requests in flight, or its text still changing) within the watch, so whether the IdP showed its login page again could not be told'
+          : ': no configured interaction or built-in recogniser (login, consent, continue, account chooser) matched it'
   const prompt = url ? new URL(url).searchParams.get('prompt') : null
   const asked = prompt
     ? ` (the suite's own request asked for prompt=${prompt}${prompt.includes('consent') ? ', which offline_access needs (OIDC Core §11): a consent page must be answerable, so configure it under interactions' : ''})`
