@@ -111,12 +111,18 @@ export interface BrowserStop {
    * `unrecognised`: a page no interaction recognises and that does not move by itself.
    * `elsewhere`: the browser could not load where the provider sent it (a host that does not
    * resolve, a connection reset): the provider's doing.
-   * `login-again`: the login page came back after the sign-in was submitted.
+   * `login-again`: the login page came back after the sign-in was submitted, and stayed: the
+   * page settled (no request in flight or sent, its address and text unchanged, for QUIET_MS)
+   * still showing it at the same address.
+   * `unsettled`: after the sign-in, a login form was still shown when the watch ended, but the
+   * page had not settled (a script page between routes, still fetching or re-rendering): whether
+   * it is the login page again could not be told.
    * `loop`: the same interaction came back at the same address three times.
    * `limit`: the step or time bound ran out.
-   * The last three and `unrecognised` are the suite's own limits: inconclusive.
+   * `unsettled`, `loop`, `limit` and `unrecognised` are the suite's own limits: inconclusive.
    */
-  readonly kind: 'error-page' | 'elsewhere' | 'unrecognised' | 'login-again' | 'loop' | 'limit'
+  readonly kind:
+    'error-page' | 'elsewhere' | 'unrecognised' | 'login-again' | 'unsettled' | 'loop' | 'limit'
   /** The page's title (or its first heading), as the user sees it. */
   readonly title: string
   /** The page's address, its query and fragment left out (they hold one-time values). */
@@ -293,6 +299,7 @@ export async function browse(
     })
   })
   const callbackReached = reachedCallback.then(() => 'callback' as const)
+  const traffic = watchTraffic(page)
   // the credential request: the first POST of the page after the sign-in is submitted
   const credential: { watching: boolean; request: Request | undefined } = {
     watching: false,
@@ -359,9 +366,14 @@ export async function browse(
       frameOrigins: target.baseUrl
         ? idpOrigins({ ...target, baseUrl: target.baseUrl })
         : new Set<string>(),
+      traffic,
+      // a login form seen after the sign-in is judged only once the page settled
+      afterSignIn: signedIn,
     })
     if (arrived()) break
     if (found.kind === 'moved') continue
+    if (found.kind === 'unsettled')
+      return await outcome(await describeStop(page, 'unsettled', doc.status))
     if (found.kind === 'none') {
       const kind = !loaded(page.url())
         ? 'elsewhere'
@@ -503,6 +515,8 @@ function signInNavigation(page: Page, signInMs: number, timeout: number): Promis
 type Recognised =
   | { readonly kind: 'moved' }
   | { readonly kind: 'none' }
+  /** After the sign-in: a login form still shown on a page that never settled in the watch. */
+  | { readonly kind: 'unsettled' }
   | {
       readonly kind: 'login' | 'answer'
       readonly name: string
@@ -529,11 +543,41 @@ export const RENDER_WAIT_MS = 5000
  */
 const QUIET_MS = 2000
 
+/** The requests a page has in flight, and when it last sent one (any of its frames). */
+interface Traffic {
+  readonly inFlight: ReadonlySet<Request>
+  readonly lastSentAt: () => number
+}
+
+/** Follows `page`'s requests for its whole life (a request sent before a look counts too). */
+function watchTraffic(page: Page): Traffic {
+  const inFlight = new Set<Request>()
+  let sentAt = performance.now()
+  page.on('request', (req) => {
+    sentAt = performance.now()
+    inFlight.add(req)
+  })
+  const done = (req: Request): void => {
+    inFlight.delete(req)
+  }
+  page.on('requestfinished', done)
+  page.on('requestfailed', done)
+  return { inFlight, lastSentAt: () => sentAt }
+}
+
 /**
  * Looks at the page as the user sees it: a configured interaction, the login page, or a
  * built-in one. A page that may still render or move by itself is polled until it shows
  * something known, navigates, goes quiet (network idle and two more looks) or RENDER_WAIT_MS
  * pass; a page without scripts is looked at once.
+ *
+ * After the sign-in (`afterSignIn`), a login form is not taken at first sight for the login page
+ * again: a script page between routes still shows the old form at its new address (a hash route
+ * changed to `#/choose`, its content re-rendered once a fetch answers). Such a page is watched
+ * until it settles, no request in flight or sent and its address and text unchanged for
+ * QUIET_MS, and is the login page again only if it then still shows the form; what it renders
+ * meanwhile (an account chooser) is answered, a route change is looked at afresh, and a page
+ * that never settles within the watch is `unsettled`, which judges nothing.
  */
 async function recognise(
   page: Page,
@@ -542,7 +586,12 @@ async function recognise(
   callbackReached: Promise<'callback'>,
   doc: { readonly refresh: boolean; readonly status: number | undefined },
   timeout: number,
-  watch: { readonly renderWaitMs: number; readonly frameOrigins: ReadonlySet<string> },
+  watch: {
+    readonly renderWaitMs: number
+    readonly frameOrigins: ReadonlySet<string>
+    readonly traffic: Traffic
+    readonly afterSignIn: boolean
+  },
 ): Promise<Recognised> {
   await Promise.race([
     callbackReached,
@@ -554,21 +603,25 @@ async function recognise(
     if (frame === page.mainFrame()) nav.moved = true
   }
   page.on('framenavigated', onNavigated)
-  // when the page (any of its frames) last sent a request: a page that polls is not quiet
-  const sent = { at: performance.now() }
-  const onRequest = (): void => {
-    sent.at = performance.now()
-  }
-  page.on('request', onRequest)
+  const { traffic } = watch
+  // when the page last sent a request, counted from this look's start at the earliest
+  const begun = performance.now()
+  const sentAt = (): number => Math.max(traffic.lastSentAt(), begun)
+  // a login form after the sign-in waits for the page to settle; anything else is taken at once
+  const settling = (found: Recognised): boolean => watch.afterSignIn && found.kind === 'login'
   try {
     const first = await lookAt(page, target, user, doc.status, watch.frameOrigins)
-    if (first) return first
-    if (!doc.refresh && !(await mayMoveByItself(page))) return { kind: 'none' }
+    if (first && !settling(first)) return first
+    // a page that cannot change by itself is as settled as it will be
+    if (!doc.refresh && !(await mayMoveByItself(page))) return first ?? { kind: 'none' }
     const idle = { reached: false, looksAfter: 0 }
     void page
       .waitForLoadState('networkidle', { timeout: watch.renderWaitMs })
       .then(() => (idle.reached = true))
       .catch(() => (idle.reached = true))
+    // what the page showed, and since when: its text (a re-render changes it)
+    const shown = { text: await pageText(page), since: performance.now() }
+    let last = first
     const deadline = performance.now() + watch.renderWaitMs
     while (performance.now() < deadline) {
       const waited = await Promise.race([
@@ -584,14 +637,28 @@ async function recognise(
         return { kind: 'moved' }
       }
       const found = await lookAt(page, target, user, doc.status, watch.frameOrigins)
-      if (found) return found
-      if (idle.reached && ++idle.looksAfter >= 3 && performance.now() - sent.at >= QUIET_MS) break
+      if (found && !settling(found)) return found
+      const text = await pageText(page)
+      if (text !== shown.text) {
+        shown.text = text
+        shown.since = performance.now()
+      }
+      last = found
+      const now = performance.now()
+      const quiet = traffic.inFlight.size === 0 && now - sentAt() >= QUIET_MS
+      // the login form again, on a page settled at the address the look began at
+      if (found && quiet && now - shown.since >= QUIET_MS) return found
+      if (!found && idle.reached && ++idle.looksAfter >= 3 && now - sentAt() >= QUIET_MS) break
     }
-    return { kind: 'none' }
+    return last ? { kind: 'unsettled' } : { kind: 'none' }
   } finally {
     page.off('framenavigated', onNavigated)
-    page.off('request', onRequest)
   }
+}
+
+/** The page's visible text now ('' when it cannot be read: a page between documents). */
+async function pageText(page: Page): Promise<string> {
+  return page.evaluate(() => document.body.innerText).catch(() => '')
 }
 
 /** One look at the page: what it is, or undefined when nothing is recognised (yet). */

@@ -13,6 +13,7 @@ import {
 import { giveSession, signInByFormPost } from './form-sign-in.ts'
 import { idpOrigins, learnSignInOrigins } from './idp-origins.ts'
 import { jarOf } from './session.ts'
+import { redactUrl } from './redact.ts'
 import { failedSignIn, onFirstLoginPage } from './failed-sign-in.ts'
 import {
   about,
@@ -307,7 +308,7 @@ export async function authorize(
   }
   if (!outcome.callback && outcome.stopped && stuckAtStop(outcome.stopped))
     await ctx.screenshot(
-      `the page the suite could not get past: ${outcome.stopped.url}`,
+      `the page the suite could not get past: ${outcome.stopped.address ?? outcome.stopped.url}`,
       outcome.page,
       {
         fullPage: true,
@@ -387,7 +388,10 @@ export function stuckAt(result: AuthorizeResult): BrowserStop | undefined {
 }
 
 const stuckAtStop = (stop: BrowserStop): boolean =>
-  stop.kind === 'unrecognised' || stop.kind === 'loop' || stop.kind === 'limit'
+  stop.kind === 'unrecognised' ||
+  stop.kind === 'unsettled' ||
+  stop.kind === 'loop' ||
+  stop.kind === 'limit'
 
 /**
  * "the suite could not get past <title> at <url>": one message (and so one cause in the
@@ -399,7 +403,9 @@ export function couldNotGetPast(stop: BrowserStop, url?: string): string {
       ? ': the same page came back after each answer'
       : stop.kind === 'limit'
         ? ': the provider asked for more pages than the suite answers in one flow'
-        : ': no configured interaction or built-in recogniser (login, consent, continue, account chooser) matched it'
+        : stop.kind === 'unsettled'
+          ? ': after the sign-in the page still showed a login form but never settled (requests in flight, or its text still changing) within the watch, so whether the IdP showed its login page again could not be told'
+          : ': no configured interaction or built-in recogniser (login, consent, continue, account chooser) matched it'
   const prompt = url ? new URL(url).searchParams.get('prompt') : null
   const asked = prompt
     ? ` (the suite's own request asked for prompt=${prompt}${prompt.includes('consent') ? ', which offline_access needs (OIDC Core §11): a consent page must be answerable, so configure it under interactions' : ''})`
@@ -471,7 +477,7 @@ export function whereLeft(result: AuthorizeResult): string {
 
 /** Where a browser flow that did not reach the client was left, for messages. */
 export function whereLeftBrowser(outcome: BrowserOutcome): string {
-  const at = `page at ${outcome.page.url()}`
+  const at = `page at ${redactUrl(outcome.page.url())}`
   const stop = outcome.stopped
   if (stop?.kind === 'error-page')
     return `${at}: an error page of the IdP${stop.status === undefined ? '' : ` (HTTP ${stop.status})`}, "${stop.title}": ${stop.text.slice(0, 160)}`

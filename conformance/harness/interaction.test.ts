@@ -189,7 +189,52 @@ setInterval(async () => {
 }, 1000)
 </script>`,
   ),
+  // blind round 6d (S1): a hash-routed sign-in app whose script renders each route only once a
+  // fetch of its configuration answers: after the sign-in the route is #/choose while the old
+  // login form is still on the page
+  '/hash-app': page(
+    'Sign in',
+    `<h1>Example</h1><main id="app">Loading…</main><script src="/hash-app.js"></script>`,
+  ),
 }
+
+/** How long the hash-routed app's configuration takes to answer on its chooser route. */
+const HASH_CONFIG_MS = 1500
+
+/**
+ * The hash-routed app's script. `?pw=wrong` in the page's query: the sign-in is refused in
+ * place (an error under the form); `?config=hang`: the chooser's configuration never answers.
+ */
+const HASH_APP_JS = `(() => {
+  const app = document.getElementById('app')
+  const opts = new URLSearchParams(location.search)
+  async function render() {
+    const route = location.hash.slice(1).split('?')[0]
+    const res = await fetch('/hash-api/config?route=' + encodeURIComponent(route) + '&config=' + (opts.get('config') || ''))
+    await res.json()
+    if (route === '/choose') {
+      app.innerHTML = '<h2>Choose an account</h2>' +
+        '<div role="button" tabindex="0" id="alice">Alice alice@example.com</div>' +
+        '<div role="button" tabindex="0" id="other">Use another account</div>'
+      document.getElementById('alice').addEventListener('click', () => location.assign('/picked-alice'))
+      document.getElementById('other').addEventListener('click', () => location.assign('#/login?uid=u1'))
+      return
+    }
+    app.innerHTML = '<label>E-mail <input id="who" type="text"></label>' +
+      '<label>Password <input id="pw" type="password"></label><button id="go">Sign in</button><p id="err"></p>'
+    document.getElementById('go').addEventListener('click', async () => {
+      const pw = opts.get('pw') === 'wrong' ? 'nope' : document.getElementById('pw').value
+      const r = await fetch('/hash-api/login', { method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: document.getElementById('who').value, password: pw }) })
+      const answer = await r.json()
+      if (answer.next) location.assign(answer.next)
+      else document.getElementById('err').textContent = 'Wrong password'
+    })
+  }
+  window.addEventListener('hashchange', render)
+  render()
+})()
+`
 
 /** How long the slow sign-ins take to answer: longer than the tests' default waits. */
 const SLOW_SIGN_IN_MS = 8000
@@ -296,6 +341,33 @@ function serve(req: IncomingMessage, res: ServerResponse): void {
       const ok = sent.username === user.username && sent.password === user.password
       res.writeHead(200, { 'content-type': 'application/json' })
       res.end(JSON.stringify(ok ? { next: '/consent' } : {}))
+    })
+    return
+  }
+  if (path === '/hash-app.js') {
+    res.writeHead(200, { 'content-type': 'text/javascript' })
+    res.end(HASH_APP_JS)
+    return
+  }
+  if (path === '/hash-api/config') {
+    const query = new URL(req.url ?? '/', 'http://x').searchParams
+    const choosing = query.get('route') === '/choose'
+    if (choosing && query.get('config') === 'hang') return // answered never (the socket closes with the page)
+    const timer = setTimeout(
+      () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'),
+      choosing ? HASH_CONFIG_MS : 0,
+    )
+    res.on('close', () => clearTimeout(timer))
+    return
+  }
+  if (path === '/hash-api/login') {
+    let body = ''
+    req.on('data', (c: Buffer) => (body += c.toString()))
+    req.on('end', () => {
+      const sent = JSON.parse(body) as TargetUser
+      const ok = sent.username === user.username && sent.password === user.password
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end(JSON.stringify(ok ? { next: '#/choose?uid=u1' } : {}))
     })
     return
   }
@@ -478,6 +550,49 @@ describe('the interaction driver (browse) on local pages', () => {
         ),
       ])
     }, 60_000)
+
+  // blind round 6d (S1): the form still on the page at #/choose was "the login page again"
+  // (AUTHZ-08, IDT-07, SEC-07 FAIL): a page is judged once it settled, and the chooser answered
+  test('after a sign-in, a hash route change whose old login form is still shown is not the login page again: the chooser rendered next is answered', async () => {
+    const outcome = await run('/hash-app#/login?uid=u1', target(), { user, timeoutMs: 5000 })
+    expect(outcome.stopped).toBeUndefined()
+    expect(outcome.callback).toBe(`${CALLBACK}?code=alice`)
+    expect(outcome.interactions).toEqual([
+      expect.stringMatching(/^signed in at .*\/hash-app#\/login\?uid=u1$/),
+      expect.stringMatching(
+        /^account chooser \(built-in: "Alice alice@example.com"\) at .*\/hash-app#\/choose\?uid=u1$/,
+      ),
+    ])
+  }, 60_000)
+
+  test('a refused script sign-in that leaves the form in place, settled, is the login page again', async () => {
+    const outcome = await run('/hash-app?pw=wrong#/login?uid=u1', target(), {
+      user,
+      timeoutMs: 3000,
+    })
+    expect(outcome.callback).toBeUndefined()
+    expect(outcome.stopped).toMatchObject({ kind: 'login-again' })
+    expect(outcome.stopped?.text).toContain('Wrong password')
+  }, 60_000)
+
+  test('after a sign-in, a route whose page never settles (its fetch unanswered) with the old form still shown judges nothing', async () => {
+    const outcome = await run('/hash-app?config=hang#/login?uid=u1', target(), {
+      user,
+      timeoutMs: 3000,
+    })
+    expect(outcome.callback).toBeUndefined()
+    expect(outcome.stopped).toMatchObject({
+      kind: 'unsettled',
+      address: `${base}/hash-app?config=hang#/choose?uid=u1`,
+    })
+    const result = { via: 'browser', callback: undefined, outcome } as unknown as AuthorizeResult
+    const stop = stuckAt(result)
+    expect(stop).toBe(outcome.stopped)
+    if (stop)
+      expect(couldNotGetPast(stop)).toMatch(
+        /never settled .*whether the IdP showed its login page again could not be told/,
+      )
+  }, 60_000)
 
   test('a flow that signs nobody in answers the chooser for the user whose session the browser holds', async () => {
     const context = await browser.newContext()

@@ -308,6 +308,17 @@ describe('redaction rules', () => {
     expect(out).not.toContain('tok123456')
   })
 
+  // blind round 6d (S5): a script page's route was printed #%2Flogin%3Fuid=…, which does not
+  // open the same route
+  test("a fragment is printed as the page had it (a script page's route), its secret fields redacted", () => {
+    expect(redactUrl('https://idp.example/signin#/login?uid=Ab3_x-Y')).toBe(
+      'https://idp.example/signin#/login?uid=Ab3_x-Y',
+    )
+    const out = redactUrl('https://c.example/cb#/done?state=s1&code=abcdefgh&x=a%2Fb')
+    expect(out).toMatch(/^https:\/\/c\.example\/cb#\/done\?state=s1&code=[^&]+&x=a%2Fb$/)
+    expect(out).not.toContain('abcdefgh')
+  })
+
   test('headers: credentials and cookie values go, cookie attributes stay', () => {
     const out = redactHeaders({
       Authorization: 'Basic Y2xpZW50OnNlY3JldA==',

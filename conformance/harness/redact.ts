@@ -216,8 +216,24 @@ export function redactUrl(url: string): string {
     return redactText(url)
   }
   if (u.search) u.search = redactForm(u.search.slice(1))
-  if (u.hash) u.hash = redactForm(u.hash.slice(1))
+  if (u.hash) u.hash = redactFragment(u.hash.slice(1))
   return redactText(u.toString())
+}
+
+/**
+ * Redacts the secret fields of a URL's fragment in place: a client's `access_token=…`, or a
+ * script page's route (`/login?uid=…&code=…`), whose other characters are left as the page had
+ * them, so the address printed still opens the same route (re-encoding it as a form would
+ * write `%2Flogin%3Fuid=…`).
+ */
+function redactFragment(fragment: string): string {
+  return fragment.replace(
+    /(^|[&?])([^&?=]*)=([^&]*)/g,
+    (whole, lead: string, name: string, value: string) =>
+      SECRET_FIELDS.has(decodeUri(name))
+        ? `${lead}${name}=${encodeURIComponent(redactValue(decodeUri(value)))}`
+        : whole,
+  )
 }
 
 /** Redacts secret members of a JSON document (any depth); undefined when `text` is not JSON. */

@@ -95,4 +95,17 @@ describe('causes told apart only by volatile parts of a URL', () => {
       'https://idp.example/auth/v2/introspection_endpoint',
     )
   })
+
+  // blind round 6d (S5): the grouped cause dropped a script page's route
+  test("a fragment keeps its route and names, its values and ids left out as the URL's are", () => {
+    expect(
+      causeKey('(page at https://idp.example/signin#/choose?uid=y8Y0_jbWi3GyUXrT6Abgl: the IdP)'),
+    ).toBe('(page at https://idp.example/signin#/choose?uid=…: the IdP)')
+    expect(causeKey('at https://idp.example/app#/flow/Xq3vT9aLk2PzR7mW0bNc1/otp.')).toBe(
+      'at https://idp.example/app#/flow/…/otp.',
+    )
+    expect(causeKey('to https://c.example/cb#access_token=abc&state=1 x')).toBe(
+      'to https://c.example/cb#access_token=…&state=… x',
+    )
+  })
 })

@@ -39,10 +39,38 @@ const VOLATILE_SEGMENT = (segment: string): boolean =>
     ((segment.length >= 8 && /\d/.test(segment)) ||
       (segment.length >= 16 && /[a-z]/.test(segment) && /[A-Z]/.test(segment))))
 
+/** A path with its id segments left out. */
+const stablePath = (path: string): string =>
+  path
+    .split('/')
+    .map((segment) => (VOLATILE_SEGMENT(segment) ? '…' : segment))
+    .join('/')
+
+/** A query (`?…`, or empty) with its values left out: `?ticket=…`. */
+const stableQuery = (search: string): string => {
+  const keys = [...new Set(new URLSearchParams(search).keys())].map((k) => `${k}=…`).join('&')
+  return keys ? `?${keys}` : ''
+}
+
+/**
+ * A fragment (`#…`, or empty) with its volatile parts left out as a URL's are: a script page's
+ * route keeps its path and its query's names (`#/choose?uid=…`), a client's fragment its names
+ * (`#access_token=…`).
+ */
+const stableFragment = (hash: string): string => {
+  if (!hash || hash === '#') return ''
+  const fragment = hash.slice(1)
+  const at = fragment.indexOf('?')
+  const route = at < 0 ? fragment : fragment.slice(0, at)
+  if (route.includes('=')) return `#${stableQuery(fragment).slice(1)}`
+  return `#${stablePath(route)}${at < 0 ? '' : stableQuery(fragment.slice(at))}`
+}
+
 /**
  * The cause with the parts that differ from one check to the next left out, so that the same
- * page or answer is one cause: in each URL the query's values (`?ticket=…`), the fragment and
- * the path segments that are ids (`/signin/…/password`), and durations (`… ms`). Blind round 3:
+ * page or answer is one cause: in each URL the query's values (`?ticket=…`), the path segments
+ * that are ids (`/signin/…/password`) and the same in the fragment (`#/choose?uid=…`), and
+ * durations (`… ms`). Blind round 3:
  * 27 checks stuck at one login page, each message with its own `?ticket=<uid>`, were 27 causes.
  */
 export function causeKey(cause: string): string {
@@ -56,12 +84,7 @@ export function causeKey(cause: string): string {
       } catch {
         return url
       }
-      const path = u.pathname
-        .split('/')
-        .map((segment) => (VOLATILE_SEGMENT(segment) ? '…' : segment))
-        .join('/')
-      const query = [...new Set(u.searchParams.keys())].map((k) => `${k}=…`).join('&')
-      return `${u.origin}${path}${query ? `?${query}` : ''}${trail}`
+      return `${u.origin}${stablePath(u.pathname)}${stableQuery(u.search)}${stableFragment(u.hash)}${trail}`
     })
     .replace(/\b\d+ ?ms\b/g, '… ms')
 }
