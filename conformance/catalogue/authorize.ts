@@ -108,7 +108,11 @@ export const authorize = area('Authorize', {
   },
   'AUTHZ-20': {
     level: 'SHOULD',
+    // RFC 6749 §3.3: "The authorization server MAY fully or partially ignore the scope requested
+    // by the client ... If the issued access token scope is different from the one requested by
+    // the client, the authorization server MUST include the "scope" response parameter"
     source: 'INTERFACE.md §7; RFC 6749 §3.3, §4.1.2.1',
-    title: 'an unknown scope is refused with invalid_scope rather than silently dropped',
+    title:
+      "an unknown scope is refused with invalid_scope, or dropped with the token response's scope telling so, never silently",
   },
 })

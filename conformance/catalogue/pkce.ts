@@ -15,7 +15,7 @@ export const pkce = area('PKCE', {
   'PKCE-03': {
     level: 'SHOULD',
     source: 'RFC 7636 §4.2',
-    title: 'a malformed code_challenge (42 or 44 characters, + / = or space) is refused',
+    title: 'a code_challenge outside 43*128unreserved (42 characters, + / = or space) is refused',
   },
   'PKCE-04': {
     level: 'MUST',

@@ -500,7 +500,12 @@ const RT_11 = check({ exclusive: true }, async (ctx) => {
   const set = await signIn(ctx, { scope: 'openid offline_access', offline: true })
   const rt = refreshTokenOf(set)
   // the control: live, the same refresh token works, so a refusal below is for its age alone
-  refreshBody(await refreshRaw(ctx, rt), 'control: refresh while the refresh token is live')
+  const live = await refreshRaw(ctx, rt)
+  expectControl(
+    live.status === 200 &&
+      typeof (live.json as { access_token?: unknown } | undefined)?.access_token === 'string',
+    `control: refresh while the refresh token is live: expected HTTP 200 with an access_token, got ${live.status}, so its refusal once expired shows nothing about its age (RT-03 judges a live refresh token refused)`,
+  )
   if (controls) controls.advanceClock(lifetime + 1)
   else await sleep((lifetime + 1) * 1000)
   const res = await refreshRaw(ctx, rt)

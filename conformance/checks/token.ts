@@ -12,6 +12,7 @@ import {
   expectStatus,
   expectThat,
   scopeTokens,
+  show,
   wrongMethod,
 } from '../harness/expect.ts'
 import { tokensFor } from '../harness/flows.ts'
@@ -20,12 +21,23 @@ import {
   credentials,
   DISCOVERY,
   endpointLabel,
-  INTROSPECT,
   refreshRaw,
   TOKEN,
 } from '../harness/requests.ts'
 import { DEFAULT_ACCESS_TOKEN_LIFETIME_S } from '../harness/needs.ts'
 import { accessTokenFacts } from '../harness/access-token.ts'
+
+/**
+ * The positive control of a check whose subject is a refusal at the token endpoint: the same
+ * client's well-formed request gets tokens there. Refused, the refusals below prove nothing and
+ * the check is inconclusive (CC-01 judges a client_credentials grant that fails).
+ */
+function grantedForTheCheck(res: HttpResponse, what: string): void {
+  expectControl(
+    res.status === 200,
+    `${what}: expected HTTP 200, got ${res.status} ${show(res.json ?? res.text.slice(0, 200))}`,
+  )
+}
 
 /** One successful token response per grant of INTERFACE.md §4.2. */
 async function oneResponsePerGrant(
@@ -157,7 +169,7 @@ function badCredentials(main: TargetClient): [Credentials, Credentials, ...Crede
 const TOK_03 = check(async (ctx) => {
   const main = ctx.target.clients.main
   // the control: the same request with the right secret gets tokens
-  expectStatus(await clientCredentialsRaw(ctx, main), 200, 'control with the right secret')
+  grantedForTheCheck(await clientCredentialsRaw(ctx, main), 'control with the right secret')
   // each request is its own sub-case: one accepted does not hide another refused wrongly
   for (const c of badCredentials(main))
     await ctx.subcase(c.what, async () => {
@@ -171,7 +183,7 @@ const TOK_03 = check(async (ctx) => {
 
 const TOK_08 = check(async (ctx) => {
   const main = ctx.target.clients.main
-  expectStatus(await clientCredentialsRaw(ctx, main), 200, 'control with the right secret')
+  grantedForTheCheck(await clientCredentialsRaw(ctx, main), 'control with the right secret')
   const [wrong, unknown] = badCredentials(main)
   const answer = async (c: Credentials) => {
     const res = await ctx.http.postForm(TOKEN, { grant_type: 'client_credentials', ...c.form })
@@ -241,7 +253,7 @@ const TOK_04 = check(async (ctx) => {
 
 const TOK_05 = check(async (ctx) => {
   const main = ctx.target.clients.main
-  expectStatus(await clientCredentialsRaw(ctx, main), 200, 'control: a well-formed request')
+  grantedForTheCheck(await clientCredentialsRaw(ctx, main), 'control: a well-formed request')
   const noTokens = (res: HttpResponse, what: string) =>
     expectThat(
       res.status !== 200 && !/access_token/.test(res.text),
@@ -315,7 +327,7 @@ const TOK_06 = check(async (ctx) => {
   const main = ctx.target.clients.main
   // each refusal below is of a request that is valid in every respect but the one under test:
   // the control shows the main client's credentials and this grant form get tokens
-  expectStatus(await clientCredentialsRaw(ctx, main), 200, 'control: client_credentials of main')
+  grantedForTheCheck(await clientCredentialsRaw(ctx, main), 'control: client_credentials of main')
 
   // the requests are independent sub-cases: one refused wrongly hides none of the others
   await ctx.subcase('no grant_type', async () => {
@@ -355,12 +367,25 @@ const TOK_06 = check(async (ctx) => {
     )
     return
   }
-  // control: its credentials are good, so a refusal below is not invalid_client in disguise
-  const introspected = await ctx.http.postForm(INTROSPECT, {
-    token: random(),
+  // the control: its credentials are good at this endpoint, sent the same way, so a refusal
+  // below is not invalid_client in disguise. A grant it is registered for with a code that was
+  // never issued is answered invalid_grant (RFC 6749 §5.2: "The provided authorization grant
+  // ... is invalid"), or invalid_request; invalid_client or a 401 means the credentials were
+  // refused, and then unauthorized_client cannot be told apart: inconclusive, never a failure
+  // (TOK-03 judges a client's credentials refused)
+  const redirectUri = codeOnly.redirectUri ?? ctx.target.clients.main.redirectUri
+  const probe = await ctx.http.postForm(TOKEN, {
+    grant_type: 'authorization_code',
+    code: random(),
+    ...(redirectUri !== undefined ? { redirect_uri: redirectUri } : {}),
+    code_verifier: random(),
     ...credentials(codeOnly),
   })
-  expectStatus(introspected, 200, `control: ${codeOnly.id} authenticating at introspection`)
+  const probeError = (probe.json as { error?: unknown } | undefined)?.error
+  expectControl(
+    probe.status === 400 && probeError !== 'invalid_client' && probeError !== 'unauthorized_client',
+    `control: ${codeOnly.id} redeeming a code that was never issued: expected HTTP 400 invalid_grant (its credentials accepted), got ${probe.status} ${show(probe.json ?? probe.text.slice(0, 200))}, so its client_credentials refusal cannot be told from a refusal of its credentials`,
+  )
   const res = await clientCredentialsRaw(ctx, codeOnly)
   const what = `client_credentials by ${codeOnly.id}, which is not registered for it`
   expectThat(res.status !== 200, `${what}: tokens were issued (HTTP 200)`)

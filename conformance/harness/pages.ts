@@ -2,7 +2,7 @@ import type { BrowserContext, Page, Response as BrowserResponse } from '@playwri
 import { CookieJar } from 'tough-cookie'
 import { appliesTo, clientOrigins, ERROR_WORDS, runSteps } from './browser.ts'
 import type { CheckContext } from './check.ts'
-import { CheckFailure, expectEqual, expectStatus, expectThat } from './expect.ts'
+import { CheckFailure, expectEqual, expectStatus, expectThat, show } from './expect.ts'
 import type { HttpResponse } from './http.ts'
 import { atIdp, describeOrigins, idpOrigins, originsNamed, unknownOrigin } from './idp-origins.ts'
 import { CANCEL_CONTROL } from './interaction-words.ts'
@@ -485,15 +485,21 @@ export function expectRedirectTo(
     `${what}: expected a redirect to ${redirectUri}, got HTTP ${res.status} (${describePage(res)})`,
   )
   const raw = res.headers.get('location') ?? ''
-  if (!options.fragmentAllowed)
-    expectThat(!raw.includes('#'), `${what}: the redirect carries a fragment: ${raw}`)
   const location = new URL(raw, res.url)
   const registered = new URL(redirectUri)
-  expectEqual(
-    `${location.origin}${location.pathname}`,
-    `${registered.origin}${registered.pathname}`,
-    `${what}: redirect target`,
+  // the target before the fragment: only a redirect to the client's redirect_uri is an
+  // authorization response (RFC 6749 §4.1.2, §4.1.2.1). A redirect to the IdP's own page (a
+  // sign-in page, whose address may carry a script page's route after '#') is the request
+  // taken on to the user, i.e. accepted, and its fragment is none of the client's business
+  const target = `${location.origin}${location.pathname}`
+  const expected = `${registered.origin}${registered.pathname}`
+  const own = URL.canParse(res.url) && location.origin === new URL(res.url).origin
+  expectThat(
+    target === expected,
+    `${what}: redirect target: expected ${show(expected)}, got ${show(target)}${own ? " (a page of the IdP's own: the request was accepted and taken on to the user, not refused)" : ''}`,
   )
+  if (!options.fragmentAllowed)
+    expectThat(!raw.includes('#'), `${what}: the redirect carries a fragment: ${raw}`)
   for (const [k, v] of registered.searchParams) {
     expectThat(
       location.searchParams.getAll(k).includes(v),

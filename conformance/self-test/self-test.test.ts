@@ -27,10 +27,12 @@ import {
   REVOKE,
   relay,
   rewriteSuccessRedirect,
+  TOKEN,
   USER_INFO,
   withJson,
   type BrokenTarget,
 } from './sabotage/kit.ts'
+import { unknownScopesDropped } from './sabotage/authorize.ts'
 import { windowFromNow } from '../../server/test-helpers.ts'
 
 // half of the sabotages; self-test-2.test.ts, a process of its own, runs the other half beside
@@ -345,6 +347,68 @@ describe('self-test: RS-01 verifies with the key set discovery advertises', () =
     const result = await withSabotage('RS-01', jwksMoved)
     expect(result.verdict, result.message).toBe('pass')
   })
+})
+
+// blind round 6d, S3: TOK-06 failed on its control (third-client's credentials, tried at an
+// introspection endpoint that took client_secret_basic only). The control now authenticates at
+// the token endpoint, as the request it stands for; refused there, it is inconclusive, and the
+// grant-type sub-cases before it still stand
+describe('self-test: TOK-06 judges grant-type errors, and its unauthorized_client control is inconclusive when refused', () => {
+  // the token endpoint refuses every request of third-client (TOK-06's clients.codeOnly)
+  const thirdClientRefused = onForm(TOKEN, ({ form, forward }) =>
+    form.get('client_id') === 'third-client'
+      ? Promise.resolve(
+          HttpResponse.json(
+            { error: 'invalid_client', error_description: 'refused' },
+            { status: 401 },
+          ),
+        )
+      : forward(),
+  )
+  test('TOK-06 against an introspection refusing every client still passes (its control is at the token endpoint)', async () => {
+    const result = await withSabotage('TOK-06', {
+      handlers: onForm(INTROSPECT, () =>
+        Promise.resolve(HttpResponse.json({ error: 'invalid_client' }, { status: 401 })),
+      ),
+    })
+    expect(result.verdict, result.message).toBe('pass')
+  })
+  test("TOK-06 against a token endpoint refusing the code-only client's credentials is inconclusive, naming its control", async () => {
+    const result = await withSabotage('TOK-06', { handlers: thirdClientRefused })
+    expect(result.verdict, result.message).toBe('error')
+    expect(result.message).toMatch(
+      /positive control failed.*control: third-client redeeming a code that was never issued: expected HTTP 400 invalid_grant/,
+    )
+  })
+  test('TOK-06 with that control refused and an unsupported grant answered invalid_request fails on the grant, the rest inconclusive', async () => {
+    const result = await withSabotage('TOK-06', {
+      handlers: onForm(TOKEN, ({ form, forward }) =>
+        form.get('client_id') === 'third-client'
+          ? Promise.resolve(HttpResponse.json({ error: 'invalid_client' }, { status: 401 }))
+          : form.get('grant_type') === 'password'
+            ? Promise.resolve(
+                HttpResponse.json(
+                  { error: 'invalid_request', error_description: 'refused' },
+                  { status: 400 },
+                ),
+              )
+            : forward(),
+      ),
+    })
+    expect(result.verdict, result.message).toBe('fail')
+    expect(result.message).toMatch(/^grant_type=password: error: expected unsupported_grant_type/)
+    expect(result.more?.join('\n')).toMatch(/the rest was inconclusive: control: third-client/)
+  })
+})
+
+// RFC 6749 §3.3: the server MAY ignore a requested scope, and MUST then say what it granted in
+// the token response's scope: a drop said so is no silent drop (blind round 6d)
+test("AUTHZ-20 against a server that ignores unknown scopes and says so in the token response's scope passes, noting it", async () => {
+  const result = await withSabotage('AUTHZ-20', { extend: unknownScopesDropped })
+  expect(result.verdict, result.message).toBe('pass')
+  expect(result.notes.join('\n')).toMatch(
+    /scope="openid no-such:scope" was accepted and no-such:scope ignored; the token response's scope "openid" tells/,
+  )
 })
 
 // A negative check proves its positive control first: without it, no pass

@@ -2,6 +2,7 @@ import { HttpResponse } from 'msw'
 import type { authorize } from '../../catalogue/authorize.ts'
 import {
   corruptJson,
+  onResponseOf,
   DISCOVERY,
   escapeRegExp,
   onAuthorize,
@@ -100,6 +101,33 @@ function grantedBeyondRegistration(beyond: (scope: string) => boolean): {
     }),
   }
 }
+
+/**
+ * AUTHZ-20's sabotages: every authorization request (the harness's raw ones and the browser's)
+ * loses its unknown no-such:* scope values before the server reads it.
+ */
+export const unknownScopesDropped: Extend = onAuthorizationRequest((params) => {
+  if (typeof params.scope === 'string')
+    params.scope = params.scope
+      .split(' ')
+      .filter((s) => !s.startsWith('no-such'))
+      .join(' ')
+})
+
+/**
+ * The token endpoint's answers with their scope rewritten (undefined: the member left out), on
+ * their way out of the reference server.
+ */
+const tokenResponseScope =
+  (change: (scope: string) => string | undefined): Extend =>
+  (app) =>
+    onResponseOf({ path: '/auth/token', method: 'post' }, (response) => {
+      const body = response.source as Record<string, unknown> | null
+      if (typeof body?.scope !== 'string') return
+      const scope = change(body.scope)
+      if (scope === undefined) delete body.scope
+      else body.scope = scope
+    })(app)
 
 /** How to break the target for each AUTHZ-* check. */
 export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
@@ -543,24 +571,28 @@ export const authorizeSabotage: Record<keyof typeof authorize, Sabotages> = {
     // every client registered without default scopes: a request without scope is refused
     store: clientsReadAs((client) => ({ ...client, defaultScopes: [] })),
   },
-  'AUTHZ-20': {
-    how: 'unknown scopes are silently dropped',
-    expect: /^scope="openid no-such:scope": the unknown scope was not refused with invalid_scope/,
-    handlers: onAuthorize({
-      request: (url) => {
-        const scope = url.searchParams.get('scope')
-        if (scope !== null)
-          url.searchParams.set(
-            'scope',
-            scope
-              .split(' ')
-              .filter((s) => !s.startsWith('no-such'))
-              .join(' '),
-          )
-        return url
-      },
-    }),
-  },
+  // RFC 6749 §3.3 lets the server ignore a scope when the token response's scope says so: what
+  // is broken is the client not being told (no scope member, or the dropped value still listed)
+  'AUTHZ-20': [
+    {
+      how: 'unknown scopes are silently dropped (the token response has no scope)',
+      expect:
+        /^scope="openid no-such:scope": the unknown scope was not refused with invalid_scope, and the token response has no scope member/,
+      extend: extendAll(
+        unknownScopesDropped,
+        tokenResponseScope(() => undefined),
+      ),
+    },
+    {
+      how: 'unknown scopes are dropped while the token response still lists them',
+      expect:
+        /^scope="openid no-such:scope": the unknown scope was not refused with invalid_scope, and the token response still lists it/,
+      extend: extendAll(
+        unknownScopesDropped,
+        tokenResponseScope((scope) => `${scope} no-such:scope`),
+      ),
+    },
+  ],
 }
 
 function authz05Sabotages(): Sabotages {

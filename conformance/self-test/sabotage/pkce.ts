@@ -145,7 +145,6 @@ export const pkceSabotage: Record<keyof typeof pkce, Sabotages> = {
     (
       [
         ['a 42-character challenge', (c) => /^[\w-]{42}$/.test(c)],
-        ['a 44-character challenge', (c) => /^[\w-]{44}$/.test(c)],
         ['a challenge containing +', (c) => c.includes('+')],
         ['a challenge containing /', (c) => c.includes('/')],
         ['a challenge ending in =', (c) => c.endsWith('=')],
