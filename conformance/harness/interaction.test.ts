@@ -104,6 +104,22 @@ const pages: Record<string, { status: number; title: string; body: string }> = {
     'Error',
     `<h1>Error</h1><p>invalid_request: the redirect_uri is not registered</p>`,
   ),
+  // blind round 6c: node-oidc-provider's renderError, restyled: an apology for a title and
+  // heading, the OAuth error code and its description in an alert box, nothing to fill
+  '/sorry': page(
+    'Sorry, we could not sign you in – Globex',
+    `<main><div>GLOBEX</div><h1>Sorry, we could not sign you in</h1><div class="alert" role="alert">invalid_redirect_uri: redirect_uri did not match any of the client&#39;s registered redirect_uris</div><p>Go back to the application and try again.</p></main>`,
+  ),
+  // the same words on a passkey-first login page (no field, a sign-in button) and on a login
+  // page with an inline error: login pages, never the error page
+  '/sorry-passkey': page(
+    'Sorry, we could not sign you in',
+    `<h1>Sorry, we could not sign you in</h1><div role="alert">invalid_request: try again</div><button id="passkey">Sign in with a passkey</button>`,
+  ),
+  '/sorry-identifier': page(
+    'Sorry, we could not sign you in',
+    `<h1>Sorry, we could not sign you in</h1><div role="alert">invalid_grant</div><form method="post" action="/identifier-next"><input id="identifier" name="identifier"><button id="next">Next</button></form>`,
+  ),
   // G of blind round 2: account cards rendered by script as <div role=button>, an <li
   // tabindex=0> and an <a> without href, each naming the user only by display name or e-mail
   '/cards': page(
@@ -1029,6 +1045,27 @@ describe('pages judged as the user sees them (pages.ts)', () => {
     } finally {
       await configured.close()
       await plain.close()
+    }
+  }, 60_000)
+
+  test('a 200 page with an apology heading and the OAuth error code in an alert is the error page (blind round 6c)', async () => {
+    const c = ctx()
+    try {
+      const shown = await expectErrorPage(c, await get(c, '/sorry'), 'bad redirect')
+      expect(shown.url).toBe(`${base}/sorry`)
+      expect(c.notes[0]).toMatch(
+        /taken for the IdP's error page \(HTTP 200\): the error code invalid_redirect_uri shown, an alert region .*, the error heading "Sorry, we could not sign you in/,
+      )
+      // a login page showing the same words is no error page: inconclusive, never passed
+      for (const path of ['/sorry-passkey', '/sorry-identifier']) {
+        const login = await expectErrorPage(c, await get(c, path), 'bad redirect').catch(
+          (err: unknown) => err,
+        )
+        expect(login).toBeInstanceOf(Error)
+        expect((login as Error).message).toMatch(/neither its login page nor recognisably/)
+      }
+    } finally {
+      await c.close()
     }
   }, 60_000)
 
