@@ -32,6 +32,18 @@ const pages: Record<string, { status: number; title: string; body: string }> = {
 <form method="post" action="/consent-deny"><button>Deny</button></form>
 <form method="post" action="/consent-allow"><button>Allow access</button></form>`,
   ),
+  // a login page without a cancel control, whose sign-in leads to the consent page (the user
+  // denies there: blind round 6c)
+  '/login-no-cancel': page(
+    'Sign in',
+    `<form method="post" action="/login-to-consent"><input name="username"><input type="password" name="password"><button type="submit">Sign in</button></form>`,
+  ),
+  // a consent page whose only control approves: the user cannot deny there
+  '/consent-no-deny': page(
+    'Authorize Example App',
+    `<h1>Example App wants to access your account</h1>
+<form method="post" action="/consent-allow"><button>Allow access</button></form>`,
+  ),
   '/continue': page(
     'Welcome back',
     `<p>You are signed in as alice.</p><form method="post" action="/continue-done"><button>Continue as alice</button></form>
@@ -265,6 +277,7 @@ const next: Record<string, string> = {
   '/start-spa': '/spa-login',
   '/consent-allow': '/continue',
   '/consent-deny': `${CALLBACK}?error=access_denied`,
+  '/login-to-consent': '/consent',
   '/continue-done': `${CALLBACK}?code=the-code`,
   '/mfa-done': '/consent',
   '/logout-yes': 'https://client.example/logged-out?state=s1',
@@ -470,10 +483,27 @@ describe('the interaction driver (browse) on local pages', () => {
     expect(outcome.stopped).toBeUndefined()
   }, 60_000)
 
-  test('a flow asked to cancel never approves a consent page', async () => {
+  test('a flow asked to cancel never approves a consent page: it denies there, or stops', async () => {
     const outcome = await run('/consent', target(), { user, cancel: true })
-    expect(outcome.callback).toBeUndefined()
-    expect(outcome.interactions).toEqual([])
+    expect(outcome.callback).toBe(`${CALLBACK}?error=access_denied`)
+    expect(outcome.interactions).toEqual([
+      expect.stringMatching(
+        /^cancelled at consent \(built-in: "Allow access"\) at .*\/consent \("Deny"\)$/,
+      ),
+    ])
+    expect(outcome.cancelledAt).toMatch(/^consent at .*\/consent \("Deny"\)$/)
+    const none = await run('/consent-no-deny', target(), { user, cancel: true })
+    expect(none.callback).toBeUndefined()
+    expect(none.interactions).toEqual([])
+    expect(none.cancelledAt).toBeUndefined()
+  }, 60_000)
+
+  test('a login page without a cancel control: the flow signs in and cancels at the consent page after it (blind round 6c)', async () => {
+    const outcome = await run('/login-no-cancel', target(), { user, cancel: true })
+    expect(outcome.loginShown).toBe(true)
+    expect(outcome.interactions?.[0]).toMatch(/^signed in at /)
+    expect(outcome.cancelledAt).toMatch(/^consent at .*\/consent \("Deny"\)$/)
+    expect(outcome.callback).toBe(`${CALLBACK}?error=access_denied`)
   }, 60_000)
 
   test('an account chooser: the control naming the user, never "use another account"', async () => {
@@ -758,6 +788,7 @@ describe('the interaction driver (browse) on local pages', () => {
     const outcome = await run('/framed-own-cancel', target(), { cancel: true, timeoutMs: 3000 })
     expect(outcome.loginShown).toBe(true)
     expect(outcome.interactions?.[0]).toMatch(/^cancelled the login at .*\/framed-own-cancel$/)
+    expect(outcome.cancelledAt).toMatch(/^the login page at .*\/framed-own-cancel$/)
     expect(outcome.callback).toBe(`${CALLBACK}?error=access_denied`)
     // a cancel control on the page around the frame is still pressed there
     const around = await run('/framed', target(), { cancel: true, timeoutMs: 3000 })
