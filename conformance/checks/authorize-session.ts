@@ -4,6 +4,7 @@ import { expectEqual, expectThat } from '../harness/expect.ts'
 import {
   authorize,
   codeOf,
+  couldNotGetPast,
   mainClient,
   redeemCode,
   tokensFor,
@@ -11,9 +12,7 @@ import {
 } from '../harness/flows.ts'
 import { authorizeRaw, endpointUrl } from '../harness/requests.ts'
 import { verifiedAuthTime } from '../harness/jwt.ts'
-import { CANCEL, expectErrorRedirect, NEEDS_UI_ERRORS } from '../harness/pages.ts'
-import { cancelControl, loginDetector, loginFrame } from '../harness/browser.ts'
-import { idpOrigins } from '../harness/idp-origins.ts'
+import { expectErrorRedirect, NEEDS_UI_ERRORS } from '../harness/pages.ts'
 
 const AUTHZ_14 = check(async (ctx) => {
   const base = await validParams(ctx)
@@ -119,24 +118,28 @@ const AUTHZ_15 = check({ exclusive: true }, async (ctx) => {
 })
 
 const AUTHZ_16 = check(async (ctx) => {
-  // its own browser: the subject is the login page's cancel control
+  // its own browser: the subject is the user's cancel, on the first page of the flow that
+  // offers one: the login page's (login.cancel, else a button, submit or link "Cancel"), else a
+  // deny control of a page after it (a consent page's "Cancel" or "Deny"), signed in first
   const context = await ctx.newBrowserContext()
-  const form = await authorize(ctx, { context, user: null })
-  expectThat(form.outcome.loginShown, 'no login page was shown')
-  // the configured control (login.cancel) or a built-in one: a button, submit or link "Cancel"
-  const cancel = ctx.target.login?.cancel
-  // on the page, or in the frame holding the login form (a hosted widget's own cancel), where
-  // the cancelling flow presses it
-  const page = form.outcome.page
-  const frame = await loginFrame(page, loginDetector(ctx.target.login), idpOrigins(ctx.target))
-  if ((await (await cancelControl(page, frame, cancel ?? CANCEL)).count()) === 0)
-    ctx.skip(
-      cancel
-        ? `the login page shows no ${cancel} (login.cancel) control (INFO: the user cannot deny from it)`
-        : 'the login page has no cancel control the suite recognises (a button, submit input or link labelled Cancel; another is configured as login.cancel) (INFO: the user cannot deny from it)',
-    )
   const cancelled = await authorize(ctx, { context, cancel: true })
-  expectThat(cancelled.callback, 'cancelling did not send the browser back to the client')
+  const at = cancelled.outcome.cancelledAt
+  if (at === undefined) {
+    const stop = cancelled.outcome.stopped
+    // a flow that stopped where the suite could not go on never showed the pages after it
+    if (stop)
+      throw new Error(`the flow stopped before any page offered a cancel: ${couldNotGetPast(stop)}`)
+    expectThat(cancelled.outcome.loginShown, 'no login page was shown')
+    const cancel = ctx.target.login?.cancel
+    ctx.skip(
+      `no page of the flow offers a cancel control the suite recognises: the login page has no ${cancel ? `${cancel} (login.cancel)` : 'button, submit input or link labelled Cancel (another is configured as login.cancel)'}, and no page after it a control labelled Cancel, Deny, Reject, Decline or Don't allow (INFO: the user cannot deny)`,
+    )
+  }
+  ctx.note(`cancelled at ${at}`)
+  expectThat(
+    cancelled.callback,
+    `cancelling did not send the browser back to the client (cancelled at ${at})`,
+  )
   const p = cancelled.callback.searchParams
   // RFC 6749 §4.1.2.1: access_denied, with the state, and no code
   expectEqual(p.get('error'), 'access_denied', 'error after cancel')

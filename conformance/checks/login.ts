@@ -1,6 +1,7 @@
 import type { Page, Response } from '@playwright/test'
 import { loginFormVisible, loginScope } from '../harness/browser.ts'
 import { idpOrigins } from '../harness/idp-origins.ts'
+import { cookiesToJudge, type IdpCookies, watchIdpCookies } from '../harness/idp-cookies.ts'
 import { type FailedAttempt, failedSignIn } from '../harness/failed-sign-in.ts'
 import { type AreaChecks, check, type CheckContext } from '../harness/check.ts'
 import type { login as catalogue } from '../catalogue/login.ts'
@@ -229,23 +230,6 @@ async function subresources(page: Page, requested: readonly string[]) {
   return [...fromDom, ...requested.map((r): [string, string] => ['request', r])]
 }
 
-/** A browser response's Set-Cookie lines; none if unreadable within 5 s. */
-function setCookieLines(response: Response): Promise<string[]> {
-  let timer: NodeJS.Timeout | undefined
-  return Promise.race([
-    response
-      .headerValues('set-cookie')
-      .then((values) => values.flatMap((v) => v.split('\n')))
-      .catch(() => []),
-    new Promise<string[]>((resolve) => {
-      timer = setTimeout(() => resolve([]), 5000)
-    }),
-  ]).finally(() => clearTimeout(timer))
-}
-
-/** A Set-Cookie line that sets a value (clearing ones are left out, as cookiesSet does). */
-const setsValue = (c: string): boolean => !/^[^=]+=\s*(;|$)/.test(c) && !/;\s*max-age=0\b/i.test(c)
-
 /**
  * The cookies the browser's own credential request, replayed, and the redirects after it set;
  * undefined when the replay does not reach the client (the sign-in goes on after it).
@@ -253,7 +237,7 @@ const setsValue = (c: string): boolean => !/^[^=]+=\s*(;|$)/.test(c) && !/;\s*ma
 async function replayedCookies(
   ctx: CheckContext,
   form: SignInRequest,
-): Promise<string[] | undefined> {
+): Promise<IdpCookies | undefined> {
   ctx.note(
     `the cookies of the sign-in: replayed the browser's own request, ${describeSignIn(form)}`,
   )
@@ -262,7 +246,10 @@ async function replayedCookies(
   const hops: HttpResponse[] = []
   // a page the HTTP follow leaves to the browser ("stay signed in?", a script's consent) is
   // answered there; the cookies judged are those of the sign-in's HTTP answers (hops)
-  const follow: Follow = { browserAs: ctx.target.users.primary }
+  // the cookies set where the browser goes on (a session cookie set at the resume after a
+  // push page) are the sign-in's too (blind round 6c)
+  const browserCookies: IdpCookies = { lines: [], held: [] }
+  const follow: Follow = { browserAs: ctx.target.users.primary, browserCookies }
   const reached = await followToClient(
     ctx,
     form,
@@ -278,27 +265,30 @@ async function replayedCookies(
     )
     return undefined
   }
-  return [...cookiesSet(signedIn), ...hops.flatMap(cookiesSet)]
+  return {
+    lines: [...cookiesSet(signedIn), ...hops.flatMap(cookiesSet), ...browserCookies.lines],
+    held: browserCookies.held,
+  }
 }
 
 /**
  * The cookies the browser gets signing in (the configured steps or the usual form), from the
  * login page to the client: the IdP's documents and script calls.
  */
-async function browserSignInCookies(ctx: CheckContext, origin: string): Promise<string[]> {
+async function browserSignInCookies(ctx: CheckContext, origin: string): Promise<IdpCookies> {
   const signIn = await ctx.newBrowserContext()
-  const pending: Promise<string[]>[] = []
-  signIn.on('response', (r) => {
-    const kind = r.request().resourceType()
-    if (['document', 'fetch', 'xhr'].includes(kind) && URL.canParse(r.url()))
-      if (new URL(r.url()).origin === origin) pending.push(setCookieLines(r))
+  const watch = watchIdpCookies(signIn, [origin, ...idpOrigins(ctx.target)])
+  // the header reads are awaited on every path (each is bounded)
+  const signedIn = await authorize(ctx, { context: signIn }).catch(async (err: unknown) => {
+    await watch.collect()
+    throw err
   })
-  const signedIn = await authorize(ctx, { context: signIn })
+  const cookies = await watch.collect()
   expectControl(
     signedIn.callback?.searchParams.get('code'),
     'the sign-in in the browser never reached the client with a code',
   )
-  return (await Promise.all(pending)).flat().filter(setsValue)
+  return cookies
 }
 
 const LOGIN_05 = check(async (ctx) => {
@@ -372,8 +362,16 @@ const LOGIN_05 = check(async (ctx) => {
     )
     return undefined
   })
-  const lines =
+  const got =
     (form && (await replayedCookies(ctx, form))) ?? (await browserSignInCookies(ctx, origin))
+  // the cookies the browser holds for the IdP at the end of the sign-in that no Set-Cookie
+  // showed (a script's, or one set where the replay handed over to the browser) are judged as
+  // the browser holds them
+  const { lines, fromBrowser } = cookiesToJudge([...cookiesSet(res), ...got.lines], got.held)
+  if (fromBrowser.length > 0)
+    ctx.note(
+      `the cookies ${fromBrowser.join(', ')}: judged as the browser holds them at the end of the sign-in (no Set-Cookie line showed them; Chromium reports an unset SameSite as Lax)`,
+    )
   // one judgement per cookie and attributes judged (a cookie set again, with a new value or
   // expiry but the same Secure, HttpOnly and SameSite, is judged once)
   const judged = (c: string): string =>
@@ -383,7 +381,7 @@ const LOGIN_05 = check(async (ctx) => {
       /;\s*httponly\s*(;|$)/i.test(c),
       /;\s*samesite=(\w+)/i.exec(c)?.[1]?.toLowerCase(),
     ].join('|')
-  const cookies = [...new Map([...cookiesSet(res), ...lines].map((c) => [judged(c), c])).values()]
+  const cookies = [...new Map(lines.map((c) => [judged(c), c])).values()]
   expectThat(cookies.length > 0, 'the sign-in set no cookie at all (how is the session kept?)')
   for (const cookie of cookies) {
     const name = `cookie ${cookie.split('=')[0] ?? cookie}`

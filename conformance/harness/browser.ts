@@ -16,6 +16,7 @@ import {
   APPROVE_LABEL,
   CANCEL_CONTROL,
   CONSENT_WORDS,
+  DENY_LABEL,
   LOGOUT_LABEL,
   REFUSE_LABEL,
 } from './interaction-words.ts'
@@ -169,12 +170,19 @@ export interface BrowserOutcome {
    * at the login page, or to cancel there, has none).
    */
   readonly stopped?: BrowserStop | undefined
+  /** For a flow asked to cancel: where it cancelled (the page and the control's label). */
+  readonly cancelledAt?: string | undefined
 }
 
 export interface BrowserFlowOptions {
   /** Sign in with this user when a login form appears; omit to stop at the form. */
   readonly user?: TargetUser | undefined
-  /** Press the form's cancel control instead of signing in. */
+  /**
+   * Cancel at the first page of the flow that offers it: the login page's cancel control
+   * (`login.cancel`, else a built-in one) instead of signing in, else a deny control of a page
+   * after the login (a consent page's "Cancel"), signing in with `user` first. Nothing is
+   * approved on the way (configured interactions are answered) and nothing after the cancel.
+   */
   readonly cancel?: boolean
   /** Called with the login page before it is filled (evidence). */
   readonly onLoginPage?: (page: Page) => Promise<void>
@@ -325,6 +333,7 @@ export async function browse(
 
   let loginShown = false
   let signedIn = false
+  let cancelledAt: string | undefined
   const answered: string[] = []
   const counts = new Map<string, number>()
   const loginRequest = async (): Promise<BrowserOutcome['loginRequest']> => {
@@ -354,6 +363,7 @@ export async function browse(
       interactions: answered,
       origins: [...origins],
       ...(stopped && !arrived() ? { stopped } : {}),
+      ...(cancelledAt !== undefined ? { cancelledAt } : {}),
     }
   }
 
@@ -389,7 +399,17 @@ export async function browse(
     if ((counts.get(key) ?? 0) >= 3)
       return await outcome(await describeStop(page, 'loop', doc.status))
     await options.onPage?.(`${found.label} at ${where}`, page, found.kind)
-    const signingIn = found.kind === 'login' && !signedIn && !options.cancel && !!options.user
+    // a flow asked to cancel stops at the first page after its cancel, and cancels at the
+    // first page that offers it: the login page's cancel, else a page's deny control
+    if (options.cancel && cancelledAt !== undefined) return await outcome()
+    const cancel = options.cancel
+      ? found.kind === 'login'
+        ? await shownControl(
+            await cancelControl(page, found.frame, target.login?.cancel ?? DEFAULT_CANCEL),
+          )
+        : await denyControl(page)
+      : undefined
+    const signingIn = found.kind === 'login' && !signedIn && !cancel && !!options.user
     const signInMs = signingIn ? options.signInTimeoutMs : undefined
     const navigated =
       signInMs !== undefined
@@ -399,15 +419,11 @@ export async function browse(
       if (signedIn) return await outcome(await describeStop(page, 'login-again', doc.status))
       loginShown = true
       await options.onLoginPage?.(page)
-      if (options.cancel) {
+      if (cancel) {
         // the form's own cancel when the form is in a frame (a hosted widget), else the page's
-        const cancel = await cancelControl(
-          page,
-          found.frame,
-          target.login?.cancel ?? DEFAULT_CANCEL,
-        )
         await cancel.click({ timeout })
         answered.push(`cancelled the login at ${where}`)
+        cancelledAt = `the login page at ${where}`
       } else if (options.user) {
         credential.watching = true
         // the submit's wait for its navigation (the sign-in's answer) gets the sign-in's time
@@ -438,8 +454,18 @@ export async function browse(
         return await outcome()
       }
     } else {
-      // a flow asked to cancel never approves anything: it stops where it cannot cancel
-      if (options.cancel) return await outcome()
+      if (cancel) {
+        const label = await cancel.innerText().catch(() => '')
+        await cancel.click({ timeout })
+        answered.push(`cancelled at ${found.label} at ${where} ("${label}")`)
+        cancelledAt = `${found.name} at ${where} ("${label}")`
+        await Promise.race([callbackReached, navigated])
+        continue
+      }
+      // a flow asked to cancel never approves anything: it answers configured interactions (a
+      // push wait, a language) but no consent, and stops at a built-in answer it cannot cancel
+      if (options.cancel && (!found.interaction || found.interaction.kind === 'consent'))
+        return await outcome()
       if (found.interaction) {
         // a page that moved on by itself while a step waited (a push approved meanwhile) is
         // looked at again, within the flow's bounds, rather than failing the interaction
@@ -817,6 +843,35 @@ export async function cancelControl(
 ): Promise<Locator> {
   if (frame && (await visible(frame, selector))) return frame.locator(selector).first()
   return page.locator(selector).first()
+}
+
+/** The locator when it shows now (no waiting), else undefined. */
+async function shownControl(control: Locator): Promise<Locator | undefined> {
+  return (await control.isVisible().catch(() => false)) ? control : undefined
+}
+
+/**
+ * A control on the page by which the user refuses the request (DENY_LABEL: a consent page's
+ * "Cancel", "Deny", "Don't allow"): a button, a submit or button input, an ARIA button or a
+ * link, shown now; never a sign-out control.
+ */
+export async function denyControl(page: Page): Promise<Locator | undefined> {
+  const controls = page.locator(`${BUTTONS}, a[href]`).filter({ visible: true })
+  const labels = await controls
+    .evaluateAll((els) =>
+      els.map((el) =>
+        (
+          (el instanceof HTMLInputElement ? el.value : (el as HTMLElement).innerText) ||
+          el.getAttribute('aria-label') ||
+          ''
+        )
+          .replace(/\s+/g, ' ')
+          .trim(),
+      ),
+    )
+    .catch(() => [] as string[])
+  const index = labels.findIndex((l) => DENY_LABEL.test(l) && !LOGOUT_LABEL.test(l))
+  return index >= 0 ? controls.nth(index) : undefined
 }
 
 /** Whether a selector matches a visible element now (no waiting; a bad selector is no match). */

@@ -6,6 +6,7 @@ import { launchBrowser } from './browser.ts'
 import type { CheckContext } from './check.ts'
 import { expectSignsIn, followToClient, type SignInRequest } from './credential-replay.ts'
 import { ControlFailure } from './expect.ts'
+import { cookiesToJudge, type IdpCookies } from './idp-cookies.ts'
 import type { AuthorizeResult } from './flows.ts'
 import { createHttp, type Http, type HttpResponse, type RequestOptions } from './http.ts'
 import type { Target, TargetUser } from './target.ts'
@@ -68,12 +69,19 @@ function serve(req: IncomingMessage, res: ServerResponse): void {
           'Authorize',
           `<div id="app"></div><script>setTimeout(() => {
   document.getElementById('app').innerHTML = '<p>Example App wants to access your account</p><button id="deny">Deny</button> <button id="allow">Allow</button>'
+  document.cookie = 'ui_pref=compact; path=/'
   document.getElementById('allow').addEventListener('click', () => (location.href = '/consented'))
 }, 200)</script>`,
         ),
       )
     else if (path === '/consented')
-      res.writeHead(303, { location: `${CALLBACK}?code=consented` }).end()
+      // the session cookie set only now, past the page the browser answered (blind round 6c)
+      res
+        .writeHead(303, {
+          location: `${CALLBACK}?code=consented`,
+          'set-cookie': 'idp_session=s1; Path=/; HttpOnly',
+        })
+        .end()
     else if (path === '/puzzle')
       res
         .writeHead(200, { 'content-type': 'text/html' })
@@ -162,6 +170,37 @@ describe('the replayed sign-in goes on in the browser past pages the HTTP follow
       const reached = await followToClient(ctx, form, res, CALLBACK, [], { browserAs: user })
       expect(reached?.searchParams.get('code')).toBe(code)
     }, 90_000)
+
+  test('the cookies the IdP sets where the browser goes on are collected: its Set-Cookie lines, and a script cookie as the browser holds it (LOGIN-05, blind round 6c)', async () => {
+    const ctx = checkContext([])
+    const form = await captured('/login-consent')
+    const res = await ctx.http.request(form.action, {
+      method: 'POST',
+      body: `u=${user.username}&p=${user.password}`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    })
+    const browserCookies: IdpCookies = { lines: [], held: [] }
+    const reached = await followToClient(ctx, form, res, CALLBACK, [], {
+      browserAs: user,
+      browserCookies,
+    })
+    expect(reached?.searchParams.get('code')).toBe('consented')
+    expect(browserCookies.lines).toEqual(['idp_session=s1; Path=/; HttpOnly'])
+    expect(browserCookies.held.map((c) => c.name).sort()).toEqual(['idp_session', 'sid', 'ui_pref'])
+    // judged: the line where there is one (no SameSite, which the browser shows as Lax), the
+    // browser's view for the script's cookie
+    const judged = cookiesToJudge(
+      [...res.headers.getSetCookie(), ...browserCookies.lines],
+      browserCookies.held,
+    )
+    expect(judged.fromBrowser).toEqual(['ui_pref'])
+    expect(judged.lines).toContain('ui_pref=[held]; Path=/; SameSite=Lax')
+    expect(judged.lines).toContain('idp_session=s1; Path=/; HttpOnly')
+    expect(judged.lines.filter((l) => l.startsWith('idp_session='))).toHaveLength(1)
+    expect(judged.lines.filter((l) => l.startsWith('sid='))).toEqual([
+      'sid=alice; Path=/; HttpOnly; SameSite=Lax',
+    ])
+  }, 60_000)
 
   test('without the hand-over (a forged or failed sign-in), the HTTP follow stops there, naming it', async () => {
     const ctx = checkContext([])

@@ -7,6 +7,7 @@ import { oidc } from './oidc.ts'
 import { followWithJar, giveSession, readApproveForm } from './form-sign-in.ts'
 import { jarOf, MAX_ANSWERS } from './session.ts'
 import { idpOrigins } from './idp-origins.ts'
+import { type IdpCookies, watchIdpCookies } from './idp-cookies.ts'
 import {
   bodyMembers,
   BROWSER_HEADERS,
@@ -539,6 +540,12 @@ export interface Follow {
   unbuilt?: string | undefined
   /** Collects the answers of the POSTs the follow sent (recorded requests, approving forms). */
   readonly posts?: HttpResponse[]
+  /**
+   * Collects the cookies the IdP set in the browser the follow went on in (continueInBrowser),
+   * and those that browser held for the IdP when it stopped (LOGIN-05: a session cookie set
+   * after a page the HTTP follow leaves to the browser).
+   */
+  readonly browserCookies?: IdpCookies
 }
 
 /**
@@ -668,7 +675,19 @@ async function continueInBrowser(
     (route) => route.fulfill({ status: stopped.status, contentType: type, body: stopped.text }),
     { times: 1 },
   )
-  const outcome = await browse(context, ctx.target, at, ctx.http, {})
+  const watch = follow.browserCookies
+    ? watchIdpCookies(context, [...idpOrigins(ctx.target), new URL(at).origin])
+    : undefined
+  let outcome: Awaited<ReturnType<typeof browse>>
+  try {
+    outcome = await browse(context, ctx.target, at, ctx.http, {})
+  } finally {
+    const got = await watch?.collect()
+    if (got) {
+      follow.browserCookies?.lines.push(...got.lines)
+      follow.browserCookies?.held.push(...got.held)
+    }
+  }
   const reached = outcome.callback ? new URL(outcome.callback) : undefined
   if (reached && reached.toString().startsWith(redirectUri)) {
     ctx.note(

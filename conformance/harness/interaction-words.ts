@@ -39,3 +39,25 @@ export const CANCEL_CONTROL = [
   'a:has-text("Cancel")',
   '[role=button]:has-text("Cancel")',
 ].join(', ')
+
+/**
+ * Words of an error page's title or heading beyond the error itself (browser.ts ERROR_WORDS):
+ * an apology or an inability ("Sorry, we could not sign you in", "Oops", "Unable to continue").
+ */
+export const ERROR_HEADING =
+  /\b(sorry|oops|unable|problem|could ?n[o']?t|can ?n[o']?t|cannot|something went wrong)\b/i
+
+/**
+ * Labels of a control that signs in or goes on with a sign-in (a passkey-first login page's
+ * only button): a page with one is a login page, whatever error it also shows.
+ */
+export const SIGN_IN_LABEL = /\b(sign|log)\W*(me\W*)?in\b|\blogin\b|passkey|security key/i
+
+/**
+ * Labels of a control by which the user refuses the request where it is asked (a consent
+ * page's "Cancel", "Deny", "Don't allow"), matched at the start of its visible label: what a
+ * user who cancels presses on a page after the login (AUTHZ-16). Narrower than REFUSE_LABEL,
+ * which also holds ways round ("Use another account", "Back").
+ */
+export const DENY_LABEL =
+  /^\W*(deny|cancel|reject|decline|refuse|don'?t allow|do not allow|no,? (thanks|don'?t allow))\b/i

@@ -32,6 +32,18 @@ const pages: Record<string, { status: number; title: string; body: string }> = {
 <form method="post" action="/consent-deny"><button>Deny</button></form>
 <form method="post" action="/consent-allow"><button>Allow access</button></form>`,
   ),
+  // a login page without a cancel control, whose sign-in leads to the consent page (the user
+  // denies there: blind round 6c)
+  '/login-no-cancel': page(
+    'Sign in',
+    `<form method="post" action="/login-to-consent"><input name="username"><input type="password" name="password"><button type="submit">Sign in</button></form>`,
+  ),
+  // a consent page whose only control approves: the user cannot deny there
+  '/consent-no-deny': page(
+    'Authorize Example App',
+    `<h1>Example App wants to access your account</h1>
+<form method="post" action="/consent-allow"><button>Allow access</button></form>`,
+  ),
   '/continue': page(
     'Welcome back',
     `<p>You are signed in as alice.</p><form method="post" action="/continue-done"><button>Continue as alice</button></form>
@@ -103,6 +115,22 @@ const pages: Record<string, { status: number; title: string; body: string }> = {
   '/oops': page(
     'Error',
     `<h1>Error</h1><p>invalid_request: the redirect_uri is not registered</p>`,
+  ),
+  // blind round 6c: node-oidc-provider's renderError, restyled: an apology for a title and
+  // heading, the OAuth error code and its description in an alert box, nothing to fill
+  '/sorry': page(
+    'Sorry, we could not sign you in – Globex',
+    `<main><div>GLOBEX</div><h1>Sorry, we could not sign you in</h1><div class="alert" role="alert">invalid_redirect_uri: redirect_uri did not match any of the client&#39;s registered redirect_uris</div><p>Go back to the application and try again.</p></main>`,
+  ),
+  // the same words on a passkey-first login page (no field, a sign-in button) and on a login
+  // page with an inline error: login pages, never the error page
+  '/sorry-passkey': page(
+    'Sorry, we could not sign you in',
+    `<h1>Sorry, we could not sign you in</h1><div role="alert">invalid_request: try again</div><button id="passkey">Sign in with a passkey</button>`,
+  ),
+  '/sorry-identifier': page(
+    'Sorry, we could not sign you in',
+    `<h1>Sorry, we could not sign you in</h1><div role="alert">invalid_grant</div><form method="post" action="/identifier-next"><input id="identifier" name="identifier"><button id="next">Next</button></form>`,
   ),
   // G of blind round 2: account cards rendered by script as <div role=button>, an <li
   // tabindex=0> and an <a> without href, each naming the user only by display name or e-mail
@@ -294,6 +322,7 @@ const next: Record<string, string> = {
   '/start-spa': '/spa-login',
   '/consent-allow': '/continue',
   '/consent-deny': `${CALLBACK}?error=access_denied`,
+  '/login-to-consent': '/consent',
   '/continue-done': `${CALLBACK}?code=the-code`,
   '/mfa-done': '/consent',
   '/logout-yes': 'https://client.example/logged-out?state=s1',
@@ -526,10 +555,27 @@ describe('the interaction driver (browse) on local pages', () => {
     expect(outcome.stopped).toBeUndefined()
   }, 60_000)
 
-  test('a flow asked to cancel never approves a consent page', async () => {
+  test('a flow asked to cancel never approves a consent page: it denies there, or stops', async () => {
     const outcome = await run('/consent', target(), { user, cancel: true })
-    expect(outcome.callback).toBeUndefined()
-    expect(outcome.interactions).toEqual([])
+    expect(outcome.callback).toBe(`${CALLBACK}?error=access_denied`)
+    expect(outcome.interactions).toEqual([
+      expect.stringMatching(
+        /^cancelled at consent \(built-in: "Allow access"\) at .*\/consent \("Deny"\)$/,
+      ),
+    ])
+    expect(outcome.cancelledAt).toMatch(/^consent at .*\/consent \("Deny"\)$/)
+    const none = await run('/consent-no-deny', target(), { user, cancel: true })
+    expect(none.callback).toBeUndefined()
+    expect(none.interactions).toEqual([])
+    expect(none.cancelledAt).toBeUndefined()
+  }, 60_000)
+
+  test('a login page without a cancel control: the flow signs in and cancels at the consent page after it (blind round 6c)', async () => {
+    const outcome = await run('/login-no-cancel', target(), { user, cancel: true })
+    expect(outcome.loginShown).toBe(true)
+    expect(outcome.interactions?.[0]).toMatch(/^signed in at /)
+    expect(outcome.cancelledAt).toMatch(/^consent at .*\/consent \("Deny"\)$/)
+    expect(outcome.callback).toBe(`${CALLBACK}?error=access_denied`)
   }, 60_000)
 
   test('an account chooser: the control naming the user, never "use another account"', async () => {
@@ -857,6 +903,7 @@ describe('the interaction driver (browse) on local pages', () => {
     const outcome = await run('/framed-own-cancel', target(), { cancel: true, timeoutMs: 3000 })
     expect(outcome.loginShown).toBe(true)
     expect(outcome.interactions?.[0]).toMatch(/^cancelled the login at .*\/framed-own-cancel$/)
+    expect(outcome.cancelledAt).toMatch(/^the login page at .*\/framed-own-cancel$/)
     expect(outcome.callback).toBe(`${CALLBACK}?error=access_denied`)
     // a cancel control on the page around the frame is still pressed there
     const around = await run('/framed', target(), { cancel: true, timeoutMs: 3000 })
@@ -1144,6 +1191,27 @@ describe('pages judged as the user sees them (pages.ts)', () => {
     } finally {
       await configured.close()
       await plain.close()
+    }
+  }, 60_000)
+
+  test('a 200 page with an apology heading and the OAuth error code in an alert is the error page (blind round 6c)', async () => {
+    const c = ctx()
+    try {
+      const shown = await expectErrorPage(c, await get(c, '/sorry'), 'bad redirect')
+      expect(shown.url).toBe(`${base}/sorry`)
+      expect(c.notes[0]).toMatch(
+        /taken for the IdP's error page \(HTTP 200\): the error code invalid_redirect_uri shown, an alert region .*, the error heading "Sorry, we could not sign you in/,
+      )
+      // a login page showing the same words is no error page: inconclusive, never passed
+      for (const path of ['/sorry-passkey', '/sorry-identifier']) {
+        const login = await expectErrorPage(c, await get(c, path), 'bad redirect').catch(
+          (err: unknown) => err,
+        )
+        expect(login).toBeInstanceOf(Error)
+        expect((login as Error).message).toMatch(/neither its login page nor recognisably/)
+      }
+    } finally {
+      await c.close()
     }
   }, 60_000)
 

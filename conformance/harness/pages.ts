@@ -5,7 +5,13 @@ import type { CheckContext } from './check.ts'
 import { CheckFailure, expectEqual, expectStatus, expectThat, show } from './expect.ts'
 import type { HttpResponse } from './http.ts'
 import { atIdp, describeOrigins, idpOrigins, originsNamed, unknownOrigin } from './idp-origins.ts'
-import { CANCEL_CONTROL } from './interaction-words.ts'
+import {
+  APPROVE_LABEL,
+  CANCEL_CONTROL,
+  ERROR_HEADING,
+  REFUSE_LABEL,
+  SIGN_IN_LABEL,
+} from './interaction-words.ts'
 import type { TargetClient } from './target.ts'
 
 /**
@@ -176,6 +182,12 @@ export interface RenderedPage {
   /** The rendered text (its start). */
   readonly text: string
   readonly title: string
+  /** The visible headings' text (h1, h2, role=heading), joined. */
+  readonly headings: string
+  /** The visible text of alert or live regions (role=alert or status, aria-live), joined. */
+  readonly alerts: string
+  /** The visible controls' labels (buttons, submit and button inputs, role=button). */
+  readonly controls: readonly string[]
   /** A client URI the page's scripts sent the browser to, if they did. */
   readonly toClient: string | undefined
   /** The configured interactions answered on the way, in order (their names). */
@@ -279,11 +291,41 @@ export async function renderPage(
         title: document.title,
       }))),
     }
+    const textsOf = (selector: string): Promise<string[]> =>
+      page
+        .locator(selector)
+        .filter({ visible: true })
+        .evaluateAll((els) =>
+          els.map((el) =>
+            (
+              (el instanceof HTMLInputElement ? el.value : (el as HTMLElement).innerText) ||
+              el.getAttribute('aria-label') ||
+              ''
+            )
+              .replace(/\s+/g, ' ')
+              .trim(),
+          ),
+        )
+        .catch(() => [])
+    const headings = (await textsOf('h1, h2, [role=heading]')).join(' ')
+    const alerts = (await textsOf('[role=alert], [role=status], [aria-live]')).join(' ')
+    const controls = await textsOf(
+      'button, input[type=submit], input[type=button], input[type=image], [role=button]',
+    )
     let loginDetected = false
     for (const selector of loginSelectors(ctx.target)) loginDetected ||= await shows(page, selector)
     const documentSeen =
       answered.length > 0 && lastDocument ? await asHttpResponse(lastDocument) : undefined
-    return { ...seen, loginDetected, toClient, answered, document: documentSeen }
+    return {
+      ...seen,
+      headings,
+      alerts,
+      controls,
+      loginDetected,
+      toClient,
+      answered,
+      document: documentSeen,
+    }
   } catch (err) {
     // the page navigated away while read (to a client URI, caught above) or would not load
     if (toClient)
@@ -293,6 +335,9 @@ export async function renderPage(
         inputs: 0,
         text: '',
         title: '',
+        headings: '',
+        alerts: '',
+        controls: [],
         toClient,
         answered,
         document: undefined,
@@ -356,10 +401,12 @@ export async function expectErrorPage(
         `${accepted} (recognised by the configured login detect ${detect.join(', ')}${via})`,
       )
       const shown = rendered.document ?? final
-      if (
-        shown.status < 400 &&
-        !(rendered.inputs === 0 && ERROR_WORDS.test(`${rendered.title} ${rendered.text}`))
-      )
+      const saysError =
+        rendered.inputs === 0 && ERROR_WORDS.test(`${rendered.title} ${rendered.text}`)
+      const evidence = saysError ? undefined : errorPageEvidence(rendered)
+      if (evidence)
+        ctx.note(`${what}: taken for the IdP's error page (HTTP ${shown.status}): ${evidence}`)
+      if (shown.status < 400 && !saysError && !evidence)
         throw new Error(
           `${what}: the IdP answered with a page (HTTP ${shown.status}${via}) that is neither its login page nor recognisably an error page ("${rendered.title}": ${rendered.text.slice(0, 160)}): the suite cannot tell whether the request was refused`,
         )
@@ -381,6 +428,50 @@ export async function expectErrorPage(
   const is4xx = final.status >= 400 && final.status < 500
   if (!is4xx) ctx.note(`${what}: the error page was served with HTTP ${final.status}, not 4xx`)
   return final
+}
+
+/**
+ * Why a rendered page served as a success is the provider's error page though its text names
+ * no error word (an "Sorry, we could not sign you in" page whose error is shown as its OAuth
+ * code, `invalid_request`): undefined unless it has nothing to fill and no control that signs
+ * in or approves (neither a login page, a passkey-first one included, with an inline error,
+ * nor a consent page), and shows at least two of: an OAuth error code as text, an alert or
+ * live region with text, an error-ish title or heading. RFC 6749 §4.1.2.1 asks only that the
+ * AS "inform the resource owner of the error" and not redirect; it names no status, so a page
+ * the user recognises as an error is one, whatever its status.
+ */
+export function errorPageEvidence(
+  rendered: Pick<
+    RenderedPage,
+    | 'passwordField'
+    | 'loginDetected'
+    | 'inputs'
+    | 'text'
+    | 'title'
+    | 'headings'
+    | 'alerts'
+    | 'controls'
+  >,
+): string | undefined {
+  if (rendered.passwordField || rendered.loginDetected || rendered.inputs > 0) return undefined
+  // a control that signs in or approves makes it a login or consent page; a way out (Cancel,
+  // Back) or a link does not
+  const goesOn = rendered.controls.find(
+    (c) => SIGN_IN_LABEL.test(c) || (APPROVE_LABEL.test(c) && !REFUSE_LABEL.test(c)),
+  )
+  if (goesOn !== undefined) return undefined
+  const code = SHOWN_ERROR_CODE.exec(
+    `${rendered.title} ${rendered.headings} ${rendered.alerts} ${rendered.text}`,
+  )?.[2]
+  const heading = [rendered.title, rendered.headings].find(
+    (h) => ERROR_WORDS.test(h) || ERROR_HEADING.test(h),
+  )
+  const signs = [
+    code && `the error code ${code} shown`,
+    rendered.alerts && `an alert region ("${rendered.alerts.slice(0, 80)}")`,
+    heading && `the error heading "${heading.slice(0, 80)}"`,
+  ].filter((s): s is string => Boolean(s))
+  return signs.length >= 2 ? `${signs.join(', ')}, nothing to fill` : undefined
 }
 
 /**
@@ -592,6 +683,22 @@ export const AUTHORIZATION_ERRORS = [
   'request_uri_not_supported',
   'registration_not_supported',
 ]
+
+/**
+ * An OAuth error code shown as a word of its own on a page: the authorization errors, the
+ * token endpoint's (RFC 6749 §5.2) and RFC 7591 §3.2.2's invalid_redirect_uri, which
+ * providers (node-oidc-provider) show for a redirect URI they do not know.
+ */
+const SHOWN_ERROR_CODE = new RegExp(
+  `(^|[^\\w])(${[
+    ...AUTHORIZATION_ERRORS,
+    'invalid_client',
+    'invalid_grant',
+    'unsupported_grant_type',
+    'invalid_redirect_uri',
+    'invalid_client_metadata',
+  ].join('|')})(?!\\w)`,
+)
 
 /** OIDC Core §3.1.2.6: what prompt=none may answer when it would need the user. */
 export const NEEDS_UI_ERRORS = [
