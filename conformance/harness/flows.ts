@@ -13,7 +13,7 @@ import {
 import { giveSession, signInByFormPost } from './form-sign-in.ts'
 import { idpOrigins, learnSignInOrigins } from './idp-origins.ts'
 import { jarOf } from './session.ts'
-import { throttleOf } from './throttle.ts'
+import { isThrottle, throttleOf } from './throttle.ts'
 import { failedSignIn, onFirstLoginPage } from './failed-sign-in.ts'
 import {
   about,
@@ -916,9 +916,13 @@ export async function failedLogins(
       Math.max(10_000, ctx.timeLeftMs()),
     )
     const res = attempt.response
-    // the run counts its own failed sign-ins: a throttle they trip is then named for what it is
-    throttleOf(context)?.failedSignIn()
     const headers: Record<string, string> = await res.allHeaders().catch(() => ({}))
+    // the run counts its own failed sign-ins, and learns a throttle they trip (throttle.ts): the
+    // other checks' sign-ins then wait it out instead of meeting it; this probe never waits
+    const throttle = throttleOf(context)
+    throttle?.failedSignIn()
+    if (isThrottle(res.status(), headers['retry-after']))
+      throttle?.note(res.status(), headers['retry-after'])
     await attempt.end()
     return { status: res.status(), header: (name) => headers[name] ?? null }
   }
