@@ -5,6 +5,7 @@ import { expectEqual, expectStatus, expectThat, scopeList } from '../harness/exp
 import {
   authorize,
   expectNotThrottled,
+  noteThrottleWaits,
   awkwardState,
   codeOf,
   mainClient,
@@ -73,6 +74,7 @@ const AUTHZ_09 = check(async (ctx) => {
     user: ctx.target.users.primary,
     timeLeftMs: () => ctx.timeLeftMs(),
   })
+  noteThrottleWaits(ctx, outcome)
   const callback = outcome.callback ? new URL(outcome.callback) : undefined
   // FAPI2 tolerates a request without state (INFO): record what happened, fail nothing
   if (!callback?.searchParams.get('code')) {
@@ -126,6 +128,7 @@ const AUTHZ_13 = check(async (ctx) => {
     user: ctx.target.users.primary,
     timeLeftMs: () => ctx.timeLeftMs(),
   })
+  noteThrottleWaits(ctx, outcome)
   expectThat(posted(), 'the authorization request was never sent')
   // the IdP's 429 or 503 on the way (the sign-in budget used up) judges nothing: inconclusive
   if (!outcome.callback) expectNotThrottled(outcome, 'the client')

@@ -6,6 +6,7 @@ import { ERROR_CHARS, expectEqual, expectThat, scopeList, show } from '../harnes
 import {
   authorize,
   expectNotThrottled,
+  noteThrottleWaits,
   codeOf,
   mainClient,
   pkcePair,
@@ -198,6 +199,7 @@ const AUTHZ_08 = check(async (ctx) => {
     user: ctx.target.users.primary,
     timeLeftMs: () => ctx.timeLeftMs(),
   })
+  noteThrottleWaits(ctx, outcome)
   if (!outcome.callback) expectNotThrottled(outcome, 'the client')
   expectThat(outcome.callback, 'the reversed-order request never came back to the client')
   const callback = new URL(outcome.callback)
@@ -330,6 +332,7 @@ const AUTHZ_17 = check(async (ctx) => {
         ctx.http,
         { user: ctx.target.users.primary, timeLeftMs: () => ctx.timeLeftMs() },
       )
+      noteThrottleWaits(ctx, outcome)
       if (!outcome.callback) expectNotThrottled(outcome, 'the client')
       expectThat(outcome.callback, 'the request-object flow never came back to the client')
       const callback = new URL(outcome.callback)

@@ -170,6 +170,11 @@ export interface BrowserOutcome {
         readonly message: string
       }
     | undefined
+  /**
+   * The waits for the IdP's sign-in throttle on the way (before signing in, or after a sign-in
+   * that met it), each said as for a note: the check's time they took.
+   */
+  readonly throttleWaits?: readonly string[] | undefined
   /** What the driver answered on the way, in order ("consent (built-in) at /consent"). */
   readonly interactions?: readonly string[] | undefined
   /**
@@ -390,6 +395,7 @@ export async function browse(
     return undefined
   }
   let throttled: BrowserOutcome['throttled']
+  const throttleWaits: string[] = []
   let retried = false
   /**
    * The sign-in was throttled: the run learns until when; the flow waits that out and signs in
@@ -417,7 +423,9 @@ export async function browse(
     signedIn = false
     credential.watching = false
     credential.request = undefined
-    answered.push(`${said}: waited ${String(Math.round(waited / 1000))} s and signed in again`)
+    const wait = `${said}: waited ${String(Math.round(waited / 1000))} s (${why}) and signed in again`
+    answered.push(wait)
+    throttleWaits.push(wait)
     return true
   }
   const outcome = async (stopped?: BrowserStop): Promise<BrowserOutcome> => {
@@ -444,6 +452,7 @@ export async function browse(
       interactions: answered,
       origins: [...origins],
       ...(throttled && !arrived() ? { throttled } : {}),
+      ...(throttleWaits.length > 0 ? { throttleWaits } : {}),
       ...(stopped && !arrived() ? { stopped } : {}),
     }
   }
@@ -514,9 +523,9 @@ export async function browse(
             }
             return await outcome()
           }
-          answered.push(
-            `waited ${String(Math.round(waited / 1000))} s for the run's sign-in throttle before signing in at ${where}`,
-          )
+          const wait = `waited ${String(Math.round(waited / 1000))} s for the run's sign-in throttle (${throttle.describe(Date.now() - waited)}) before signing in at ${where}`
+          answered.push(wait)
+          throttleWaits.push(wait)
         }
         credential.watching = true
         // the submit's wait for its navigation (the sign-in's answer) gets the sign-in's time

@@ -293,6 +293,8 @@ export async function authorize(
         if (options.screenshot) await ctx.screenshot('login page', page, { fullPage: true })
       },
     })
+    // the check's time spent waiting out the IdP's sign-in throttle is said in its report
+    noteThrottleWaits(ctx, outcome)
     // a plain sign-in (no parameter of the check's own) that reached the client with a code
     // shows where the IdP itself sends the browser: a login app on another origin is the IdP's
     if (!options.params || Object.keys(options.params).length === 0)
@@ -481,6 +483,14 @@ export function whereLeft(result: AuthorizeResult): string {
   if (result.via === 'session') return 'the replay of the IdP session ended elsewhere'
   if (result.via === 'form-post') return 'the sign-in by form post ended elsewhere'
   return whereLeftBrowser(result.outcome)
+}
+
+/** The check's time a browser flow spent waiting out the IdP's sign-in throttle, as notes. */
+export function noteThrottleWaits(
+  ctx: Pick<CheckContext, 'note'>,
+  outcome: Pick<BrowserOutcome, 'throttleWaits'>,
+): void {
+  for (const wait of outcome.throttleWaits ?? []) ctx.note(`sign-in: ${wait}`)
 }
 
 /** Where a browser flow that did not reach the client was left, for messages. */

@@ -197,8 +197,8 @@ describe('a sign-in by a page script that the IdP throttles (429)', () => {
     expect(outcome.callback).toBe(`${CALLBACK}?code=the-code&state=s`)
     expect(outcome.throttled).toBeUndefined()
     expect(provider.posts).toBe(2)
-    expect(outcome.interactions?.join('\n')).toMatch(
-      /answered HTTP 429 \(Retry-After: 2\): waited 2 s and signed in again/,
+    expect(outcome.throttleWaits?.join('\n')).toMatch(
+      /answered HTTP 429 \(Retry-After: 2\): waited 2 s \(the IdP throttled sign-ins .*\) and signed in again/,
     )
   }, 60_000)
 
@@ -221,6 +221,6 @@ describe('a sign-in by a page script that the IdP throttles (429)', () => {
     expect(outcome.callback).toBe(`${CALLBACK}?code=the-code&state=s`)
     // no credentials sent into the throttle
     expect(provider.posts).toBe(1)
-    expect(outcome.interactions?.join('\n')).toMatch(/waited \d s for the run's sign-in throttle/)
+    expect(outcome.throttleWaits?.join('\n')).toMatch(/waited \d s for the run's sign-in throttle/)
   }, 60_000)
 })
