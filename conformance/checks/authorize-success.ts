@@ -5,6 +5,7 @@ import { expectEqual, expectStatus, expectThat, scopeList } from '../harness/exp
 import {
   authorize,
   expectNotThrottled,
+  noteThrottleWaits,
   awkwardState,
   codeOf,
   mainClient,
@@ -71,7 +72,9 @@ const AUTHZ_09 = check(async (ctx) => {
   }).filter(([k]) => k !== 'state')
   const outcome = await browse(context, ctx.target, authorizeUrl(ctx, withoutState), ctx.http, {
     user: ctx.target.users.primary,
+    timeLeftMs: () => ctx.timeLeftMs(),
   })
+  noteThrottleWaits(ctx, outcome)
   const callback = outcome.callback ? new URL(outcome.callback) : undefined
   // FAPI2 tolerates a request without state (INFO): record what happened, fail nothing
   if (!callback?.searchParams.get('code')) {
@@ -123,10 +126,12 @@ const AUTHZ_13 = check(async (ctx) => {
   const posted = await postOnNavigation(context, endpoint, params)
   const outcome = await browse(context, ctx.target, endpoint, ctx.http, {
     user: ctx.target.users.primary,
+    timeLeftMs: () => ctx.timeLeftMs(),
   })
+  noteThrottleWaits(ctx, outcome)
   expectThat(posted(), 'the authorization request was never sent')
   // the IdP's 429 or 503 on the way (the sign-in budget used up) judges nothing: inconclusive
-  if (!outcome.callback) expectNotThrottled(outcome.stopped, 'the client')
+  if (!outcome.callback) expectNotThrottled(outcome, 'the client')
   expectThat(outcome.loginShown, 'the POSTed authorization request did not show the login page')
   expectThat(outcome.callback, 'the POSTed authorization request never came back to the client')
   const callback = new URL(outcome.callback)

@@ -13,6 +13,7 @@ import {
 import {
   authorize,
   expectNotThrottled,
+  noteThrottleWaits,
   codeOf,
   mainClient,
   pkcePair,
@@ -203,8 +204,10 @@ const AUTHZ_08 = check(async (ctx) => {
   ]
   const outcome = await browse(context, ctx.target, authorizeUrl(ctx, reversed), ctx.http, {
     user: ctx.target.users.primary,
+    timeLeftMs: () => ctx.timeLeftMs(),
   })
-  if (!outcome.callback) expectNotThrottled(outcome.stopped, 'the client')
+  noteThrottleWaits(ctx, outcome)
+  if (!outcome.callback) expectNotThrottled(outcome, 'the client')
   expectThat(outcome.callback, 'the reversed-order request never came back to the client')
   const callback = new URL(outcome.callback)
   const code = callback.searchParams.get('code')
@@ -334,9 +337,10 @@ const AUTHZ_17 = check(async (ctx) => {
         ctx.target,
         authorizeUrl(ctx, Object.entries({ ...outer, request: object })),
         ctx.http,
-        { user: ctx.target.users.primary },
+        { user: ctx.target.users.primary, timeLeftMs: () => ctx.timeLeftMs() },
       )
-      if (!outcome.callback) expectNotThrottled(outcome.stopped, 'the client')
+      noteThrottleWaits(ctx, outcome)
+      if (!outcome.callback) expectNotThrottled(outcome, 'the client')
       expectThat(outcome.callback, 'the request-object flow never came back to the client')
       const callback = new URL(outcome.callback)
       const code = callback.searchParams.get('code')

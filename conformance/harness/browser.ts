@@ -22,6 +22,7 @@ import {
 } from './interaction-words.ts'
 import { countSignIn } from './session.ts'
 import { recordRound, scaleIn } from './pace.ts'
+import { isThrottle, throttleOf } from './throttle.ts'
 import { idpOrigins, originOf } from './idp-origins.ts'
 import { redactHeaders, redactUrl, rememberIssuedUrl } from './redact.ts'
 import type {
@@ -155,8 +156,32 @@ export interface BrowserOutcome {
    * of its answer (a redirect's own status, not where it led).
    */
   readonly loginRequest?:
-    | { readonly via: 'form' | 'script'; readonly url: string; readonly status: number | undefined }
+    | {
+        readonly via: 'form' | 'script'
+        readonly url: string
+        readonly status: number | undefined
+        /** The answer's Retry-After header, when it had one. */
+        readonly retryAfter?: string | undefined
+      }
     | undefined
+  /**
+   * The sign-in was throttled (its credential request, or the page it led to, answered 429, or
+   * 503 with Retry-After) and the flow did not get past it, waiting and retrying once when the
+   * check's time allowed (`timeLeftMs`): `message` says so, for an inconclusive verdict.
+   */
+  readonly throttled?:
+    | {
+        /** The throttle's status, when this flow met it (not when it only waited for it). */
+        readonly status?: number | undefined
+        readonly retryAfter?: string | undefined
+        readonly message: string
+      }
+    | undefined
+  /**
+   * The waits for the IdP's sign-in throttle on the way (before signing in, or after a sign-in
+   * that met it), each said as for a note: the check's time they took.
+   */
+  readonly throttleWaits?: readonly string[] | undefined
   /** What the driver answered on the way, in order ("consent (built-in) at /consent"). */
   readonly interactions?: readonly string[] | undefined
   /**
@@ -201,6 +226,13 @@ export interface BrowserFlowOptions {
    * default Playwright's 30 s for the submit and `timeoutMs` for the next page.
    */
   readonly signInTimeoutMs?: number
+  /**
+   * What is left of the check's time. Given, a sign-in waits out the run's sign-in throttle
+   * (throttle.ts) before it submits, and a sign-in that meets a throttle (429, or 503 with
+   * Retry-After) waits and retries once, each only as far as this time allows; without it the
+   * flow never waits, and a throttled sign-in ends the flow (`throttled`).
+   */
+  readonly timeLeftMs?: () => number
 }
 
 /** Origins of every client URI of the target: navigation there is intercepted, never sent. */
@@ -286,13 +318,18 @@ export async function browse(
     })),
   })
   // the main frame's latest document: its status, and whether it came with a Refresh header
-  const doc = { refresh: false, status: undefined as number | undefined }
+  const doc = {
+    refresh: false,
+    status: undefined as number | undefined,
+    retryAfter: undefined as string | undefined,
+  }
   page.on('response', (res) => {
     const req = res.request()
     if (!req.isNavigationRequest()) return
     if (req.frame() === page.mainFrame()) {
       doc.refresh = 'refresh' in res.headers()
       doc.status = res.status()
+      doc.retryAfter = res.headers()['retry-after']
     }
     http.record({
       method: req.method(),
@@ -348,11 +385,79 @@ export async function browse(
       via: req.isNavigationRequest() ? 'form' : 'script',
       url: redactUrl(req.url()),
       status: res?.status(),
+      retryAfter: res?.headers()['retry-after'],
     }
+  }
+  // the run's one "sign-ins throttled until T" (throttle.ts), shared by every check's contexts
+  const throttle = throttleOf(context)
+  /** What said "throttled" since the sign-in was submitted: its credential request, or the page. */
+  const throttledBy = async (): Promise<
+    { status: number; retryAfter: string | undefined; what: string } | undefined
+  > => {
+    if (!signedIn) return undefined
+    const request = await loginRequest()
+    if (request?.status !== undefined && isThrottle(request.status, request.retryAfter))
+      return {
+        status: request.status,
+        retryAfter: request.retryAfter,
+        what: `the sign-in's credential request (${request.via === 'script' ? "the page script's call" : 'the form post'} to ${request.url})`,
+      }
+    if (doc.status !== undefined && isThrottle(doc.status, doc.retryAfter))
+      return {
+        status: doc.status,
+        retryAfter: doc.retryAfter,
+        what: `the page after the sign-in (${redactUrl(page.url())})`,
+      }
+    return undefined
+  }
+  let throttled: BrowserOutcome['throttled']
+  const throttleWaits: string[] = []
+  let retried = false
+  /**
+   * The sign-in was throttled: the run learns until when; the flow waits that out and signs in
+   * again once (true), when the check's time allows, else it ends inconclusive (false).
+   */
+  const retryThrottled = async (): Promise<boolean> => {
+    const by = await throttledBy()
+    if (!by) return false
+    throttle?.note(by.status, by.retryAfter)
+    const said = `${by.what} was answered HTTP ${String(by.status)}${by.retryAfter === undefined ? '' : ` (Retry-After: ${by.retryAfter})`}`
+    const why = throttle?.describe() ?? 'the IdP throttled sign-ins'
+    const waited =
+      !retried && options.timeLeftMs && throttle
+        ? await throttle.waitOut(options.timeLeftMs())
+        : undefined
+    if (waited === undefined) {
+      throttled = {
+        status: by.status,
+        retryAfter: by.retryAfter,
+        message: `${said}: ${why}; ${retried ? 'it was throttled again after one wait and retry' : options.timeLeftMs ? "the check's remaining time does not cover the wait" : 'this flow does not wait'}: a throttled sign-in judges nothing`,
+      }
+      return false
+    }
+    retried = true
+    signedIn = false
+    credential.watching = false
+    credential.request = undefined
+    const wait = `${said}: waited ${String(Math.round(waited / 1000))} s (${why}) and signed in again`
+    answered.push(wait)
+    throttleWaits.push(wait)
+    return true
   }
   const outcome = async (stopped?: BrowserStop): Promise<BrowserOutcome> => {
     const request = await loginRequest()
     if (arrived()) recordRound(context, performance.now() - begun)
+    if (!arrived() && !throttled) {
+      const by = await throttledBy()
+      if (by) {
+        throttle?.note(by.status, by.retryAfter)
+        throttled = {
+          status: by.status,
+          retryAfter: by.retryAfter,
+          message: `${by.what} was answered HTTP ${String(by.status)}${by.retryAfter === undefined ? '' : ` (Retry-After: ${by.retryAfter})`}: ${throttle?.describe() ?? 'the IdP throttled sign-ins'}: a throttled sign-in judges nothing`,
+        }
+      }
+    }
     return {
       callback: seen.callback,
       page,
@@ -362,6 +467,8 @@ export async function browse(
       loginRequest: request,
       interactions: answered,
       origins: [...origins],
+      ...(throttled && !arrived() ? { throttled } : {}),
+      ...(throttleWaits.length > 0 ? { throttleWaits } : {}),
       ...(stopped && !arrived() ? { stopped } : {}),
       ...(cancelledAt !== undefined ? { cancelledAt } : {}),
     }
@@ -390,6 +497,11 @@ export async function browse(
         : (await looksLikeError(page, doc.status))
           ? 'error-page'
           : 'unrecognised'
+      // the sign-in's answer was a throttle's page: once waited out, back to the login page
+      if (kind !== 'elsewhere' && (await retryThrottled())) {
+        await Promise.race([callbackReached, page.goBack({ timeout }).catch(() => undefined)])
+        continue
+      }
       return await outcome(await describeStop(page, kind, doc.status))
     }
     // the page's full address as the user saw it (its secrets redacted); its path identifies it
@@ -416,7 +528,14 @@ export async function browse(
         ? signInNavigation(page, Math.max(timeout, signInMs), timeout)
         : nextNavigation(page, timeout)
     if (found.kind === 'login') {
-      if (signedIn) return await outcome(await describeStop(page, 'login-again', doc.status))
+      if (signedIn) {
+        // the login page again because the sign-in was throttled: once waited out, again here
+        if (await retryThrottled()) {
+          counts.delete(key)
+          continue
+        }
+        return await outcome(await describeStop(page, 'login-again', doc.status))
+      }
       loginShown = true
       await options.onLoginPage?.(page)
       if (cancel) {
@@ -425,6 +544,20 @@ export async function browse(
         answered.push(`cancelled the login at ${where}`)
         cancelledAt = `the login page at ${where}`
       } else if (options.user) {
+        // a throttle the run met before (throttle.ts) is waited out before the credentials go:
+        // a sign-in sent into it is refused, and may lengthen it
+        if (throttle && options.timeLeftMs && throttle.remainingMs() > 0) {
+          const waited = await throttle.waitOut(options.timeLeftMs())
+          if (waited === undefined) {
+            throttled = {
+              message: `${throttle.describe()}; the check's remaining time does not cover the wait, so it did not sign in: a throttled sign-in judges nothing`,
+            }
+            return await outcome()
+          }
+          const wait = `waited ${String(Math.round(waited / 1000))} s for the run's sign-in throttle (${throttle.describe(Date.now() - waited)}) before signing in at ${where}`
+          answered.push(wait)
+          throttleWaits.push(wait)
+        }
         credential.watching = true
         // the submit's wait for its navigation (the sign-in's answer) gets the sign-in's time
         if (signInMs !== undefined) page.setDefaultTimeout(signInMs)

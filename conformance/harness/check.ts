@@ -21,6 +21,7 @@ import {
 import { settledWithin } from './settled.ts'
 import { transportProblem } from './transport.ts'
 import { Pace, paceIn, ROUND_MARGIN } from './pace.ts'
+import { SignInThrottle, throttleIn } from './throttle.ts'
 
 /** What a check body receives. */
 export interface CheckContext {
@@ -117,6 +118,11 @@ export interface RunResources {
    */
   readonly pace?: Pace | undefined
   /**
+   * The run's one "sign-ins throttled until T" (throttle.ts): a 429 one sign-in met makes every
+   * later sign-in of the run wait it out.
+   */
+  readonly throttle?: SignInThrottle | undefined
+  /**
    * Whether check limits scale with `pace` (default true): false when `--check-timeout` was
    * given, which then holds as given.
    */
@@ -140,6 +146,7 @@ export function createRunResources(
   return {
     counters,
     pace: options.pace ?? new Pace(),
+    throttle: new SignInThrottle(),
     scaleLimits: options.scaleLimits ?? true,
     endpoints(on) {
       let found = endpoints.get(on.baseUrl)
@@ -550,6 +557,7 @@ export async function runCheck(
       resources.counters.browserContexts++
       countIn(context, resources.counters)
       if (resources.pace) paceIn(context, resources.pace)
+      if (resources.throttle) throttleIn(context, resources.throttle)
       contexts.push(context)
       return context
     },

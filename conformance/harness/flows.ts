@@ -14,6 +14,7 @@ import { giveSession, signInByFormPost } from './form-sign-in.ts'
 import { idpOrigins, learnSignInOrigins } from './idp-origins.ts'
 import { jarOf } from './session.ts'
 import { redactUrl } from './redact.ts'
+import { isThrottle, throttleOf } from './throttle.ts'
 import { failedSignIn, onFirstLoginPage } from './failed-sign-in.ts'
 import {
   about,
@@ -285,11 +286,16 @@ export async function authorize(
       // the sign-in's answer gets what is left of the check's time, not Playwright's fixed 30 s:
       // at the reference server's default hash cost on a loaded machine it took up to 60 s
       signInTimeoutMs: Math.max(30_000, ctx.timeLeftMs()),
+      // a sign-in waits out the run's sign-in throttle, and retries once past one it meets,
+      // within the check's time (throttle.ts)
+      timeLeftMs: () => ctx.timeLeftMs(),
       ...(options.cancel ? { cancel: true } : {}),
       onLoginPage: async (page) => {
         if (options.screenshot) await ctx.screenshot('login page', page, { fullPage: true })
       },
     })
+    // the check's time spent waiting out the IdP's sign-in throttle is said in its report
+    noteThrottleWaits(ctx, outcome)
     // a plain sign-in (no parameter of the check's own) that reached the client with a code
     // shows where the IdP itself sends the browser: a login app on another origin is the IdP's
     if (!options.params || Object.keys(options.params).length === 0)
@@ -337,7 +343,7 @@ export async function authorize(
   // a flow the IdP throttled (or was unavailable for) judges nothing, for whatever the caller
   // meant to read from it (the code, the login page, a silent answer): inconclusive at once
   if (!outcome.callback)
-    expectNotThrottled(outcome.stopped, `${redirectUri} (${whereLeftBrowser(outcome)})`)
+    expectNotThrottled(outcome, `${redirectUri} (${whereLeftBrowser(outcome)})`)
   return {
     client,
     redirectUri,
@@ -432,7 +438,7 @@ function expectCallback(result: AuthorizeResult): asserts result is AuthorizeRes
   expectGotPast(result)
   if (result.callback) return
   const where = `${result.redirectUri} (${whereLeft(result)})`
-  if (result.via === 'browser') expectNotThrottled(result.outcome.stopped, where)
+  if (result.via === 'browser') expectNotThrottled(result.outcome, where)
   if (result.beforeSubject)
     throw new Error(
       `stuck before the check's subject: the authorization step never reached ${where}; the authorization endpoint is judged by the AUTHZ-* checks`,
@@ -441,13 +447,23 @@ function expectCallback(result: AuthorizeResult): asserts result is AuthorizeRes
 }
 
 /**
- * Throws the inconclusive "throttled or unavailable" when a browser flow stopped on the IdP's
- * 429 or 503 page (its error page, or its login page served again with that status): a
- * throttled or unavailable IdP (the sign-in budget of this address used up by other checks, a
- * hashing queue full) judges nothing about the step, whatever the check's subject, never a
- * failure (RFC 6585 §4; RFC 9110 §15.6.4). `where` names where the flow was going.
+ * Throws the inconclusive "throttled or unavailable" when a browser flow's sign-in was
+ * throttled (its credential request answered 429, or 503 with Retry-After, and the flow could
+ * not wait it out: browser.ts `throttled`) or the flow stopped on the IdP's 429 or 503 page (its
+ * error page, or its login page served again with that status): a throttled or unavailable IdP
+ * (the sign-in budget of this address used up by other checks, a hashing queue full) judges
+ * nothing about the step, whatever the check's subject, never a failure (RFC 6585 §4; RFC 9110
+ * §15.6.4). `where` names where the flow was going.
  */
-export function expectNotThrottled(stop: BrowserStop | undefined, where: string): void {
+export function expectNotThrottled(
+  outcome: Pick<BrowserOutcome, 'stopped' | 'throttled'>,
+  where: string,
+): void {
+  if (outcome.throttled)
+    throw new Error(
+      `the sign-in on the way to ${where} was throttled: ${outcome.throttled.message}`,
+    )
+  const stop = outcome.stopped
   if (!stop || (stop.kind !== 'error-page' && stop.kind !== 'login-again')) return
   if (stop.status === 429 || stop.status === 503)
     throw new Error(
@@ -475,9 +491,19 @@ export function whereLeft(result: AuthorizeResult): string {
   return whereLeftBrowser(result.outcome)
 }
 
+/** The check's time a browser flow spent waiting out the IdP's sign-in throttle, as notes. */
+export function noteThrottleWaits(
+  ctx: Pick<CheckContext, 'note'>,
+  outcome: Pick<BrowserOutcome, 'throttleWaits'>,
+): void {
+  for (const wait of outcome.throttleWaits ?? []) ctx.note(`sign-in: ${wait}`)
+}
+
 /** Where a browser flow that did not reach the client was left, for messages. */
 export function whereLeftBrowser(outcome: BrowserOutcome): string {
   const at = `page at ${redactUrl(outcome.page.url())}`
+  // a throttled sign-in's page (its login form again, its error page) is the throttle's answer
+  if (outcome.throttled) return at
   const stop = outcome.stopped
   if (stop?.kind === 'error-page')
     return `${at}: an error page of the IdP${stop.status === undefined ? '' : ` (HTTP ${stop.status})`}, "${stop.title}": ${stop.text.slice(0, 160)}`
@@ -908,6 +934,12 @@ export async function failedLogins(
     )
     const res = attempt.response
     const headers: Record<string, string> = await res.allHeaders().catch(() => ({}))
+    // the run counts its own failed sign-ins, and learns a throttle they trip (throttle.ts): the
+    // other checks' sign-ins then wait it out instead of meeting it; this probe never waits
+    const throttle = throttleOf(context)
+    throttle?.failedSignIn()
+    if (isThrottle(res.status(), headers['retry-after']))
+      throttle?.note(res.status(), headers['retry-after'])
     await attempt.end()
     return { status: res.status(), header: (name) => headers[name] ?? null }
   }
