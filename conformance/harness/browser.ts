@@ -984,13 +984,11 @@ async function shownControl(control: Locator): Promise<Locator | undefined> {
 }
 
 /**
- * A control on the page by which the user refuses the request (DENY_LABEL: a consent page's
- * "Cancel", "Deny", "Don't allow"): a button, a submit or button input, an ARIA button or a
- * link, shown now; never a sign-out control.
+ * What each element `elements` matches reads as to a user: an input's value, else its rendered
+ * text, else its aria-label, whitespace collapsed. Empty when the page went away meanwhile.
  */
-export async function denyControl(page: Page): Promise<Locator | undefined> {
-  const controls = page.locator(`${BUTTONS}, a[href]`).filter({ visible: true })
-  const labels = await controls
+export function labelsOf(elements: Locator): Promise<string[]> {
+  return elements
     .evaluateAll((els) =>
       els.map((el) =>
         (
@@ -1003,6 +1001,16 @@ export async function denyControl(page: Page): Promise<Locator | undefined> {
       ),
     )
     .catch(() => [] as string[])
+}
+
+/**
+ * A control on the page by which the user refuses the request (DENY_LABEL: a consent page's
+ * "Cancel", "Deny", "Don't allow"): a button, a submit or button input, an ARIA button or a
+ * link, shown now; never a sign-out control.
+ */
+export async function denyControl(page: Page): Promise<Locator | undefined> {
+  const controls = page.locator(`${BUTTONS}, a[href]`).filter({ visible: true })
+  const labels = await labelsOf(controls)
   const index = labels.findIndex((l) => DENY_LABEL.test(l) && !LOGOUT_LABEL.test(l))
   return index >= 0 ? controls.nth(index) : undefined
 }

@@ -1,6 +1,6 @@
 import type { BrowserContext, Page, Response as BrowserResponse } from '@playwright/test'
 import { CookieJar } from 'tough-cookie'
-import { appliesTo, clientOrigins, ERROR_WORDS, runSteps } from './browser.ts'
+import { appliesTo, clientOrigins, ERROR_WORDS, labelsOf, runSteps } from './browser.ts'
 import type { CheckContext } from './check.ts'
 import { CheckFailure, expectEqual, expectStatus, expectThat, show } from './expect.ts'
 import type { HttpResponse } from './http.ts'
@@ -292,21 +292,7 @@ export async function renderPage(
       }))),
     }
     const textsOf = (selector: string): Promise<string[]> =>
-      page
-        .locator(selector)
-        .filter({ visible: true })
-        .evaluateAll((els) =>
-          els.map((el) =>
-            (
-              (el instanceof HTMLInputElement ? el.value : (el as HTMLElement).innerText) ||
-              el.getAttribute('aria-label') ||
-              ''
-            )
-              .replace(/\s+/g, ' ')
-              .trim(),
-          ),
-        )
-        .catch(() => [])
+      labelsOf(page.locator(selector).filter({ visible: true }))
     const headings = (await textsOf('h1, h2, [role=heading]')).join(' ')
     const alerts = (await textsOf('[role=alert], [role=status], [aria-live]')).join(' ')
     const controls = await textsOf(
