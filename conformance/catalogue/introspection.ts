@@ -19,8 +19,10 @@ export const introspection = area('Introspection', {
   },
   'INTRO-04': {
     level: 'MUST',
-    source: 'INTERFACE.md §4.4; RFC 7662 §2.1, §2.3',
-    title: 'introspection without valid client credentials is 401 invalid_client, no token data',
+    source:
+      'INTERFACE.md §4.4; RFC 7662 §2.1, §2.3 ("If the protected resource uses OAuth 2.0 client credentials to authenticate to the introspection endpoint and its credentials are invalid, the authorization server responds with an HTTP 401"); no secret sent: RFC 6749 §5.2 (invalid_client, 401 a MAY without an Authorization header)',
+    title:
+      'introspection without valid client credentials is invalid_client (401 for a wrong secret), no token data',
   },
   'INTRO-05': {
     level: 'MUST',

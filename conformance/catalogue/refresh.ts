@@ -4,8 +4,11 @@ import { area } from './requirement.ts'
 export const refresh = area('Refresh', {
   'RT-01': {
     level: 'MUST',
-    source: 'INTERFACE.md §2.1; OIDC Core §11',
-    title: 'a refresh token is issued only when offline_access is granted',
+    // offline_access granted → a refresh token is the MUST; one issued without it only warns
+    source:
+      'INTERFACE.md §2.1 (offline_access "enables refresh token issuance": granted, a refresh token, MUST); OIDC Core §11 ("The use of Refresh Tokens is not exclusive to the offline_access use case. The Authorization Server MAY grant Refresh Tokens in other contexts that are beyond the scope of this specification.": one issued for scope=openid is a SHOULD\'s warning)',
+    title:
+      'offline_access granted issues a refresh token (MUST); without it, none is issued (SHOULD)',
   },
   'RT-02': {
     level: 'MUST',

@@ -25,8 +25,10 @@ export const revocation = area('Revocation', {
   },
   'REV-05': {
     level: 'MUST',
-    source: 'INTERFACE.md §4.5; RFC 7009 §2.1, §2.2.1',
-    title: 'revocation without valid client credentials is 401 invalid_client and revokes nothing',
+    source:
+      'INTERFACE.md §4.5; RFC 7009 §2.1, §2.2.1 (the error response of RFC 6749 §5.2: invalid_client; "The authorization server MAY return an HTTP 401 (Unauthorized) status code", MUST "If the client attempted to authenticate via the "Authorization" request header field")',
+    title:
+      'revocation without valid client credentials is invalid_client (400 or 401; 401 for Basic) and revokes nothing',
   },
   'REV-06': {
     level: 'MUST',

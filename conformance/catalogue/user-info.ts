@@ -14,9 +14,14 @@ export const userInfo = area('UserInfo', {
   },
   'UI-03': {
     level: 'MUST',
-    source: 'RFC 6750 §2 (MUST), §2.2 (MAY)',
+    // the header and the body at once: RFC 6750 §2's MUST ("Clients MUST NOT use more than one
+    // method") binds the client; §3.1 names it invalid_request and "The resource server SHOULD
+    // respond with the HTTP 400 (Bad Request) status code": accepting it warns; a refusal in
+    // another shape fails
+    source:
+      'RFC 6750 §3.1 (more than one method is invalid_request; "The resource server SHOULD respond with the HTTP 400 (Bad Request) status code": accepting it is a warning), §2 ("Clients MUST NOT use more than one method"), §2.2 (MAY)',
     title:
-      'a token in the header and the body at once is 400 invalid_request; a body token answers cleanly',
+      'a token in the header and the body at once is 400 invalid_request (accepting it: SHOULD); a body token answers cleanly',
   },
   'UI-04': {
     level: 'MUST',

@@ -282,11 +282,26 @@ const INTRO_03 = check({ exclusive: true }, async (ctx) => {
 const INTRO_04 = check(async (ctx) => {
   // the token goes with wrong secrets: a session of its own
   const { token, client } = await someAccessToken(ctx, { ownSession: true })
-  const cases: [string, Record<string, string>][] = [
-    ['no client credentials', { token }],
-    ['a client_id without a secret', { token, client_id: client.id }],
-    ['a wrong client secret', { token, client_id: client.id, client_secret: `${client.secret}x` }],
-    ['an unknown client', { token, client_id: 'no-such-client', client_secret: client.secret }],
+  // RFC 7662 §2.3: "If the protected resource uses OAuth 2.0 client credentials to
+  // authenticate to the introspection endpoint and its credentials are invalid, the
+  // authorization server responds with an HTTP 401 (Unauthorized)": 401 where a secret was sent
+  // and is wrong. A request that sends no secret uses no credentials to be invalid: RFC 6749
+  // §5.2 governs it ("no client authentication included" is invalid_client, whose 401 is a MAY
+  // without an Authorization header), so 400 or 401
+  const unauthenticated = [400, 401]
+  const cases: [string, Record<string, string>, number | number[]][] = [
+    ['no client credentials', { token }, unauthenticated],
+    ['a client_id without a secret', { token, client_id: client.id }, unauthenticated],
+    [
+      'a wrong client secret',
+      { token, client_id: client.id, client_secret: `${client.secret}x` },
+      401,
+    ],
+    [
+      'an unknown client',
+      { token, client_id: 'no-such-client', client_secret: client.secret },
+      401,
+    ],
   ]
   // the positive control first (issue 29: a negative check proves its positive control first):
   // the same request with the right secret introspects the fresh token active. Only then do the
@@ -294,10 +309,14 @@ const INTRO_04 = check(async (ctx) => {
   // token data, or calls every token inactive, shows no difference between right and wrong
   const control = await introspectRaw(ctx, token, { client })
   // each way of failing to authenticate is its own sub-case: every one let through is reported
-  for (const [what, form] of cases)
+  for (const [what, form, status] of cases)
     await ctx.subcase(`introspection with ${what}`, async () => {
       // RFC 7662 §2.1: the endpoint MUST require authorization; INTERFACE.md §4.4: client_secret_post
-      expectNoTokenData(await introspectRaw(ctx, token, { form }), `introspection with ${what}`)
+      expectNoTokenData(
+        await introspectRaw(ctx, token, { form }),
+        `introspection with ${what}`,
+        status,
+      )
     })
   await probeBasic(ctx, INTROSPECT, token, client)
   // a refusal of the right secret, or a fresh token called inactive: the refusals above prove

@@ -81,6 +81,17 @@ const UI_03 = check(async (ctx) => {
     form: { access_token: token },
   })
   const what = 'a token in the Authorization header and the body at once'
+  // RFC 6750 §2 "Clients MUST NOT use more than one method" binds the client; for the server,
+  // §3.1 lists the case under invalid_request and "The resource server SHOULD respond with the
+  // HTTP 400 (Bad Request) status code": accepting it is a SHOULD's failure, a warning
+  atShould(() =>
+    judging(both, () =>
+      expectThat(
+        both.status < 200 || both.status >= 300,
+        `${what} was accepted with HTTP ${both.status} from ${both.url}; RFC 6750 §3.1: the resource server SHOULD answer 400 invalid_request (a warning)`,
+      ),
+    ),
+  )
   expectStatus(both, 400, what)
   const error =
     (both.json as { error?: unknown } | undefined)?.error ??

@@ -4,7 +4,12 @@ import type { Browser, BrowserContext } from '@playwright/test'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { launchBrowser } from './browser.ts'
 import type { CheckContext } from './check.ts'
-import { expectSignsIn, followToClient, type SignInRequest } from './credential-replay.ts'
+import {
+  expectSignsIn,
+  type Follow,
+  followToClient,
+  type SignInRequest,
+} from './credential-replay.ts'
 import { ControlFailure } from './expect.ts'
 import { cookiesToJudge, type IdpCookies } from './idp-cookies.ts'
 import type { AuthorizeResult } from './flows.ts'
@@ -210,9 +215,18 @@ describe('the replayed sign-in goes on in the browser past pages the HTTP follow
       body: `u=${user.username}&p=${user.password}`,
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     })
-    const follow = {}
+    const follow: Follow = {}
     expect(await followToClient(ctx, form, res, CALLBACK, [], follow)).toBeUndefined()
-    expect(follow).toEqual({ stoppedAt: `HTTP 200 at ${base}/stay` })
+    // where it stopped, and that the stop is no refusal (a page, not a 4xx or an error page)
+    expect({
+      stoppedAt: follow.stoppedAt,
+      refused: follow.refused,
+      unbuilt: follow.unbuilt,
+    }).toEqual({
+      stoppedAt: `HTTP 200 at ${base}/stay`,
+      refused: false,
+      unbuilt: undefined,
+    })
   }, 60_000)
 
   test('a page the browser cannot answer either: inconclusive, naming the page', async () => {
@@ -293,8 +307,11 @@ describe("followToClient through the IdP's other origins", () => {
   })
 
   test("an origin the suite does not know as the IdP's is not followed", async () => {
-    const follow = {}
+    const follow: Follow = {}
     expect(await followToClient(on({}), form, signedIn, CALLBACK, [], follow)).toBeUndefined()
-    expect(follow).toEqual({ stoppedAt: `HTTP 303 at ${IDP}/login` })
+    expect({ stoppedAt: follow.stoppedAt, refused: follow.refused }).toEqual({
+      stoppedAt: `HTTP 303 at ${IDP}/login`,
+      refused: false,
+    })
   })
 })

@@ -546,6 +546,15 @@ export interface Follow {
    * after a page the HTTP follow leaves to the browser).
    */
   readonly browserCookies?: IdpCookies
+  /**
+   * Set where the follow stopped short of the client at the IdP's refusal: an answer with a
+   * 4xx status, the IdP's error page, or its login page again (the browser's interaction loop).
+   */
+  refused?: boolean
+  /** The cookies the browser held and the chain set, as the follow left them. */
+  jar?: CookieJar
+  /** The browser the follow went on in (continueInBrowser), with the cookies it then held. */
+  browser?: BrowserContext
 }
 
 /**
@@ -569,6 +578,7 @@ export async function followToClient(
   follow: Follow = {},
 ): Promise<URL | undefined> {
   const jar = (await jarOf(form.context)) ?? new CookieJar()
+  follow.jar = jar
   // the IdP's origins (idp-origins.ts): a login app on an origin of its own, declared or learned,
   // is followed over HTTP as the IdP's, instead of handing the rest to the browser
   const idp = new Set([...idpOrigins(ctx.target), new URL(form.action).origin])
@@ -622,6 +632,7 @@ export async function followToClient(
     if (answers >= MAX_ANSWERS || (next ? !idp.has(next.origin) : approve?.method !== 'POST')) {
       follow.stoppedAt = `HTTP ${stopped.status} at ${pageAddress(stopped.url)}${unbuilt ? ` (${unbuilt})` : ''}`
       follow.unbuilt = unbuilt
+      follow.refused = stopped.status >= 400 && stopped.status < 500
       return follow.browserAs && !next
         ? await continueInBrowser(ctx, jar, stopped, redirectUri, follow.browserAs, follow)
         : undefined
@@ -667,6 +678,7 @@ async function continueInBrowser(
   const type = stopped.headers.get('content-type') ?? ''
   if (stopped.status < 200 || stopped.status >= 300 || !/\bhtml\b/i.test(type)) return undefined
   const context = await ctx.newBrowserContext()
+  follow.browser = context
   await giveSession(context, jar)
   rememberSessionUser(context, user)
   const at = new URL(stopped.url).href
@@ -696,6 +708,10 @@ async function continueInBrowser(
     return reached
   }
   const stop = outcome.stopped
+  // the IdP refused the sign-in where it ended: its error page, or its login page again
+  follow.refused = stop
+    ? stop.kind === 'error-page' || stop.kind === 'login-again'
+    : outcome.loginShown
   follow.stoppedAt = stop
     ? stop.kind === 'error-page'
       ? `the IdP's error page "${stop.title}" at ${stop.url}`
@@ -727,8 +743,9 @@ export const csrfHeader = (form: SignInRequest): string | undefined =>
   Object.keys(form.headers).find((k) => CSRF_NAME.test(k))
 
 /**
- * A forged credential request is refused (REQUIREMENTS.md LOGIN-03: 4xx, no redirect to R):
- * answered 4xx, and what follows it, followed as a browser would, never reaches the client.
+ * A forged credential request is refused (REQUIREMENTS.md LOGIN-03): it never signs the
+ * browser in. Answered 4xx, it is refused; otherwise it is followed to where it ends, as the
+ * browser that sent it would follow it (forgedSignInEnded).
  */
 export async function expectRefused(
   ctx: CheckContext,
@@ -738,17 +755,18 @@ export async function expectRefused(
   what: string,
 ): Promise<void> {
   if (form.sequence) return expectSequenceRefused(ctx, form, form.sequence, res, redirectUri, what)
-  const follow: Follow = { posts: [] }
+  const follow: Follow = { posts: [], browserAs: ctx.target.users.primary }
   const reached = await followToClient(ctx, form, res, redirectUri, [], follow)
   expectThat(
-    !reached,
+    !reached?.searchParams.has('code'),
     `${what}: the sign-in went through to the client (${reached?.origin ?? ''}${reached?.pathname ?? ''})`,
   )
+  if (res.status >= 400 && res.status < 500) return
   // a sign-in whose credential request is followed by more requests (a page that posts on)
   // is judged where it ends: the forged request went through, but a request after it, which
   // the sign-in needs (the browser's own sign-in sends it: plannedSignIn), refused it
   const later = follow.posts?.find((r) => r.status >= 400 && r.status < 500)
-  if ((res.status < 400 || res.status >= 500) && later) {
+  if (later) {
     const plan = await plannedSignIn(ctx).catch(() => undefined)
     const after = plan?.hops[plan.credential + 1]
     if (plan?.credential === 0 && after) {
@@ -758,20 +776,15 @@ export async function expectRefused(
       return
     }
   }
-  // RFC 6749 §10.12: a forged credential post is refused outright
-  expectThat(
-    res.status >= 400 && res.status < 500,
-    `${what}: expected the post to be refused with HTTP 4xx, got ${res.status}`,
-  )
+  await forgedSignInEnded(ctx, follow, reached, what, `${describeSignIn(form)}, forged`, res)
 }
 
 /**
  * A forged request of a sign-in over several requests is refused: the sign-in, followed past
  * it through the requests recorded after it (each built from the replay's own answers), never
- * reaches the client, and the forged request or one after it is answered 4xx (RFC 6749
- * §10.12; REQUIREMENTS.md LOGIN-03: 4xx, no redirect to R). The attacker's sign-in is judged
- * where it ends, not at the forged request's own answer: a sign-in whose next request refuses
- * it never completed. A later request the replay cannot build leaves it inconclusive.
+ * reaches the client with a code. The forged request or one after it answered 4xx is a
+ * refusal; else the sign-in is judged where it ends (forgedSignInEnded). A later request the
+ * replay cannot build leaves it inconclusive.
  */
 async function expectSequenceRefused(
   ctx: CheckContext,
@@ -782,11 +795,11 @@ async function expectSequenceRefused(
   what: string,
 ): Promise<void> {
   const hops: HttpResponse[] = []
-  const follow: Follow = { posts: [] }
+  const follow: Follow = { posts: [], browserAs: ctx.target.users.primary }
   const reached = await followToClient(ctx, form, res, redirectUri, hops, follow)
   const forged = sequence.plan.hops[sequence.plan.credential]?.name ?? describeSignIn(form)
   expectThat(
-    !reached,
+    !reached?.searchParams.has('code'),
     `${what}: the sign-in went through to the client (${reached?.origin ?? ''}${reached?.pathname ?? ''}): ${forged}, forged, was answered HTTP ${res.status}${hops.length > 0 ? ', and the requests after it went through' : ''}`,
   )
   const refusal = [res, ...(follow.posts ?? [])].find((r) => r.status >= 400 && r.status < 500)
@@ -801,10 +814,54 @@ async function expectSequenceRefused(
     throw new Error(
       `${what}: ${forged}, forged, was answered HTTP ${res.status}, and the sign-in could not be followed further: ${follow.unbuilt}`,
     )
-  // RFC 6749 §10.12: a forged credential post is refused outright
+  await forgedSignInEnded(ctx, follow, reached, what, `${forged}, forged`, res)
+}
+
+/**
+ * A forged credential request that was not refused outright (no 4xx to it or to a request
+ * after it), followed to where it ends without a code at the client: RFC 6749 §10.12 asks
+ * that the forgery not sign the browser in, and sets no status for its refusal (README: a
+ * sign-in "followed … to where it ends: a code at the redirect URI fails"). So it fails only
+ * on the other evidence of a sign-in: a session for the browser it was sent from, shown by a
+ * fresh authorization request that reaches the client with a code without the login page.
+ * Where the follow ended at the IdP's refusal (a 4xx, its error page, its login page again, an
+ * error at the client) it passes; where it ended at a page the suite could not go past (a page
+ * that waits, a script's page, another site), it is inconclusive, naming the page.
+ */
+async function forgedSignInEnded(
+  ctx: CheckContext,
+  follow: Follow,
+  reached: URL | undefined,
+  what: string,
+  forged: string,
+  res: HttpResponse,
+): Promise<void> {
+  const ended = reached
+    ? `the client's redirect URI without a code (error=${reached.searchParams.get('error') ?? 'none'})`
+    : (follow.stoppedAt ?? `its answer, HTTP ${res.status}`)
+  const answered = `${forged}, was answered HTTP ${res.status}, not refused outright; followed with the cookies it would carry, it ended without a code: ${ended}`
+  // the browser the forgery went on in, else one with the cookies the HTTP follow left
+  let browser = follow.browser
+  if (!browser) {
+    browser = await ctx.newBrowserContext()
+    if (follow.jar) await giveSession(browser, follow.jar)
+  }
+  // a probe, not the check's subject: where it cannot be run, the part is inconclusive
+  const again = await authorize(ctx, { context: browser, user: null }).catch((err: unknown) => {
+    throw new Error(
+      `${what}: ${answered}; whether it left a session for the browser could not be shown: ${(err as Error).message}`,
+    )
+  })
   expectThat(
-    false,
-    `${what}: expected ${forged}, forged, or a request after it to be refused with HTTP 4xx; it was answered HTTP ${res.status} and the sign-in stopped at ${follow.stoppedAt ?? 'its answer'}`,
+    !again.callback?.searchParams.has('code'),
+    `${what}: ${answered}, and the browser it was sent from was signed in: a new authorization request reached the client with a code and no login page`,
+  )
+  if (reached || follow.refused) {
+    ctx.note(`${what}: ${answered}: no code, and no session for the browser`)
+    return
+  }
+  throw new Error(
+    `${what}: ${answered}; whether the forged sign-in would complete from there is not shown (no session for the browser so far)`,
   )
 }
 

@@ -406,10 +406,26 @@ export function expectBearerChallenge(
   })
 }
 
-/** A failed client authentication: 401 invalid_client and nothing about the token. */
-export function expectNoTokenData(res: HttpResponse, what: string): void {
+/**
+ * A failed client authentication: invalid_client (RFC 6749 §5.2), with `status` (401 unless
+ * the check's source allows more), and nothing about the token.
+ */
+export function expectNoTokenData(
+  res: HttpResponse,
+  what: string,
+  status: number | readonly number[] = 401,
+): void {
   judging(res, () => {
-    about(what, () => expectOAuthError(res, 401, 'invalid_client'))
+    about(what, () => {
+      // the error code first, so a refusal under another code is named as what deviates
+      const error = (res.json as { error?: unknown } | undefined)?.error
+      if (res.status >= 400 && res.status < 500 && typeof error === 'string')
+        expectThat(
+          error === 'invalid_client',
+          `error=${error} (HTTP ${res.status}) where RFC 6749 §5.2 says invalid_client ("Client authentication failed (e.g., unknown client, no client authentication included, or unsupported authentication method)")`,
+        )
+      expectOAuthError(res, status, 'invalid_client')
+    })
     const body = res.json as Record<string, unknown>
     for (const field of ['active', 'sub', 'scope', 'client_id', 'exp'])
       expectThat(!(field in body), `${what}: the error body carries "${field}"`)

@@ -60,7 +60,12 @@ const user: TargetUser = { username: 'alice', password: 'wonderland' }
  * unknown user as it answers a wrong password at both steps; an identifier-first sign-in that
  * tells them apart does so at the password step (`tells-at-password`: "No account with that
  * user name." there) or at the user name's (`tells-at-identifier`: an unknown name is asked for
- * again, "We could not find an account", and gets no password page).
+ * again, "We could not find an account", and gets no password page). A one-page sign-in may
+ * answer its credential post with 303 to a push page whose script posts on by itself once the
+ * push is approved, then resumes the authorization: the resume checks the sign-in is this
+ * browser's and was not forged, else shows an error page (`push-bound`, as node-oidc-provider's
+ * resume cookie does), or checks nothing (`push-none`); or the push page of a forged sign-in
+ * never moves on (`push-waits`: no approval comes).
  */
 type Mode =
   | 'checks'
@@ -70,6 +75,9 @@ type Mode =
   | 'confirm-none'
   | 'tells-at-password'
   | 'tells-at-identifier'
+  | 'push-bound'
+  | 'push-none'
+  | 'push-waits'
 
 const html = (title: string, body: string): string =>
   `<!doctype html><html><head><title>${title}</title></head><body>${body}</body></html>`
@@ -109,6 +117,44 @@ function provider(mode: Mode) {
     if (!flow || flow.done) return page(400, 'Error', '<p>This sign-in has expired.</p>')
     const cookie = /(?:^|;\s*)flow=([^;]+)/.exec(req.headers.cookie ?? '')?.[1]
     const sameOrigin = req.headers.origin === undefined || req.headers.origin === origin
+    if (mode.startsWith('push')) {
+      if (req.method === 'GET' && url.pathname === '/login')
+        return page(
+          200,
+          'Sign in',
+          `<form method="post" action="/login?flow=${id}"><input type="hidden" name="csrf" value="${flow.csrf}"><input name="username"><input type="password" name="password"><button>Sign in</button></form>`,
+        )
+      if (req.method === 'POST' && url.pathname === '/login') {
+        if (form.get('username') !== user.username || form.get('password') !== user.password)
+          return page(401, 'Sign in', '<p>Wrong user name or password.</p>')
+        // accepted whatever its origin: the resume decides
+        flow.trusted = form.get('csrf') === flow.csrf && cookie === id && sameOrigin
+        res.writeHead(303, { location: `/push?flow=${id}` }).end()
+        return
+      }
+      if (req.method === 'GET' && url.pathname === '/push')
+        return page(
+          200,
+          'Approve on your phone',
+          `<p>Waiting for approval…</p><form id="done" method="post" action="/push/complete?flow=${id}"></form>${
+            mode === 'push-waits' && !flow.trusted
+              ? '<script>/* no approval ever comes */</script>'
+              : "<script>setTimeout(() => document.getElementById('done').submit(), 300)</script>"
+          }`,
+        )
+      if (req.method === 'POST' && url.pathname === '/push/complete') {
+        res.writeHead(303, { location: `/resume?flow=${id}` }).end()
+        return
+      }
+      if (req.method === 'GET' && url.pathname === '/resume') {
+        if (mode !== 'push-none' && (!flow.trusted || cookie !== id))
+          return page(400, 'Sorry', '<p>The authorization request has expired.</p>')
+        flow.done = true
+        res.writeHead(303, { location: `${CALLBACK}?code=${token()}` }).end()
+        return
+      }
+      return page(404, 'Not found', '<p>not found</p>')
+    }
     if (mode.startsWith('confirm')) {
       if (req.method === 'GET' && url.pathname === '/login')
         return page(
@@ -213,18 +259,19 @@ describe('LOGIN-03 and LOGIN-07 on an identifier-first sign-in (user name, then 
       baseUrl: base,
       clients: { main: { id: 'c', secret: 's', redirectUri: CALLBACK } },
       users: { primary: user },
-      login: mode.startsWith('confirm')
-        ? undefined
-        : {
-            detect: '#username',
-            steps: [
-              { fill: '#username', value: '{username}' },
-              { click: '#next' },
-              { waitFor: '#password' },
-              { fill: '#password', value: '{password}' },
-              { click: '#signin' },
-            ],
-          },
+      login:
+        mode.startsWith('confirm') || mode.startsWith('push')
+          ? undefined
+          : {
+              detect: '#username',
+              steps: [
+                { fill: '#username', value: '{username}' },
+                { click: '#next' },
+                { waitFor: '#password' },
+                { fill: '#password', value: '{password}' },
+                { click: '#signin' },
+              ],
+            },
       embedded: false,
     } as unknown as Target
     const resources: RunResources = createRunResources(target, { reuseSessions: false })
@@ -278,6 +325,40 @@ describe('LOGIN-03 and LOGIN-07 on an identifier-first sign-in (user name, then 
     expect(result.verdict, result.message).toBe('fail')
     expect(result.message).toMatch(
       /^credentials without the anti-CSRF field: the sign-in went through to the client \(https:\/\/client\.example\/callback\)$/,
+    )
+  }, 150_000)
+
+  // blind round 6c: the forged post answered 303 to a push page, and the sign-in, bound to its
+  // browser at the resume, gave no code; the forgery is judged where it ends, not at the 303
+  test('a push page after the credential post, the resume bound to the browser: passes, judged where each forgery ends', async () => {
+    const result = await run('push-bound')
+    expect(result.verdict, result.message).toBe('pass')
+    const notes = result.notes.join('\n')
+    for (const what of [
+      'credentials without the anti-CSRF field',
+      "another session's anti-CSRF token",
+      "a cross-site post from https://evil.example of another session's form",
+      "another session's whole form posted with this browser's cookies",
+    ])
+      expect(notes).toContain(what)
+    expect(notes).toMatch(
+      /another session's whole form posted with this browser's cookies: the form post to \/login, forged, was answered HTTP 303, not refused outright; followed with the cookies it would carry, it ended without a code: the IdP's error page "Sorry" at http:\/\/127\.0\.0\.1:\d+\/resume: no code, and no session for the browser/,
+    )
+  }, 150_000)
+
+  test('a push page after the credential post and a resume that checks nothing: fails on the code', async () => {
+    const result = await run('push-none')
+    expect(result.verdict, result.message).toBe('fail')
+    expect(result.message).toMatch(
+      /^credentials without the anti-CSRF field: the sign-in went through to the client \(https:\/\/client\.example\/callback\)$/,
+    )
+  }, 150_000)
+
+  test("a forged sign-in's push page that never moves on: inconclusive, naming where it ended", async () => {
+    const result = await run('push-waits')
+    expect(result.verdict, result.message).toBe('error')
+    expect(result.message).toMatch(
+      /credentials without the anti-CSRF field: the form post to \/login, forged, was answered HTTP 303, not refused outright; followed with the cookies it would carry, it ended without a code: the suite could not get past "Approve on your phone" at http:\/\/127\.0\.0\.1:\d+\/push.*; whether the forged sign-in would complete from there is not shown/,
     )
   }, 150_000)
 

@@ -76,6 +76,8 @@ export const refreshSabotage: Record<keyof typeof refresh, Sabotages> = {
       how: 'a refresh_token is issued without offline_access',
       expect:
         /^a refresh_token was issued for scope "openid", which does not include offline_access/,
+      // OIDC Core §11: "The Authorization Server MAY grant Refresh Tokens in other contexts"
+      level: 'SHOULD',
       handlers: onForm(TOKEN, async ({ form, forward }) => {
         if (!grant(form, 'authorization_code')) return undefined
         return withJson(await forward(), (b) => {

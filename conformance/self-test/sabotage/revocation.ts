@@ -188,9 +188,28 @@ export const revocationSabotage: Record<keyof typeof revocation, Sabotages> = {
       ['no client credentials', 'a client_id without a secret', 'a wrong client secret'] as const
     ).map((way): Sabotage => ({
       how: `revocation with ${way} is carried out`,
-      expect: new RegExp(`^revocation with ${way}: status: expected HTTP 401, got 200`),
+      expect: new RegExp(`^revocation with ${way}: status: expected HTTP 400 or 401, got 200`),
       handlers: letsThrough(REVOKE, way),
     })),
+    {
+      how: 'a revocation without credentials is refused 400 invalid_request',
+      expect:
+        /^revocation with no client credentials: error=invalid_request \(HTTP 400\) where RFC 6749 §5\.2 says invalid_client/,
+      handlers: onForm(REVOKE, async ({ form, request, target }) =>
+        Promise.resolve(
+          request.headers.has('authorization') ||
+            authFailureOf(form, target) !== 'no client credentials'
+            ? undefined
+            : HttpResponse.json(
+                {
+                  error: 'invalid_request',
+                  error_description: 'no client authentication mechanism provided',
+                },
+                { status: 400 },
+              ),
+        ),
+      ),
+    },
     {
       how: 'a revocation without credentials is refused 401 but carried out',
       expect:
