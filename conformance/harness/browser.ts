@@ -560,10 +560,22 @@ async function recognise(
     sent.at = performance.now()
   }
   page.on('request', onRequest)
+  // the page moved on by itself (while it was looked at, too): the page it landed on is looked
+  // at afresh, never judged by what the last one showed
+  const movedOn = (): boolean => nav.moved || page.url() !== startUrl
+  const landed = async (): Promise<Recognised> => {
+    await Promise.race([
+      callbackReached,
+      page.waitForLoadState('load', { timeout }).catch(() => undefined),
+    ])
+    return { kind: 'moved' }
+  }
   try {
     const first = await lookAt(page, target, user, doc.status, watch.frameOrigins)
     if (first) return first
-    if (!doc.refresh && !(await mayMoveByItself(page))) return { kind: 'none' }
+    if (movedOn()) return await landed()
+    if (!doc.refresh && !(await mayMoveByItself(page)))
+      return movedOn() ? await landed() : { kind: 'none' }
     const idle = { reached: false, looksAfter: 0 }
     void page
       .waitForLoadState('networkidle', { timeout: watch.renderWaitMs })
@@ -576,18 +588,12 @@ async function recognise(
         new Promise<'tick'>((resolve) => setTimeout(() => resolve('tick'), 200)),
       ])
       if (waited === 'callback') return { kind: 'moved' }
-      if (nav.moved || page.url() !== startUrl) {
-        await Promise.race([
-          callbackReached,
-          page.waitForLoadState('load', { timeout }).catch(() => undefined),
-        ])
-        return { kind: 'moved' }
-      }
+      if (movedOn()) return await landed()
       const found = await lookAt(page, target, user, doc.status, watch.frameOrigins)
       if (found) return found
       if (idle.reached && ++idle.looksAfter >= 3 && performance.now() - sent.at >= QUIET_MS) break
     }
-    return { kind: 'none' }
+    return movedOn() ? await landed() : { kind: 'none' }
   } finally {
     page.off('framenavigated', onNavigated)
     page.off('request', onRequest)
@@ -779,6 +785,16 @@ const ACCOUNT_ROLES = ['button', 'link', 'option', 'menuitem', 'menuitemradio', 
 const FORGET_LABEL = /\b(remove|forget|delete|not|sign ?out|log ?out)\b/i
 
 /**
+ * How long, at the nominal pace, a look reads a control it counted a moment before: a read
+ * never waits for a control to (re)appear. Without its own bound a read waits the page's
+ * default timeout, which a sign-in sets to the check's remaining time: a page that named the
+ * user (a push page: "we sent a notification to alice@…") and moved on by itself between the
+ * count and the read held the flow on the page it moved to until the check timed out (blind
+ * round 6c, run 4). A read that runs out is no match.
+ */
+const READ_MS = 1000
+
+/**
  * The control of an account chooser that picks `user`, as a user finds it on the rendered page:
  * the first visible control whose accessible name or text holds one of the names the user is
  * shown by (the user name, and the configured `email` and `name`) as a whole word, never a
@@ -798,15 +814,20 @@ export async function accountControl(
   const besides = (text: string): string => text.replace(new RegExp(naming.source, 'gi'), ' ')
   const refuses = (text: string): boolean =>
     REFUSE_LABEL.test(besides(text)) || LOGOUT_LABEL.test(text) || FORGET_LABEL.test(besides(text))
-  const textOf = async (control: Locator): Promise<string> =>
+  const timeout = Math.round(READ_MS * scaleIn(page.context()))
+  // undefined when the control is gone (the page moved on): never taken unread
+  const textOf = async (control: Locator): Promise<string | undefined> =>
     (
-      (await control
-        .evaluate((el) =>
-          [el.getAttribute('aria-label') ?? '', (el as HTMLElement).innerText || ''].join(' '),
+      await control
+        .evaluate(
+          (el) =>
+            [el.getAttribute('aria-label') ?? '', (el as HTMLElement).innerText || ''].join(' '),
+          undefined,
+          { timeout },
         )
-        .catch(() => '')) || ''
+        .catch(() => undefined)
     )
-      .replace(/\s+/g, ' ')
+      ?.replace(/\s+/g, ' ')
       .trim()
   // no more than a handful of candidates per look: a chooser lists a few accounts
   const LOOK = 8
@@ -815,9 +836,9 @@ export async function accountControl(
     const count = Math.min(await found.count().catch(() => 0), LOOK)
     for (let i = 0; i < count; i++) {
       const control = found.nth(i)
-      if (!(await control.isEnabled().catch(() => false))) continue
+      if (!(await control.isEnabled({ timeout }).catch(() => false))) continue
       const text = await textOf(control)
-      if (!refuses(text)) return { control, text }
+      if (text !== undefined && !refuses(text)) return { control, text }
     }
   }
   // a card of another shape: the element that shows the name, or the nearest one around it a
@@ -827,26 +848,32 @@ export async function accountControl(
   for (let i = 0; i < count; i++) {
     const text = await shown
       .nth(i)
-      .evaluate((el) => {
-        // no helper functions in here: the bundler would wrap them in a __name() the page lacks
-        for (let at: Element | null = el; at && at !== document.body; at = at.parentElement) {
-          if (at.tagName === 'FORM') return undefined
-          if (
-            at.tagName === 'A' ||
-            at.tagName === 'BUTTON' ||
-            at.tagName === 'LABEL' ||
-            at.hasAttribute('tabindex') ||
-            at.hasAttribute('onclick') ||
-            /^(button|link|option|menuitem|radio|listitem)$/.test(at.getAttribute('role') ?? '') ||
-            getComputedStyle(at).cursor === 'pointer'
-          )
-            return [at.getAttribute('aria-label') ?? '', (at as HTMLElement).innerText || '']
-              .join(' ')
-              .replace(/\s+/g, ' ')
-              .trim()
-        }
-        return undefined
-      })
+      .evaluate(
+        (el) => {
+          // no helper functions in here: the bundler would wrap them in a __name() the page lacks
+          for (let at: Element | null = el; at && at !== document.body; at = at.parentElement) {
+            if (at.tagName === 'FORM') return undefined
+            if (
+              at.tagName === 'A' ||
+              at.tagName === 'BUTTON' ||
+              at.tagName === 'LABEL' ||
+              at.hasAttribute('tabindex') ||
+              at.hasAttribute('onclick') ||
+              /^(button|link|option|menuitem|radio|listitem)$/.test(
+                at.getAttribute('role') ?? '',
+              ) ||
+              getComputedStyle(at).cursor === 'pointer'
+            )
+              return [at.getAttribute('aria-label') ?? '', (at as HTMLElement).innerText || '']
+                .join(' ')
+                .replace(/\s+/g, ' ')
+                .trim()
+          }
+          return undefined
+        },
+        undefined,
+        { timeout },
+      )
       .catch(() => undefined)
     // the click on the name reaches the control around it, as a user's click would
     if (text !== undefined && !refuses(text)) return { control: shown.nth(i), text }
