@@ -768,11 +768,23 @@ async function recognise(
   const sentAt = (): number => Math.max(traffic.lastSentAt(), begun)
   // a login form after the sign-in waits for the page to settle; anything else is taken at once
   const settling = (found: Recognised): boolean => watch.afterSignIn && found.kind === 'login'
+  // the page moved on by itself (while it was looked at, too): the page it landed on is looked
+  // at afresh, never judged by what the last one showed
+  const movedOn = (): boolean => nav.moved || page.url() !== startUrl
+  const landed = async (): Promise<Recognised> => {
+    await Promise.race([
+      callbackReached,
+      page.waitForLoadState('load', { timeout }).catch(() => undefined),
+    ])
+    return { kind: 'moved' }
+  }
   try {
     const first = await lookAt(page, target, user, doc.status, watch.frameOrigins)
     if (first && !settling(first)) return first
+    if (movedOn()) return await landed()
     // a page that cannot change by itself is as settled as it will be
-    if (!doc.refresh && !(await mayMoveByItself(page))) return first ?? { kind: 'none' }
+    if (!doc.refresh && !(await mayMoveByItself(page)))
+      return movedOn() ? await landed() : (first ?? { kind: 'none' })
     const idle = { reached: false, looksAfter: 0 }
     void page
       .waitForLoadState('networkidle', { timeout: watch.renderWaitMs })
@@ -788,13 +800,7 @@ async function recognise(
         new Promise<'tick'>((resolve) => setTimeout(() => resolve('tick'), 200)),
       ])
       if (waited === 'callback') return { kind: 'moved' }
-      if (nav.moved || page.url() !== startUrl) {
-        await Promise.race([
-          callbackReached,
-          page.waitForLoadState('load', { timeout }).catch(() => undefined),
-        ])
-        return { kind: 'moved' }
-      }
+      if (movedOn()) return await landed()
       const found = await lookAt(page, target, user, doc.status, watch.frameOrigins)
       if (found && !settling(found)) return found
       const text = await pageText(page)
@@ -809,6 +815,7 @@ async function recognise(
       if (found && quiet && now - shown.since >= QUIET_MS) return found
       if (!found && idle.reached && ++idle.looksAfter >= 3 && now - sentAt() >= QUIET_MS) break
     }
+    if (movedOn()) return await landed()
     return last ? { kind: 'unsettled' } : { kind: 'none' }
   } finally {
     page.off('framenavigated', onNavigated)
@@ -1042,6 +1049,16 @@ const ACCOUNT_ROLES = ['button', 'link', 'option', 'menuitem', 'menuitemradio', 
 const FORGET_LABEL = /\b(remove|forget|delete|not|sign ?out|log ?out)\b/i
 
 /**
+ * How long, at the nominal pace, a look reads a control it counted a moment before: a read
+ * never waits for a control to (re)appear. Without its own bound a read waits the page's
+ * default timeout, which a sign-in sets to the check's remaining time: a page that named the
+ * user (a push page: "we sent a notification to alice@…") and moved on by itself between the
+ * count and the read held the flow on the page it moved to until the check timed out (blind
+ * round 6c, run 4). A read that runs out is no match.
+ */
+const READ_MS = 1000
+
+/**
  * The control of an account chooser that picks `user`, as a user finds it on the rendered page:
  * the first visible control whose accessible name or text holds one of the names the user is
  * shown by (the user name, and the configured `email` and `name`) as a whole word, never a
@@ -1061,15 +1078,20 @@ export async function accountControl(
   const besides = (text: string): string => text.replace(new RegExp(naming.source, 'gi'), ' ')
   const refuses = (text: string): boolean =>
     REFUSE_LABEL.test(besides(text)) || LOGOUT_LABEL.test(text) || FORGET_LABEL.test(besides(text))
-  const textOf = async (control: Locator): Promise<string> =>
+  const timeout = Math.round(READ_MS * scaleIn(page.context()))
+  // undefined when the control is gone (the page moved on): never taken unread
+  const textOf = async (control: Locator): Promise<string | undefined> =>
     (
-      (await control
-        .evaluate((el) =>
-          [el.getAttribute('aria-label') ?? '', (el as HTMLElement).innerText || ''].join(' '),
+      await control
+        .evaluate(
+          (el) =>
+            [el.getAttribute('aria-label') ?? '', (el as HTMLElement).innerText || ''].join(' '),
+          undefined,
+          { timeout },
         )
-        .catch(() => '')) || ''
+        .catch(() => undefined)
     )
-      .replace(/\s+/g, ' ')
+      ?.replace(/\s+/g, ' ')
       .trim()
   // no more than a handful of candidates per look: a chooser lists a few accounts
   const LOOK = 8
@@ -1078,9 +1100,9 @@ export async function accountControl(
     const count = Math.min(await found.count().catch(() => 0), LOOK)
     for (let i = 0; i < count; i++) {
       const control = found.nth(i)
-      if (!(await control.isEnabled().catch(() => false))) continue
+      if (!(await control.isEnabled({ timeout }).catch(() => false))) continue
       const text = await textOf(control)
-      if (!refuses(text)) return { control, text }
+      if (text !== undefined && !refuses(text)) return { control, text }
     }
   }
   // a card of another shape: the element that shows the name, or the nearest one around it a
@@ -1090,26 +1112,32 @@ export async function accountControl(
   for (let i = 0; i < count; i++) {
     const text = await shown
       .nth(i)
-      .evaluate((el) => {
-        // no helper functions in here: the bundler would wrap them in a __name() the page lacks
-        for (let at: Element | null = el; at && at !== document.body; at = at.parentElement) {
-          if (at.tagName === 'FORM') return undefined
-          if (
-            at.tagName === 'A' ||
-            at.tagName === 'BUTTON' ||
-            at.tagName === 'LABEL' ||
-            at.hasAttribute('tabindex') ||
-            at.hasAttribute('onclick') ||
-            /^(button|link|option|menuitem|radio|listitem)$/.test(at.getAttribute('role') ?? '') ||
-            getComputedStyle(at).cursor === 'pointer'
-          )
-            return [at.getAttribute('aria-label') ?? '', (at as HTMLElement).innerText || '']
-              .join(' ')
-              .replace(/\s+/g, ' ')
-              .trim()
-        }
-        return undefined
-      })
+      .evaluate(
+        (el) => {
+          // no helper functions in here: the bundler would wrap them in a __name() the page lacks
+          for (let at: Element | null = el; at && at !== document.body; at = at.parentElement) {
+            if (at.tagName === 'FORM') return undefined
+            if (
+              at.tagName === 'A' ||
+              at.tagName === 'BUTTON' ||
+              at.tagName === 'LABEL' ||
+              at.hasAttribute('tabindex') ||
+              at.hasAttribute('onclick') ||
+              /^(button|link|option|menuitem|radio|listitem)$/.test(
+                at.getAttribute('role') ?? '',
+              ) ||
+              getComputedStyle(at).cursor === 'pointer'
+            )
+              return [at.getAttribute('aria-label') ?? '', (at as HTMLElement).innerText || '']
+                .join(' ')
+                .replace(/\s+/g, ' ')
+                .trim()
+          }
+          return undefined
+        },
+        undefined,
+        { timeout },
+      )
       .catch(() => undefined)
     // the click on the name reaches the control around it, as a user's click would
     if (text !== undefined && !refuses(text)) return { control: shown.nth(i), text }

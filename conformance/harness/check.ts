@@ -1,6 +1,6 @@
 import { requirements, type Requirement, type RequirementId } from '../requirements.ts'
 import type { Browser, BrowserContext, Page } from '@playwright/test'
-import { launchBrowser } from './browser.ts'
+import { clientOrigins, launchBrowser } from './browser.ts'
 import { BROWSER_CHECKS_AT_ONCE, CHECK_TIMEOUT_MS, embeddedOnlyReason } from './needs.ts'
 import { createHttp, type Http } from './http.ts'
 import { fallbackNote, resolveEndpoints, type EndpointName, type Endpoints } from './endpoints.ts'
@@ -646,12 +646,18 @@ export async function runCheck(
           fullPage: true,
         })
     const judged = classify(err)
+    // a check whose time ran out while the browser was on a page of the provider says which
+    // page, as a flow stopped there does ("could not get past"), never a bare "timed out"
+    const on = err instanceof CheckTimeout ? await pageAt(contexts, target) : undefined
     // a connection that failed says which way: a certificate not trusted (--ca) or a target
     // that cannot be reached, never a bare "fetch failed"
     const message =
-      err instanceof Skip
+      (err instanceof Skip
         ? err.message
-        : (judged.message ?? transportProblem(err)?.message ?? describe(err))
+        : (judged.message ?? transportProblem(err)?.message ?? describe(err))) +
+      (on
+        ? `: the suite could not get past "${on.title}" at ${on.address} (the page the browser was on when the check's time ran out)`
+        : '')
     // the exchanges until the failure (a check's clean-up may add more before this point)
     const judgedAt = judgedNow(message, err)
     // deviations already found by sub-cases stand: the end of the check is reported after them
@@ -695,6 +701,53 @@ export async function runCheck(
     slot?.release()
     if (entry.exclusive) target.controls?.reset()
   }
+}
+
+/** How long the title of the page a timed-out check's browser was on is waited for. */
+const TITLE_WITHIN_MS = 2000
+
+/**
+ * The page of the provider the check's browser was last on (the newest context's newest page
+ * still open at an http(s) address that is no client's: a flow that reached its client is not
+ * stuck), with its title (or first heading) and its address, its secrets redacted.
+ */
+async function pageAt(
+  contexts: readonly BrowserContext[],
+  target: Pick<Target, 'clients'>,
+): Promise<{ title: string; address: string } | undefined> {
+  // the client origins, read once a page is there to judge (a check that never drove the
+  // browser needs none)
+  let clients: ReadonlySet<string> | undefined
+  for (const context of [...contexts].reverse()) {
+    for (const page of [...context.pages()].reverse()) {
+      if (page.isClosed()) continue
+      const url = page.url()
+      let origin: string
+      try {
+        origin = new URL(url).origin
+      } catch {
+        continue
+      }
+      clients ??= new Set(clientOrigins(target))
+      if (!/^https?:/i.test(url) || clients.has(origin)) continue
+      let timer: NodeJS.Timeout | undefined
+      const title = await Promise.race([
+        page
+          .evaluate(
+            () => document.title.trim() || document.querySelector('h1, h2')?.textContent.trim(),
+          )
+          .catch(() => undefined),
+        new Promise<undefined>((resolve) => {
+          timer = setTimeout(() => resolve(undefined), TITLE_WITHIN_MS)
+        }),
+      ]).finally(() => clearTimeout(timer))
+      return {
+        title: title?.replace(/\s+/g, ' ').slice(0, 120) || '(untitled page)',
+        address: redactUrl(url),
+      }
+    }
+  }
+  return undefined
 }
 
 /**
